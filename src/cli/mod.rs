@@ -1,0 +1,2 @@
+//! CLI (placeholder)
+pub fn run() -> i32 { 0 }

@@ -1,0 +1,1 @@
+//! Byte-range edits and fixes (placeholder; filled by the patch-engine work).

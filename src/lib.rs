@@ -1,0 +1,10 @@
+//! selfdebug: repairs failing Python code with pytest as the judge.
+//!
+//! Data flows one way: pytest output → [`traceback`] → located failure → [`source`] and
+//! [`syntax`] → [`edit`] fixes. See `DESIGN.md` in the shared folder for the whole pipeline.
+pub mod cli;
+pub mod edit;
+pub mod exit;
+pub mod source;
+pub mod syntax;
+pub mod traceback;

@@ -1,0 +1,1 @@
+//! Exact source bytes and their facts (placeholder; filled by the patch-engine work).

@@ -1,0 +1,1 @@
+//! Parsing Python and locating statements (placeholder; filled by the patch-engine work).
