@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod edit;
 pub mod exit;
+pub mod report;
 pub mod source;
 pub mod syntax;
 pub mod traceback;

@@ -1,0 +1,3 @@
+//! Rendering results for people (stderr/stdout text) and for programs (JSON).
+
+pub mod parse;

@@ -1,0 +1,439 @@
+//! The layout of a pytest session's output: `=== banner ===` sections, `___ entry ___` headers
+//! inside FAILURES and ERRORS, captured-output blocks, and the short test summary.
+
+use super::lines::strip_xdist_prefix;
+use super::model::{ExceptionRecord, TbStyle, When};
+use super::pytest_body::{self, is_captured_header};
+use super::text;
+
+/// A failure as the session shows it, before paths are resolved and the location is chosen.
+pub struct SessionFailure {
+    pub test: Option<String>,
+    pub when: When,
+    pub headline: Option<String>,
+    pub style: TbStyle,
+    pub record: ExceptionRecord,
+    pub summary: Option<String>,
+}
+
+pub struct Session {
+    /// Whether the text is recognizably pytest output at all.
+    pub is_pytest: bool,
+    pub rootdir: Option<String>,
+    pub failures: Vec<SessionFailure>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Section {
+    None,
+    Header,
+    Failures,
+    Errors,
+    Summary,
+    Other,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SummaryKind {
+    Failed,
+    Error,
+}
+
+struct SummaryEntry {
+    kind: SummaryKind,
+    id: String,
+    msg: Option<String>,
+    used: bool,
+}
+
+struct Entry<'a> {
+    section: Section,
+    headline: Option<String>,
+    lines: Vec<&'a str>,
+}
+
+pub fn parse(lines: &[&str]) -> Session {
+    let mut section = Section::None;
+    let mut is_pytest = false;
+    let mut rootdir = None;
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut summary: Vec<SummaryEntry> = Vec::new();
+    // Inside an entry, captured output runs to the next entry header or banner.
+    let mut in_captured = false;
+
+    for &raw in lines {
+        let (line, had_prefix) = strip_xdist_prefix(raw);
+        if had_prefix && line.contains(" -- Python ") {
+            continue;
+        }
+        if let Some(title) = banner_title(line) {
+            section = match title {
+                "test session starts" => Section::Header,
+                "FAILURES" => Section::Failures,
+                "ERRORS" => Section::Errors,
+                "short test summary info" => Section::Summary,
+                _ => Section::Other,
+            };
+            is_pytest |= section != Section::Other || is_stats_line(title);
+            in_captured = false;
+            if matches!(section, Section::Failures | Section::Errors) {
+                // Lines before any `___ x ___` header: `--tb=line` entries.
+                entries.push(Entry {
+                    section,
+                    headline: None,
+                    lines: Vec::new(),
+                });
+            }
+            continue;
+        }
+        if !is_pytest && is_stats_line(line) {
+            is_pytest = true;
+        }
+        match section {
+            Section::Header => {
+                if let Some(rest) = line.strip_prefix("rootdir: ") {
+                    let dir = rest.split(", configfile:").next().unwrap_or(rest);
+                    let dir = dir.split(", testpaths:").next().unwrap_or(dir);
+                    rootdir = Some(dir.trim().to_string());
+                }
+            }
+            Section::Failures | Section::Errors => {
+                if let Some(title) = entry_title(line) {
+                    in_captured = false;
+                    entries.push(Entry {
+                        section,
+                        headline: Some(title.to_string()),
+                        lines: Vec::new(),
+                    });
+                    continue;
+                }
+                let Some(entry) = entries.last_mut() else {
+                    continue;
+                };
+                // `--tb=line` output has no headers and must see captured blocks itself.
+                if entry.headline.is_some() {
+                    if is_captured_header(line) {
+                        in_captured = true;
+                    }
+                    if in_captured {
+                        continue;
+                    }
+                }
+                entry.lines.push(line);
+            }
+            Section::Summary => {
+                if let Some(s) = summary_line(line) {
+                    summary.push(s);
+                }
+            }
+            Section::None | Section::Other => {}
+        }
+    }
+
+    let mut failures = Vec::new();
+    for entry in &entries {
+        match &entry.headline {
+            None => {
+                for e in pytest_body::parse_line_style(&entry.lines) {
+                    let kind = match entry.section {
+                        Section::Errors => SummaryKind::Error,
+                        _ => SummaryKind::Failed,
+                    };
+                    let paired = take_next(&mut summary, kind);
+                    failures.push(SessionFailure {
+                        test: paired.as_ref().map(|s| s.0.clone()),
+                        when: if kind == SummaryKind::Failed {
+                            When::Call
+                        } else {
+                            When::Unknown
+                        },
+                        headline: None,
+                        style: TbStyle::Line,
+                        record: e.record,
+                        summary: paired.and_then(|s| s.1),
+                    });
+                }
+            }
+            Some(headline) => {
+                let (when, name) = classify_headline(headline, entry.section);
+                let parsed = pytest_body::parse_body(&entry.lines);
+                let kind = if when == When::Call {
+                    SummaryKind::Failed
+                } else {
+                    SummaryKind::Error
+                };
+                let paired = take_matching(&mut summary, kind, name, when);
+                let Some((record, style)) = parsed else {
+                    // A header with nothing readable under it: keep it only if pytest counted it.
+                    if let Some((id, msg)) = paired {
+                        failures.push(from_summary(Some(id), msg, when, Some(headline)));
+                    }
+                    continue;
+                };
+                let test = match paired.as_ref() {
+                    Some((id, _)) => Some(id.clone()),
+                    None => derive_node_id(name, when, &record),
+                };
+                failures.push(SessionFailure {
+                    test,
+                    when,
+                    headline: Some(headline.clone()),
+                    style,
+                    record,
+                    summary: paired.and_then(|p| p.1),
+                });
+            }
+        }
+    }
+    // Summary lines without a section (`--tb=no`, or sections cut from the log).
+    for s in summary.into_iter().filter(|s| !s.used) {
+        let when = match s.kind {
+            SummaryKind::Failed => When::Call,
+            SummaryKind::Error if !s.id.contains("::") => When::Collect,
+            SummaryKind::Error => When::Unknown,
+        };
+        failures.push(from_summary(Some(s.id), s.msg, when, None));
+    }
+    Session {
+        is_pytest: is_pytest || !failures.is_empty(),
+        rootdir,
+        failures,
+    }
+}
+
+fn from_summary(
+    test: Option<String>,
+    msg: Option<String>,
+    when: When,
+    headline: Option<&String>,
+) -> SessionFailure {
+    let (exc_type, text) = match msg.as_deref() {
+        Some(m) => text::split_exception(m, None),
+        None => (String::new(), String::new()),
+    };
+    SessionFailure {
+        test,
+        when,
+        headline: headline.cloned(),
+        style: TbStyle::Summary,
+        record: ExceptionRecord {
+            exc_type,
+            msg: text,
+            frames: Vec::new(),
+            chain: Vec::new(),
+            sub_exceptions: Vec::new(),
+            location: None,
+        },
+        summary: msg,
+    }
+}
+
+/// `==== title ====` (pytest pads with `=`; a narrow terminal may leave a single one).
+fn banner_title(line: &str) -> Option<&str> {
+    banner_with(line, '=')
+}
+
+/// `____ title ____`. The long-style frame separator `_ _ _ _` is not one.
+fn entry_title(line: &str) -> Option<&str> {
+    if !line.starts_with("__") {
+        return None;
+    }
+    banner_with(line, '_')
+}
+
+fn banner_with(line: &str, fill: char) -> Option<&str> {
+    let inner = line.strip_prefix(fill)?.strip_suffix(fill)?;
+    let title = inner.trim_matches(fill);
+    if title.len() == inner.len() || !title.starts_with(' ') || !title.ends_with(' ') {
+        return None;
+    }
+    let title = title.trim();
+    (!title.is_empty()).then_some(title)
+}
+
+/// `7 failed, 1 passed, 1 error in 0.10s` (the last banner, or the bare line under `-q`).
+fn is_stats_line(s: &str) -> bool {
+    let s = s.trim();
+    let Some((counts, time)) = s.rsplit_once(" in ") else {
+        return false;
+    };
+    let time_ok = time
+        .split_whitespace()
+        .next()
+        .is_some_and(|t| t.ends_with('s') && t[..t.len() - 1].parse::<f64>().is_ok());
+    const WORDS: [&str; 11] = [
+        "failed",
+        "passed",
+        "error",
+        "errors",
+        "skipped",
+        "deselected",
+        "xfailed",
+        "xpassed",
+        "warning",
+        "warnings",
+        "rerun",
+    ];
+    time_ok
+        && counts.split(", ").all(|part| {
+            let mut it = part.split_whitespace();
+            let n = it.next().is_some_and(|n| n.parse::<u64>().is_ok());
+            n && it.next().is_some_and(|w| WORDS.contains(&w)) && it.next().is_none()
+        })
+}
+
+fn summary_line(line: &str) -> Option<SummaryEntry> {
+    let (kind, rest) = if let Some(r) = line.strip_prefix("FAILED ") {
+        (SummaryKind::Failed, r)
+    } else if let Some(r) = line.strip_prefix("ERROR ") {
+        (SummaryKind::Error, r)
+    } else {
+        return None;
+    };
+    let (id, msg) = split_summary(rest);
+    Some(SummaryEntry {
+        kind,
+        id: id.to_string(),
+        msg: msg.map(str::to_string),
+        used: false,
+    })
+}
+
+/// `id - message`. Parameter ids may contain ` - `, so when the id has `[`, it runs to the `]`
+/// that is followed by ` - ` or the end of the line.
+fn split_summary(rest: &str) -> (&str, Option<&str>) {
+    let first_sep = rest.find(" - ");
+    let bracket = rest.find('[');
+    if let Some(b) = bracket.filter(|b| first_sep.is_none_or(|s| *b < s)) {
+        let mut search = b;
+        while let Some(off) = rest[search..].find(']') {
+            let end = search + off + 1;
+            if end == rest.len() {
+                return (rest, None);
+            }
+            if rest[end..].starts_with(" - ") {
+                return (&rest[..end], Some(&rest[end + 3..]));
+            }
+            search = end;
+        }
+    }
+    match first_sep {
+        Some(s) => (&rest[..s], Some(&rest[s + 3..])),
+        None => (rest.trim_end(), None),
+    }
+}
+
+/// (phase, test name as printed) from a section title.
+fn classify_headline(headline: &str, section: Section) -> (When, &str) {
+    if let Some(n) = headline.strip_prefix("ERROR at setup of ") {
+        (When::Setup, n)
+    } else if let Some(n) = headline.strip_prefix("ERROR at teardown of ") {
+        (When::Teardown, n)
+    } else if let Some(n) = headline.strip_prefix("ERROR collecting ") {
+        (When::Collect, n)
+    } else if section == Section::Errors {
+        (When::Unknown, headline)
+    } else {
+        (When::Call, headline)
+    }
+}
+
+/// pytest titles a section with the node id minus its file, `::` shown as `.` before any
+/// parameters: `tests/t.py::TestA::test_b[x::y]` → `TestA.test_b[x::y]`.
+fn headline_of(node_id: &str) -> String {
+    let rest = node_id.split_once("::").map_or(node_id, |(_, r)| r);
+    let (base, params) = match rest.find('[') {
+        Some(b) => rest.split_at(b),
+        None => (rest, ""),
+    };
+    format!("{}{}", base.replace("::", "."), params)
+}
+
+fn take_matching(
+    summary: &mut [SummaryEntry],
+    kind: SummaryKind,
+    name: &str,
+    when: When,
+) -> Option<(String, Option<String>)> {
+    let found = summary.iter_mut().find(|s| {
+        !s.used
+            && s.kind == kind
+            && if when == When::Collect {
+                s.id == name || s.id.ends_with(&format!("/{name}"))
+            } else {
+                headline_of(&s.id) == name
+            }
+    })?;
+    found.used = true;
+    Some((found.id.clone(), found.msg.clone()))
+}
+
+fn take_next(summary: &mut [SummaryEntry], kind: SummaryKind) -> Option<(String, Option<String>)> {
+    let found = summary.iter_mut().find(|s| !s.used && s.kind == kind)?;
+    found.used = true;
+    Some((found.id.clone(), found.msg.clone()))
+}
+
+/// Without a summary line, the test id is rebuilt from the outermost frame that is a test file
+/// (pytest starts the traceback at the test function) and the section title.
+fn derive_node_id(name: &str, when: When, record: &ExceptionRecord) -> Option<String> {
+    if when == When::Collect {
+        return Some(name.to_string());
+    }
+    let file = record.frames.first()?.printed_file.replace('\\', "/");
+    let base = file.rsplit('/').next().unwrap_or(&file);
+    if !(base.starts_with("test") || base.ends_with("_test.py")) || file.starts_with('/') {
+        return None;
+    }
+    let (head, params) = match name.find('[') {
+        Some(b) => name.split_at(b),
+        None => (name, ""),
+    };
+    Some(format!("{file}::{}{params}", head.replace('.', "::")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_ids_with_brackets() {
+        assert_eq!(
+            split_summary("t.py::test_b[a - b] - AssertionError: x"),
+            ("t.py::test_b[a - b]", Some("AssertionError: x"))
+        );
+        assert_eq!(
+            split_summary("t.py::test_b[a b]"),
+            ("t.py::test_b[a b]", None)
+        );
+        assert_eq!(
+            split_summary("tests/test_imp.py"),
+            ("tests/test_imp.py", None)
+        );
+        assert_eq!(split_summary("t.py::x - a - b"), ("t.py::x", Some("a - b")));
+    }
+
+    #[test]
+    fn banners() {
+        assert_eq!(banner_title("==== FAILURES ===="), Some("FAILURES"));
+        assert_eq!(banner_title("= FAILURES ="), Some("FAILURES"));
+        assert_eq!(banner_title("========"), None);
+        assert_eq!(
+            entry_title("____ TestA.test_b[1.5] ____"),
+            Some("TestA.test_b[1.5]")
+        );
+        assert_eq!(entry_title("_ _ _ _ _ _"), None);
+        assert!(is_stats_line("7 failed, 1 passed, 1 error in 0.10s"));
+        assert!(is_stats_line("1 failed in 0.01s (0:00:00)"));
+        assert!(!is_stats_line("I walked in 3s"));
+    }
+
+    #[test]
+    fn headlines() {
+        assert_eq!(
+            headline_of("tests/t.py::TestA::test_b[1.5]"),
+            "TestA.test_b[1.5]"
+        );
+        assert_eq!(headline_of("t.py::test_x[a::b]"), "test_x[a::b]");
+    }
+}
