@@ -1,1 +1,396 @@
-//! Byte-range edits and fixes (placeholder; filled by the patch-engine work).
+//! Byte-range edits and fixes (in the manner of Ruff's `Edit`/`Fix`).
+//!
+//! An [`Edit`] replaces a byte range of the **decoded text** ([`SourceFile::text`]) with new
+//! content; everything outside the ranges stays byte-for-byte identical. A [`Fix`] is a titled
+//! list of edits made by one rule. [`Fix::apply_to`] applies it, checks that the result still
+//! parses, and re-encodes with the file's encoding and BOM.
+
+use std::fmt;
+use std::ops::Range;
+
+use serde::Serialize;
+
+use crate::source::{SourceError, SourceFile};
+use crate::syntax::{self, SyntaxError};
+
+/// Replace `range` (text byte offsets) with `content`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Edit {
+    pub range: Range<usize>,
+    pub content: String,
+}
+
+impl Edit {
+    pub fn replacement(range: Range<usize>, content: impl Into<String>) -> Edit {
+        Edit {
+            range,
+            content: content.into(),
+        }
+    }
+
+    pub fn insertion(at: usize, content: impl Into<String>) -> Edit {
+        Edit {
+            range: at..at,
+            content: content.into(),
+        }
+    }
+
+    pub fn deletion(range: Range<usize>) -> Edit {
+        Edit {
+            range,
+            content: String::new(),
+        }
+    }
+
+    pub fn is_insertion(&self) -> bool {
+        self.range.start == self.range.end
+    }
+}
+
+/// How sure a rule is that its fix is right. Ordered: `Low < Medium < High`, so candidates can
+/// be sorted; pytest decides in the end, this only orders the tries. Serialized in lowercase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+/// A candidate repair: one or more non-overlapping edits of one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fix {
+    /// Human summary, e.g. "guard `user.name` against None".
+    pub title: String,
+    /// The rule that made it (the rules/*.toml name).
+    pub rule: String,
+    pub confidence: Confidence,
+    pub edits: Vec<Edit>,
+}
+
+/// Why edits could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditError {
+    /// An edit's range ends past the text or starts after it ends.
+    OutOfBounds { range: Range<usize>, len: usize },
+    /// An edit boundary falls inside a multi-byte character.
+    NotCharBoundary { offset: usize },
+    /// Two edits overlap (indices in the given list). Two insertions at the same point, or an
+    /// insertion at the boundary of a replacement, do not overlap.
+    Overlap {
+        first: usize,
+        second: usize,
+        first_range: Range<usize>,
+        second_range: Range<usize>,
+    },
+}
+
+impl fmt::Display for EditError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EditError::OutOfBounds { range, len } => write!(
+                f,
+                "edit range {}..{} is outside the text (length {})",
+                range.start, range.end, len
+            ),
+            EditError::NotCharBoundary { offset } => {
+                write!(f, "edit boundary {offset} is inside a character")
+            }
+            EditError::Overlap {
+                first,
+                second,
+                first_range,
+                second_range,
+            } => write!(
+                f,
+                "edits {} ({}..{}) and {} ({}..{}) overlap",
+                first,
+                first_range.start,
+                first_range.end,
+                second,
+                second_range.start,
+                second_range.end
+            ),
+        }
+    }
+}
+
+impl std::error::Error for EditError {}
+
+/// Applies non-overlapping edits to `text`. Edits may come in any order; insertions at the same
+/// offset keep their given order, and an insertion at the start of a replacement goes before
+/// the replacement's content.
+pub fn apply(text: &str, edits: &[Edit]) -> Result<String, EditError> {
+    for e in edits {
+        if e.range.start > e.range.end || e.range.end > text.len() {
+            return Err(EditError::OutOfBounds {
+                range: e.range.clone(),
+                len: text.len(),
+            });
+        }
+        for off in [e.range.start, e.range.end] {
+            if !text.is_char_boundary(off) {
+                return Err(EditError::NotCharBoundary { offset: off });
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..edits.len()).collect();
+    // By start; at equal starts insertions first (in given order), then the replacement.
+    order.sort_by_key(|&i| (edits[i].range.start, !edits[i].is_insertion(), i));
+    // Compare each edit with the one reaching furthest so far (not only its neighbour).
+    let mut reach: Option<usize> = None;
+    for &i in &order {
+        if let Some(r) = reach {
+            if edits[i].range.start < edits[r].range.end {
+                let (first, second) = (r.min(i), r.max(i));
+                return Err(EditError::Overlap {
+                    first,
+                    second,
+                    first_range: edits[first].range.clone(),
+                    second_range: edits[second].range.clone(),
+                });
+            }
+        }
+        if reach.is_none_or(|r| edits[i].range.end >= edits[r].range.end) {
+            reach = Some(i);
+        }
+    }
+    let extra: usize = edits.iter().map(|e| e.content.len()).sum();
+    let mut out = String::with_capacity(text.len() + extra);
+    let mut pos = 0;
+    for i in order {
+        let e = &edits[i];
+        out.push_str(&text[pos..e.range.start]);
+        out.push_str(&e.content);
+        pos = e.range.end;
+    }
+    out.push_str(&text[pos..]);
+    Ok(out)
+}
+
+/// Why a fix could not be applied to a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FixError {
+    Edit(EditError),
+    /// The edited text does not parse: the fix is rejected.
+    Reparse(SyntaxError),
+    /// The edited text cannot be written in the file's encoding.
+    Encode(SourceError),
+}
+
+impl fmt::Display for FixError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FixError::Edit(e) => write!(f, "cannot apply fix: {e}"),
+            FixError::Reparse(e) => write!(f, "fix rejected, the result does not parse: {e}"),
+            FixError::Encode(e) => write!(f, "fix rejected: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for FixError {}
+
+impl Fix {
+    pub fn new(
+        title: impl Into<String>,
+        rule: impl Into<String>,
+        confidence: Confidence,
+        edits: Vec<Edit>,
+    ) -> Fix {
+        Fix {
+            title: title.into(),
+            rule: rule.into(),
+            confidence,
+            edits,
+        }
+    }
+
+    /// The new text, after checking that it parses.
+    pub fn apply_text(&self, source: &SourceFile) -> Result<String, FixError> {
+        let new_text = apply(source.text(), &self.edits).map_err(FixError::Edit)?;
+        syntax::parse_text(source.path(), &new_text).map_err(FixError::Reparse)?;
+        Ok(new_text)
+    }
+
+    /// The new file bytes: applied, re-parsed, re-encoded (same BOM and encoding).
+    pub fn apply_to(&self, source: &SourceFile) -> Result<Vec<u8>, FixError> {
+        let new_text = self.apply_text(source)?;
+        source.encode(&new_text).map_err(FixError::Encode)
+    }
+}
+
+/// A unified diff (`--- a/label`, `+++ b/label`, 3 lines of context); empty when the texts are
+/// equal.
+///
+/// Lines are compared with their terminators, so a changed line ending is a change, but they are
+/// shown with `\r\n` and `\r` turned into `\n` so CRLF files stay readable: a line whose only
+/// change is its terminator shows as a `-`/`+` pair that look alike. A last line without a
+/// terminator gets the usual `\ No newline at end of file` marker.
+pub fn unified_diff(path_label: &str, old_text: &str, new_text: &str) -> String {
+    if old_text == new_text {
+        return String::new();
+    }
+    let old_lines = split_lines(old_text);
+    let new_lines = split_lines(new_text);
+    let diff = similar::TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .diff_slices(&old_lines, &new_lines);
+    let mut out = format!("--- a/{path_label}\n+++ b/{path_label}\n");
+    for group in diff.grouped_ops(3) {
+        out.push_str(&format!(
+            "{}\n",
+            similar::udiff::UnifiedHunkHeader::new(&group)
+        ));
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let sign = match change.tag() {
+                    similar::ChangeTag::Equal => ' ',
+                    similar::ChangeTag::Delete => '-',
+                    similar::ChangeTag::Insert => '+',
+                };
+                let line: &str = change.value();
+                let content = line
+                    .strip_suffix("\r\n")
+                    .or_else(|| line.strip_suffix('\n'))
+                    .or_else(|| line.strip_suffix('\r'));
+                out.push(sign);
+                match content {
+                    Some(c) => {
+                        out.push_str(c);
+                        out.push('\n');
+                    }
+                    None => {
+                        out.push_str(line);
+                        out.push_str("\n\\ No newline at end of file\n");
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Lines with their terminators (`\n`, `\r\n` or `\r`).
+fn split_lines(text: &str) -> Vec<&str> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let end = match bytes[i] {
+            b'\n' => i + 1,
+            b'\r' if bytes.get(i + 1) == Some(&b'\n') => i + 2,
+            b'\r' => i + 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.push(&text[start..end]);
+        start = end;
+        i = end;
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// An edit inserting `indent` + `text` + newline as a new line before 1-based `line`, with the
+/// file's dominant newline. `line = line_count() + 1` appends after the last line (adding a
+/// newline first when the file does not end with one). `None` for a line past that.
+pub fn insert_line_before(
+    source: &SourceFile,
+    line: usize,
+    indent: &str,
+    text: &str,
+) -> Option<Edit> {
+    let nl = source.newline();
+    if line == source.line_count() + 1 || (line == source.line_count() && source.text().is_empty())
+    {
+        let t = source.text();
+        let ends_with_nl = t.ends_with('\n') || t.ends_with('\r');
+        let prefix = if t.is_empty() || ends_with_nl { "" } else { nl };
+        return Some(Edit::insertion(
+            t.len(),
+            format!("{prefix}{indent}{text}{nl}"),
+        ));
+    }
+    let at = source.line_start(line)?;
+    Some(Edit::insertion(at, format!("{indent}{text}{nl}")))
+}
+
+/// An edit inserting a new line after 1-based `line` (see [`insert_line_before`]).
+pub fn insert_line_after(
+    source: &SourceFile,
+    line: usize,
+    indent: &str,
+    text: &str,
+) -> Option<Edit> {
+    if line == 0 || line > source.line_count() {
+        return None;
+    }
+    insert_line_before(source, line + 1, indent, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apply_orders_and_checks() {
+        let t = "abcdef";
+        let edits = [
+            Edit::replacement(4..6, "XY"),
+            Edit::insertion(1, "1"),
+            Edit::insertion(1, "2"),
+            Edit::deletion(2..3),
+        ];
+        assert_eq!(apply(t, &edits).unwrap(), "a12bdXY");
+        assert_eq!(
+            apply(
+                t,
+                &[Edit::replacement(1..3, "x"), Edit::replacement(2..4, "y")]
+            ),
+            Err(EditError::Overlap {
+                first: 0,
+                second: 1,
+                first_range: 1..3,
+                second_range: 2..4
+            })
+        );
+        assert_eq!(
+            apply(t, &[Edit::deletion(5..9)]),
+            Err(EditError::OutOfBounds {
+                range: 5..9,
+                len: 6
+            })
+        );
+        assert_eq!(
+            apply("é", &[Edit::insertion(1, "x")]),
+            Err(EditError::NotCharBoundary { offset: 1 })
+        );
+        // Insertion at a replacement's start goes first; at its end, after.
+        assert_eq!(
+            apply(
+                t,
+                &[
+                    Edit::replacement(2..4, "R"),
+                    Edit::insertion(2, "<"),
+                    Edit::insertion(4, ">")
+                ]
+            )
+            .unwrap(),
+            "ab<R>ef"
+        );
+    }
+
+    #[test]
+    fn split_lines_keeps_terminators() {
+        assert_eq!(
+            split_lines("a\r\nb\rc\nd"),
+            vec!["a\r\n", "b\r", "c\n", "d"]
+        );
+        assert_eq!(split_lines(""), Vec::<&str>::new());
+    }
+}
