@@ -2,14 +2,40 @@
 
 use std::borrow::Cow;
 
-/// Splits `bytes` into lines with terminal escapes removed. Invalid UTF-8 becomes U+FFFD, so any
-/// byte sequence yields lines (garbage in, no failures out, never a panic).
-pub fn clean_lines(bytes: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(bytes);
+/// Decodes `bytes` for [`clean_text`]: borrowed when valid UTF-8 (the usual case, checked at
+/// SIMD speed), else with U+FFFD for invalid sequences, so any byte sequence yields text.
+pub fn decode(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// Removes terminal escapes and `\r` redraws from the whole text, line by line; borrowed when
+/// there is nothing to remove (the usual case: one memchr pass).
+pub fn clean_text(text: &str) -> Cow<'_, str> {
+    let b = text.as_bytes();
+    let needs = memchr::memchr(0x1b, b).is_some()
+        || memchr::memchr_iter(b'\r', b).any(|i| b.get(i + 1) != Some(&b'\n'));
+    if !needs {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, raw) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        out.push_str(&strip_ansi(line));
+    }
+    Cow::Owned(out)
+}
+
+/// Splits cleaned text into lines (`\r\n` or `\n`), borrowing: a large log costs one vector.
+pub fn split_lines(text: &str) -> Vec<&str> {
     let mut out = Vec::with_capacity(text.len() / 40 + 1);
     for raw in text.split('\n') {
-        let line = raw.strip_suffix('\r').unwrap_or(raw);
-        out.push(strip_ansi(line).into_owned());
+        out.push(raw.strip_suffix('\r').unwrap_or(raw));
     }
     // A trailing newline yields one empty last line; it carries nothing.
     if out.last().is_some_and(|l| l.is_empty()) {
@@ -21,7 +47,8 @@ pub fn clean_lines(bytes: &[u8]) -> Vec<String> {
 /// Removes CSI (`ESC [ ... final`) and OSC (`ESC ] ... BEL|ESC \`) sequences, other two-byte
 /// escapes, and stray carriage returns left by progress redraws.
 pub fn strip_ansi(line: &str) -> Cow<'_, str> {
-    if !line.contains(['\x1b', '\r']) {
+    let b = line.as_bytes();
+    if memchr::memchr2(0x1b, b'\r', b).is_none() {
         return Cow::Borrowed(line);
     }
     let mut out = String::with_capacity(line.len());
@@ -98,8 +125,11 @@ mod tests {
 
     #[test]
     fn crlf_and_invalid_utf8() {
-        let lines = clean_lines(b"a\r\nb\xff\nc\n");
-        assert_eq!(lines, vec!["a", "b\u{fffd}", "c"]);
+        let text = decode(b"a\r\nb\xff\nc\n");
+        let text = clean_text(&text);
+        assert_eq!(split_lines(&text), vec!["a", "b\u{fffd}", "c"]);
+        let text = clean_text("\x1b[1mx\x1b[0m\r\nprogress 10%\rprogress 100%\n");
+        assert_eq!(split_lines(&text), vec!["x", "progress 100%"]);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 use super::model::{ExceptionRecord, Frame, Location, RejectReason, RejectedFrame};
+use super::FastHash;
 
 /// What a printed path turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,7 +15,6 @@ enum FileClass {
     Rejected(RejectReason),
 }
 
-#[derive(Clone)]
 struct Resolved {
     /// Relative to the root (forward slashes) when found there.
     rel: Option<String>,
@@ -26,7 +26,7 @@ struct Resolved {
 pub struct Resolver {
     root: PathBuf,
     pytest_rootdir: Option<String>,
-    paths: HashMap<String, Resolved>,
+    paths: HashMap<String, Resolved, FastHash>,
     sources: HashMap<PathBuf, Option<Vec<String>>>,
 }
 
@@ -36,14 +36,15 @@ impl Resolver {
         Resolver {
             root,
             pytest_rootdir,
-            paths: HashMap::new(),
+            paths: HashMap::default(),
             sources: HashMap::new(),
         }
     }
 
     /// Fills in `file`, `resolved` and the caret's line columns of every frame of `record` (and
-    /// its chain and members), then chooses each one's location.
-    pub fn resolve_record(&mut self, record: &mut ExceptionRecord) {
+    /// its chain and members), and chooses each one's location. Returns the frames of `record`
+    /// itself that a filter rejected.
+    pub fn resolve_record(&mut self, record: &mut ExceptionRecord) -> Vec<RejectedFrame> {
         for frame in &mut record.frames {
             self.resolve_frame(frame);
         }
@@ -53,8 +54,9 @@ impl Resolver {
         for sub in &mut record.sub_exceptions {
             self.resolve_record(sub);
         }
-        let (location, _) = self.choose(&record.frames);
+        let (location, rejected) = self.choose(&record.frames);
         record.location = location;
+        rejected
     }
 
     fn resolve_frame(&mut self, frame: &mut Frame) {
@@ -63,8 +65,9 @@ impl Resolver {
             frame.file = rel.clone();
         }
         frame.resolved = r.abs.as_ref().map(|p| p.to_string_lossy().into_owned());
-        if let (Some(abs), Some(code), Some(caret)) = (&r.abs, &frame.code, &mut frame.caret) {
-            let real = self.source_line(abs, frame.line);
+        let abs = r.abs.clone();
+        if let (Some(abs), Some(code), Some(caret)) = (abs, &frame.code, &mut frame.caret) {
+            let real = self.source_line(&abs, frame.line);
             // pytest and CPython print the line stripped; map onto the real one only when it is
             // still the same line (the file may have changed since the log was written).
             if let Some(real) = real.filter(|l| l.trim() == code.trim()) {
@@ -139,8 +142,8 @@ impl Resolver {
             let f = &frames[i];
             let r = self.resolve_path(&f.printed_file);
             Some(Location {
-                file: r.rel?,
-                path: r.abs?.to_string_lossy().into_owned(),
+                file: r.rel.clone()?,
+                path: r.abs.as_ref()?.to_string_lossy().into_owned(),
                 line: f.line,
                 func: f.func.clone(),
                 code: f.code.clone(),
@@ -156,13 +159,12 @@ impl Resolver {
         self.resolve_path(printed).class == FileClass::Project
     }
 
-    fn resolve_path(&mut self, printed: &str) -> Resolved {
-        if let Some(r) = self.paths.get(printed) {
-            return r.clone();
+    fn resolve_path(&mut self, printed: &str) -> &Resolved {
+        if !self.paths.contains_key(printed) {
+            let r = self.resolve_uncached(printed);
+            self.paths.insert(printed.to_string(), r);
         }
-        let r = self.resolve_uncached(printed);
-        self.paths.insert(printed.to_string(), r.clone());
-        r
+        &self.paths[printed]
     }
 
     fn resolve_uncached(&self, printed: &str) -> Resolved {
@@ -282,7 +284,8 @@ fn excluded_by_name(parts: &[&str]) -> Option<RejectReason> {
             return Some(RejectReason::PythonInstall);
         }
     }
-    if parts.len() >= 2 && parts[parts.len() - 2] == "Lib" {
+    // A Windows installation keeps the stdlib in `Lib\` (capitalized, unlike project dirs).
+    if parts.contains(&"Lib") {
         return Some(RejectReason::PythonInstall);
     }
     None
@@ -342,7 +345,9 @@ mod tests {
 
     #[test]
     fn name_rules() {
-        let p = |s: &str| s.split('/').filter(|x| !x.is_empty()).collect::<Vec<_>>();
+        fn p(s: &str) -> Vec<&str> {
+            s.split('/').filter(|x| !x.is_empty()).collect()
+        }
         assert_eq!(
             excluded_by_name(&p(
                 "/root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py"

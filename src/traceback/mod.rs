@@ -13,9 +13,35 @@ pub mod pytest_body;
 pub mod pytest_session;
 pub mod text;
 
+use std::hash::Hasher;
 use std::path::Path;
 
 pub use model::*;
+
+/// FNV-1a for the parser's maps (paths, test names), which are hit for every frame and every
+/// failure: SipHash's DoS resistance buys nothing for keys read from the user's own log.
+#[derive(Default)]
+pub struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+pub type FastHash = std::hash::BuildHasherDefault<Fnv>;
 
 /// Why a log could not be read at all (exit code 2 territory).
 #[derive(Debug, PartialEq, Eq)]
@@ -37,8 +63,9 @@ impl std::fmt::Display for ParseError {
 /// Parses a log. `root` must be absolute (see [`locate::absolute_root`]); frames are resolved
 /// against it. An `Ok` with no failures means a pytest log in which nothing failed.
 pub fn parse(bytes: &[u8], root: &Path) -> Result<ParsedLog, ParseError> {
-    let owned = lines::clean_lines(bytes);
-    let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let text = lines::decode(bytes);
+    let text = lines::clean_text(&text);
+    let lines = lines::split_lines(&text);
     let session = pytest_session::parse(&lines);
     let (kind, rootdir, raw) = if session.is_pytest {
         (LogKind::Pytest, session.rootdir, session.failures)
@@ -74,8 +101,7 @@ pub fn parse(bytes: &[u8], root: &Path) -> Result<ParsedLog, ParseError> {
 
 fn finish(f: pytest_session::SessionFailure, resolver: &mut locate::Resolver) -> Failure {
     let mut record = f.record;
-    resolver.resolve_record(&mut record);
-    let (_, rejected_frames) = resolver.choose(&record.frames);
+    let rejected_frames = resolver.resolve_record(&mut record);
     let location = best_location(&record, resolver);
     Failure {
         test: f.test,

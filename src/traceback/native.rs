@@ -3,9 +3,9 @@
 use super::model::{ChainLink, ExceptionRecord, Frame, Relation};
 use super::text::{self, GROUP_HEADER, NATIVE_HEADER};
 
-/// Exception groups nest at most 10 deep in CPython's output; anything deeper is hostile input
-/// and is read as plain text rather than recursed into.
-const MAX_GROUP_DEPTH: usize = 32;
+/// CPython draws groups at most 10 deep (`max_group_depth`); anything deeper is read as plain
+/// text rather than recursed into, which also keeps the work linear in the input.
+const MAX_GROUP_DEPTH: usize = 12;
 
 /// Reads a chain of exceptions (`raise ... from`, "During handling ...") in native format.
 /// Returns `None` when the lines hold no exception at all.
@@ -155,6 +155,15 @@ fn lead(line: &str) -> (usize, Option<char>) {
 /// Returns the group and the index just past the drawing.
 pub fn parse_group(lines: &[&str], start: usize, depth: usize) -> (ExceptionRecord, usize) {
     let (base, _) = lead(lines[start]);
+    let end = group_end(lines, start);
+    let record = group_node(&lines[start + 1..end], base, depth, true);
+    (record, end)
+}
+
+/// Index just past the drawing that starts at `lines[start]`: its lines are `|` or `+` at the
+/// header's column or deeper.
+pub fn group_end(lines: &[&str], start: usize) -> usize {
+    let (base, _) = lead(lines[start]);
     let mut end = start + 1;
     while end < lines.len() {
         let (col, ch) = lead(lines[end]);
@@ -163,8 +172,7 @@ pub fn parse_group(lines: &[&str], start: usize, depth: usize) -> (ExceptionReco
         }
         end += 1;
     }
-    let record = group_node(&lines[start + 1..end], base, depth, true);
-    (record, end)
+    end
 }
 
 /// One node of a drawing whose own lines are `|` at column `base`. Its members (after a `+-+`
@@ -280,8 +288,7 @@ fn traceback_end(lines: &[&str], start: usize) -> usize {
     let mut i = start;
     loop {
         if is_group_header(lines[i]) {
-            let (_, end) = parse_group(lines, i, 0);
-            i = end;
+            i = group_end(lines, i);
         } else {
             i += 1;
             // Frames and their source lines are indented; the exception text starts at column 0.

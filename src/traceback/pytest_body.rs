@@ -227,12 +227,12 @@ pub fn parse_line_style(lines: &[&str]) -> Vec<LineEntry> {
         }
         if let Some(rest) = line.strip_prefix('E') {
             if rest.is_empty() || rest.starts_with(' ') {
-                if expected.is_some() && e_lines.is_empty() {
-                    // A new E block after a chain marker replaces the previous one.
+                if e_lines.is_empty() {
+                    // A new E block (after a chain marker) replaces a drawing read before it.
                     group = None;
                 }
                 e_lines.push(rest);
-                expected = Some(dedent(&e_lines).lines().next().unwrap_or("").to_string());
+                expected = None;
                 i += 1;
                 continue;
             }
@@ -243,6 +243,10 @@ pub fn parse_line_style(lines: &[&str]) -> Vec<LineEntry> {
             continue;
         }
         if let Some(loc) = text::location_line(line) {
+            if expected.is_none() && !e_lines.is_empty() {
+                // Computed once per E block, however many lookalike lines follow it.
+                expected = Some(dedent(&e_lines).lines().next().unwrap_or("").to_string());
+            }
             if expected.as_deref() == Some(loc.rest.trim_end()) {
                 let mut frame = text::frame(loc.path, loc.line, None);
                 frame.code = None;
@@ -267,6 +271,7 @@ pub fn parse_line_style(lines: &[&str]) -> Vec<LineEntry> {
         if !captured && !e_lines.is_empty() && line.starts_with("    ") {
             // Printed four columns in, where `E   ` text sits three columns after the marker.
             e_lines.push(&line[1..]);
+            expected = None;
         }
         i += 1;
     }

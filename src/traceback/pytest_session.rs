@@ -1,10 +1,13 @@
 //! The layout of a pytest session's output: `=== banner ===` sections, `___ entry ___` headers
 //! inside FAILURES and ERRORS, captured-output blocks, and the short test summary.
 
+use std::collections::{HashMap, VecDeque};
+
 use super::lines::strip_xdist_prefix;
 use super::model::{ExceptionRecord, TbStyle, When};
 use super::pytest_body::{self, is_captured_header};
 use super::text;
+use super::FastHash;
 
 /// A failure as the session shows it, before paths are resolved and the location is chosen.
 pub struct SessionFailure {
@@ -33,23 +36,28 @@ enum Section {
     Other,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum SummaryKind {
-    Failed,
-    Error,
+    Failed = 0,
+    Error = 1,
 }
 
 struct SummaryEntry {
     kind: SummaryKind,
     id: String,
+    /// The section title pytest gives this node id (see [`headline_of`]).
+    headline: String,
     msg: Option<String>,
     used: bool,
 }
 
-struct Entry<'a> {
+/// A section entry: its title and its lines, `lines[start..end]` of the log (captured output
+/// left out), kept as a range so that a large log is not copied.
+struct Entry {
     section: Section,
     headline: Option<String>,
-    lines: Vec<&'a str>,
+    start: usize,
+    end: usize,
 }
 
 pub fn parse(lines: &[&str]) -> Session {
@@ -57,13 +65,18 @@ pub fn parse(lines: &[&str]) -> Session {
     let mut is_pytest = false;
     let mut rootdir = None;
     let mut entries: Vec<Entry> = Vec::new();
-    let mut summary: Vec<SummaryEntry> = Vec::new();
+    let mut summary = Summary::default();
     // Inside an entry, captured output runs to the next entry header or banner.
     let mut in_captured = false;
 
-    for &raw in lines {
+    for (idx, &raw) in lines.iter().enumerate() {
         let (line, had_prefix) = strip_xdist_prefix(raw);
         if had_prefix && line.contains(" -- Python ") {
+            // xdist's `[gw0] linux -- Python ...` opens a section: start the entry after it.
+            if let Some(e) = entries.last_mut().filter(|e| e.start == e.end) {
+                e.start = idx + 1;
+                e.end = idx + 1;
+            }
             continue;
         }
         if let Some(title) = banner_title(line) {
@@ -81,7 +94,8 @@ pub fn parse(lines: &[&str]) -> Session {
                 entries.push(Entry {
                     section,
                     headline: None,
-                    lines: Vec::new(),
+                    start: idx + 1,
+                    end: idx + 1,
                 });
             }
             continue;
@@ -103,7 +117,8 @@ pub fn parse(lines: &[&str]) -> Session {
                     entries.push(Entry {
                         section,
                         headline: Some(title.to_string()),
-                        lines: Vec::new(),
+                        start: idx + 1,
+                        end: idx + 1,
                     });
                     continue;
                 }
@@ -119,7 +134,7 @@ pub fn parse(lines: &[&str]) -> Session {
                         continue;
                     }
                 }
-                entry.lines.push(line);
+                entry.end = idx + 1;
             }
             Section::Summary => {
                 if let Some(s) = summary_line(line) {
@@ -134,12 +149,12 @@ pub fn parse(lines: &[&str]) -> Session {
     for entry in &entries {
         match &entry.headline {
             None => {
-                for e in pytest_body::parse_line_style(&entry.lines) {
+                for e in pytest_body::parse_line_style(&lines[entry.start..entry.end]) {
                     let kind = match entry.section {
                         Section::Errors => SummaryKind::Error,
                         _ => SummaryKind::Failed,
                     };
-                    let paired = take_next(&mut summary, kind);
+                    let paired = summary.take_next(kind);
                     failures.push(SessionFailure {
                         test: paired.as_ref().map(|s| s.0.clone()),
                         when: if kind == SummaryKind::Failed {
@@ -156,13 +171,13 @@ pub fn parse(lines: &[&str]) -> Session {
             }
             Some(headline) => {
                 let (when, name) = classify_headline(headline, entry.section);
-                let parsed = pytest_body::parse_body(&entry.lines);
+                let parsed = pytest_body::parse_body(&lines[entry.start..entry.end]);
                 let kind = if when == When::Call {
                     SummaryKind::Failed
                 } else {
                     SummaryKind::Error
                 };
-                let paired = take_matching(&mut summary, kind, name, when);
+                let paired = summary.take_matching(kind, name, when);
                 let Some((record, style)) = parsed else {
                     // A header with nothing readable under it: keep it only if pytest counted it.
                     if let Some((id, msg)) = paired {
@@ -186,7 +201,7 @@ pub fn parse(lines: &[&str]) -> Session {
         }
     }
     // Summary lines without a section (`--tb=no`, or sections cut from the log).
-    for s in summary.into_iter().filter(|s| !s.used) {
+    for s in summary.entries.into_iter().filter(|s| !s.used) {
         let when = match s.kind {
             SummaryKind::Failed => When::Call,
             SummaryKind::Error if !s.id.contains("::") => When::Collect,
@@ -208,7 +223,7 @@ fn from_summary(
     headline: Option<&String>,
 ) -> SessionFailure {
     let (exc_type, text) = match msg.as_deref() {
-        Some(m) => text::split_exception(m, None),
+        Some(m) => text::split_summary_message(m),
         None => (String::new(), String::new()),
     };
     SessionFailure {
@@ -244,7 +259,7 @@ fn entry_title(line: &str) -> Option<&str> {
 fn banner_with(line: &str, fill: char) -> Option<&str> {
     let inner = line.strip_prefix(fill)?.strip_suffix(fill)?;
     let title = inner.trim_matches(fill);
-    if title.len() == inner.len() || !title.starts_with(' ') || !title.ends_with(' ') {
+    if !title.starts_with(' ') || !title.ends_with(' ') {
         return None;
     }
     let title = title.trim();
@@ -293,6 +308,7 @@ fn summary_line(line: &str) -> Option<SummaryEntry> {
     let (id, msg) = split_summary(rest);
     Some(SummaryEntry {
         kind,
+        headline: headline_of(id),
         id: id.to_string(),
         msg: msg.map(str::to_string),
         used: false,
@@ -349,29 +365,74 @@ fn headline_of(node_id: &str) -> String {
     format!("{}{}", base.replace("::", "."), params)
 }
 
-fn take_matching(
-    summary: &mut [SummaryEntry],
-    kind: SummaryKind,
-    name: &str,
-    when: When,
-) -> Option<(String, Option<String>)> {
-    let found = summary.iter_mut().find(|s| {
-        !s.used
-            && s.kind == kind
-            && if when == When::Collect {
-                s.id == name || s.id.ends_with(&format!("/{name}"))
-            } else {
-                headline_of(&s.id) == name
-            }
-    })?;
-    found.used = true;
-    Some((found.id.clone(), found.msg.clone()))
+/// The short-summary lines, indexed so that pairing every section with its line stays linear.
+#[derive(Default)]
+struct Summary {
+    entries: Vec<SummaryEntry>,
+    /// (kind, headline) → unused entries in order.
+    by_headline: HashMap<(SummaryKind, String), VecDeque<usize>, FastHash>,
+    /// Path of a collection error → unused entries in order.
+    by_path: HashMap<String, VecDeque<usize>, FastHash>,
+    /// Per kind, the first entry that may still be unused (for `--tb=line` pairing by order).
+    cursor: [usize; 2],
 }
 
-fn take_next(summary: &mut [SummaryEntry], kind: SummaryKind) -> Option<(String, Option<String>)> {
-    let found = summary.iter_mut().find(|s| !s.used && s.kind == kind)?;
-    found.used = true;
-    Some((found.id.clone(), found.msg.clone()))
+impl Summary {
+    fn push(&mut self, e: SummaryEntry) {
+        let i = self.entries.len();
+        self.by_headline
+            .entry((e.kind, e.headline.clone()))
+            .or_default()
+            .push_back(i);
+        if !e.id.contains("::") {
+            self.by_path.entry(e.id.clone()).or_default().push_back(i);
+        }
+        self.entries.push(e);
+    }
+
+    fn take(&mut self, i: usize) -> (String, Option<String>) {
+        let e = &mut self.entries[i];
+        e.used = true;
+        (e.id.clone(), e.msg.clone())
+    }
+
+    /// The first unused entry of `kind` for the section titled `name`.
+    fn take_matching(
+        &mut self,
+        kind: SummaryKind,
+        name: &str,
+        when: When,
+    ) -> Option<(String, Option<String>)> {
+        let queue = if when == When::Collect {
+            let key = self
+                .by_path
+                .keys()
+                .find(|p| *p == name || p.ends_with(&format!("/{name}")))
+                .cloned()?;
+            self.by_path.get_mut(&key)?
+        } else {
+            self.by_headline.get_mut(&(kind, name.to_string()))?
+        };
+        while let Some(i) = queue.pop_front() {
+            if !self.entries[i].used && self.entries[i].kind == kind {
+                return Some(self.take(i));
+            }
+        }
+        None
+    }
+
+    /// The next unused entry of `kind`, in summary order.
+    fn take_next(&mut self, kind: SummaryKind) -> Option<(String, Option<String>)> {
+        let slot = kind as usize;
+        while self.cursor[slot] < self.entries.len() {
+            let i = self.cursor[slot];
+            self.cursor[slot] += 1;
+            if !self.entries[i].used && self.entries[i].kind == kind {
+                return Some(self.take(i));
+            }
+        }
+        None
+    }
 }
 
 /// Without a summary line, the test id is rebuilt from the outermost frame that is a test file

@@ -6,14 +6,6 @@ use regex::Regex;
 
 use super::model::{Caret, Frame, Relation};
 
-/// `path:line: rest` as pytest prints frame locations (`tests/a.py:4: in test_x`,
-/// `src/m.py:41: AttributeError`, `utils\demo.py:41: ...`, `<frozen x>:12: in f`). The path must
-/// look like a Python file so that locals (`x = 'a:1: b'`) and prose are not taken for one.
-static LOCATION_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"^((?:[A-Za-z]:)?[^\s:<>"'|?*=][^:<>"'|?*=]*?\.pyw?x?|<[^>]+>):(\d{1,9}): ?(.*)$"#)
-        .expect("valid regex")
-});
-
 /// `File "path", line N, in func` (the `in func` part is absent for SyntaxError displays).
 static FILE_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"^\s*File "(.*)", line (\d{1,9})(?:, in (.*))?$"#).expect("valid regex")
@@ -38,16 +30,52 @@ pub struct LocationLine<'a> {
     pub rest: &'a str,
 }
 
+/// `path:line: rest` as pytest prints frame locations (`tests/a.py:4: in test_x`,
+/// `src/m.py:41: AttributeError`, `utils\demo.py:41: ...`, `<frozen x>:12: in f`). The path must
+/// look like a Python file so that locals (`x = 'a:1: b'`) and prose are not taken for one.
+/// Hand-written rather than a regex: it runs on most lines of a large log.
 pub fn location_line(line: &str) -> Option<LocationLine<'_>> {
-    if line.len() > 4096 {
+    let bytes = line.as_bytes();
+    if bytes.len() > 4096 || bytes.first().is_none_or(|b| b.is_ascii_whitespace()) {
         return None;
     }
-    let c = LOCATION_LINE.captures(line)?;
-    Some(LocationLine {
-        path: c.get(1)?.as_str(),
-        line: c.get(2)?.as_str().parse().ok()?,
-        rest: c.get(3).map_or("", |m| m.as_str()),
-    })
+    for colon in memchr::memchr_iter(b':', bytes) {
+        let path = &line[..colon];
+        let after = &bytes[colon + 1..];
+        let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits == 0 || digits > 9 || after.get(digits) != Some(&b':') {
+            continue;
+        }
+        if !is_printed_python_path(path) {
+            continue;
+        }
+        let rest = &line[colon + 1 + digits + 1..];
+        return Some(LocationLine {
+            path,
+            line: line[colon + 1..colon + 1 + digits].parse().ok()?,
+            rest: rest.strip_prefix(' ').unwrap_or(rest),
+        });
+    }
+    None
+}
+
+/// A path as tracebacks print it: `<frozen ...>`, or a `.py`/`.pyw`/`.pyx` file whose name has
+/// none of the characters that mark other text (quotes, `=`, `|`...). A drive letter's colon is
+/// allowed.
+fn is_printed_python_path(path: &str) -> bool {
+    if path.starts_with('<') {
+        return path.len() > 2
+            && path.ends_with('>')
+            && !path[1..path.len() - 1].contains(['<', '>']);
+    }
+    if !(path.ends_with(".py") || path.ends_with(".pyw") || path.ends_with(".pyx")) {
+        return false;
+    }
+    let body = match path.as_bytes() {
+        [d, b':', ..] if d.is_ascii_alphabetic() => &path[2..],
+        _ => path,
+    };
+    !body.contains([':', '<', '>', '"', '\'', '|', '?', '*', '=', '\n'])
 }
 
 pub struct FileLine<'a> {
@@ -98,8 +126,11 @@ pub fn frame(path: &str, line: u32, func: Option<&str>) -> Frame {
 /// Sets `frame.code` from a printed source line whose code starts at character column
 /// `code_col`, and the caret spans from an optional caret line printed under it.
 pub fn set_code(frame: &mut Frame, printed: &str, code_col: usize, caret_line: Option<&str>) {
-    let code = printed.chars().skip(code_col).collect::<String>();
-    let code = code.trim_end();
+    let start = printed
+        .char_indices()
+        .nth(code_col)
+        .map_or(printed.len(), |(i, _)| i);
+    let code = printed[start..].trim_end();
     if code.is_empty() || code == "???" {
         return;
     }
@@ -161,6 +192,21 @@ pub fn split_exception(text: &str, hint: Option<&str>) -> (String, String) {
         msg.push_str(rest);
     }
     (ty.to_string(), msg)
+}
+
+/// The message of a short-summary line (`Type: first line`, or `assert ...` for rewritten
+/// assertions). pytest cuts long lines with `...`, possibly inside the type name, so a line
+/// that is neither gets an empty type rather than a guess.
+pub fn split_summary_message(msg: &str) -> (String, String) {
+    if msg.starts_with("assert ") {
+        return ("AssertionError".to_string(), msg.to_string());
+    }
+    match EXC_HEAD.captures(msg.lines().next().unwrap_or("")) {
+        Some(c) if c.get(2).is_some() || looks_like_exception_name(&c[1]) => {
+            split_exception(msg, None)
+        }
+        _ => (String::new(), msg.to_string()),
+    }
 }
 
 fn looks_like_exception_name(name: &str) -> bool {

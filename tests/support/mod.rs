@@ -1,0 +1,74 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixtures() -> PathBuf {
+    repo().join("fixtures")
+}
+
+/// Runs the built `selfdebug` binary with `args`, feeding `stdin` when given.
+pub fn selfdebug(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_selfdebug"));
+    cmd.args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn selfdebug");
+    if let Some(input) = stdin {
+        use std::io::Write;
+        let mut pipe = child.stdin.take().expect("stdin");
+        pipe.write_all(input).expect("write stdin");
+    }
+    child.wait_with_output().expect("wait selfdebug")
+}
+
+/// Every captured log of a fixture project: (mode, path), sorted by mode.
+pub fn logs_of(project: &str) -> Vec<(String, PathBuf)> {
+    let dir = fixtures().join("tracebacks").join(project);
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), p))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The fixture projects that have captured logs.
+pub fn projects() -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(fixtures().join("projects"))
+        .expect("fixtures/projects")
+        .map(|e| {
+            e.expect("dir entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|p| fixtures().join("tracebacks").join(p).is_dir())
+        .collect();
+    out.sort();
+    out
+}
+
+pub fn project_root(project: &str) -> PathBuf {
+    fixtures().join("projects").join(project)
+}
+
+pub fn python() -> String {
+    std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
