@@ -5,7 +5,11 @@
 pub mod cli;
 pub mod edit;
 pub mod exit;
+pub mod probe;
 pub mod report;
+pub mod rules;
+pub mod runner;
 pub mod source;
 pub mod syntax;
 pub mod traceback;
+pub mod transform;

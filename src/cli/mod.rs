@@ -1,7 +1,10 @@
 //! The command line: flags and dispatch only. Each subcommand lives in its own file and calls
 //! into the library; the process exit code is returned, never `exit`ed from deep inside.
 
+mod fix;
 mod parse;
+mod probe;
+mod rules;
 
 use std::path::PathBuf;
 
@@ -19,9 +22,8 @@ Exit codes of `parse`:
     version,
     about = "Repairs failing Python code with pytest as the judge",
     long_about = "Repairs failing Python code with pytest as the judge.\n\n\
-        Reads pytest output, finds the failing statement, and proposes minimal, \
-        pytest-proven edits. This version reads and explains failures (`parse`); the \
-        repair commands (`fix`, `probe`, `rules`, `restore`) arrive in later releases.",
+        Reads pytest output, finds the failing statement, learns the values involved with a \
+        probe, and proposes minimal, pytest-proven edits from declarative rules.",
     after_help = EXIT_CODES
 )]
 pub struct Cli {
@@ -34,6 +36,90 @@ pub enum Command {
     /// Read a pytest log (any --tb style) or a Python traceback and print its failures.
     #[command(after_help = EXIT_CODES)]
     Parse(ParseArgs),
+    /// Run the failing test once with a probe before the failing statement and report the
+    /// values it saw (locals, and the type of each sub-expression). The file is restored
+    /// byte for byte afterwards.
+    Probe(ProbeArgs),
+    /// List the repair rules: built in, and the project's own in `.selfdebug/rules/*.toml`.
+    Rules(RulesArgs),
+    /// Propose and prove repairs for failing tests.
+    Fix(FixArgs),
+}
+
+/// How to run the project's Python (shared by the commands that run pytest).
+#[derive(clap::Args, Debug, Clone)]
+pub struct PythonArgs {
+    /// Interpreter to run pytest with. Default: the active virtualenv ($VIRTUAL_ENV), else
+    /// `.venv/` or `venv/` under the root, else `python3`.
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Seconds before a pytest run is killed (with its whole process group).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ProbeArgs {
+    /// The pytest log; `-` reads standard input. Without it, pytest is run to find failures.
+    #[arg(value_name = "LOG")]
+    pub log: Option<PathBuf>,
+    /// Project root.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
+    /// Probe only this failing test (a pytest node id).
+    #[arg(long = "module", value_name = "NODEID")]
+    pub test: Option<String>,
+    /// Print JSON instead of the human view.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub python: PythonArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RulesArgs {
+    /// Project root (its `.selfdebug/rules/*.toml` are listed too).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
+    /// Print JSON instead of the catalogue.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct FixArgs {
+    /// The pytest log; `-` reads standard input. Without it, pytest is run to find failures.
+    #[arg(value_name = "LOG")]
+    pub log: Option<PathBuf>,
+    /// Project root.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
+    /// Work only on this failing test (a pytest node id).
+    #[arg(long = "module", value_name = "NODEID")]
+    pub test: Option<String>,
+    /// Candidates to try per failure before giving up.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub max_attempts: u32,
+    /// Change nothing: validate candidates in a scratch copy and print the patch as a diff.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// With --dry-run: print the top candidate's diff without running anything.
+    #[arg(long, requires = "dry_run")]
+    pub no_validate: bool,
+    /// Also apply fixes of rules that are not marked safe.
+    #[arg(long)]
+    pub unsafe_fixes: bool,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Where backups of touched files go (default: the system temp dir).
+    #[arg(long, value_name = "DIR")]
+    pub backup_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub python: PythonArgs,
+    /// Extra arguments for every pytest run (after `--`).
+    #[arg(last = true, value_name = "PYTEST_ARGS")]
+    pub pytest_args: Vec<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -66,6 +152,9 @@ pub fn run() -> i32 {
     };
     match cli.command {
         Command::Parse(args) => parse::run(&args),
+        Command::Probe(args) => probe::run(&args),
+        Command::Rules(args) => rules::run(&args),
+        Command::Fix(args) => fix::run(&args),
     }
 }
 

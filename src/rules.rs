@@ -1,0 +1,1 @@
+//! Repair rules (placeholder: being built).

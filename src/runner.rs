@@ -1,0 +1,1 @@
+//! Running pytest (placeholder: being built).
