@@ -1,1 +1,528 @@
-//! Repair rules (placeholder: being built).
+//! Repair rules: data that maps a failure signature (exception type, message regex) to a
+//! transform with parameters. The built-in rules are `rules/*.toml`, compiled into the binary
+//! by `build.rs`; a project adds or overrides rules in `ROOT/.selfdebug/rules/*.toml`.
+//!
+//! `rules/README.md` documents the format and the exact matching semantics; keep it in step
+//! with this file.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use crate::edit::Confidence;
+
+// `BUILTIN_RULES: &[(&str, &str)]`: (file stem, file contents) of every `rules/*.toml`, sorted.
+include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
+
+/// Where a project keeps its own rules, relative to the project root.
+pub const PROJECT_RULES_DIR: &str = ".selfdebug/rules";
+
+/// What kind of failure a rule repairs; decides the attempt budget and whether the tool patches
+/// at all (environment and dependency failures are reported, not patched).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    Environment,
+    Data,
+    Logic,
+    Syntax,
+    Dependency,
+    Unknown,
+}
+
+impl Category {
+    pub const ALL: [Category; 6] = [
+        Category::Environment,
+        Category::Data,
+        Category::Logic,
+        Category::Syntax,
+        Category::Dependency,
+        Category::Unknown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Environment => "environment",
+            Category::Data => "data",
+            Category::Logic => "logic",
+            Category::Syntax => "syntax",
+            Category::Dependency => "dependency",
+            Category::Unknown => "unknown",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+}
+
+/// `high`, `medium`, `low` (the rule file spelling of [`Confidence`]).
+pub fn confidence_name(c: Confidence) -> &'static str {
+    match c {
+        Confidence::High => "high",
+        Confidence::Medium => "medium",
+        Confidence::Low => "low",
+    }
+}
+
+fn confidence_from_name(name: &str) -> Option<Confidence> {
+    match name {
+        "high" => Some(Confidence::High),
+        "medium" => Some(Confidence::Medium),
+        "low" => Some(Confidence::Low),
+        _ => None,
+    }
+}
+
+/// Where a rule came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleSource {
+    /// `rules/*.toml` in this crate, compiled into the binary.
+    Builtin,
+    /// A project's `.selfdebug/rules/*.toml`: the path as it was read (root joined with the
+    /// relative path).
+    Project(PathBuf),
+}
+
+/// A rule's documentation; every field is required and non-empty.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleDocs {
+    /// What the rule fixes and how.
+    pub what: String,
+    /// Why the fix is the right one (usually).
+    pub why: String,
+    /// Python that fails (valid syntax).
+    pub example_before: String,
+    /// The same Python after the fix (valid syntax).
+    pub example_after: String,
+    /// When the fix may be wrong.
+    pub caveats: String,
+}
+
+/// One validated rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Unique, kebab-case, equal to the file stem.
+    pub id: String,
+    pub title: String,
+    pub category: Category,
+    /// Exception types the rule applies to (at least one); see [`Rule::applies_to`].
+    pub exception: Vec<String>,
+    /// Compiled once at load; `message.as_str()` is the pattern as written.
+    pub message: Regex,
+    /// A name in [`crate::transform::KNOWN`].
+    pub transform: String,
+    pub confidence: Confidence,
+    /// Applied without `--unsafe-fixes` only when true.
+    pub safe: bool,
+    /// Free-form parameters for the transform.
+    pub params: toml::Table,
+    pub docs: RuleDocs,
+    pub source: RuleSource,
+    /// A project rule that replaced the built-in rule of the same id.
+    pub overrides_builtin: bool,
+}
+
+/// A rule whose exception and message match a failure, with the message regex's named groups
+/// (only those that took part in the match).
+#[derive(Debug, Clone)]
+pub struct RuleMatch<'a> {
+    pub rule: &'a Rule,
+    pub captures: BTreeMap<String, String>,
+}
+
+/// A rule file that cannot be used. Displays as one line: `FILE[:LINE:COL]: PROBLEM`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleError {
+    pub file: PathBuf,
+    /// 1-based line and column (in characters) of the offending value, when known.
+    pub position: Option<(usize, usize)>,
+    pub problem: String,
+}
+
+impl fmt::Display for RuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.position {
+            Some((line, col)) => {
+                write!(f, "{}:{line}:{col}: {}", self.file.display(), self.problem)
+            }
+            None => write!(f, "{}: {}", self.file.display(), self.problem),
+        }
+    }
+}
+
+impl std::error::Error for RuleError {}
+
+// The file as written. Spans let every problem point at its line and column.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    id: Spanned<String>,
+    title: Spanned<String>,
+    category: Spanned<String>,
+    exception: Spanned<toml::Value>,
+    message: Spanned<String>,
+    transform: Spanned<String>,
+    confidence: Spanned<String>,
+    #[serde(default)]
+    safe: bool,
+    #[serde(default)]
+    params: toml::Table,
+    docs: RawDocs,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDocs {
+    what: Spanned<String>,
+    why: Spanned<String>,
+    example_before: Spanned<String>,
+    example_after: Spanned<String>,
+    caveats: Spanned<String>,
+}
+
+impl Rule {
+    /// Parses and validates one rule file. `file` names it in errors and gives the stem that
+    /// `id` must equal.
+    pub fn parse(text: &str, file: &Path, source: RuleSource) -> Result<Rule, RuleError> {
+        let err = |span: Option<Range<usize>>, problem: String| RuleError {
+            file: file.to_path_buf(),
+            position: span.map(|s| line_col(text, s.start)),
+            problem,
+        };
+        let raw: RawRule = toml::from_str(text).map_err(|e| {
+            // toml's Display is a multi-line snippet; its message and span make one line.
+            err(e.span(), one_line(e.message()))
+        })?;
+
+        let id = raw.id.get_ref();
+        if !is_kebab(id) {
+            return Err(err(
+                Some(raw.id.span()),
+                format!("id `{id}` is not kebab-case (lowercase letters, digits, single hyphens)"),
+            ));
+        }
+        let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned());
+        if stem.as_deref() != Some(id.as_str()) {
+            return Err(err(
+                Some(raw.id.span()),
+                format!(
+                    "id `{id}` does not match the file name (expected `{}`)",
+                    stem.unwrap_or_default()
+                ),
+            ));
+        }
+        let title = raw.title.get_ref().trim();
+        if title.is_empty() || title.contains('\n') {
+            return Err(err(
+                Some(raw.title.span()),
+                "title must be one non-empty line".into(),
+            ));
+        }
+        let category = Category::from_name(raw.category.get_ref()).ok_or_else(|| {
+            err(
+                Some(raw.category.span()),
+                format!(
+                    "unknown category `{}` (expected one of: {})",
+                    raw.category.get_ref(),
+                    Category::ALL.map(Category::as_str).join(", ")
+                ),
+            )
+        })?;
+        let exception = exception_names(raw.exception.get_ref())
+            .map_err(|p| err(Some(raw.exception.span()), p))?;
+        let message = Regex::new(raw.message.get_ref()).map_err(|e| {
+            err(
+                Some(raw.message.span()),
+                format!("message is not a valid regex: {}", regex_problem(&e)),
+            )
+        })?;
+        let transform = raw.transform.get_ref();
+        if !crate::transform::exists(transform) {
+            return Err(err(
+                Some(raw.transform.span()),
+                format!(
+                    "unknown transform `{transform}` (known: {})",
+                    crate::transform::KNOWN.join(", ")
+                ),
+            ));
+        }
+        let confidence = confidence_from_name(raw.confidence.get_ref()).ok_or_else(|| {
+            err(
+                Some(raw.confidence.span()),
+                format!(
+                    "unknown confidence `{}` (expected one of: high, medium, low)",
+                    raw.confidence.get_ref()
+                ),
+            )
+        })?;
+        let d = raw.docs;
+        for (name, field) in [
+            ("what", &d.what),
+            ("why", &d.why),
+            ("example_before", &d.example_before),
+            ("example_after", &d.example_after),
+            ("caveats", &d.caveats),
+        ] {
+            if field.get_ref().trim().is_empty() {
+                return Err(err(Some(field.span()), format!("docs.{name} is empty")));
+            }
+        }
+        Ok(Rule {
+            id: id.clone(),
+            title: title.to_string(),
+            category,
+            exception,
+            message,
+            transform: transform.clone(),
+            confidence,
+            safe: raw.safe,
+            params: raw.params,
+            docs: RuleDocs {
+                what: d.what.into_inner(),
+                why: d.why.into_inner(),
+                example_before: d.example_before.into_inner(),
+                example_after: d.example_after.into_inner(),
+                caveats: d.caveats.into_inner(),
+            },
+            source,
+            overrides_builtin: false,
+        })
+    }
+
+    /// Whether the rule applies to an exception of type `exc_type` as the traceback printed
+    /// it. A dotted rule name (`shop.errors.PaymentError`) must equal `exc_type` exactly; a
+    /// bare name (`AttributeError`) is compared with the last dotted component of `exc_type`,
+    /// so it also matches `builtins.AttributeError`. No subclass matching: the tool does not
+    /// know the project's exception hierarchy.
+    pub fn applies_to(&self, exc_type: &str) -> bool {
+        let last = exc_type.rsplit('.').next().unwrap_or(exc_type);
+        self.exception.iter().any(|name| {
+            if name.contains('.') {
+                name == exc_type
+            } else {
+                name == last
+            }
+        })
+    }
+
+    /// The named groups of the message regex when it matches the message's first line
+    /// (trailing whitespace removed); `None` when it does not match. The regex is searched,
+    /// not anchored: anchor it with `^...$` to match the whole line.
+    pub fn captures(&self, msg: &str) -> Option<BTreeMap<String, String>> {
+        let line = first_line(msg);
+        let caps = self.message.captures(line)?;
+        Some(
+            self.message
+                .capture_names()
+                .flatten()
+                .filter_map(|name| Some((name.to_string(), caps.name(name)?.as_str().to_string())))
+                .collect(),
+        )
+    }
+
+    /// A string parameter, e.g. `operation`.
+    pub fn param_str(&self, key: &str) -> Option<&str> {
+        self.params.get(key).and_then(toml::Value::as_str)
+    }
+}
+
+/// The part of an exception message that rules match: its first line, without trailing
+/// whitespace (multi-line messages carry notes and context after it).
+pub fn first_line(msg: &str) -> &str {
+    msg.lines().next().unwrap_or("").trim_end()
+}
+
+/// The rules in force, sorted by id; ids are unique.
+#[derive(Debug, Clone, Default)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+}
+
+impl RuleSet {
+    /// The rules compiled into the binary. Parsed once per process; an error here is a bug in
+    /// `rules/` that the test suite catches.
+    pub fn builtin() -> Result<RuleSet, RuleError> {
+        static BUILTIN: OnceLock<Result<RuleSet, RuleError>> = OnceLock::new();
+        BUILTIN
+            .get_or_init(|| {
+                let mut set = RuleSet::default();
+                for (stem, text) in BUILTIN_RULES {
+                    let file = PathBuf::from(format!("rules/{stem}.toml"));
+                    set.rules
+                        .push(Rule::parse(text, &file, RuleSource::Builtin)?);
+                }
+                set.rules.sort_by(|a, b| a.id.cmp(&b.id));
+                Ok(set)
+            })
+            .clone()
+    }
+
+    /// The built-in rules plus the project's `ROOT/.selfdebug/rules/*.toml` (read in file-name
+    /// order, not recursively; other files are ignored). A project rule whose id is a built-in
+    /// one replaces it. The first broken file is the error.
+    pub fn load(root: &Path) -> Result<RuleSet, RuleError> {
+        let mut set = RuleSet::builtin()?;
+        let dir = root.join(PROJECT_RULES_DIR);
+        let io_err = |file: &Path, problem: String| RuleError {
+            file: file.to_path_buf(),
+            position: None,
+            problem,
+        };
+        match std::fs::metadata(&dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(set),
+            Err(e) => return Err(io_err(&dir, format!("cannot read: {e}"))),
+            Ok(m) if !m.is_dir() => return Err(io_err(&dir, "not a directory".into())),
+            Ok(_) => {}
+        }
+        let mut files = Vec::new();
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| io_err(&dir, format!("cannot read: {e}")))?;
+        for entry in entries {
+            let path = entry
+                .map_err(|e| io_err(&dir, format!("cannot read: {e}")))?
+                .path();
+            if path.extension().is_some_and(|x| x == "toml") && path.is_file() {
+                files.push(path);
+            }
+        }
+        files.sort();
+        for path in files {
+            let bytes =
+                std::fs::read(&path).map_err(|e| io_err(&path, format!("cannot read: {e}")))?;
+            let text =
+                String::from_utf8(bytes).map_err(|_| io_err(&path, "not valid UTF-8".into()))?;
+            let rule = Rule::parse(&text, &path, RuleSource::Project(path.clone()))?;
+            set.insert(rule);
+        }
+        Ok(set)
+    }
+
+    /// Adds a rule, replacing one with the same id (a project rule over a built-in one is
+    /// marked as overriding it).
+    pub fn insert(&mut self, mut rule: Rule) {
+        match self.rules.binary_search_by(|r| r.id.cmp(&rule.id)) {
+            Ok(i) => {
+                rule.overrides_builtin = rule.source != RuleSource::Builtin
+                    && (self.rules[i].source == RuleSource::Builtin
+                        || self.rules[i].overrides_builtin);
+                self.rules[i] = rule;
+            }
+            Err(i) => self.rules.insert(i, rule),
+        }
+    }
+
+    /// All rules, sorted by id.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Rule> {
+        self.rules
+            .binary_search_by(|r| r.id.as_str().cmp(id))
+            .ok()
+            .map(|i| &self.rules[i])
+    }
+
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The rules that apply to a failure (see [`Rule::applies_to`] and [`Rule::captures`]),
+    /// highest confidence first, then by id.
+    pub fn matching(&self, exc_type: &str, msg: &str) -> Vec<RuleMatch<'_>> {
+        let mut out: Vec<RuleMatch<'_>> = self
+            .rules
+            .iter()
+            // The type test is a string compare; the regex runs only when it passes.
+            .filter(|r| r.applies_to(exc_type))
+            .filter_map(|rule| {
+                Some(RuleMatch {
+                    rule,
+                    captures: rule.captures(msg)?,
+                })
+            })
+            .collect();
+        // `rules` is sorted by id and the sort is stable, so ties stay in id order.
+        out.sort_by_key(|m| std::cmp::Reverse(m.rule.confidence));
+        out
+    }
+}
+
+fn exception_names(value: &toml::Value) -> Result<Vec<String>, String> {
+    let names: Vec<String> = match value {
+        toml::Value::String(s) => vec![s.clone()],
+        toml::Value::Array(items) => items
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| "exception list must hold only strings".to_string())
+            })
+            .collect::<Result<_, _>>()?,
+        _ => return Err("exception must be a string or a list of strings".into()),
+    };
+    if names.is_empty() {
+        return Err("exception list is empty".into());
+    }
+    for name in &names {
+        if !name.split('.').all(is_identifier) {
+            return Err(format!(
+                "exception `{name}` is not a Python exception name (e.g. `KeyError`, `pkg.errors.Error`)"
+            ));
+        }
+    }
+    Ok(names)
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+fn is_kebab(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('-').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+/// 1-based line and character column of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, col)
+}
+
+fn one_line(s: &str) -> String {
+    s.trim()
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// regex's syntax errors print the pattern and a caret over several lines; keep the reason.
+fn regex_problem(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .find_map(|l| l.strip_prefix("error: "))
+        .map(str::to_string)
+        .unwrap_or_else(|| one_line(&text))
+}

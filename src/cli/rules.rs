@@ -1,9 +1,27 @@
-//! `selfdebug rules` (being built).
+//! `selfdebug rules`: list the rules in force (built in and the project's own).
 
 use super::{error, RulesArgs};
-use crate::exit;
+use crate::rules::RuleSet;
+use crate::{exit, report};
 
-pub fn run(_args: &RulesArgs) -> i32 {
-    error("`rules` is not available in this build yet");
-    exit::BAD_INPUT
+pub fn run(args: &RulesArgs) -> i32 {
+    if !args.root.is_dir() {
+        error(format!("--root {}: not a directory", args.root.display()));
+        return exit::BAD_INPUT;
+    }
+    let set = match RuleSet::load(&args.root) {
+        Ok(set) => set,
+        Err(e) => {
+            // One line naming the file and the problem; nothing on stdout.
+            error(e);
+            return exit::BAD_INPUT;
+        }
+    };
+    let out = if args.json {
+        report::rules::json(&set)
+    } else {
+        report::rules::human(&set)
+    };
+    print!("{out}");
+    exit::OK
 }

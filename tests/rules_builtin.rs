@@ -1,0 +1,294 @@
+//! The built-in rules: they load, their examples are Python, and each message form of the
+//! null-guard family matches exactly the expected rule with the expected captures.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use selfdebug::rules::{RuleSet, RuleSource};
+
+const NULL_GUARDS: &[(&str, &str)] = &[
+    ("null-guard-attribute", "attribute"),
+    ("null-guard-binop-left", "binop"),
+    ("null-guard-binop-right", "binop"),
+    ("null-guard-call", "call"),
+    ("null-guard-iterate", "iterate"),
+    ("null-guard-len", "len"),
+    ("null-guard-subscript", "subscript"),
+];
+
+fn builtin() -> RuleSet {
+    RuleSet::builtin().unwrap_or_else(|e| panic!("built-in rules must load: {e}"))
+}
+
+/// (rule id, captures) of every match, in the order `matching` returns them.
+fn matches(exc_type: &str, msg: &str) -> Vec<(String, BTreeMap<String, String>)> {
+    builtin()
+        .matching(exc_type, msg)
+        .into_iter()
+        .map(|m| (m.rule.id.clone(), m.captures))
+        .collect()
+}
+
+fn caps(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn one(id: &str, pairs: &[(&str, &str)]) -> Vec<(String, BTreeMap<String, String>)> {
+    vec![(id.to_string(), caps(pairs))]
+}
+
+#[test]
+fn every_builtin_rule_loads_with_its_file_name_as_id() {
+    let set = builtin();
+    let ids: Vec<&str> = set.rules().iter().map(|r| r.id.as_str()).collect();
+    let expected: Vec<&str> = NULL_GUARDS.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, expected);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(ids, files, "every rules/*.toml is compiled in");
+    for rule in set.rules() {
+        assert_eq!(rule.source, RuleSource::Builtin);
+        assert!(!rule.overrides_builtin);
+    }
+}
+
+#[test]
+fn the_null_guard_family_is_logic_null_guard_with_an_operation() {
+    let set = builtin();
+    for (id, operation) in NULL_GUARDS {
+        let rule = set.get(id).unwrap();
+        assert_eq!(rule.transform, "null_guard", "{id}");
+        assert_eq!(rule.category.as_str(), "logic", "{id}");
+        assert_eq!(rule.param_str("operation"), Some(*operation), "{id}");
+        assert!(!rule.safe, "{id}: a None guard can hide a bug upstream");
+    }
+}
+
+#[test]
+fn every_builtin_example_is_valid_python() {
+    for rule in builtin().rules() {
+        for (which, src) in [
+            ("example_before", &rule.docs.example_before),
+            ("example_after", &rule.docs.example_after),
+        ] {
+            let name = format!("rules/{}.toml:{which}", rule.id);
+            if let Err(e) = selfdebug::syntax::parse_text(Path::new(&name), src) {
+                panic!("{name} is not valid Python: {e:?}\n{src}");
+            }
+        }
+        assert_ne!(
+            rule.docs.example_before.trim(),
+            rule.docs.example_after.trim(),
+            "{}: the example must show a change",
+            rule.id
+        );
+    }
+}
+
+#[test]
+fn attribute_on_none() {
+    assert_eq!(
+        matches(
+            "AttributeError",
+            "'NoneType' object has no attribute 'split'"
+        ),
+        one("null-guard-attribute", &[("attr", "split")])
+    );
+    // Python 3.12+ may add its own hint to the message.
+    assert_eq!(
+        matches(
+            "AttributeError",
+            "'NoneType' object has no attribute 'splt'. Did you mean: 'split'?"
+        ),
+        one("null-guard-attribute", &[("attr", "splt")])
+    );
+    // A qualified type and a multi-line message: the last component, the first line.
+    assert_eq!(
+        matches(
+            "builtins.AttributeError",
+            "'NoneType' object has no attribute '_private2'\nsome note\n"
+        ),
+        one("null-guard-attribute", &[("attr", "_private2")])
+    );
+}
+
+#[test]
+fn subscript_len_call_on_none() {
+    assert_eq!(
+        matches("TypeError", "'NoneType' object is not subscriptable"),
+        one("null-guard-subscript", &[])
+    );
+    assert_eq!(
+        matches("TypeError", "object of type 'NoneType' has no len()"),
+        one("null-guard-len", &[])
+    );
+    assert_eq!(
+        matches("TypeError", "'NoneType' object is not callable"),
+        one("null-guard-call", &[])
+    );
+}
+
+#[test]
+fn iterating_and_membership_on_none() {
+    for msg in [
+        "'NoneType' object is not iterable",
+        "argument of type 'NoneType' is not iterable",
+        // The `in` message from Python 3.14 on.
+        "argument of type 'NoneType' is not a container or iterable",
+    ] {
+        assert_eq!(
+            matches("TypeError", msg),
+            one("null-guard-iterate", &[]),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
+fn binop_with_none_on_either_side() {
+    assert_eq!(
+        matches(
+            "TypeError",
+            "unsupported operand type(s) for +: 'NoneType' and 'int'"
+        ),
+        one(
+            "null-guard-binop-left",
+            &[("op", "+"), ("left", "NoneType"), ("right", "int")]
+        )
+    );
+    assert_eq!(
+        matches(
+            "TypeError",
+            "unsupported operand type(s) for -: 'int' and 'NoneType'"
+        ),
+        one(
+            "null-guard-binop-right",
+            &[("op", "-"), ("left", "int"), ("right", "NoneType")]
+        )
+    );
+    assert_eq!(
+        matches(
+            "TypeError",
+            "unsupported operand type(s) for +=: 'NoneType' and 'str'"
+        ),
+        one(
+            "null-guard-binop-left",
+            &[("op", "+="), ("left", "NoneType"), ("right", "str")]
+        )
+    );
+    assert_eq!(
+        matches(
+            "TypeError",
+            "unsupported operand type(s) for ** or pow(): 'float' and 'NoneType'"
+        ),
+        one(
+            "null-guard-binop-right",
+            &[
+                ("op", "** or pow()"),
+                ("left", "float"),
+                ("right", "NoneType")
+            ]
+        )
+    );
+    // Both None: both rules, same confidence, so in id order.
+    let both = [("op", "*"), ("left", "NoneType"), ("right", "NoneType")];
+    assert_eq!(
+        matches(
+            "TypeError",
+            "unsupported operand type(s) for *: 'NoneType' and 'NoneType'"
+        ),
+        vec![
+            ("null-guard-binop-left".to_string(), caps(&both)),
+            ("null-guard-binop-right".to_string(), caps(&both)),
+        ]
+    );
+}
+
+#[test]
+fn messages_about_other_types_match_nothing() {
+    for (exc, msg) in [
+        ("AttributeError", "'int' object has no attribute 'x'"),
+        ("TypeError", "'int' object is not subscriptable"),
+        ("TypeError", "'int' object is not iterable"),
+        ("TypeError", "object of type 'int' has no len()"),
+        ("TypeError", "'str' object is not callable"),
+        (
+            "TypeError",
+            "unsupported operand type(s) for +: 'int' and 'str'",
+        ),
+        (
+            "TypeError",
+            "can only concatenate str (not \"NoneType\") to str",
+        ),
+        ("AttributeError", "module 'os' has no attribute 'NoneType'"),
+        // Right message, wrong exception type.
+        ("TypeError", "'NoneType' object has no attribute 'split'"),
+        ("AttributeError", "'NoneType' object is not subscriptable"),
+        (
+            "myapp.AttributeErrorish",
+            "'NoneType' object has no attribute 'x'",
+        ),
+        // Not on the first line.
+        (
+            "TypeError",
+            "something else\n'NoneType' object is not callable",
+        ),
+        ("TypeError", ""),
+    ] {
+        assert_eq!(matches(exc, msg), vec![], "{exc}: {msg}");
+    }
+}
+
+/// The messages come from the real interpreter, so the regexes cannot drift from Python.
+#[test]
+fn real_python_messages_match_their_rule() {
+    let script = r#"
+import sys
+cases = [
+    ("null-guard-attribute", "None.split"),
+    ("null-guard-subscript", "None[0]"),
+    ("null-guard-iterate", "[x for x in None]"),
+    ("null-guard-iterate", "1 in None"),
+    ("null-guard-len", "len(None)"),
+    ("null-guard-binop-left", "None + 1"),
+    ("null-guard-binop-right", "1 - None"),
+    ("null-guard-call", "(lambda f: f())(None)"),
+]
+for rule, expr in cases:
+    try:
+        eval(expr)
+    except Exception as e:
+        print(f"{rule}\t{type(e).__name__}\t{e}")
+"#;
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = std::process::Command::new(&python)
+        .args(["-c", script])
+        .output()
+        .unwrap_or_else(|e| panic!("run {python}: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 8, "{text}");
+    for line in text.lines() {
+        let mut parts = line.splitn(3, '\t');
+        let (rule, exc, msg) = (
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+        );
+        let ids: Vec<String> = matches(exc, msg).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(ids, vec![rule.to_string()], "{exc}: {msg}");
+    }
+}
