@@ -5,10 +5,12 @@
 pub mod cli;
 pub mod edit;
 pub mod exit;
+pub mod plan;
 pub mod probe;
 pub mod report;
 pub mod rules;
 pub mod runner;
+pub mod scratch;
 pub mod source;
 pub mod syntax;
 pub mod traceback;

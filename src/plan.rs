@@ -1,0 +1,197 @@
+//! From a located failure to ranked candidate patches, without running anything: read the file
+//! exactly, parse it, find the failing statement, match the rules, run their transforms, and
+//! keep the fixes that apply cleanly and re-parse.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::edit::{self, Fix};
+use crate::rules::{Category, RuleSet};
+use crate::source::SourceFile;
+use crate::syntax::{self, ColumnUnit};
+use crate::traceback::{locate::is_test_file, Failure};
+use crate::transform::{self, Context, ProbeFacts};
+
+/// One proposed patch of one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Candidate {
+    /// Relative to the root, forward slashes.
+    pub file: String,
+    pub fix: Fix,
+    pub category: Category,
+    /// Whether the rule is marked safe (applied without `--unsafe-fixes`).
+    pub safe: bool,
+    /// Unified diff against the original bytes.
+    pub diff: String,
+    #[serde(skip)]
+    pub path: PathBuf,
+    #[serde(skip)]
+    pub original: Vec<u8>,
+    #[serde(skip)]
+    pub patched: Vec<u8>,
+}
+
+/// Why no candidate could even be proposed. Each says what a user can do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanError {
+    /// The traceback has no frame in the project's own code.
+    NoLocation,
+    /// The location is a test file and tests may not be edited.
+    TestFile(String),
+    /// The file is outside the root, behind a symlink leading out of it, or unreadable.
+    Confined(String),
+    /// The source could not be read or parsed (reported, never written).
+    Unparseable(String),
+    /// No statement at the line (the file changed since the log was written?).
+    NotLocated(String, u32),
+    /// No rule knows this failure.
+    NoRule(String),
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanError::NoLocation => f.write_str("no frame of the traceback is in the project's own code"),
+            PlanError::TestFile(file) => write!(f, "{file} is a test file; pass --allow-tests to let selfdebug edit it"),
+            PlanError::Confined(msg) => f.write_str(msg),
+            PlanError::Unparseable(msg) => write!(f, "PATCH-REJECTED: {msg}"),
+            PlanError::NotLocated(file, line) => write!(f, "{file}:{line}: no statement there (has the file changed since the log was written?)"),
+            PlanError::NoRule(sig) => write!(f, "no rule matches {sig}"),
+        }
+    }
+}
+
+/// What planning needs besides the failure.
+pub struct PlanInput<'a> {
+    /// The tree to read (the project root, or a scratch copy of it).
+    pub root: &'a Path,
+    pub failure: &'a Failure,
+    pub rules: &'a RuleSet,
+    pub probe: Option<&'a ProbeFacts>,
+    pub allow_tests: bool,
+}
+
+/// Ranked candidates for one failure: rules by confidence, then each transform's own order.
+pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
+    let failure = input.failure;
+    let loc = failure.location.as_ref().ok_or(PlanError::NoLocation)?;
+    let rel_parts: Vec<&str> = loc.file.split('/').collect();
+    if is_test_file(&rel_parts) && !input.allow_tests {
+        return Err(PlanError::TestFile(loc.file.clone()));
+    }
+    let path = confined_path(input.root, &loc.file)?;
+    let source = SourceFile::read(&path).map_err(|e| PlanError::Unparseable(e.to_string()))?;
+    let module = syntax::parse(&source).map_err(|e| PlanError::Unparseable(e.to_string()))?;
+    let line = loc.line as usize;
+    let focus = loc.caret.and_then(|c| {
+        let (start, end) = (c.line_focus_start?, c.line_focus_end?);
+        module.span_to_range(line, start as usize..end as usize, ColumnUnit::Chars)
+    });
+    let located = match &focus {
+        Some(f) => syntax::locate_span(&module, line, f.clone()),
+        None => syntax::locate(&module, line),
+    }
+    .ok_or_else(|| PlanError::NotLocated(loc.file.clone(), loc.line))?;
+    let expected = expected_from_test(failure);
+    let matches = input.rules.matching(&failure.exc_type, &failure.msg);
+    if matches.is_empty() {
+        let first = failure.msg.lines().next().unwrap_or("");
+        return Err(PlanError::NoRule(format!("{}: {first}", failure.exc_type)));
+    }
+    let mut out: Vec<Candidate> = Vec::new();
+    for m in matches {
+        let params: BTreeMap<String, String> = m
+            .rule
+            .params
+            .iter()
+            .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+            .collect();
+        let ctx = Context {
+            source: &source,
+            module: &module,
+            located: &located,
+            focus: focus.clone(),
+            captures: &m.captures,
+            params: &params,
+            probe: input.probe,
+            expected: expected.as_ref().map(|(lit, _)| lit.as_str()),
+            expected_line: expected.as_ref().map(|(_, line)| line.as_str()),
+            rule: &m.rule.id,
+            confidence: m.rule.confidence,
+        };
+        for fix in transform::candidates(&m.rule.transform, &ctx) {
+            // A fix that does not apply or does not re-parse is dropped: never written.
+            let Ok(patched) = fix.apply_to(&source) else {
+                continue;
+            };
+            if out.iter().any(|c| c.patched == patched) {
+                continue;
+            }
+            let new_text = match fix.apply_text(&source) {
+                Ok(t) => t,
+                Err(_) => continue,
+            };
+            out.push(Candidate {
+                file: loc.file.clone(),
+                diff: edit::unified_diff(&loc.file, source.text(), &new_text),
+                fix,
+                category: m.rule.category,
+                safe: m.rule.safe,
+                path: path.clone(),
+                original: source.bytes().to_vec(),
+                patched,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// `root/rel`, refused when it is not a regular file inside the root (a symlink may point
+/// anywhere inside; never out of it).
+pub fn confined_path(root: &Path, rel: &str) -> Result<PathBuf, PlanError> {
+    let path = root.join(rel);
+    let real = path
+        .canonicalize()
+        .map_err(|e| PlanError::Confined(format!("{rel}: {e}")))?;
+    let real_root = root
+        .canonicalize()
+        .map_err(|e| PlanError::Confined(format!("{}: {e}", root.display())))?;
+    if !real.starts_with(&real_root) || !real.is_file() {
+        return Err(PlanError::Confined(format!(
+            "{rel} resolves outside the project root; selfdebug never writes there"
+        )));
+    }
+    let inside: Vec<String> = real
+        .strip_prefix(&real_root)
+        .map(|r| {
+            r.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut dir = real_root.clone();
+    for part in &inside[..inside.len().saturating_sub(1)] {
+        dir.push(part);
+        if matches!(part.as_str(), "site-packages" | "dist-packages")
+            || crate::scratch::is_virtualenv(&dir)
+        {
+            return Err(PlanError::Confined(format!(
+                "{rel} is inside a virtualenv or site-packages; selfdebug never writes there"
+            )));
+        }
+    }
+    Ok(path)
+}
+
+/// The literal the failing test asserts against and the assertion line, from the outermost
+/// frame (in the project) whose source line is such an assertion.
+fn expected_from_test(failure: &Failure) -> Option<(String, String)> {
+    failure
+        .frames
+        .iter()
+        .filter(|f| f.resolved.is_some())
+        .filter_map(|f| f.code.as_deref())
+        .find_map(|code| transform::expected_literal(code).map(|lit| (lit, code.to_string())))
+}

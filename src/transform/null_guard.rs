@@ -1,0 +1,622 @@
+//! `null_guard`: repairs an operation on `None` (`'NoneType' object has no attribute 'x'`, is
+//! not subscriptable / iterable / callable, has no `len()`, unsupported operand).
+//!
+//! It finds the expression that was `None` (the receiver), using, in order, the probe's types,
+//! the traceback's carets and the rule's captures, then proposes in rank order:
+//! 1. a guard clause returning what the failing test expects (`if x is None: return ""`),
+//! 2. an `or`-default on the receiver when its type is clear (`(text or "").split()`),
+//! 3. a guard clause returning a default that fits the operation,
+//! 4. an inline conditional around the failing expression,
+//! 5. `continue` when the statement is in a loop.
+//!
+//! Never `getattr(x, "attr", None)`: that turns a crash into calling `None` later.
+
+use std::ops::Range;
+
+use regex::Regex;
+use rustpython_parser::ast::{self, Ranged};
+
+use super::Context;
+use crate::edit::{Edit, Fix};
+use crate::syntax::walk::{self, Node};
+use crate::syntax::{Clause, Located, StmtKind, SubExpr, SubExprKind};
+
+/// What was done to `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operation {
+    Attribute,
+    Subscript,
+    Iterate,
+    Len,
+    BinOp,
+    Call,
+}
+
+impl Operation {
+    fn parse(s: &str) -> Option<Operation> {
+        Some(match s {
+            "attribute" => Operation::Attribute,
+            "subscript" => Operation::Subscript,
+            "iterate" => Operation::Iterate,
+            "len" => Operation::Len,
+            "binop" => Operation::BinOp,
+            "call" => Operation::Call,
+            _ => return None,
+        })
+    }
+}
+
+/// One place where `None` may have been used.
+#[derive(Debug, Clone)]
+struct Target {
+    /// The expression that was `None`.
+    receiver: Range<usize>,
+    /// The smallest expression that fails because of it (`text.split()` for `.split`).
+    failing: Range<usize>,
+    /// The receiver is written to (`x.attr = 1`, `del x[k]`): only a guard can help.
+    store: bool,
+    /// Inside a lambda or comprehension: no statement can go before it.
+    nested: bool,
+    /// Default for the receiver in `(receiver or DEFAULT)`, when its type is clear.
+    receiver_default: Option<&'static str>,
+    /// What the failing expression should evaluate to when the receiver is `None`.
+    result_default: &'static str,
+}
+
+const STR_TO_STR: &[&str] = &[
+    "upper",
+    "lower",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "title",
+    "capitalize",
+    "casefold",
+    "replace",
+    "format",
+    "join",
+    "zfill",
+    "center",
+    "ljust",
+    "rjust",
+    "swapcase",
+    "removeprefix",
+    "removesuffix",
+    "expandtabs",
+    "translate",
+];
+const STR_TO_LIST: &[&str] = &["split", "rsplit", "splitlines"];
+const STR_TO_BOOL: &[&str] = &[
+    "startswith",
+    "endswith",
+    "isdigit",
+    "isalpha",
+    "isalnum",
+    "isspace",
+    "islower",
+    "isupper",
+    "isnumeric",
+    "isdecimal",
+    "isidentifier",
+    "istitle",
+];
+const LIST_METHODS: &[&str] = &[
+    "append", "extend", "insert", "pop", "remove", "sort", "reverse",
+];
+const DICT_METHODS: &[&str] = &["get", "items", "keys", "values", "update", "setdefault"];
+
+pub fn candidates(ctx: &Context) -> Vec<Fix> {
+    let Some(op) = ctx
+        .params
+        .get("operation")
+        .and_then(|o| Operation::parse(o))
+    else {
+        return Vec::new();
+    };
+    let targets = choose(ctx, find_targets(ctx, op));
+    let mut fixes: Vec<Fix> = Vec::new();
+    for t in &targets {
+        for fix in fixes_for(ctx, t) {
+            // Two targets can yield the same edit (a guard on the same receiver).
+            if !fixes.iter().any(|f| f.edits == fix.edits) {
+                fixes.push(fix);
+            }
+        }
+    }
+    fixes
+}
+
+fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
+    let exprs = &ctx.located.exprs;
+    let mut out = Vec::new();
+    match op {
+        Operation::Attribute => {
+            let wanted = ctx.captures.get("attr");
+            for e in exprs {
+                let SubExprKind::Attribute {
+                    receiver,
+                    name,
+                    ctx: store_ctx,
+                    ..
+                } = &e.kind
+                else {
+                    continue;
+                };
+                if wanted.is_some_and(|w| w != name) {
+                    continue;
+                }
+                // What fails is the whole chain built on the None value: guarding only
+                // `self.user.name` would still call `.title()` on None.
+                let (failing, last_call) = extend_chain(exprs, e.range.clone(), name);
+                let result_default = match last_call.as_deref() {
+                    Some(m) if STR_TO_STR.contains(&m) => "\"\"",
+                    Some(m) if STR_TO_LIST.contains(&m) => "[]",
+                    Some(m) if STR_TO_BOOL.contains(&m) => "False",
+                    Some("items" | "keys" | "values") => "[]",
+                    _ => "None",
+                };
+                out.push(Target {
+                    receiver: receiver.clone(),
+                    failing,
+                    store: *store_ctx != "load",
+                    nested: e.in_lambda || e.in_comprehension,
+                    receiver_default: receiver_default_for(name),
+                    result_default,
+                });
+            }
+        }
+        Operation::Subscript => {
+            for e in exprs {
+                if let SubExprKind::Subscript { value, ctx: c, .. } = &e.kind {
+                    out.push(Target {
+                        receiver: value.clone(),
+                        failing: e.range.clone(),
+                        store: *c != "load",
+                        nested: e.in_lambda || e.in_comprehension,
+                        receiver_default: None,
+                        result_default: "None",
+                    });
+                }
+            }
+        }
+        Operation::Iterate => {
+            if let Some(iter) = for_iter(ctx) {
+                out.push(Target {
+                    receiver: iter.clone(),
+                    failing: iter,
+                    store: false,
+                    nested: false,
+                    receiver_default: Some("[]"),
+                    result_default: "[]",
+                });
+            }
+            for e in exprs {
+                if let SubExprKind::Compare {
+                    ops, comparators, ..
+                } = &e.kind
+                {
+                    for (o, c) in ops.iter().zip(comparators) {
+                        if matches!(*o, "in" | "not in") {
+                            out.push(Target {
+                                receiver: c.clone(),
+                                failing: e.range.clone(),
+                                store: false,
+                                nested: e.in_lambda || e.in_comprehension,
+                                receiver_default: Some("[]"),
+                                result_default: if *o == "in" { "False" } else { "True" },
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Operation::Len => {
+            for e in exprs {
+                if let SubExprKind::Call { func, args: 1, .. } = &e.kind {
+                    if ctx.text(func) == "len" {
+                        if let Some(arg) = single_arg(ctx, e) {
+                            out.push(Target {
+                                receiver: arg,
+                                failing: e.range.clone(),
+                                store: false,
+                                nested: e.in_lambda || e.in_comprehension,
+                                receiver_default: Some("[]"),
+                                result_default: "0",
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Operation::BinOp => {
+            // Python prints `+=` for augmented assignment and `** or pow()` for powers.
+            let op = ctx.captures.get("op").map(|o| {
+                let o = o.split_whitespace().next().unwrap_or(o);
+                if o.len() > 1 {
+                    o.trim_end_matches('=')
+                } else {
+                    o
+                }
+            });
+            let left_none = ctx.captures.get("left").is_some_and(|l| l == "NoneType");
+            let right_none = ctx.captures.get("right").is_some_and(|r| r == "NoneType");
+            let other = if left_none {
+                ctx.captures.get("right")
+            } else {
+                ctx.captures.get("left")
+            };
+            let default = match other.map(String::as_str) {
+                Some("int") | Some("float") | Some("complex") | Some("decimal.Decimal") => {
+                    Some("0")
+                }
+                Some("str") => Some("\"\""),
+                Some("list") => Some("[]"),
+                Some("tuple") => Some("()"),
+                _ => None,
+            };
+            for e in exprs {
+                let (e_op, left, right) = match &e.kind {
+                    SubExprKind::BinOp { op, left, right } => (*op, left, right),
+                    SubExprKind::AugAssign { op, target, value } => {
+                        (op.trim_end_matches('='), target, value)
+                    }
+                    _ => continue,
+                };
+                if op.is_some_and(|o| o != e_op.trim_end_matches('=')) {
+                    continue;
+                }
+                let is_aug = matches!(e.kind, SubExprKind::AugAssign { .. });
+                let mut push = |receiver: &Range<usize>| {
+                    // In `t += v` the statement is not an expression: only `v` can be wrapped,
+                    // and `t` only guarded.
+                    let store = is_aug && receiver == left;
+                    out.push(Target {
+                        receiver: receiver.clone(),
+                        failing: if is_aug {
+                            receiver.clone()
+                        } else {
+                            e.range.clone()
+                        },
+                        store,
+                        nested: e.in_lambda || e.in_comprehension,
+                        receiver_default: default,
+                        result_default: default.unwrap_or("None"),
+                    })
+                };
+                if left_none || !right_none {
+                    push(left);
+                }
+                if right_none {
+                    push(right);
+                }
+            }
+        }
+        Operation::Call => {
+            for e in exprs {
+                if let SubExprKind::Call { func, .. } = &e.kind {
+                    if is_simple_ref(ctx.text(func)) {
+                        out.push(Target {
+                            receiver: func.clone(),
+                            failing: e.range.clone(),
+                            store: false,
+                            nested: e.in_lambda || e.in_comprehension,
+                            receiver_default: None,
+                            result_default: "None",
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out.retain(|t| is_simple_ref(ctx.text(&t.receiver)));
+    out
+}
+
+/// The type a receiver must have for its method `name`, as an empty value for `or`.
+fn receiver_default_for(name: &str) -> Option<&'static str> {
+    if STR_TO_STR.contains(&name) || STR_TO_LIST.contains(&name) || STR_TO_BOOL.contains(&name) {
+        Some("\"\"")
+    } else if LIST_METHODS.contains(&name) {
+        Some("[]")
+    } else if DICT_METHODS.contains(&name) {
+        Some("{}")
+    } else {
+        None
+    }
+}
+
+/// Grows `range` (an attribute access) through the calls, attribute accesses and subscripts
+/// applied to it (`a.b` → `a.b.c()[0]`). Returns the chain and the name of the method called
+/// last, if the chain ends in a call of an attribute.
+fn extend_chain(
+    exprs: &[SubExpr],
+    range: Range<usize>,
+    name: &str,
+) -> (Range<usize>, Option<String>) {
+    let mut cur = range;
+    let mut last_attr: Option<String> = Some(name.to_string());
+    let mut last_call: Option<String> = None;
+    loop {
+        let next = exprs.iter().find(|e| match &e.kind {
+            SubExprKind::Call { func, .. } => *func == cur,
+            SubExprKind::Attribute { receiver, .. } => *receiver == cur,
+            SubExprKind::Subscript { value, .. } => *value == cur,
+            _ => false,
+        });
+        let Some(next) = next else { break };
+        match &next.kind {
+            SubExprKind::Call { .. } => last_call = last_attr.take(),
+            SubExprKind::Attribute { name, .. } => {
+                last_attr = Some(name.clone());
+                last_call = None;
+            }
+            _ => {
+                last_attr = None;
+                last_call = None;
+            }
+        }
+        cur = next.range.clone();
+    }
+    (cur, last_call)
+}
+
+/// Narrows the targets to the one that was `None`: the probe knows for sure; the carets mark
+/// the failing expression; otherwise the first two in source order are tried.
+fn choose(ctx: &Context, targets: Vec<Target>) -> Vec<Target> {
+    if let Some(probe) = ctx.probe {
+        let none: Vec<Target> = targets
+            .iter()
+            .filter(|t| probe.type_of(&t.receiver) == Some("NoneType"))
+            .cloned()
+            .collect();
+        if !none.is_empty() {
+            return none;
+        }
+    }
+    if let Some(focus) = &ctx.focus {
+        let hit: Vec<Target> = targets
+            .iter()
+            .filter(|t| {
+                &t.failing == focus
+                    || (t.receiver.start == focus.start && focus.end <= t.failing.end)
+                    || (focus.start <= t.receiver.start && t.receiver.end <= focus.end)
+            })
+            .cloned()
+            .collect();
+        if !hit.is_empty() {
+            return hit;
+        }
+    }
+    targets.into_iter().take(2).collect()
+}
+
+fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
+    let recv = ctx.text(&t.receiver).to_string();
+    let mut out = Vec::new();
+    let is_return = ctx.located.kind == StmtKind::Return;
+    let fix = |title: String, edits: Vec<Edit>| Fix::new(title, ctx.rule, ctx.confidence, edits);
+    let guard_fix = |value: &str| {
+        guard(ctx, t, &format!("return {value}")).map(|edit| {
+            fix(
+                format!("return {value} early when `{recv}` is None"),
+                vec![edit],
+            )
+        })
+    };
+
+    // 1. Guard returning the empty value of the type the test expects back, when the
+    // function's value is what the test checks.
+    let expected = ctx
+        .expected
+        .filter(|_| is_return || function_is_called_by_test(ctx))
+        .and_then(empty_of_type);
+    // In a loop the test's expectation says little about one item: skipping it comes first.
+    let in_loop = ctx.located.in_loop;
+    if let Some(value) = expected.filter(|_| !in_loop) {
+        out.extend(guard_fix(value));
+    }
+    // 2. `or`-default on the receiver.
+    if let (Some(default), false) = (t.receiver_default, t.store) {
+        let wrapped = if enclosed_in_parens(ctx, &t.receiver) {
+            format!("{recv} or {default}")
+        } else {
+            format!("({recv} or {default})")
+        };
+        let edit = Edit::replacement(t.receiver.clone(), wrapped);
+        out.push(fix(
+            format!("use `{default}` when `{recv}` is None"),
+            vec![edit],
+        ));
+    }
+    // 3. In a loop, skipping the item usually beats leaving the function.
+    if in_loop {
+        if let Some(edit) = guard(ctx, t, "continue") {
+            out.push(fix(
+                format!("skip the iteration when `{recv}` is None"),
+                vec![edit],
+            ));
+        }
+        if let Some(value) = expected {
+            out.extend(guard_fix(value));
+        }
+    }
+    // 4. Guard returning a default that fits the operation.
+    let default = if is_return && ctx.text(&return_value(ctx)) == ctx.text(&t.failing) {
+        t.result_default
+    } else {
+        "None"
+    };
+    if expected != Some(default) {
+        out.extend(guard_fix(default));
+    }
+    // 5. Inline conditional around the failing expression.
+    if !t.store {
+        let failing = ctx.text(&t.failing);
+        let edit = Edit::replacement(
+            t.failing.clone(),
+            format!(
+                "({failing} if {recv} is not None else {})",
+                t.result_default
+            ),
+        );
+        out.push(fix(
+            format!(
+                "evaluate `{}` only when `{recv}` is not None",
+                one_line(failing)
+            ),
+            vec![edit],
+        ));
+    }
+    out
+}
+
+/// The test's assertion calls the function the statement is in (`assert mod.f(x) == ...`).
+fn function_is_called_by_test(ctx: &Context) -> bool {
+    let (Some(func), Some(line)) = (&ctx.located.function, ctx.expected_line) else {
+        return false;
+    };
+    let name = &func.name;
+    line.match_indices(name.as_str()).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + name.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && after == Some('(')
+    })
+}
+
+/// The empty value of a literal's type: the test shows the type, not a value to hard-code
+/// (`assert f(x) == "abc"` must not become `return "abc"`).
+fn empty_of_type(literal: &str) -> Option<&'static str> {
+    Some(match literal {
+        "None" => "None",
+        "True" | "False" => "False",
+        "[]" => "[]",
+        "{}" => "{}",
+        "()" => "()",
+        l if l.starts_with('"') => "\"\"",
+        l if l.starts_with('\'') => "''",
+        l if l.parse::<i64>().is_ok() => "0",
+        l if l.parse::<f64>().is_ok() => "0.0",
+        _ => return None,
+    })
+}
+
+/// The range is already wrapped in parentheses (a call's only argument, a parenthesized
+/// expression), so `x or d` needs none of its own.
+fn enclosed_in_parens(ctx: &Context, range: &Range<usize>) -> bool {
+    let text = ctx.source.text();
+    let before = text[..range.start].trim_end().ends_with('(');
+    let after = text[range.end..].trim_start().starts_with(')');
+    before && after
+}
+
+/// `if RECV is None:` + `body` inserted before the statement, at its indentation. `None` where
+/// no statement can go before it (an `elif` test, inside a lambda, a `return` outside a
+/// function).
+fn guard(ctx: &Context, t: &Target, body: &str) -> Option<Edit> {
+    if t.nested || (body.starts_with("return") && ctx.located.function.is_none()) {
+        return None;
+    }
+    let at: &Located = match (&ctx.located.clause, ctx.located.starts_line) {
+        (Clause::Statement | Clause::Header, true) => ctx.located,
+        (Clause::Statement, false) => match &ctx.located.header {
+            Some(h) if h.starts_line && matches!(h.clause, Clause::Header) => h,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let nl = ctx.source.newline();
+    let unit = ctx.source.indent_unit();
+    let recv = ctx.text(&t.receiver);
+    let start = ctx.source.line_start(at.first_line)?;
+    let indent = &at.indent;
+    Some(Edit::insertion(
+        start,
+        format!("{indent}if {recv} is None:{nl}{indent}{unit}{body}{nl}"),
+    ))
+}
+
+/// The value range of a `return` statement (empty when it returns nothing).
+fn return_value(ctx: &Context) -> Range<usize> {
+    let text = ctx.text(&ctx.located.range);
+    let start = ctx.located.range.start + text.find("return").map_or(0, |i| i + "return".len());
+    let rest = &ctx.source.text()[start..ctx.located.range.end];
+    let lead = rest.len() - rest.trim_start().len();
+    start + lead..ctx.located.range.end
+}
+
+/// The iterable of the `for` statement whose header is the located statement.
+fn for_iter(ctx: &Context) -> Option<Range<usize>> {
+    if !matches!(ctx.located.kind, StmtKind::For | StmtKind::AsyncFor) {
+        return None;
+    }
+    let start = ctx.located.range.start;
+    let roots: Vec<Node> = ctx.module.body().iter().map(Node::Stmt).collect();
+    let mut found = None;
+    walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
+        if let Node::Stmt(s) = node {
+            let iter = match s {
+                ast::Stmt::For(f) => Some(&f.iter),
+                ast::Stmt::AsyncFor(f) => Some(&f.iter),
+                _ => None,
+            };
+            if let Some(iter) = iter.filter(|_| node.range().start == start) {
+                let r = iter.range();
+                found = Some(r.start().to_usize()..r.end().to_usize());
+            }
+        }
+        found.is_none()
+    });
+    found
+}
+
+/// The argument range of a one-argument call `f(arg)`.
+fn single_arg(ctx: &Context, call: &SubExpr) -> Option<Range<usize>> {
+    let SubExprKind::Call { func, .. } = &call.kind else {
+        return None;
+    };
+    let inner = func.end..call.range.end;
+    let text = ctx.text(&inner);
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let arg = &text[open + 1..close];
+    let lead = arg.len() - arg.trim_start().len();
+    let start = inner.start + open + 1 + lead;
+    let end = start + arg.trim().trim_end_matches(',').trim_end().len();
+    (start < end).then_some(start..end)
+}
+
+/// Names, attribute chains and constant subscripts: safe to evaluate twice (`x is None` and the
+/// use), so a guard does not change behaviour.
+fn is_simple_ref(text: &str) -> bool {
+    static SIMPLE: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        Regex::new(
+            r#"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:-?[0-9]+|'[^'\\]*'|"[^"\\]*")\])*$"#,
+        )
+        .expect("valid regex")
+    });
+    !matches!(text, "None" | "True" | "False") && SIMPLE.is_match(text)
+}
+
+fn one_line(s: &str) -> String {
+    let first = s.lines().next().unwrap_or("");
+    if first.len() < s.len() {
+        format!("{first} ...")
+    } else {
+        first.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_refs() {
+        assert!(is_simple_ref("text"));
+        assert!(is_simple_ref("self.user.name"));
+        assert!(is_simple_ref("row['k'][0]"));
+        assert!(!is_simple_ref("f(x)"));
+        assert!(!is_simple_ref("a[b]"));
+        assert!(!is_simple_ref("None"));
+    }
+}

@@ -1,0 +1,273 @@
+//! The null-guard family end to end up to the proposed patches: a real traceback text is
+//! parsed, the file is located and read exactly, the rules match and the transform proposes.
+//! Snapshots hold every candidate's diff (reviewed); the byte checks prove nothing outside the
+//! edits changes, in CRLF, tab-indented, BOM and latin-1 files.
+
+mod support;
+
+use std::path::Path;
+
+use selfdebug::plan::{self, Candidate, PlanInput};
+use selfdebug::rules::RuleSet;
+use selfdebug::traceback;
+
+struct Case {
+    name: &'static str,
+    /// The module under test, exact bytes.
+    module: &'static [u8],
+    /// 1-based line that fails, and its function.
+    line: u32,
+    func: &'static str,
+    /// Caret line under the code as CPython prints it (relative to the stripped code), if any.
+    caret: Option<&'static str>,
+    exc: &'static str,
+    /// The test's assertion, printed as the outermost frame.
+    test_line: &'static str,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "attribute_return_lf",
+        module: b"def to_upper(text):\n    \"\"\"Upper-case words.\"\"\"\n    return text.upper()\n",
+        line: 3,
+        func: "to_upper",
+        caret: Some("       ^^^^^^^^^^"),
+        exc: "AttributeError: 'NoneType' object has no attribute 'upper'",
+        test_line: "assert mod.to_upper(None) == \"\"",
+    },
+    Case {
+        name: "attribute_crlf_comments",
+        module: b"import re\r\n\r\n\r\ndef words(text):\r\n    # split on whitespace\r\n    parts = text.split(  # any run of blanks\r\n        None\r\n    )  # trailing\r\n    return [p for p in parts if p]\r\n",
+        line: 6,
+        func: "words",
+        caret: Some("        ^^^^^^^^^^"),
+        exc: "AttributeError: 'NoneType' object has no attribute 'split'",
+        test_line: "assert mod.words(None) == []",
+    },
+    Case {
+        name: "attribute_method_tabs",
+        module: b"class Account:\n\tdef __init__(self, user=None):\n\t\tself.user = user\n\n\tdef display_name(self):\n\t\treturn self.user.name.title()\n",
+        line: 6,
+        func: "display_name",
+        caret: Some("       ^^^^^^^^^^^^^^"),
+        exc: "AttributeError: 'NoneType' object has no attribute 'name'",
+        test_line: "assert mod.Account().display_name() == \"\"",
+    },
+    Case {
+        name: "subscript_bom",
+        module: b"\xef\xbb\xbfdef first(rows):\n    head = rows[0]\n    return head\n",
+        line: 2,
+        func: "first",
+        caret: Some("       ^^^^^^^"),
+        exc: "TypeError: 'NoneType' object is not subscriptable",
+        test_line: "assert mod.first(None) is None",
+    },
+    Case {
+        name: "iterate_latin1_loop",
+        module: b"# -*- coding: latin-1 -*-\n# caf\xe9 prices\ndef total(prices):\n    result = 0\n    for p in prices:\n        result += p\n    return result\n",
+        line: 5,
+        func: "total",
+        caret: None,
+        exc: "TypeError: 'NoneType' object is not iterable",
+        test_line: "assert mod.total(None) == 0",
+    },
+    Case {
+        name: "membership_in_if",
+        module: b"def allowed(name, allow):\n    if name in allow:\n        return True\n    return False\n",
+        line: 2,
+        func: "allowed",
+        caret: Some("   ^^^^^^^^^^^^^"),
+        exc: "TypeError: argument of type 'NoneType' is not iterable",
+        test_line: "assert mod.allowed(\"x\", None) is False",
+    },
+    Case {
+        name: "len_with_pep701_fstring_elsewhere",
+        module: b"def label(names):\n    return f\"{\", \".join(names)}\"\n\n\ndef count(names):\n    return len(names)\n",
+        line: 6,
+        func: "count",
+        caret: Some("       ^^^^^^^^^^"),
+        exc: "TypeError: object of type 'NoneType' has no len()",
+        test_line: "assert mod.count(None) == 0",
+    },
+    Case {
+        name: "binop_left_none",
+        module: b"def price(order, fee):\n    base = order.get(\"price\")\n    return base + fee\n",
+        line: 3,
+        func: "price",
+        caret: Some("       ^^^^^^^^^^"),
+        exc: "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'",
+        test_line: "assert mod.price({}, 2) == 2",
+    },
+    Case {
+        name: "binop_right_none_augassign",
+        module: b"def grow(total, extra):\n    total += extra\n    return total\n",
+        line: 2,
+        func: "grow",
+        caret: None,
+        exc: "TypeError: unsupported operand type(s) for +=: 'int' and 'NoneType'",
+        test_line: "assert mod.grow(1, None) == 1",
+    },
+    Case {
+        name: "call_none_callback",
+        module: b"def notify(event, callback=None):\n    result = callback(event)\n    return result\n",
+        line: 2,
+        func: "notify",
+        caret: Some("         ^^^^^^^^^^^^^^^"),
+        exc: "TypeError: 'NoneType' object is not callable",
+        test_line: "assert mod.notify(\"x\") is None",
+    },
+    Case {
+        name: "attribute_in_loop_one_line_if",
+        module: b"def names(users):\n    out = []\n    for u in users:\n        if u.active: out.append(u.profile.name)\n    return out\n",
+        line: 4,
+        func: "names",
+        caret: None,
+        exc: "AttributeError: 'NoneType' object has no attribute 'name'",
+        test_line: "assert mod.names([U()]) == []",
+    },
+];
+
+/// Writes the case's project (module + a test file) and a native traceback of its failure.
+fn project(case: &Case) -> (tempfile::TempDir, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("mod.py"), case.module).unwrap();
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    let test_src = format!("import mod\n\n\ndef test_it():\n    {}\n", case.test_line);
+    std::fs::write(root.join("tests/test_mod.py"), test_src).unwrap();
+    let text = selfdebug::source::SourceFile::from_bytes("mod.py", case.module.to_vec()).unwrap();
+    let code = text
+        .line_text(case.line as usize)
+        .unwrap()
+        .trim()
+        .to_string();
+    let mut log = format!(
+        "Traceback (most recent call last):\n  File \"{r}/tests/test_mod.py\", line 5, in test_it\n    {t}\n  File \"{r}/mod.py\", line {l}, in {f}\n    {code}\n",
+        r = root.display(),
+        t = case.test_line,
+        l = case.line,
+        f = case.func,
+    );
+    if let Some(c) = case.caret {
+        log.push_str(&format!("    {c}\n"));
+    }
+    log.push_str(case.exc);
+    log.push('\n');
+    (dir, log.into_bytes())
+}
+
+fn candidates(case: &Case, root: &Path, log: &[u8]) -> Vec<Candidate> {
+    let parsed = traceback::parse(log, root).unwrap();
+    let failure = &parsed.failures[0];
+    assert_eq!(
+        failure.location.as_ref().map(|l| (l.file.as_str(), l.line)),
+        Some(("mod.py", case.line)),
+        "{}",
+        case.name
+    );
+    let rules = RuleSet::builtin().unwrap();
+    plan::plan(&PlanInput {
+        root,
+        failure,
+        rules: &rules,
+        probe: None,
+        allow_tests: false,
+    })
+    .unwrap_or_else(|e| panic!("{}: {e}", case.name))
+}
+
+/// Bytes before the first change and after the last one are the original's; a BOM, CRLF line
+/// ends and the file's encoding survive.
+fn assert_outside_edits_identical(case: &Case, c: &Candidate) {
+    let (a, b) = (&c.original, &c.patched);
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    // Byte offsets (in the file's own encoding, BOM included) of the first edit's start and
+    // the last edit's end: the bytes before and after must be untouched.
+    let src = selfdebug::source::SourceFile::from_bytes("mod.py", a.clone()).unwrap();
+    let text = src.text();
+    let start = c.fix.edits.iter().map(|e| e.range.start).min().unwrap();
+    let end = c.fix.edits.iter().map(|e| e.range.end).max().unwrap();
+    let start_byte = src.encode(&text[..start]).unwrap().len();
+    let end_byte = src.encode(&text[..end]).unwrap().len();
+    assert!(
+        prefix >= start_byte,
+        "{}: bytes before the edit changed",
+        case.name
+    );
+    assert!(
+        suffix >= a.len() - end_byte,
+        "{}: bytes after the edit changed",
+        case.name
+    );
+    assert_eq!(
+        a.starts_with(b"\xef\xbb\xbf"),
+        b.starts_with(b"\xef\xbb\xbf"),
+        "{}: BOM",
+        case.name
+    );
+    let crlf = a.windows(2).filter(|w| w == b"\r\n").count();
+    let lf = a.iter().filter(|&&x| x == b'\n').count();
+    if crlf == lf {
+        let (pc, pl) = (
+            b.windows(2).filter(|w| w == b"\r\n").count(),
+            b.iter().filter(|&&x| x == b'\n').count(),
+        );
+        assert_eq!(pc, pl, "{}: every new line ends in CRLF", case.name);
+    }
+    if a.contains(&0xe9) {
+        // latin-1 stays latin-1: the é is one byte, not UTF-8's two.
+        assert!(
+            b.contains(&0xe9) && !b.windows(2).any(|w| w == [0xc3, 0xa9]),
+            "{}",
+            case.name
+        );
+    }
+}
+
+#[test]
+fn null_guard_candidates() {
+    for case in CASES {
+        let (dir, log) = project(case);
+        let cands = candidates(case, dir.path(), &log);
+        assert!(!cands.is_empty(), "{}: no candidate", case.name);
+        let mut snap = String::new();
+        for c in &cands {
+            assert_outside_edits_identical(case, c);
+            snap.push_str(&format!(
+                "## {} [{}]\n{}\n",
+                c.fix.title, c.fix.rule, c.diff
+            ));
+        }
+        insta::assert_snapshot!(case.name, snap);
+    }
+}
+
+#[test]
+fn unknown_failure_has_no_rule() {
+    let case = &CASES[0];
+    let (dir, _) = project(case);
+    let log = format!(
+        "Traceback (most recent call last):\n  File \"{}/mod.py\", line 3, in to_upper\n    return text.upper()\nAttributeError: 'int' object has no attribute 'upper'\n",
+        dir.path().display()
+    );
+    let parsed = traceback::parse(log.as_bytes(), dir.path()).unwrap();
+    let rules = RuleSet::builtin().unwrap();
+    let err = plan::plan(&PlanInput {
+        root: dir.path(),
+        failure: &parsed.failures[0],
+        rules: &rules,
+        probe: None,
+        allow_tests: false,
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "no rule matches AttributeError: 'int' object has no attribute 'upper'"
+    );
+}
