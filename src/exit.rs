@@ -1,8 +1,18 @@
 //! Exit codes: stable, documented in `--help` and the README.
 
-/// `parse`: at least one failure was read.
+/// `parse`: at least one failure was read. `fix`: every failure is fixed (or nothing failed).
 pub const OK: i32 = 0;
 /// `parse`: the log is pytest output in which nothing failed.
 pub const NO_FAILURE: i32 = 1;
-/// Bad input: unreadable file, not a pytest log or traceback, bad flags.
+/// Bad input: unreadable file, not a pytest log or traceback, bad flags, broken rule file.
+/// Nothing was touched.
 pub const BAD_INPUT: i32 = 2;
+/// `fix`: some failures fixed, others not.
+pub const PARTIAL: i32 = 3;
+/// `fix`: no failure could be fixed; every touched file was restored.
+pub const NOT_FIXED: i32 = 4;
+/// `fix`: the failures are not code bugs (environment, dependency): reported, not patched.
+pub const ESCALATED: i32 = 5;
+/// The tool could not do its work: pytest missing, a run could not start, a file could not be
+/// restored. The message says what to do.
+pub const ENVIRONMENT: i32 = 6;

@@ -11,6 +11,7 @@ pub mod report;
 pub mod rules;
 pub mod runner;
 pub mod scratch;
+pub mod session;
 pub mod source;
 pub mod syntax;
 pub mod traceback;

@@ -1,9 +1,93 @@
-//! `selfdebug fix` (being built).
+//! `selfdebug fix`: prove repairs with pytest.
+
+use std::io::{IsTerminal, Read};
+use std::time::Duration;
 
 use super::{error, FixArgs};
 use crate::exit;
+use crate::report::fix as report;
+use crate::session::{self, Options, SessionError};
 
-pub fn run(_args: &FixArgs) -> i32 {
-    error("`fix` is not available in this build yet");
-    exit::BAD_INPUT
+pub const EXIT_CODES: &str = "\
+Exit codes of `fix`:
+  0  every failure has a proven patch (or nothing fails)
+  2  bad input: unreadable log, bad flags, broken rule file; nothing was touched
+  3  partial: some failures have a proven patch, others not
+  4  not fixed: no failure could be fixed
+  5  escalated: the failures are environment or dependency problems, not code bugs
+  6  the tool could not work: no interpreter, pytest missing, a run could not start";
+
+pub fn run(args: &FixArgs) -> i32 {
+    if !args.dry_run {
+        error("this build proves repairs in a scratch copy only: run `selfdebug fix --dry-run` (writing patches into the project comes with the journal and rollback)");
+        return exit::BAD_INPUT;
+    }
+    let log = match read_log(args) {
+        Ok(l) => l,
+        Err(msg) => {
+            error(msg);
+            return exit::BAD_INPUT;
+        }
+    };
+    if args.max_attempts == 0 {
+        error("--max-attempts must be at least 1");
+        return exit::BAD_INPUT;
+    }
+    let opts = Options {
+        root: args.root.clone(),
+        log,
+        test: args.test.clone(),
+        max_attempts: args.max_attempts,
+        validate: !args.no_validate,
+        python: args.python.python.clone(),
+        timeout: args.python.timeout.map(Duration::from_secs),
+        pytest_args: args.pytest_args.clone(),
+        allow_tests: false,
+    };
+    let result = session::dry_run(&opts);
+    let report = match result {
+        Ok(r) => r,
+        Err(SessionError::BadInput(m)) => {
+            error(m);
+            return exit::BAD_INPUT;
+        }
+        Err(SessionError::Environment(m)) => {
+            error(m);
+            return exit::ENVIRONMENT;
+        }
+    };
+    eprint!("{}", report::human_log(&report, opts.validate));
+    if args.json {
+        print!("{}", report::json(&report, true, opts.validate));
+    } else {
+        for p in &report.patches {
+            print!("{}", p.diff);
+        }
+    }
+    report::exit_code(report::final_status(&report))
+}
+
+/// The log from a file or stdin; `None` when pytest should be run to find failures. Stdin is
+/// read only when asked for with `-`.
+fn read_log(args: &FixArgs) -> Result<Option<Vec<u8>>, String> {
+    match &args.log {
+        None => Ok(None),
+        Some(p) if p.as_os_str() == "-" => {
+            let stdin = std::io::stdin();
+            if stdin.is_terminal() {
+                return Err(
+                    "`-` reads a pytest log from standard input, but it is a terminal".into(),
+                );
+            }
+            let mut buf = Vec::new();
+            stdin
+                .lock()
+                .read_to_end(&mut buf)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            Ok(Some(buf))
+        }
+        Some(p) => std::fs::read(p)
+            .map(Some)
+            .map_err(|e| format!("cannot read {}: {e}", p.display())),
+    }
 }

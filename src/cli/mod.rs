@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-const EXIT_CODES: &str = "\
+const PARSE_EXIT_CODES: &str = "\
 Exit codes of `parse`:
   0  at least one failure was read
   1  the log is pytest output in which nothing failed
@@ -24,7 +24,8 @@ Exit codes of `parse`:
     long_about = "Repairs failing Python code with pytest as the judge.\n\n\
         Reads pytest output, finds the failing statement, learns the values involved with a \
         probe, and proposes minimal, pytest-proven edits from declarative rules.",
-    after_help = EXIT_CODES
+    after_help = "Exit codes: 0 success, 2 bad input (nothing touched), 6 the tool could not work \
+        (no interpreter, pytest missing); each command's --help lists its own."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -34,15 +35,17 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Read a pytest log (any --tb style) or a Python traceback and print its failures.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = PARSE_EXIT_CODES)]
     Parse(ParseArgs),
     /// Run the failing test once with a probe before the failing statement and report the
     /// values it saw (locals, and the type of each sub-expression). The file is restored
     /// byte for byte afterwards.
+    #[command(after_help = probe::EXIT_CODES)]
     Probe(ProbeArgs),
     /// List the repair rules: built in, and the project's own in `.selfdebug/rules/*.toml`.
     Rules(RulesArgs),
     /// Propose and prove repairs for failing tests.
+    #[command(after_help = fix::EXIT_CODES)]
     Fix(FixArgs),
 }
 

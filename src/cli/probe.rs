@@ -1,9 +1,199 @@
-//! `selfdebug probe` (being built).
+//! `selfdebug probe`: find a failure (in a log, or by running pytest), probe it, print what the
+//! probe saw.
+
+use std::io::{IsTerminal, Read};
+use std::path::Path;
+use std::time::Duration;
 
 use super::{error, ProbeArgs};
-use crate::exit;
+use crate::probe::{self, ProbeError, ProbeRequest};
+use crate::runner::{self, RunSpec};
+use crate::traceback::{self, Failure};
+use crate::{exit, report};
 
-pub fn run(_args: &ProbeArgs) -> i32 {
-    error("`probe` is not available in this build yet");
-    exit::BAD_INPUT
+/// `after_help` of `selfdebug probe`, for `#[command(after_help = probe::EXIT_CODES)]` on
+/// `Command::Probe` in `cli/mod.rs` (which this file does not own).
+pub const EXIT_CODES: &str = "\
+Exit codes of `probe`:
+  0  the probe ran and its report is printed (check `fired`: the line may not have been reached)
+  1  nothing failed: the log (or the pytest run) has no failure to probe
+  2  bad input: unreadable log, not a pytest log, no failure with a location in the project,
+     --module not among the failures, source that does not parse, bad flags; nothing touched
+  6  could not run: no interpreter, pytest missing, pytest did not start, interrupted, or a
+     file could not be restored (the message names the backup copy)
+
+The probed file is restored byte for byte (and its mtime) before anything else happens.";
+
+pub fn run(args: &ProbeArgs) -> i32 {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err((code, msg)) => {
+            error(msg);
+            code
+        }
+    }
+}
+
+type Failed = (i32, String);
+
+fn bad(msg: impl Into<String>) -> Failed {
+    (exit::BAD_INPUT, msg.into())
+}
+
+fn env_err(msg: impl ToString) -> Failed {
+    (exit::ENVIRONMENT, msg.to_string())
+}
+
+fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
+    if !args.root.is_dir() {
+        return Err(bad(format!(
+            "--root {}: not a directory",
+            args.root.display()
+        )));
+    }
+    let root = traceback::locate::absolute_root(&args.root)
+        .map_err(|e| bad(format!("--root {}: {e}", args.root.display())))?;
+    // Bad input is found before anything runs.
+    let log = match &args.log {
+        Some(p) => Some(read_log(p).map_err(bad)?),
+        None => None,
+    };
+    let interpreter =
+        runner::find_interpreter(&root, args.python.python.as_deref()).map_err(env_err)?;
+    runner::ensure_pytest(&interpreter).map_err(env_err)?;
+    let timeout = args
+        .python
+        .timeout
+        .map_or(runner::DEFAULT_TIMEOUT, Duration::from_secs);
+    // Ctrl-C during the run kills pytest's group and lets the file be restored.
+    runner::install_interrupt_handler();
+
+    let parsed = match log {
+        Some(bytes) => {
+            traceback::parse(&bytes, &root).map_err(|e| bad(format!("{}: {e}", log_name(args))))?
+        }
+        None => {
+            let spec = RunSpec {
+                node_ids: args.test.iter().cloned().collect(),
+                timeout,
+                ..RunSpec::new(&root)
+            };
+            let run = runner::run_pytest(&interpreter, &spec).map_err(env_err)?;
+            if run.timed_out {
+                return Err(env_err(format!(
+                    "pytest did not finish within {} s; pass --timeout",
+                    timeout.as_secs()
+                )));
+            }
+            let parsed = traceback::parse(&run.log(), &root).map_err(|e| {
+                env_err(format!(
+                    "cannot read pytest's output: {e} (exit code {})",
+                    run.exit_code.map_or("none".to_string(), |c| c.to_string())
+                ))
+            })?;
+            // pytest's usage errors (exit 4: a node id not found, a bad flag) and internal
+            // errors (3) leave nothing to probe and are not "nothing failed".
+            if parsed.failures.is_empty() && matches!(run.exit_code, Some(3) | Some(4)) {
+                let why = String::from_utf8_lossy(&run.stderr)
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                let code = run.exit_code.unwrap_or_default();
+                let msg = format!("pytest could not run the tests (exit {code}): {why}");
+                return Err(if run.exit_code == Some(4) {
+                    bad(msg)
+                } else {
+                    env_err(msg)
+                });
+            }
+            parsed
+        }
+    };
+    if parsed.failures.is_empty() {
+        eprintln!("selfdebug: nothing failed: no failure to probe");
+        return Ok(exit::NO_FAILURE);
+    }
+    let failure = pick(&parsed.failures, args.test.as_deref()).map_err(bad)?;
+    let req = ProbeRequest {
+        project_dir: &root,
+        failure,
+        interpreter: &interpreter,
+        timeout,
+        env: Vec::new(),
+        pytest_args: Vec::new(),
+        test: if failure.test.is_none() {
+            args.test.clone()
+        } else {
+            None
+        },
+    };
+    let report = probe::probe(&req).map_err(|e| match e {
+        ProbeError::Runner(_) | ProbeError::Restore(_) | ProbeError::Write { .. } => env_err(e),
+        _ => bad(e.to_string()),
+    })?;
+    let out = if args.json {
+        report::probe::json(&report)
+    } else {
+        report::probe::human(&report)
+    };
+    print!("{out}");
+    Ok(exit::OK)
+}
+
+/// The first failure with a location; with `--module`, among those of that node id (or of
+/// the tests under it: a file, a class, a parametrized test).
+fn pick<'a>(failures: &'a [Failure], module: Option<&str>) -> Result<&'a Failure, String> {
+    let matching: Vec<&Failure> = failures
+        .iter()
+        .filter(|f| module.is_none_or(|m| names_test(f.test.as_deref(), m)))
+        .collect();
+    if let Some(m) = module {
+        if matching.is_empty() {
+            let names: Vec<&str> = failures.iter().filter_map(|f| f.test.as_deref()).collect();
+            return Err(format!(
+                "--module {m}: no such failure (failures: {})",
+                if names.is_empty() {
+                    "none named".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ));
+        }
+    }
+    matching
+        .into_iter()
+        .find(|f| f.location.is_some())
+        .ok_or_else(|| "no failure has a location in the project's code to probe".to_string())
+}
+
+fn names_test(test: Option<&str>, m: &str) -> bool {
+    let Some(t) = test else { return false };
+    t == m
+        || t.strip_prefix(m)
+            .is_some_and(|rest| rest.starts_with("::") || rest.starts_with('['))
+}
+
+fn log_name(args: &ProbeArgs) -> String {
+    match &args.log {
+        Some(p) if p.as_os_str() != "-" => p.display().to_string(),
+        _ => "standard input".to_string(),
+    }
+}
+
+fn read_log(p: &Path) -> Result<Vec<u8>, String> {
+    if p.as_os_str() != "-" {
+        return std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
+    }
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Err("no log on standard input: pipe pytest output into `-`".into());
+    }
+    let mut buf = Vec::new();
+    stdin
+        .lock()
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read standard input: {e}"))?;
+    Ok(buf)
 }

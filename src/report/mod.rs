@@ -1,4 +1,6 @@
 //! Rendering results for people (stderr/stdout text) and for programs (JSON).
 
+pub mod fix;
 pub mod parse;
+pub mod probe;
 pub mod rules;

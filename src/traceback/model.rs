@@ -27,7 +27,7 @@ pub enum LogKind {
 }
 
 /// The phase a failure happened in.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum When {
     /// In the test body.

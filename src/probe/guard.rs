@@ -1,0 +1,196 @@
+//! Writing the probed bytes and getting the original back, byte for byte, whatever happens.
+
+use std::fs::{File, FileTimes};
+use std::hash::Hasher;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::traceback::Fnv;
+
+/// FNV-1a 64 of `bytes`, as `fnv1a64:<16 hex digits>`. Not cryptographic: it guards against
+/// our own mistakes (a partial write, a wrong buffer), and the bytes are compared too.
+pub fn hash(bytes: &[u8]) -> String {
+    let mut h = Fnv::default();
+    h.write(bytes);
+    format!("fnv1a64:{:016x}", h.finish())
+}
+
+/// Why the original could not be put back. The file may be left probed: the message names
+/// the backup copy to restore from by hand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestoreError {
+    pub path: PathBuf,
+    pub backup: Option<PathBuf>,
+    pub message: String,
+}
+
+impl std::fmt::Display for RestoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "could not restore {}: {}",
+            self.path.display(),
+            self.message
+        )?;
+        if let Some(b) = &self.backup {
+            write!(f, "; the original is saved at {}", b.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// Holds a file's original bytes and times while it carries other bytes; puts them back on
+/// [`FileGuard::restore`] or, failing that, on drop (an error or panic in between).
+#[derive(Debug)]
+pub struct FileGuard {
+    path: PathBuf,
+    original: Vec<u8>,
+    hash: String,
+    modified: Option<SystemTime>,
+    accessed: Option<SystemTime>,
+    /// A copy of the original outside the project, kept until the restore is verified.
+    backup: Option<PathBuf>,
+    done: bool,
+}
+
+impl FileGuard {
+    /// Records `path`'s bytes (which must equal `original`) and times, saves a backup copy in
+    /// the temp dir, then writes `new_bytes` in place (same inode and permissions).
+    pub fn write(path: &Path, original: &[u8], new_bytes: &[u8]) -> Result<FileGuard, String> {
+        let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let on_disk = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if on_disk != original {
+            return Err(format!(
+                "{} changed while being prepared; not touched",
+                path.display()
+            ));
+        }
+        let backup = save_backup(path, original);
+        let guard = FileGuard {
+            path: path.to_path_buf(),
+            original: original.to_vec(),
+            hash: hash(original),
+            modified: meta.modified().ok(),
+            accessed: meta.accessed().ok(),
+            backup,
+            done: false,
+        };
+        // From here on the guard exists, so a failed or partial write is undone on drop.
+        std::fs::write(path, new_bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(guard)
+    }
+
+    /// The hash of the original bytes.
+    pub fn original_hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// Writes the original bytes back, restores the modification and access times, and checks
+    /// by hash (and bytes) that the file is what it was.
+    pub fn restore(mut self) -> Result<(), RestoreError> {
+        self.done = true;
+        let r = self.put_back();
+        if r.is_ok() {
+            if let Some(b) = &self.backup {
+                let _ = std::fs::remove_file(b);
+            }
+        }
+        r
+    }
+
+    fn put_back(&self) -> Result<(), RestoreError> {
+        let err = |message: String| RestoreError {
+            path: self.path.clone(),
+            backup: self.backup.clone(),
+            message,
+        };
+        std::fs::write(&self.path, &self.original).map_err(|e| err(e.to_string()))?;
+        let mut times = FileTimes::new();
+        if let Some(m) = self.modified {
+            times = times.set_modified(m);
+        }
+        if let Some(a) = self.accessed {
+            times = times.set_accessed(a);
+        }
+        File::options()
+            .write(true)
+            .open(&self.path)
+            .and_then(|f| f.set_times(times))
+            .map_err(|e| err(format!("cannot restore its modification time: {e}")))?;
+        let now = std::fs::read(&self.path).map_err(|e| err(e.to_string()))?;
+        let h = hash(&now);
+        if h != self.hash || now != self.original {
+            return Err(err(format!(
+                "content hash after restore is {h}, expected {}",
+                self.hash
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for FileGuard {
+    fn drop(&mut self) {
+        if !self.done {
+            self.done = true;
+            if self.put_back().is_ok() {
+                if let Some(b) = &self.backup {
+                    let _ = std::fs::remove_file(b);
+                }
+            }
+        }
+    }
+}
+
+/// `<tmp>/selfdebug-probe-backup/<basename>.<pid>.<nanos>.orig`; `None` when the temp dir is
+/// not writable (the in-memory copy still restores).
+fn save_backup(path: &Path, original: &[u8]) -> Option<PathBuf> {
+    let dir = std::env::temp_dir().join("selfdebug-probe-backup");
+    std::fs::create_dir_all(&dir).ok()?;
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let name = format!(
+        "{}.{}.{nanos}.orig",
+        path.file_name()?.to_string_lossy(),
+        std::process::id()
+    );
+    let p = dir.join(name);
+    std::fs::write(&p, original).ok()?;
+    Some(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restores_bytes_and_mtime_on_drop() {
+        let dir = crate::runner::TempDir::new("selfdebug-guard").unwrap();
+        let p = dir.path().join("m.py");
+        std::fs::write(&p, b"a = 1\r\n").unwrap();
+        let old = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+        File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        {
+            let g = FileGuard::write(&p, b"a = 1\r\n", b"probe\r\na = 1\r\n").unwrap();
+            assert_eq!(std::fs::read(&p).unwrap(), b"probe\r\na = 1\r\n");
+            assert_eq!(g.original_hash(), hash(b"a = 1\r\n"));
+        }
+        assert_eq!(std::fs::read(&p).unwrap(), b"a = 1\r\n");
+        assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), old);
+    }
+
+    #[test]
+    fn refuses_a_file_that_changed() {
+        let dir = crate::runner::TempDir::new("selfdebug-guard").unwrap();
+        let p = dir.path().join("m.py");
+        std::fs::write(&p, b"x").unwrap();
+        assert!(FileGuard::write(&p, b"y", b"z").is_err());
+        assert_eq!(std::fs::read(&p).unwrap(), b"x");
+    }
+}

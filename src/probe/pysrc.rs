@@ -1,0 +1,195 @@
+//! The Python side of the probe: the source that runs at each hit, and the one line that runs it.
+//!
+//! The injected line is a single expression statement that binds no name in the user's scope:
+//!
+//! ```text
+//! __import__("builtins").exec(__import__("sys").__dict__.get("K_code") or
+//!     __import__("sys").__dict__.setdefault("K_code", __import__("builtins").compile("<SRC>",
+//!     "<selfdebug-probe>", "exec")), {"_sd_l": __import__("builtins").locals(),
+//!     "_sd_g": __import__("builtins").globals()})
+//! ```
+//!
+//! (on one line). `locals`/`globals` are reached through `builtins` so that a user variable
+//! named `locals` cannot change what the line does; the compiled code is cached on `sys` so a
+//! probe in a hot loop compiles once. Everything `<SRC>` does is inside `try: ...
+//! except BaseException: pass`; it never prints, and it writes only to `$SELFDEBUG_PROBE_OUT`.
+//! The line is pure ASCII (every string is escaped), so it is encodable in any source encoding.
+
+/// Name of the environment variable holding the path the probe appends its JSON lines to.
+pub const OUT_ENV: &str = "SELFDEBUG_PROBE_OUT";
+/// Hits written as they happen; later hits keep only the latest record in memory, written at
+/// interpreter exit (so the failing iteration of a long loop is still reported).
+pub const HIT_CAP: usize = 50;
+/// `repr` and exception messages are cut to this many characters.
+pub const REPR_MAX: usize = 400;
+/// At most this many locals are recorded.
+pub const LOCALS_MAX: usize = 100;
+
+/// Runs at each hit with `_sd_l` (the frame's `locals()`) and `_sd_g` (its `globals()`).
+/// Placeholders: `@KEY@`, `@EXPRS@`, `@CAP@`, `@REPR@`, `@LOCALS@`, `@OUT@`.
+const TEMPLATE: &str = r#"def _sd_t(v):
+    t = type(v)
+    m = getattr(t, '__module__', None)
+    q = getattr(t, '__qualname__', None) or getattr(t, '__name__', '?')
+    if isinstance(m, str) and m != 'builtins':
+        return m + '.' + q
+    return q
+
+def _sd_v(v):
+    try:
+        r = repr(v)
+        if not isinstance(r, str):
+            r = '<repr returned ' + _sd_t(r) + '>'
+    except BaseException as e:
+        r = '<repr failed: ' + _sd_t(e) + '>'
+    d = {'type': _sd_t(v), 'repr': r[:@REPR@]}
+    if len(r) > @REPR@:
+        d['truncated'] = True
+    return d
+
+def _sd_record(L, G, hit):
+    import os, types
+    mf = G.get('__file__')
+    mn = G.get('__name__')
+    rec = {'hit': hit, 'pid': os.getpid(),
+           'module': mn if isinstance(mn, str) else None,
+           'module_file': mf if isinstance(mf, str) else None,
+           'module_level': L is G, 'locals': [], 'exprs': []}
+    for k in list(L.keys()):
+        if not isinstance(k, str):
+            continue
+        try:
+            v = L[k]
+        except BaseException:
+            continue
+        if L is G and (k.startswith('__') or isinstance(v, types.ModuleType)):
+            continue
+        if len(rec['locals']) >= @LOCALS@:
+            rec['locals_truncated'] = True
+            break
+        d = _sd_v(v)
+        d['name'] = k
+        rec['locals'].append(d)
+    for i, src in enumerate(@EXPRS@):
+        try:
+            v = eval(src, G, L)
+        except BaseException as e:
+            try:
+                msg = str(e)
+            except BaseException:
+                msg = ''
+            rec['exprs'].append({'i': i, 'error': {'type': _sd_t(e), 'msg': msg[:@REPR@]}})
+            continue
+        d = _sd_v(v)
+        d['i'] = i
+        rec['exprs'].append(d)
+    return rec
+
+def _sd_write(path, rec):
+    import json
+    line = json.dumps(rec, ensure_ascii=True, default=str) + '\n'
+    with open(path, 'a', encoding='ascii') as f:
+        f.write(line)
+
+def _sd_flush(st):
+    try:
+        if st['last'] is not None:
+            _sd_write(st['out'], st['last'])
+            st['last'] = None
+    except BaseException:
+        pass
+
+def _sd_main(L, G):
+    import sys
+    st = sys.__dict__.get(@KEY@)
+    if st is None:
+        import os
+        st = {'hits': 0, 'out': os.environ.get(@OUT@), 'last': None, 'busy': False}
+        sys.__dict__[@KEY@] = st
+        if st['out']:
+            import atexit
+            atexit.register(_sd_flush, st)
+    if st['busy']:
+        return
+    st['hits'] += 1
+    if not st['out']:
+        return
+    st['busy'] = True
+    try:
+        rec = _sd_record(L, G, st['hits'])
+        if st['hits'] <= @CAP@:
+            _sd_write(st['out'], rec)
+        else:
+            st['last'] = rec
+    finally:
+        st['busy'] = False
+
+try:
+    _sd_main(_sd_l, _sd_g)
+except BaseException:
+    pass
+"#;
+
+/// The probe's Python source for these expression texts (already in evaluable form).
+pub fn probe_source(key: &str, exprs: &[String]) -> String {
+    let list = if exprs.is_empty() {
+        "()".to_string()
+    } else {
+        let items: Vec<String> = exprs.iter().map(|e| py_str(e)).collect();
+        format!("({},)", items.join(", "))
+    };
+    TEMPLATE
+        .replace("@KEY@", &py_str(key))
+        .replace("@EXPRS@", &list)
+        .replace("@CAP@", &HIT_CAP.to_string())
+        .replace("@REPR@", &REPR_MAX.to_string())
+        .replace("@LOCALS@", &LOCALS_MAX.to_string())
+        .replace("@OUT@", &py_str(OUT_ENV))
+}
+
+/// The single line (no indentation, no newline) that runs `source`.
+pub fn probe_line(key: &str, source: &str) -> String {
+    let code_key = py_str(&format!("{key}_code"));
+    format!(
+        "__import__(\"builtins\").exec(__import__(\"sys\").__dict__.get({code_key}) or \
+         __import__(\"sys\").__dict__.setdefault({code_key}, __import__(\"builtins\").compile({src}, \
+         \"<selfdebug-probe>\", \"exec\")), {{\"_sd_l\": __import__(\"builtins\").locals(), \
+         \"_sd_g\": __import__(\"builtins\").globals()}})",
+        src = py_str(source)
+    )
+}
+
+/// A double-quoted Python string literal of `s` that is pure printable ASCII.
+pub fn py_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for ch in s.chars() {
+        match ch {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ' '..='~' => out.push(ch),
+            c if (c as u32) <= 0xFF => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) <= 0xFFFF => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_are_ascii_and_escaped() {
+        assert_eq!(py_str("a\"b\\c\n"), r#""a\"b\\c\n""#);
+        assert_eq!(py_str("é€😀\u{7}"), r#""\xe9\u20ac\U0001f600\x07""#);
+        let line = probe_line("_k", &probe_source("_k", &["d[\"é\"]".to_string()]));
+        assert!(line.is_ascii());
+        assert!(!line.contains('\n'));
+    }
+}

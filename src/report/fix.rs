@@ -1,0 +1,183 @@
+//! Output of `selfdebug fix`: the JSON summary (see `schema/fix.schema.json`) on stdout and a
+//! human log on stderr; a dry run's patch goes to stdout as a plain unified diff.
+
+use serde::Serialize;
+
+use crate::session::{Attempt, FailureOutcome, Patch, Report};
+
+/// Bumped only when a field is renamed or removed.
+pub const FIX_SCHEMA_VERSION: u32 = 1;
+
+/// `pass`: every failure has a proven patch (or nothing failed); `partial`: some; `fail`:
+/// none; `error`: the run could not happen.
+pub fn final_status(report: &Report) -> &'static str {
+    let total = report.failures.len();
+    let fixed = report
+        .failures
+        .iter()
+        .filter(|f| {
+            matches!(
+                f.status,
+                "fixed" | "fixed_by_earlier_patch" | "not_validated"
+            )
+        })
+        .count();
+    if total == 0 || fixed == total {
+        "pass"
+    } else if fixed > 0 {
+        "partial"
+    } else {
+        "fail"
+    }
+}
+
+pub fn exit_code(status: &str) -> i32 {
+    match status {
+        "pass" => crate::exit::OK,
+        "partial" => crate::exit::PARTIAL,
+        "fail" => crate::exit::NOT_FIXED,
+        "escalated" => crate::exit::ESCALATED,
+        _ => crate::exit::ENVIRONMENT,
+    }
+}
+
+#[derive(Serialize)]
+struct Traceback<'a> {
+    file: Option<&'a str>,
+    line: Option<u32>,
+    exc_type: &'a str,
+    msg: &'a str,
+    test: Option<&'a str>,
+    func: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    schema_version: u32,
+    exit_code: i32,
+    final_status: &'static str,
+    dry_run: bool,
+    validated: bool,
+    /// Candidates tried (the original design's count).
+    attempts: usize,
+    /// Files the patches change (in a dry run: would change; nothing was written).
+    files_patched: Vec<&'a str>,
+    rollback: bool,
+    tracebacks: Vec<Traceback<'a>>,
+    patches: &'a [Patch],
+    failures: &'a [FailureOutcome],
+    attempt_records: &'a [Attempt],
+    pytest_runs: usize,
+    pytest_ms: u64,
+    duration_ms: u64,
+}
+
+pub fn json(report: &Report, dry_run: bool, validated: bool) -> String {
+    let status = final_status(report);
+    let summary = Summary {
+        schema_version: FIX_SCHEMA_VERSION,
+        exit_code: exit_code(status),
+        final_status: status,
+        dry_run,
+        validated,
+        attempts: report.attempts.len(),
+        files_patched: report.patches.iter().map(|p| p.file.as_str()).collect(),
+        rollback: false,
+        tracebacks: report
+            .failures
+            .iter()
+            .map(|f| Traceback {
+                file: f.file.as_deref(),
+                line: f.line,
+                exc_type: &f.exc_type,
+                msg: &f.msg,
+                test: f.test.as_deref(),
+                func: f.func.as_deref(),
+            })
+            .collect(),
+        patches: &report.patches,
+        failures: &report.failures,
+        attempt_records: &report.attempts,
+        pytest_runs: report.pytest_runs,
+        pytest_ms: report.pytest_ms,
+        duration_ms: report.duration_ms,
+    };
+    let mut s = serde_json::to_string_pretty(&summary).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// The human log (stderr): what failed, what was tried, what was proven.
+pub fn human_log(report: &Report, validated: bool) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    if report.nothing_failed {
+        out.push_str("selfdebug: nothing fails; nothing to fix\n");
+        return out;
+    }
+    for f in &report.failures {
+        let test = f.test.as_deref().unwrap_or("(no test named)");
+        let at = match (&f.file, f.line) {
+            (Some(file), Some(line)) => format!(" at {file}:{line}"),
+            _ => String::new(),
+        };
+        let first = f.msg.lines().next().unwrap_or("");
+        let _ = writeln!(out, "selfdebug: {test}: {}: {first}{at}", f.exc_type);
+        if let Some(p) = &f.probe {
+            let nones: Vec<&str> = p.none_exprs().map(|e| e.text.as_str()).collect();
+            if p.fired && !nones.is_empty() {
+                let _ = writeln!(out, "  probe: None: {}", nones.join(", "));
+            } else if !p.fired {
+                let _ = writeln!(out, "  probe: the failing line was not reached");
+            }
+        }
+        for a in report.attempts.iter().filter(|a| a.test == f.test) {
+            let what = match a.outcome {
+                "accepted" => "proven: the test passes and nothing else broke".to_string(),
+                "still_failing" => match &a.new_failure {
+                    Some(nf) => format!("rejected: the test still fails ({nf})"),
+                    None => "rejected: the test still fails".to_string(),
+                },
+                "new_failures" => format!("rejected: breaks {}", a.broke.join(", ")),
+                "timeout" => "rejected: the run timed out".to_string(),
+                _ => "proposed (not validated)".to_string(),
+            };
+            let _ = writeln!(out, "  [{}] {}: {what}", a.rule, a.title);
+        }
+        match f.status {
+            "fixed" => {}
+            "fixed_by_earlier_patch" => out.push_str("  fixed by an earlier patch\n"),
+            "not_validated" => {}
+            _ => {
+                let why = f.reason.as_deref().unwrap_or("no candidate passed");
+                let _ = writeln!(out, "  not fixed: {why}");
+            }
+        }
+    }
+    let status = final_status(report);
+    let unsafe_count = report.patches.iter().filter(|p| !p.safe).count();
+    let _ = writeln!(
+        out,
+        "selfdebug: {status}: {} patch{} {}; {} pytest run{} ({} ms in pytest, {} ms in all)",
+        report.patches.len(),
+        if report.patches.len() == 1 { "" } else { "es" },
+        if validated {
+            "proven in a scratch copy"
+        } else {
+            "proposed, not validated"
+        },
+        report.pytest_runs,
+        if report.pytest_runs == 1 { "" } else { "s" },
+        report.pytest_ms,
+        report.duration_ms
+    );
+    if unsafe_count > 0 {
+        let _ = writeln!(
+            out,
+            "selfdebug: {unsafe_count} patch{} from unsafe rules: `fix` applies them only with --unsafe-fixes",
+            if unsafe_count == 1 { "" } else { "es" }
+        );
+    }
+    out.push_str("selfdebug: dry run: no file was changed\n");
+    out
+}
