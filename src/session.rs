@@ -1,19 +1,21 @@
-//! The attempt loop. This release runs it in dry-run mode only: everything happens in a scratch
-//! copy of the project, so the user's tree is never written, not even for a moment. Candidates
-//! are proven there by pytest and the proven patch is reported as a unified diff against the
-//! original files.
+//! The attempt loop: baseline, then for each failure a probe, ranked candidates, and proof by
+//! pytest (the targeted test passes, no test that passed in the baseline fails). One loop, two
+//! places to work in (see [`Workspace`]): a scratch copy for `--dry-run` (the user's tree is
+//! never written, not even for a moment), or the project itself behind a journal that can put
+//! every byte back.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::category::{self, Budgets};
 use crate::edit;
 use crate::plan::{self, Candidate, PlanInput};
 use crate::probe::{self, ProbeReport, ProbeRequest};
-use crate::rules::RuleSet;
+use crate::rules::{Category, RuleSet};
 use crate::runner::{self, Interpreter, PytestRun, RunSpec};
 use crate::scratch::Scratch;
 use crate::source::{Encoding, SourceFile};
@@ -23,24 +25,31 @@ use crate::transform::ProbeFacts;
 /// What the user asked for.
 pub struct Options {
     pub root: PathBuf,
-    /// A pytest log to work from; without it pytest is run to find the failures.
+    /// A pytest log to work from; without it the baseline run's failures are used.
     pub log: Option<Vec<u8>>,
     /// Only this failing test.
     pub test: Option<String>,
-    /// Candidates tried per failure.
+    /// Candidates tried per failure at most (each category's budget may lower it).
     pub max_attempts: u32,
-    /// Prove candidates with pytest (false: `--no-validate`, print the top candidate).
+    pub budgets: Budgets,
+    /// Prove candidates with pytest (false: `--no-validate`, dry run only).
     pub validate: bool,
+    pub dry_run: bool,
+    pub unsafe_fixes: bool,
+    pub all_or_nothing: bool,
+    pub allow_tests: bool,
     pub python: Option<PathBuf>,
+    /// Per-run timeout; default derived from the baseline.
     pub timeout: Option<Duration>,
     pub pytest_args: Vec<String>,
-    pub allow_tests: bool,
 }
 
-/// Why the session could not run at all (exit code 2 or 6 territory).
+/// Why the session could not run at all.
 #[derive(Debug)]
 pub enum SessionError {
+    /// Exit 2: nothing was touched.
     BadInput(String),
+    /// Exit 6: the tool could not do its work (no interpreter, pytest missing, I/O).
     Environment(String),
 }
 
@@ -52,21 +61,68 @@ impl std::fmt::Display for SessionError {
     }
 }
 
+/// Where candidates are written: a scratch copy (dry run) or the project behind a journal.
+pub trait Workspace {
+    /// Where pytest runs and files are read.
+    fn root(&self) -> &Path;
+    /// Environment for every run (the scratch copy's `PYTHONPATH`).
+    fn env(&self) -> Vec<(OsString, OsString)>;
+    /// Called before a file is first written by anyone, the probe included.
+    fn record(&mut self, path: &Path) -> Result<(), SessionError>;
+    fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), SessionError>;
+}
+
+/// The dry run's workspace.
+pub struct ScratchWorkspace {
+    scratch: Scratch,
+}
+
+impl Workspace for ScratchWorkspace {
+    fn root(&self) -> &Path {
+        self.scratch.root()
+    }
+    fn env(&self) -> Vec<(OsString, OsString)> {
+        vec![("PYTHONPATH".into(), self.scratch.pythonpath().into())]
+    }
+    fn record(&mut self, _path: &Path) -> Result<(), SessionError> {
+        Ok(())
+    }
+    fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+        std::fs::write(path, bytes).map_err(|e| {
+            SessionError::Environment(format!(
+                "cannot write the scratch copy {}: {e}",
+                path.display()
+            ))
+        })
+    }
+}
+
 /// One candidate tried on one failure.
 #[derive(Debug, Clone, Serialize)]
 pub struct Attempt {
+    /// 1-based, over the whole run.
+    pub attempt: usize,
     pub test: Option<String>,
+    /// 0 for the failure itself; 1 and more for the failures a previous step turned it into.
+    pub step: usize,
+    pub category: Category,
     pub file: String,
     pub rule: String,
     pub title: String,
     pub safe: bool,
     pub diff: String,
-    /// `accepted`, `still_failing`, `new_failures`, `timeout`, `not_validated`.
+    /// `accepted`, `still_failing`, `progressed` (a different failure now: worked on as the
+    /// next step), `new_failures`, `timeout`, `not_validated`.
     pub outcome: &'static str,
     /// Tests that passed before and failed with this candidate.
     pub broke: Vec<String>,
     /// The failure the targeted test showed with the candidate, when it still failed.
     pub new_failure: Option<String>,
+    pub exit_code: Option<i32>,
+    /// Last lines of what the targeted run printed.
+    pub stdout_tail: String,
+    pub stderr_tail: String,
+    pub timestamp_ms: u64,
     pub duration_ms: u64,
 }
 
@@ -76,7 +132,7 @@ pub struct Patch {
     pub file: String,
     pub rules: Vec<String>,
     pub titles: Vec<String>,
-    /// Applied by `fix` only with `--unsafe-fixes` when false.
+    /// Every rule behind it is marked safe.
     pub safe: bool,
     pub validated: bool,
     pub diff: String,
@@ -86,14 +142,17 @@ pub struct Patch {
 #[derive(Debug, Clone, Serialize)]
 pub struct FailureOutcome {
     pub test: Option<String>,
+    pub when: When,
     pub file: Option<String>,
     pub line: Option<u32>,
     pub func: Option<String>,
     pub exc_type: String,
     pub msg: String,
-    /// `fixed`, `not_fixed`, `no_candidate`, `fixed_by_earlier_patch`.
+    pub category: Category,
+    /// `fixed`, `fixed_by_earlier_patch`, `not_fixed`, `no_candidate`, `needs_unsafe_fixes`,
+    /// `escalated`, `not_validated`, `rolled_back` (fixed, but undone by --all-or-nothing).
     pub status: &'static str,
-    /// Why there was no candidate, when there was none.
+    /// Why it is not fixed, or what to do instead (escalations).
     pub reason: Option<String>,
     pub probe: Option<ProbeReport>,
 }
@@ -105,48 +164,72 @@ pub struct Report {
     pub pytest_runs: usize,
     pub pytest_ms: u64,
     pub duration_ms: u64,
-    /// Whether the baseline had no failure at all.
+    /// Nothing failed in the baseline (or the log).
     pub nothing_failed: bool,
+    /// The touched files were restored (nothing kept).
+    pub rollback: bool,
+    pub dry_run: bool,
+    pub validated: bool,
+    /// Identifies this run in audit records.
+    pub run_id: String,
 }
 
-/// Runs a dry run: see the module docs.
+/// `fix --dry-run`: everything in a scratch copy.
 pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
     let started = Instant::now();
-    let root = traceback::locate::absolute_root(&opts.root)
-        .map_err(|e| SessionError::BadInput(format!("--root {}: {e}", opts.root.display())))?;
-    if !root.is_dir() {
-        return Err(SessionError::BadInput(format!(
-            "--root {}: not a directory",
-            opts.root.display()
-        )));
-    }
+    let root = checked_root(&opts.root)?;
     let rules = RuleSet::load(&root).map_err(|e| SessionError::BadInput(e.to_string()))?;
     if !opts.validate {
         return propose_only(opts, &root, &rules, started);
     }
-    let python = runner::find_interpreter(&root, opts.python.as_deref())
-        .map_err(|e| SessionError::Environment(e.to_string()))?;
-    runner::ensure_pytest(&python).map_err(|e| SessionError::Environment(e.to_string()))?;
+    let python = interpreter(&root, opts)?;
     let scratch = Scratch::copy_of(&root).map_err(|e| {
         SessionError::Environment(format!("cannot copy the project to a scratch dir: {e}"))
     })?;
+    let mut ws = ScratchWorkspace { scratch };
+    let mut report = run_loop(opts, &root, &rules, python, &mut ws, started)?;
+    report.patches = combine(&root, ws.root(), &report.patches);
+    Ok(report)
+}
+
+/// The loop itself, in any workspace. Returns the report; the caller keeps or rolls back.
+pub fn run_loop(
+    opts: &Options,
+    root: &Path,
+    rules: &RuleSet,
+    python: Interpreter,
+    ws: &mut dyn Workspace,
+    started: Instant,
+) -> Result<Report, SessionError> {
+    let run_id = run_id();
     let mut s = Runs {
         python,
-        scratch: &scratch,
         opts,
         count: 0,
         total: Duration::ZERO,
+        timeout: opts.timeout.unwrap_or(runner::DEFAULT_TIMEOUT),
+        attempt_no: 0,
     };
-
-    let baseline = s.run(&[])?;
-    let baseline_failures = failing_set(&baseline.log(), scratch.root());
+    let baseline = s.run(ws, &[])?;
+    if baseline.timed_out {
+        return Err(SessionError::Environment(format!(
+            "the test suite did not finish within {} s; pass --timeout with more time",
+            s.timeout.as_secs()
+        )));
+    }
+    if opts.timeout.is_none() {
+        // Candidates may slow a test down, but a hang must not cost 10 minutes a try.
+        s.timeout =
+            (baseline.duration * 10).clamp(Duration::from_secs(30), runner::DEFAULT_TIMEOUT);
+    }
+    let mut current = failing_set(&baseline.log(), ws.root());
     let targets: Vec<Failure> = match &opts.log {
         Some(bytes) => {
-            traceback::parse(bytes, &root)
+            traceback::parse(bytes, root)
                 .map_err(|e| SessionError::BadInput(format!("log: {e}")))?
                 .failures
         }
-        None => traceback::parse(&baseline.log(), scratch.root())
+        None => traceback::parse(&baseline.log(), ws.root())
             .map(|p| p.failures)
             .unwrap_or_default(),
     };
@@ -158,59 +241,74 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
                 .is_none_or(|t| f.test.as_ref() == Some(t))
         })
         .collect();
-    let nothing_failed = targets.is_empty() && baseline_failures.is_empty();
+    let nothing_failed = targets.is_empty();
 
-    let mut current_failures = baseline_failures;
     let mut outcomes = Vec::new();
     let mut attempts = Vec::new();
-    let mut accepted: Vec<Candidate> = Vec::new();
+    // Proven content per file (the file's bytes with every accepted fix).
+    let mut accepted: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
+    let mut accepted_cands: Vec<Candidate> = Vec::new();
     for failure in &targets {
-        let mut outcome = outcome_of(failure);
+        if runner::interrupted() {
+            break;
+        }
+        let (category, suggestion) = category::categorize(failure, root);
+        let mut outcome = outcome_of(failure, category);
+        if matches!(category, Category::Environment | Category::Dependency) {
+            outcome.status = "escalated";
+            outcome.reason = suggestion;
+            outcomes.push(outcome);
+            continue;
+        }
         if let Some(test) = &failure.test {
-            if !accepted.is_empty() && !current_failures.iter().any(|(t, _)| t == test) {
+            if !accepted_cands.is_empty() && !current.iter().any(|(t, _)| t == test) {
                 outcome.status = "fixed_by_earlier_patch";
                 outcomes.push(outcome);
                 continue;
             }
         }
-        let report = s.probe(failure);
-        let facts = report.as_ref().map(probe_facts);
-        outcome.probe = report;
-        let candidates = match plan::plan(&PlanInput {
-            root: scratch.root(),
-            failure,
-            rules: &rules,
-            probe: facts.as_ref(),
-            allow_tests: opts.allow_tests,
-        }) {
-            Ok(c) if c.is_empty() => {
-                outcome.reason =
-                    Some("the matching rules proposed nothing that applies here".into());
-                outcomes.push(outcome);
-                continue;
-            }
-            Ok(c) => c,
-            Err(e) => {
-                outcome.reason = Some(e.to_string());
-                outcomes.push(outcome);
-                continue;
-            }
+        let mut budget = opts.max_attempts.min(opts.budgets.get(category));
+        let mut ctx = Step {
+            rules,
+            current: &current,
+            category,
+            budget: &mut budget,
+            attempts: &mut attempts,
+            accepted: &mut accepted,
+            first_probe: None,
+            reason: None,
         };
-        outcome.status = "not_fixed";
-        for cand in candidates.into_iter().take(opts.max_attempts as usize) {
-            let (attempt, new_failures) = s.try_candidate(failure, &cand, &current_failures)?;
-            let ok = attempt.outcome == "accepted";
-            attempts.push(attempt);
-            if ok {
-                current_failures = new_failures;
-                accepted.push(cand);
+        let result = work_on(&mut s, ws, &mut ctx, failure, 0)?;
+        outcome.probe = ctx.first_probe.take();
+        let reason = ctx.reason.take();
+        match result {
+            Some((steps, after)) => {
+                current = after;
+                accepted_cands.extend(steps);
                 outcome.status = "fixed";
-                break;
+            }
+            None => {
+                outcome.status = match reason.as_deref() {
+                    Some(r) if r.contains("--unsafe-fixes") => "needs_unsafe_fixes",
+                    Some(_) if ctx_tried(&attempts, failure) == 0 => "no_candidate",
+                    _ => "not_fixed",
+                };
+                outcome.reason = reason.or(Some("no candidate passed".into()));
             }
         }
         outcomes.push(outcome);
     }
-    let patches = combine(&root, &scratch, &accepted);
+    let patches = accepted_cands
+        .iter()
+        .map(|c| Patch {
+            file: c.file.clone(),
+            rules: vec![c.fix.rule.clone()],
+            titles: vec![c.fix.title.clone()],
+            safe: c.safe,
+            validated: true,
+            diff: c.diff.clone(),
+        })
+        .collect();
     Ok(Report {
         failures: outcomes,
         attempts,
@@ -219,7 +317,162 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
         pytest_ms: s.total.as_millis() as u64,
         duration_ms: started.elapsed().as_millis() as u64,
         nothing_failed,
+        rollback: false,
+        dry_run: opts.dry_run,
+        validated: true,
+        run_id,
     })
+}
+
+fn ctx_tried(attempts: &[Attempt], failure: &Failure) -> usize {
+    attempts.iter().filter(|a| a.test == failure.test).count()
+}
+
+/// State shared by the steps of one failure.
+struct Step<'a> {
+    rules: &'a RuleSet,
+    /// The failing set before this failure was worked on.
+    current: &'a BTreeSet<(String, When)>,
+    category: Category,
+    budget: &'a mut u32,
+    attempts: &'a mut Vec<Attempt>,
+    accepted: &'a mut BTreeMap<PathBuf, Vec<u8>>,
+    first_probe: Option<ProbeReport>,
+    reason: Option<String>,
+}
+
+/// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
+/// fails differently (a new location or exception) is kept tentatively and the new failure is
+/// worked on as the next step, within the same budget; if that leads nowhere it is undone.
+/// Returns the accepted candidates and the suite's failing set with them.
+#[allow(clippy::type_complexity)]
+fn work_on(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+    depth: usize,
+) -> Result<Option<(Vec<Candidate>, BTreeSet<(String, When)>)>, SessionError> {
+    let Some(loc) = failure.location.as_ref() else {
+        ctx.reason
+            .get_or_insert_with(|| plan::PlanError::NoLocation.to_string());
+        return Ok(None);
+    };
+    if let Ok(path) = plan::confined_path(ws.root(), &loc.file) {
+        ws.record(&path)?;
+    }
+    let report = s.probe(ws, failure);
+    let facts = report.as_ref().map(probe_facts);
+    if depth == 0 {
+        ctx.first_probe = report;
+    }
+    let candidates = match plan::plan(&PlanInput {
+        root: ws.root(),
+        failure,
+        rules: ctx.rules,
+        probe: facts.as_ref(),
+        allow_tests: s.opts.allow_tests,
+    }) {
+        Ok(c) => c,
+        Err(e) => {
+            ctx.reason.get_or_insert(e.to_string());
+            return Ok(None);
+        }
+    };
+    let total = candidates.len();
+    let candidates: Vec<Candidate> = candidates
+        .into_iter()
+        .filter(|c| c.safe || s.opts.unsafe_fixes)
+        .collect();
+    if candidates.is_empty() {
+        ctx.reason.get_or_insert(if total > 0 {
+            format!(
+                "{total} candidate{} from unsafe rules: rerun with --unsafe-fixes to try them",
+                if total == 1 { "" } else { "s" }
+            )
+        } else {
+            "the matching rules proposed nothing that applies here".to_string()
+        });
+        return Ok(None);
+    }
+    for cand in candidates {
+        if *ctx.budget == 0 || runner::interrupted() {
+            ctx.reason.get_or_insert(format!(
+                "attempt budget for {} failures used up",
+                ctx.category.as_str()
+            ));
+            break;
+        }
+        *ctx.budget -= 1;
+        let previous = ctx
+            .accepted
+            .get(&cand.path)
+            .cloned()
+            .unwrap_or_else(|| cand.original.clone());
+        ws.write(&cand.path, &cand.patched)?;
+        let started = Instant::now();
+        let targeted: Vec<String> = failure.test.iter().cloned().collect();
+        let first = s.run(ws, &targeted)?;
+        let mut attempt = s.attempt_record(failure, ctx.category, depth, &cand, &first);
+        let mut result = None;
+        if first.timed_out {
+            attempt.outcome = "timeout";
+        } else if first.passed() {
+            let suite = s.run(ws, &[])?;
+            let after = failing_set(&suite.log(), ws.root());
+            let broke: Vec<String> = after
+                .iter()
+                .filter(|f| !ctx.current.contains(f))
+                .map(|(t, _)| t.clone())
+                .collect();
+            if suite.timed_out {
+                attempt.outcome = "timeout";
+            } else if broke.is_empty() {
+                attempt.outcome = "accepted";
+                result = Some(after);
+            } else {
+                attempt.outcome = "new_failures";
+                attempt.broke = broke;
+            }
+        } else {
+            let next = traceback::parse(&first.log(), ws.root())
+                .ok()
+                .and_then(|p| p.failures.into_iter().find(|f| f.test == failure.test));
+            attempt.new_failure = next
+                .as_ref()
+                .map(|f| format!("{}: {}", f.exc_type, f.msg.lines().next().unwrap_or("")));
+            // A different failure (not the same exception at the same place) is progress.
+            if let Some(next) = next.filter(|n| is_progress(failure, n)) {
+                attempt.outcome = "progressed";
+                attempt.duration_ms = started.elapsed().as_millis() as u64;
+                ctx.attempts.push(attempt);
+                ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
+                if let Some((mut steps, after)) = work_on(s, ws, ctx, &next, depth + 1)? {
+                    steps.insert(0, cand);
+                    return Ok(Some((steps, after)));
+                }
+                ctx.accepted.insert(cand.path.clone(), previous.clone());
+                ws.write(&cand.path, &previous)?;
+                continue;
+            }
+        }
+        attempt.duration_ms = started.elapsed().as_millis() as u64;
+        ctx.attempts.push(attempt);
+        match result {
+            Some(after) => {
+                ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
+                return Ok(Some((vec![cand], after)));
+            }
+            None => ws.write(&cand.path, &previous)?,
+        }
+    }
+    Ok(None)
+}
+
+/// The targeted test now fails with another exception or at another place.
+fn is_progress(before: &Failure, after: &Failure) -> bool {
+    let place = |f: &Failure| f.location.as_ref().map(|l| (l.file.clone(), l.line));
+    before.exc_type != after.exc_type || place(before) != place(after)
 }
 
 /// `--no-validate`: the top candidate of each failure in the log, nothing run.
@@ -244,19 +497,30 @@ fn propose_only(
             .as_ref()
             .is_none_or(|t| f.test.as_ref() == Some(t))
     }) {
-        let mut outcome = outcome_of(failure);
-        match plan::plan(&PlanInput {
+        let (category, suggestion) = category::categorize(failure, root);
+        let mut outcome = outcome_of(failure, category);
+        if matches!(category, Category::Environment | Category::Dependency) {
+            outcome.status = "escalated";
+            outcome.reason = suggestion;
+            outcomes.push(outcome);
+            continue;
+        }
+        let planned = plan::plan(&PlanInput {
             root,
             failure,
             rules,
             probe: None,
             allow_tests: opts.allow_tests,
-        }) {
-            Ok(c) => match c.into_iter().next() {
+        });
+        match planned {
+            Ok(c) => match c.into_iter().find(|c| c.safe || opts.unsafe_fixes) {
                 Some(top) => {
                     outcome.status = "not_validated";
                     attempts.push(Attempt {
+                        attempt: attempts.len() + 1,
                         test: failure.test.clone(),
+                        step: 0,
+                        category,
                         file: top.file.clone(),
                         rule: top.fix.rule.clone(),
                         title: top.fix.title.clone(),
@@ -265,6 +529,10 @@ fn propose_only(
                         outcome: "not_validated",
                         broke: Vec::new(),
                         new_failure: None,
+                        exit_code: None,
+                        stdout_tail: String::new(),
+                        stderr_tail: String::new(),
+                        timestamp_ms: now_ms(),
                         duration_ms: 0,
                     });
                     patches.push(Patch {
@@ -277,8 +545,9 @@ fn propose_only(
                     });
                 }
                 None => {
+                    outcome.status = "needs_unsafe_fixes";
                     outcome.reason =
-                        Some("the matching rules proposed nothing that applies here".into())
+                        Some("only unsafe rules have candidates: rerun with --unsafe-fixes".into());
                 }
             },
             Err(e) => outcome.reason = Some(e.to_string()),
@@ -293,33 +562,51 @@ fn propose_only(
         pytest_runs: 0,
         pytest_ms: 0,
         duration_ms: started.elapsed().as_millis() as u64,
+        rollback: false,
+        dry_run: true,
+        validated: false,
+        run_id: run_id(),
     })
 }
 
-/// pytest runs in the scratch copy, counted and timed.
+/// The root as an absolute directory, or a bad-input error.
+pub fn checked_root(root: &Path) -> Result<PathBuf, SessionError> {
+    let abs = traceback::locate::absolute_root(root)
+        .map_err(|e| SessionError::BadInput(format!("--root {}: {e}", root.display())))?;
+    if !abs.is_dir() {
+        return Err(SessionError::BadInput(format!(
+            "--root {}: not a directory",
+            root.display()
+        )));
+    }
+    Ok(abs)
+}
+
+/// The project's interpreter, with pytest importable.
+pub fn interpreter(root: &Path, opts: &Options) -> Result<Interpreter, SessionError> {
+    let python = runner::find_interpreter(root, opts.python.as_deref())
+        .map_err(|e| SessionError::Environment(e.to_string()))?;
+    runner::ensure_pytest(&python).map_err(|e| SessionError::Environment(e.to_string()))?;
+    Ok(python)
+}
+
+/// pytest runs, counted and timed.
 struct Runs<'a> {
     python: Interpreter,
-    scratch: &'a Scratch,
     opts: &'a Options,
     count: usize,
     total: Duration,
+    timeout: Duration,
+    attempt_no: usize,
 }
 
 impl Runs<'_> {
-    fn env(&self) -> Vec<(OsString, OsString)> {
-        vec![("PYTHONPATH".into(), self.scratch.pythonpath().into())]
-    }
-
-    fn timeout(&self) -> Duration {
-        self.opts.timeout.unwrap_or(runner::DEFAULT_TIMEOUT)
-    }
-
-    fn run(&mut self, node_ids: &[String]) -> Result<PytestRun, SessionError> {
-        let mut spec = RunSpec::new(self.scratch.root());
+    fn run(&mut self, ws: &dyn Workspace, node_ids: &[String]) -> Result<PytestRun, SessionError> {
+        let mut spec = RunSpec::new(ws.root());
         spec.node_ids = node_ids.to_vec();
         spec.extra_args = self.opts.pytest_args.clone();
-        spec.env = self.env();
-        spec.timeout = self.timeout();
+        spec.env = ws.env();
+        spec.timeout = self.timeout;
         let run = runner::run_pytest(&self.python, &spec)
             .map_err(|e| SessionError::Environment(e.to_string()))?;
         self.count += 1;
@@ -327,20 +614,20 @@ impl Runs<'_> {
         Ok(run)
     }
 
-    fn probe(&mut self, failure: &Failure) -> Option<ProbeReport> {
+    fn probe(&mut self, ws: &dyn Workspace, failure: &Failure) -> Option<ProbeReport> {
         failure.test.as_ref()?;
         let report = probe::probe(&ProbeRequest {
-            project_dir: self.scratch.root(),
+            project_dir: ws.root(),
             failure,
             interpreter: &self.python,
-            timeout: self.timeout(),
-            env: self.env(),
+            timeout: self.timeout,
+            env: ws.env(),
             pytest_args: self.opts.pytest_args.clone(),
             test: None,
         });
-        self.count += 1;
         match report {
             Ok(r) => {
+                self.count += 1;
                 self.total += Duration::from_millis(r.test_outcome.duration_ms);
                 Some(r)
             }
@@ -348,27 +635,20 @@ impl Runs<'_> {
         }
     }
 
-    /// Writes the candidate into the scratch copy, runs the failing test, then the whole suite;
-    /// restores the scratch file unless accepted. Returns the attempt and the suite's failing
-    /// set with the candidate.
-    fn try_candidate(
+    fn attempt_record(
         &mut self,
         failure: &Failure,
+        category: Category,
+        step: usize,
         cand: &Candidate,
-        before: &BTreeSet<(String, When)>,
-    ) -> Result<(Attempt, BTreeSet<(String, When)>), SessionError> {
-        let started = Instant::now();
-        let write = |bytes: &[u8]| {
-            std::fs::write(&cand.path, bytes).map_err(|e| {
-                SessionError::Environment(format!(
-                    "cannot write the scratch copy {}: {e}",
-                    cand.path.display()
-                ))
-            })
-        };
-        write(&cand.patched)?;
-        let mut attempt = Attempt {
+        run: &PytestRun,
+    ) -> Attempt {
+        self.attempt_no += 1;
+        Attempt {
+            attempt: self.attempt_no,
             test: failure.test.clone(),
+            step,
+            category,
             file: cand.file.clone(),
             rule: cand.fix.rule.clone(),
             title: cand.fix.title.clone(),
@@ -377,41 +657,30 @@ impl Runs<'_> {
             outcome: "still_failing",
             broke: Vec::new(),
             new_failure: None,
+            exit_code: run.exit_code,
+            stdout_tail: tail(&run.stdout, 40),
+            stderr_tail: tail(&run.stderr, 40),
+            timestamp_ms: now_ms(),
             duration_ms: 0,
-        };
-        let targeted: Vec<String> = failure.test.iter().cloned().collect();
-        let first = self.run(&targeted)?;
-        let mut after = BTreeSet::new();
-        if first.timed_out {
-            attempt.outcome = "timeout";
-        } else if first.passed() {
-            let suite = self.run(&[])?;
-            after = failing_set(&suite.log(), self.scratch.root());
-            let broke: Vec<String> = after
-                .iter()
-                .filter(|f| !before.contains(f))
-                .map(|(t, _)| t.clone())
-                .collect();
-            if suite.timed_out {
-                attempt.outcome = "timeout";
-            } else if broke.is_empty() {
-                attempt.outcome = "accepted";
-            } else {
-                attempt.outcome = "new_failures";
-                attempt.broke = broke;
-            }
-        } else if let Ok(p) = traceback::parse(&first.log(), self.scratch.root()) {
-            attempt.new_failure = p
-                .failures
-                .first()
-                .map(|f| format!("{}: {}", f.exc_type, f.msg.lines().next().unwrap_or("")));
         }
-        if attempt.outcome != "accepted" {
-            write(&cand.original)?;
-        }
-        attempt.duration_ms = started.elapsed().as_millis() as u64;
-        Ok((attempt, after))
     }
+}
+
+/// The last `n` lines of a run's output (the token discipline of the original design).
+fn tail(bytes: &[u8], n: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn run_id() -> String {
+    format!("{}-{}", now_ms(), std::process::id())
 }
 
 /// The (test, phase) pairs that failed in a run.
@@ -431,14 +700,16 @@ fn failing_set(log: &[u8], root: &Path) -> BTreeSet<(String, When)> {
         .unwrap_or_default()
 }
 
-fn outcome_of(failure: &Failure) -> FailureOutcome {
+fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {
     FailureOutcome {
         test: failure.test.clone(),
+        when: failure.when,
         file: failure.location.as_ref().map(|l| l.file.clone()),
         line: failure.location.as_ref().map(|l| l.line),
         func: failure.location.as_ref().and_then(|l| l.func.clone()),
         exc_type: failure.exc_type.clone(),
         msg: failure.msg.clone(),
+        category,
         status: "no_candidate",
         reason: None,
         probe: None,
@@ -475,26 +746,26 @@ fn text_offset(source: &SourceFile, byte: usize) -> Option<usize> {
     })
 }
 
-/// One patch per file: the original bytes against the scratch copy's final bytes.
-fn combine(root: &Path, scratch: &Scratch, accepted: &[Candidate]) -> Vec<Patch> {
-    let mut by_file: BTreeMap<&str, Vec<&Candidate>> = BTreeMap::new();
-    for c in accepted {
-        by_file.entry(c.file.as_str()).or_default().push(c);
+/// One patch per file: the original bytes (in `root`) against the final bytes (in `worked`).
+pub fn combine(root: &Path, worked: &Path, steps: &[Patch]) -> Vec<Patch> {
+    let mut by_file: BTreeMap<&str, Vec<&Patch>> = BTreeMap::new();
+    for p in steps {
+        by_file.entry(p.file.as_str()).or_default().push(p);
     }
     let mut out = Vec::new();
-    for (file, cands) in by_file {
+    for (file, parts) in by_file {
         let (Ok(original), Ok(patched)) = (
             SourceFile::read(root.join(file)),
-            SourceFile::read(scratch.root().join(file)),
+            SourceFile::read(worked.join(file)),
         ) else {
             continue;
         };
         out.push(Patch {
             file: file.to_string(),
-            rules: cands.iter().map(|c| c.fix.rule.clone()).collect(),
-            titles: cands.iter().map(|c| c.fix.title.clone()).collect(),
-            safe: cands.iter().all(|c| c.safe),
-            validated: true,
+            rules: parts.iter().flat_map(|p| p.rules.clone()).collect(),
+            titles: parts.iter().flat_map(|p| p.titles.clone()).collect(),
+            safe: parts.iter().all(|p| p.safe),
+            validated: parts.iter().all(|p| p.validated),
             diff: edit::unified_diff(file, original.text(), patched.text()),
         });
     }

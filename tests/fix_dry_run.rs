@@ -71,7 +71,16 @@ const DEMO_PATCH: &str = "--- a/utils/demo.py
 fn demo_patch_is_proven_and_tree_untouched() {
     let (_tmp, root) = copy_project("demo");
     let before = snapshot(&root);
-    let out = selfdebug(&["fix", "--dry-run", "--root", path_str(&root)], None);
+    let out = selfdebug(
+        &[
+            "fix",
+            "--dry-run",
+            "--unsafe-fixes",
+            "--root",
+            path_str(&root),
+        ],
+        None,
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), DEMO_PATCH, "{stderr}");
@@ -99,10 +108,41 @@ fn demo_patch_is_proven_and_tree_untouched() {
 }
 
 #[test]
-fn demo_json_summary() {
+fn unsafe_rules_need_the_flag() {
     let (_tmp, root) = copy_project("demo");
     let out = selfdebug(
         &["fix", "--dry-run", "--json", "--root", path_str(&root)],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["final_status"], "fail");
+    assert_eq!(v["patches"], serde_json::json!([]));
+    assert_eq!(v["failures"][0]["status"], "needs_unsafe_fixes");
+    assert_eq!(
+        v["failures"][0]["reason"],
+        "3 candidates from unsafe rules: rerun with --unsafe-fixes to try them"
+    );
+    assert_eq!(v["attempts"], 0);
+}
+
+#[test]
+fn demo_json_summary() {
+    let (_tmp, root) = copy_project("demo");
+    let out = selfdebug(
+        &[
+            "fix",
+            "--dry-run",
+            "--unsafe-fixes",
+            "--json",
+            "--root",
+            path_str(&root),
+        ],
         None,
     );
     assert_eq!(
@@ -172,6 +212,7 @@ fn no_validate_prints_top_candidate_without_running() {
             "fix",
             "--dry-run",
             "--no-validate",
+            "--unsafe-fixes",
             "--json",
             "--python",
             "/nonexistent/python",
@@ -244,6 +285,7 @@ fn editable_install_still_validates_the_copy() {
         &[
             "fix",
             "--dry-run",
+            "--unsafe-fixes",
             "--json",
             "--python",
             path_str(&vpy),

@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Read};
 use std::time::Duration;
 
 use super::{error, FixArgs};
+use crate::category::Budgets;
 use crate::exit;
 use crate::report::fix as report;
 use crate::session::{self, Options, SessionError};
@@ -29,6 +30,13 @@ pub fn run(args: &FixArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
+    let mut budgets = Budgets::default();
+    for spec in &args.budget {
+        if let Err(msg) = budgets.set(spec) {
+            error(msg);
+            return exit::BAD_INPUT;
+        }
+    }
     if args.max_attempts == 0 {
         error("--max-attempts must be at least 1");
         return exit::BAD_INPUT;
@@ -42,7 +50,11 @@ pub fn run(args: &FixArgs) -> i32 {
         python: args.python.python.clone(),
         timeout: args.python.timeout.map(Duration::from_secs),
         pytest_args: args.pytest_args.clone(),
-        allow_tests: false,
+        allow_tests: args.allow_tests,
+        dry_run: args.dry_run,
+        unsafe_fixes: args.unsafe_fixes,
+        all_or_nothing: args.all_or_nothing,
+        budgets,
     };
     let result = session::dry_run(&opts);
     let report = match result {
@@ -56,9 +68,23 @@ pub fn run(args: &FixArgs) -> i32 {
             return exit::ENVIRONMENT;
         }
     };
-    eprint!("{}", report::human_log(&report, opts.validate));
+    eprint!("{}", report::human_log(&report));
+    if let Some(path) = &args.audit_log {
+        use std::io::Write;
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(report::audit_lines(&report).as_bytes()));
+        if let Err(e) = written {
+            error(format!(
+                "cannot append to the audit log {}: {e}",
+                path.display()
+            ));
+        }
+    }
     if args.json {
-        print!("{}", report::json(&report, true, opts.validate));
+        print!("{}", report::json(&report));
     } else {
         for p in &report.patches {
             print!("{}", p.diff);

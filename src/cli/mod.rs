@@ -109,9 +109,23 @@ pub struct FixArgs {
     /// With --dry-run: print the top candidate's diff without running anything.
     #[arg(long, requires = "dry_run")]
     pub no_validate: bool,
-    /// Also apply fixes of rules that are not marked safe.
+    /// Also try fixes of rules that are not marked safe (see `selfdebug rules`).
     #[arg(long)]
     pub unsafe_fixes: bool,
+    /// Keep no fix unless every failure is fixed.
+    #[arg(long)]
+    pub all_or_nothing: bool,
+    /// Let fixes edit test files (by default the tests are the specification).
+    #[arg(long)]
+    pub allow_tests: bool,
+    /// Attempts per failure category, e.g. `--budget logic=6` (defaults: environment 1,
+    /// dependency 2, data 2, syntax 3, logic 4, unknown 2; environment and dependency failures
+    /// are reported, never patched).
+    #[arg(long, value_name = "CATEGORY=N")]
+    pub budget: Vec<String>,
+    /// Append one JSON line per attempt to this file.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,

@@ -56,6 +56,7 @@ struct Summary<'a> {
     schema_version: u32,
     exit_code: i32,
     final_status: &'static str,
+    run_id: &'a str,
     dry_run: bool,
     validated: bool,
     /// Candidates tried (the original design's count).
@@ -72,17 +73,18 @@ struct Summary<'a> {
     duration_ms: u64,
 }
 
-pub fn json(report: &Report, dry_run: bool, validated: bool) -> String {
+pub fn json(report: &Report) -> String {
     let status = final_status(report);
     let summary = Summary {
         schema_version: FIX_SCHEMA_VERSION,
         exit_code: exit_code(status),
         final_status: status,
-        dry_run,
-        validated,
+        run_id: &report.run_id,
+        dry_run: report.dry_run,
+        validated: report.validated,
         attempts: report.attempts.len(),
         files_patched: report.patches.iter().map(|p| p.file.as_str()).collect(),
-        rollback: false,
+        rollback: report.rollback,
         tracebacks: report
             .failures
             .iter()
@@ -108,7 +110,8 @@ pub fn json(report: &Report, dry_run: bool, validated: bool) -> String {
 }
 
 /// The human log (stderr): what failed, what was tried, what was proven.
-pub fn human_log(report: &Report, validated: bool) -> String {
+pub fn human_log(report: &Report) -> String {
+    let validated = report.validated;
     use std::fmt::Write;
     let mut out = String::new();
     if report.nothing_failed {
@@ -122,7 +125,12 @@ pub fn human_log(report: &Report, validated: bool) -> String {
             _ => String::new(),
         };
         let first = f.msg.lines().next().unwrap_or("");
-        let _ = writeln!(out, "selfdebug: {test}: {}: {first}{at}", f.exc_type);
+        let _ = writeln!(
+            out,
+            "selfdebug: {test}: {}: {first}{at} [{}]",
+            f.exc_type,
+            f.category.as_str()
+        );
         if let Some(p) = &f.probe {
             let nones: Vec<&str> = p.none_exprs().map(|e| e.text.as_str()).collect();
             if p.fired && !nones.is_empty() {
@@ -139,6 +147,10 @@ pub fn human_log(report: &Report, validated: bool) -> String {
                     None => "rejected: the test still fails".to_string(),
                 },
                 "new_failures" => format!("rejected: breaks {}", a.broke.join(", ")),
+                "progressed" => format!(
+                    "the test now fails differently ({}); working on that",
+                    a.new_failure.as_deref().unwrap_or("?")
+                ),
                 "timeout" => "rejected: the run timed out".to_string(),
                 _ => "proposed (not validated)".to_string(),
             };
@@ -148,6 +160,11 @@ pub fn human_log(report: &Report, validated: bool) -> String {
             "fixed" => {}
             "fixed_by_earlier_patch" => out.push_str("  fixed by an earlier patch\n"),
             "not_validated" => {}
+            "escalated" => {
+                let why = f.reason.as_deref().unwrap_or("not a code bug");
+                let _ = writeln!(out, "  escalated, not patched: {why}");
+            }
+            "rolled_back" => out.push_str("  proven, but undone (--all-or-nothing)\n"),
             _ => {
                 let why = f.reason.as_deref().unwrap_or("no candidate passed");
                 let _ = writeln!(out, "  not fixed: {why}");
@@ -155,7 +172,6 @@ pub fn human_log(report: &Report, validated: bool) -> String {
         }
     }
     let status = final_status(report);
-    let unsafe_count = report.patches.iter().filter(|p| !p.safe).count();
     let _ = writeln!(
         out,
         "selfdebug: {status}: {} patch{} {}; {} pytest run{} ({} ms in pytest, {} ms in all)",
@@ -171,13 +187,39 @@ pub fn human_log(report: &Report, validated: bool) -> String {
         report.pytest_ms,
         report.duration_ms
     );
-    if unsafe_count > 0 {
-        let _ = writeln!(
-            out,
-            "selfdebug: {unsafe_count} patch{} from unsafe rules: `fix` applies them only with --unsafe-fixes",
-            if unsafe_count == 1 { "" } else { "es" }
-        );
+    if report.dry_run {
+        out.push_str("selfdebug: dry run: no file was changed\n");
+    } else if report.rollback {
+        out.push_str("selfdebug: every touched file was restored byte for byte\n");
     }
-    out.push_str("selfdebug: dry run: no file was changed\n");
+    out
+}
+
+/// The audit log (`--audit-log FILE`): one JSON line per attempt, with the original design's
+/// execution-record fields.
+pub fn audit_lines(report: &Report) -> String {
+    let mut out = String::new();
+    for a in &report.attempts {
+        let record = serde_json::json!({
+            "task_id": report.run_id,
+            "attempt": a.attempt,
+            "timestamp_ms": a.timestamp_ms,
+            "test": a.test,
+            "step": a.step,
+            "rule": a.rule,
+            "file": a.file,
+            "code": a.diff,
+            "stdout": a.stdout_tail,
+            "stderr": a.stderr_tail,
+            "exit_code": a.exit_code,
+            "error_category": a.category,
+            "outcome": a.outcome,
+            "duration_ms": a.duration_ms,
+            "success": a.outcome == "accepted",
+            "dry_run": report.dry_run,
+        });
+        out.push_str(&record.to_string());
+        out.push('\n');
+    }
     out
 }

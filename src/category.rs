@@ -1,0 +1,254 @@
+//! Failure categories (the original design's): environment and dependency failures are not
+//! code bugs, so they are reported with a concrete suggestion instead of being patched; the
+//! others are worked on, each with its own attempt budget.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::rules::Category;
+use crate::traceback::Failure;
+
+/// Attempts per category before giving up on a failure (the original design's numbers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Budgets(pub BTreeMap<Category, u32>);
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets(BTreeMap::from([
+            (Category::Environment, 1),
+            (Category::Dependency, 2),
+            (Category::Data, 2),
+            (Category::Syntax, 3),
+            (Category::Logic, 4),
+            (Category::Unknown, 2),
+        ]))
+    }
+}
+
+impl Budgets {
+    pub fn get(&self, c: Category) -> u32 {
+        self.0.get(&c).copied().unwrap_or(2)
+    }
+
+    /// Applies `CATEGORY=N` overrides (`--budget logic=6`).
+    pub fn set(&mut self, spec: &str) -> Result<(), String> {
+        let (name, n) = spec
+            .split_once('=')
+            .ok_or_else(|| format!("--budget {spec}: expected CATEGORY=N, e.g. logic=6"))?;
+        let cat = Category::from_name(name.trim()).ok_or_else(|| {
+            let all: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
+            format!(
+                "--budget {spec}: unknown category (one of {})",
+                all.join(", ")
+            )
+        })?;
+        let n: u32 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("--budget {spec}: N must be a whole number"))?;
+        self.0.insert(cat, n);
+        Ok(())
+    }
+}
+
+const ENVIRONMENT: &[&str] = &[
+    "FileNotFoundError",
+    "PermissionError",
+    "IsADirectoryError",
+    "NotADirectoryError",
+    "FileExistsError",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "ConnectionAbortedError",
+    "BrokenPipeError",
+    "TimeoutError",
+    "gaierror",
+    "MaxRetryError",
+    "NewConnectionError",
+    "OperationalError",
+];
+
+const DATA: &[&str] = &[
+    "KeyError",
+    "JSONDecodeError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+];
+
+const SYNTAX: &[&str] = &["SyntaxError", "IndentationError", "TabError"];
+
+const LOGIC: &[&str] = &[
+    "TypeError",
+    "AttributeError",
+    "ZeroDivisionError",
+    "IndexError",
+    "NameError",
+    "UnboundLocalError",
+    "AssertionError",
+    "ValueError",
+    "RecursionError",
+    "StopIteration",
+    "NotImplementedError",
+    "OverflowError",
+];
+
+/// The category of a failure, and for environment and dependency failures what the user
+/// should do instead.
+pub fn categorize(failure: &Failure, root: &Path) -> (Category, Option<String>) {
+    let short = failure
+        .exc_type
+        .rsplit('.')
+        .next()
+        .unwrap_or(&failure.exc_type);
+    let first = failure.msg.lines().next().unwrap_or("");
+    if matches!(short, "ModuleNotFoundError" | "ImportError") {
+        if let Some(module) = quoted_after(first, "No module named ") {
+            let top = module.split('.').next().unwrap_or(&module).to_string();
+            if !is_project_module(root, &top) {
+                return (
+                    Category::Dependency,
+                    Some(format!(
+                        "the module `{module}` is not installed for this interpreter: install it \
+                         (`python -m pip install {top}`, or the package that provides it) or add \
+                         it to the project's dependencies"
+                    )),
+                );
+            }
+            return (Category::Logic, None);
+        }
+        if let Some(from) = first
+            .split(" from '")
+            .nth(1)
+            .and_then(|r| r.split('\'').next())
+        {
+            let top = from.split('.').next().unwrap_or(from);
+            if !is_project_module(root, top) {
+                return (
+                    Category::Dependency,
+                    Some(format!(
+                        "`{from}` does not provide what the code imports: the installed version \
+                         may differ from the one the code was written for; check the pinned \
+                         version"
+                    )),
+                );
+            }
+        }
+        return (Category::Logic, None);
+    }
+    if ENVIRONMENT.contains(&short) || short.ends_with("ConnectionError") {
+        let hint = match short {
+            "FileNotFoundError" => format!(
+                "a file the code or test needs is missing ({first}): create it, or fix the path \
+                 the test gives"
+            ),
+            "PermissionError" => {
+                format!("the process may not access a file ({first}): check its permissions")
+            }
+            s if s.contains("Connection")
+                || s == "gaierror"
+                || s.contains("Timeout")
+                || s.ends_with("RetryError") =>
+            {
+                format!(
+                    "a network service is unreachable ({first}): start it, or mock it in the test"
+                )
+            }
+            _ => format!("the environment is not what the code expects ({first})"),
+        };
+        return (
+            Category::Environment,
+            Some(format!(
+                "{hint}; selfdebug does not patch environment problems"
+            )),
+        );
+    }
+    if SYNTAX.contains(&short) {
+        return (Category::Syntax, None);
+    }
+    if DATA.contains(&short) {
+        return (Category::Data, None);
+    }
+    if LOGIC.contains(&short) {
+        return (Category::Logic, None);
+    }
+    (Category::Unknown, None)
+}
+
+/// `No module named 'a.b'` → `a.b`.
+fn quoted_after(msg: &str, prefix: &str) -> Option<String> {
+    let rest = msg.split(prefix).nth(1)?;
+    let rest = rest.trim_start_matches('\'');
+    Some(rest.split('\'').next()?.to_string())
+}
+
+/// A top-level package or module of the project itself (root or `src/` layout).
+fn is_project_module(root: &Path, top: &str) -> bool {
+    [root.to_path_buf(), root.join("src")].iter().any(|base| {
+        base.join(top).join("__init__.py").is_file()
+            || base.join(format!("{top}.py")).is_file()
+            || base.join(top).is_dir()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(exc: &str, msg: &str) -> Failure {
+        Failure {
+            test: None,
+            when: crate::traceback::When::Call,
+            headline: None,
+            style: crate::traceback::TbStyle::Long,
+            exc_type: exc.into(),
+            msg: msg.into(),
+            frames: vec![],
+            chain: vec![],
+            sub_exceptions: vec![],
+            location: None,
+            rejected_frames: vec![],
+            summary: None,
+        }
+    }
+
+    #[test]
+    fn categories() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src/shop")).unwrap();
+        std::fs::write(dir.path().join("src/shop/__init__.py"), "").unwrap();
+        let c = |e: &str, m: &str| categorize(&failure(e, m), dir.path()).0;
+        assert_eq!(
+            c("ModuleNotFoundError", "No module named 'requests'"),
+            Category::Dependency
+        );
+        assert_eq!(
+            c("ModuleNotFoundError", "No module named 'shop.cart'"),
+            Category::Logic
+        );
+        assert_eq!(
+            c(
+                "ImportError",
+                "cannot import name 'x' from 'numpy' (/venv/numpy/__init__.py)"
+            ),
+            Category::Dependency
+        );
+        assert_eq!(
+            c("FileNotFoundError", "[Errno 2] No such file"),
+            Category::Environment
+        );
+        assert_eq!(
+            c("requests.exceptions.ConnectionError", "refused"),
+            Category::Environment
+        );
+        assert_eq!(c("KeyError", "'price'"), Category::Data);
+        assert_eq!(c("SyntaxError", "expected ':'"), Category::Syntax);
+        assert_eq!(c("AttributeError", "x"), Category::Logic);
+        assert_eq!(c("shop.errors.PaymentError", "declined"), Category::Unknown);
+        let mut b = Budgets::default();
+        b.set("logic=6").unwrap();
+        assert_eq!(b.get(Category::Logic), 6);
+        assert!(b.set("bogus=1").is_err());
+        assert!(b.set("logic").is_err());
+    }
+}
