@@ -121,6 +121,7 @@ fn unsafe_rules_need_the_flag() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     assert_eq!(v["final_status"], "fail");
     assert_eq!(v["patches"], serde_json::json!([]));
     assert_eq!(v["failures"][0]["status"], "needs_unsafe_fixes");
@@ -152,6 +153,9 @@ fn demo_json_summary() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    let probe_doc = serde_json::to_vec(&v["failures"][0]["probe"]).unwrap();
+    support::assert_valid("fix.schema.json", Some("probe_report"), &[&probe_doc]);
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["exit_code"], 0);
     assert_eq!(v["final_status"], "pass");
@@ -229,6 +233,7 @@ fn no_validate_prints_top_candidate_without_running() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     assert_eq!(v["pytest_runs"], 0);
     assert_eq!(v["validated"], false);
     assert_eq!(v["patches"][0]["validated"], false);

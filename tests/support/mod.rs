@@ -72,3 +72,29 @@ pub fn python() -> String {
 pub fn path_str(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
+
+/// Checks JSON documents against a schema of `schema/` (optionally one of its `$defs`) with
+/// Python's `jsonschema` (scripts/test installs it). Panics with the validator's report.
+pub fn assert_valid(schema: &str, def: Option<&str>, docs: &[&[u8]]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut paths = Vec::new();
+    for (i, doc) in docs.iter().enumerate() {
+        let p = dir.path().join(format!("{i}.json"));
+        std::fs::write(&p, doc).expect("write doc");
+        paths.push(p);
+    }
+    let mut cmd = Command::new(python());
+    cmd.arg(repo().join("tests/support/validate_schema.py"))
+        .arg(repo().join("schema").join(schema));
+    if let Some(d) = def {
+        cmd.args(["--def", d]);
+    }
+    let out = cmd.args(&paths).output().expect("run python3");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "schema {schema} validation failed (is jsonschema installed? scripts/test installs it):\n{report}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(report.trim(), format!("{} valid, 0 invalid", docs.len()));
+}
