@@ -83,7 +83,10 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
     }
     let path = confined_path(input.root, &loc.file)?;
     let source = SourceFile::read(&path).map_err(|e| PlanError::Unparseable(e.to_string()))?;
-    let module = syntax::parse(&source).map_err(|e| PlanError::Unparseable(e.to_string()))?;
+    let module = match syntax::parse(&source) {
+        Ok(m) => m,
+        Err(e) => return plan_text(input, &path, &source, e.to_string()),
+    };
     let line = loc.line as usize;
     let focus = loc.caret.and_then(|c| {
         let (start, end) = (c.line_focus_start?, c.line_focus_end?);
@@ -102,12 +105,7 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
     }
     let mut out: Vec<Candidate> = Vec::new();
     for m in matches {
-        let params: BTreeMap<String, String> = m
-            .rule
-            .params
-            .iter()
-            .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-            .collect();
+        let params = string_params(m.rule);
         let ctx = Context {
             source: &source,
             module: &module,
@@ -146,6 +144,77 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
         }
     }
     Ok(out)
+}
+
+/// A file that does not parse: only text-level transforms can help, and their results must
+/// parse. Without any, the file is reported as PATCH-REJECTED and never written.
+fn plan_text(
+    input: &PlanInput,
+    path: &Path,
+    source: &SourceFile,
+    parse_error: String,
+) -> Result<Vec<Candidate>, PlanError> {
+    let failure = input.failure;
+    let Some(loc) = failure.location.as_ref() else {
+        return Err(PlanError::NoLocation);
+    };
+    let column = loc.caret.and_then(|c| c.line_start).map(|c| c as usize);
+    let mut out: Vec<Candidate> = Vec::new();
+    for m in input.rules.matching(&failure.exc_type, &failure.msg) {
+        let params = string_params(m.rule);
+        let ctx = transform::TextContext {
+            source,
+            line: loc.line as usize,
+            column,
+            msg: &failure.msg,
+            captures: &m.captures,
+            params: &params,
+            rule: &m.rule.id,
+            confidence: m.rule.confidence,
+        };
+        for fix in transform::text_candidates(&m.rule.transform, &ctx) {
+            push_candidate(&mut out, &loc.file, path, source, fix, m.rule);
+        }
+    }
+    if out.is_empty() {
+        return Err(PlanError::Unparseable(parse_error));
+    }
+    Ok(out)
+}
+
+fn string_params(rule: &crate::rules::Rule) -> BTreeMap<String, String> {
+    rule.params
+        .iter()
+        .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+        .collect()
+}
+
+/// Keeps a fix that applies, re-parses and differs from the candidates already kept.
+fn push_candidate(
+    out: &mut Vec<Candidate>,
+    file: &str,
+    path: &Path,
+    source: &SourceFile,
+    fix: Fix,
+    rule: &crate::rules::Rule,
+) {
+    // A fix that does not apply or does not re-parse is dropped: never written.
+    let (Ok(patched), Ok(new_text)) = (fix.apply_to(source), fix.apply_text(source)) else {
+        return;
+    };
+    if out.iter().any(|c| c.patched == patched) {
+        return;
+    }
+    out.push(Candidate {
+        file: file.to_string(),
+        diff: edit::unified_diff(file, source.text(), &new_text),
+        fix,
+        category: rule.category,
+        safe: rule.safe,
+        path: path.to_path_buf(),
+        original: source.bytes().to_vec(),
+        patched,
+    });
 }
 
 /// `root/rel`, refused when it is not a regular file inside the root (a symlink may point

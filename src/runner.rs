@@ -9,6 +9,8 @@
 //!   [`crate::traceback`] parser reads the same way on every machine. (`CI` is left as the
 //!   user's environment has it.) User arguments come after ours, so they win where pytest lets
 //!   the last flag win.
+//! - `--continue-on-collection-errors`: a test module that fails to import does not keep the
+//!   rest of the suite from running, so the baseline knows every other test's outcome.
 //! - `PYTHONPYCACHEPREFIX` is always set, so no `__pycache__` is written into the project
 //!   and no `.pyc` is *read* from it: with a prefix, CPython (3.8+) looks for bytecode only
 //!   under the prefix, never next to the source, and pytest's assertion rewriter does the same
@@ -57,8 +59,14 @@ const PIPE_GRACE: Duration = Duration::from_secs(2);
 const OUTPUT_CAP: usize = 64 << 20;
 
 /// The arguments every pytest run starts with (see the module docs).
-pub const FIXED_PYTEST_ARGS: &[&str] =
-    &["-p", "no:cacheprovider", "--tb=long", "-rfE", "--color=no"];
+pub const FIXED_PYTEST_ARGS: &[&str] = &[
+    "-p",
+    "no:cacheprovider",
+    "--tb=long",
+    "-rfE",
+    "--color=no",
+    "--continue-on-collection-errors",
+];
 
 /// Where the interpreter came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -44,8 +44,9 @@ fn one(id: &str, pairs: &[(&str, &str)]) -> Vec<(String, BTreeMap<String, String
 fn every_builtin_rule_loads_with_its_file_name_as_id() {
     let set = builtin();
     let ids: Vec<&str> = set.rules().iter().map(|r| r.id.as_str()).collect();
-    let expected: Vec<&str> = NULL_GUARDS.iter().map(|(id, _)| *id).collect();
-    assert_eq!(ids, expected);
+    for (id, _) in NULL_GUARDS {
+        assert!(ids.contains(id), "{id} is built in");
+    }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()

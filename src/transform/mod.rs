@@ -66,12 +66,36 @@ impl ProbeFacts {
     }
 }
 
-/// Runs the named transform. Unknown names yield nothing (rules are validated on load).
+/// Runs the named transform on a file that parses. Unknown names yield nothing (rules are
+/// validated on load against [`KNOWN`]).
 pub fn candidates(name: &str, ctx: &Context) -> Vec<Fix> {
     match name {
         "null_guard" => null_guard::candidates(ctx),
         _ => Vec::new(),
     }
+}
+
+/// Runs the named transform on a file that does not parse (a SyntaxError during collection):
+/// only text-level transforms answer. Their fixes are still kept only when the result parses.
+pub fn text_candidates(name: &str, ctx: &TextContext) -> Vec<Fix> {
+    // No text-level transform is registered yet; the syntax repairs add their arm here.
+    let _ = (name, ctx);
+    Vec::new()
+}
+
+/// What a text-level transform may look at: the file does not parse, so there is no AST.
+pub struct TextContext<'a> {
+    pub source: &'a SourceFile,
+    /// 1-based line Python's SyntaxError names.
+    pub line: usize,
+    /// 0-based character column of the caret on that line, when printed.
+    pub column: Option<usize>,
+    /// The exception message (`expected ':'`, `'(' was never closed` ...).
+    pub msg: &'a str,
+    pub captures: &'a BTreeMap<String, String>,
+    pub params: &'a BTreeMap<String, String>,
+    pub rule: &'a str,
+    pub confidence: crate::edit::Confidence,
 }
 
 /// The literal a test's `assert CALL == LITERAL` (or `LITERAL == CALL`) compares with, from
