@@ -227,6 +227,28 @@ fn search_path(name: &OsStr, path: Option<&OsStr>) -> Option<PathBuf> {
         .find(|p| is_executable(p))
 }
 
+/// The interpreter behind a launcher: `python3` found on PATH may be a shell shim (pyenv,
+/// asdf) that costs a quarter second per start; `sys.executable` is the real program (for a
+/// virtualenv, its own `bin/python`, so the environment is the same). Unchanged when the
+/// interpreter cannot say.
+pub fn resolve_executable(python: &Interpreter) -> Interpreter {
+    let mut cmd = Command::new(&python.path);
+    cmd.args(["-c", "import sys; sys.stdout.write(sys.executable or '')"]);
+    quiet_python_env(&mut cmd);
+    let resolved = run_command(cmd, IMPORT_CHECK_TIMEOUT)
+        .ok()
+        .filter(|r| r.exit_code == Some(0))
+        .map(|r| PathBuf::from(String::from_utf8_lossy(&r.stdout).trim()))
+        .filter(|p| p.is_absolute() && p.is_file());
+    match resolved {
+        Some(path) => Interpreter {
+            path,
+            source: python.source,
+        },
+        None => python.clone(),
+    }
+}
+
 /// Checks that the interpreter can import pytest; returns pytest's version.
 pub fn ensure_pytest(python: &Interpreter) -> Result<String, RunnerError> {
     let mut cmd = Command::new(&python.path);

@@ -587,7 +587,7 @@ pub fn interpreter(root: &Path, opts: &Options) -> Result<Interpreter, SessionEr
     let python = runner::find_interpreter(root, opts.python.as_deref())
         .map_err(|e| SessionError::Environment(e.to_string()))?;
     runner::ensure_pytest(&python).map_err(|e| SessionError::Environment(e.to_string()))?;
-    Ok(python)
+    Ok(runner::resolve_executable(&python))
 }
 
 /// pytest runs, counted and timed.
