@@ -6,6 +6,7 @@ pub mod category;
 pub mod cli;
 pub mod edit;
 pub mod exit;
+pub mod journal;
 pub mod plan;
 pub mod probe;
 pub mod report;

@@ -227,26 +227,37 @@ fn search_path(name: &OsStr, path: Option<&OsStr>) -> Option<PathBuf> {
         .find(|p| is_executable(p))
 }
 
-/// The interpreter behind a launcher: `python3` found on PATH may be a shell shim (pyenv,
-/// asdf) that costs a quarter second per start; `sys.executable` is the real program (for a
-/// virtualenv, its own `bin/python`, so the environment is the same). Unchanged when the
-/// interpreter cannot say.
-pub fn resolve_executable(python: &Interpreter) -> Interpreter {
+/// Checks that pytest is importable and returns the interpreter behind a launcher, in one
+/// Python start: `python3` found on PATH may be a shell shim (pyenv, asdf) that costs a quarter
+/// second per start; `sys.executable` is the real program (for a virtualenv, its own
+/// `bin/python`, so the environment is the same). The path is kept when Python cannot say.
+pub fn prepare(python: &Interpreter) -> Result<Interpreter, RunnerError> {
     let mut cmd = Command::new(&python.path);
-    cmd.args(["-c", "import sys; sys.stdout.write(sys.executable or '')"]);
+    cmd.args([
+        "-c",
+        "import sys; e = sys.executable or ''; import pytest; sys.stdout.write(e)",
+    ]);
     quiet_python_env(&mut cmd);
-    let resolved = run_command(cmd, IMPORT_CHECK_TIMEOUT)
-        .ok()
-        .filter(|r| r.exit_code == Some(0))
-        .map(|r| PathBuf::from(String::from_utf8_lossy(&r.stdout).trim()))
-        .filter(|p| p.is_absolute() && p.is_file());
-    match resolved {
-        Some(path) => Interpreter {
+    let run = run_command(cmd, IMPORT_CHECK_TIMEOUT).map_err(|e| match e {
+        RunnerError::Spawn { message, .. } => RunnerError::PytestMissing {
+            python: python.path.clone(),
+            detail: format!("the interpreter does not start: {message}"),
+        },
+        other => other,
+    })?;
+    if run.exit_code != Some(0) {
+        // Let the detailed check word the error.
+        ensure_pytest(python)?;
+    }
+    let path = PathBuf::from(String::from_utf8_lossy(&run.stdout).trim());
+    Ok(if path.is_absolute() && path.is_file() {
+        Interpreter {
             path,
             source: python.source,
-        },
-        None => python.clone(),
-    }
+        }
+    } else {
+        python.clone()
+    })
 }
 
 /// Checks that the interpreter can import pytest; returns pytest's version.

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::category::{self, Budgets};
 use crate::edit;
+use crate::journal::{self, Journal, JournalError};
 use crate::plan::{self, Candidate, PlanInput};
 use crate::probe::{self, ProbeReport, ProbeRequest};
 use crate::rules::{Category, RuleSet};
@@ -42,6 +43,8 @@ pub struct Options {
     /// Per-run timeout; default derived from the baseline.
     pub timeout: Option<Duration>,
     pub pytest_args: Vec<String>,
+    /// Where the original design's backup copies go (default: the system temp dir).
+    pub backup_dir: Option<PathBuf>,
 }
 
 /// Why the session could not run at all.
@@ -97,6 +100,30 @@ impl Workspace for ScratchWorkspace {
     }
 }
 
+/// The real run's workspace: the project itself, every write journaled first.
+pub struct JournalWorkspace {
+    journal: Journal,
+}
+
+impl Workspace for JournalWorkspace {
+    fn root(&self) -> &Path {
+        self.journal.root()
+    }
+    fn env(&self) -> Vec<(OsString, OsString)> {
+        Vec::new()
+    }
+    fn record(&mut self, path: &Path) -> Result<(), SessionError> {
+        self.journal
+            .record(path)
+            .map_err(|e| SessionError::Environment(e.to_string()))
+    }
+    fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+        self.journal
+            .write(path, bytes)
+            .map_err(|e| SessionError::Environment(e.to_string()))
+    }
+}
+
 /// One candidate tried on one failure.
 #[derive(Debug, Clone, Serialize)]
 pub struct Attempt {
@@ -149,7 +176,7 @@ pub struct FailureOutcome {
     pub exc_type: String,
     pub msg: String,
     pub category: Category,
-    /// `fixed`, `fixed_by_earlier_patch`, `not_fixed`, `no_candidate`, `needs_unsafe_fixes`,
+    /// `fixed`, `fixed_by_another_patch`, `not_fixed`, `no_candidate`, `needs_unsafe_fixes`,
     /// `escalated`, `not_validated`, `rolled_back` (fixed, but undone by --all-or-nothing).
     pub status: &'static str,
     /// Why it is not fixed, or what to do instead (escalations).
@@ -172,6 +199,112 @@ pub struct Report {
     pub validated: bool,
     /// Identifies this run in audit records.
     pub run_id: String,
+    /// Where the originals of the touched files were saved (backup copies stay).
+    pub backups: Vec<Backup>,
+}
+
+/// A touched file's saved original.
+#[derive(Debug, Clone, Serialize)]
+pub struct Backup {
+    pub file: String,
+    /// The original design's `{backup_dir}/agent-self-debugger-loop/{basename}.{ts}.bak`.
+    pub backup: Option<String>,
+    pub original_hash: String,
+    /// Whether the file keeps a change.
+    pub changed: bool,
+}
+
+/// `fix`: works in the project itself. Every file is journaled before its first byte is
+/// written; proven fixes are kept (all of them, or none with `--all-or-nothing`), and when
+/// nothing is kept every touched file is restored byte for byte and mtime.
+pub fn fix(opts: &Options) -> Result<Report, SessionError> {
+    let started = Instant::now();
+    let root = checked_root(&opts.root)?;
+    let rules = RuleSet::load(&root).map_err(|e| SessionError::BadInput(e.to_string()))?;
+    let python = interpreter(&root, opts)?;
+    let journal = Journal::begin(&root, opts.backup_dir.as_deref()).map_err(|e| match e {
+        JournalError::Refused { .. } | JournalError::Io { .. } => {
+            SessionError::Environment(e.to_string())
+        }
+        other => SessionError::Environment(other.to_string()),
+    })?;
+    let mut ws = JournalWorkspace { journal };
+    let result = run_loop(opts, &root, &rules, python, &mut ws, started);
+    let journal = ws.journal;
+    let mut report = match result {
+        Ok(r) if !runner::interrupted() => r,
+        Ok(_) => {
+            let restored = journal.rollback();
+            return Err(SessionError::Environment(match restored {
+                Ok(_) => "interrupted: every touched file was restored byte for byte".into(),
+                Err(e) => format!("interrupted, and restoring failed: {e}"),
+            }));
+        }
+        Err(e) => {
+            return Err(match journal.rollback() {
+                Ok(_) => e,
+                Err(r) => SessionError::Environment(format!("{e}; restoring failed too: {r}")),
+            });
+        }
+    };
+    let all_fixed = report
+        .failures
+        .iter()
+        .all(|f| matches!(f.status, "fixed" | "fixed_by_another_patch"));
+    let keep = !report.patches.is_empty() && (!opts.all_or_nothing || all_fixed);
+    let touched = !journal.files().is_empty();
+    if keep {
+        let originals: BTreeMap<PathBuf, Vec<u8>> = journal
+            .files()
+            .into_iter()
+            .filter_map(|p| journal.original(&p).map(|b| (p, b.to_vec())))
+            .collect();
+        report.patches = combine(&root, &report.patches, |file| {
+            originals.get(&root.join(file)).cloned()
+        });
+        let committed = journal
+            .commit()
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        report.backups = committed
+            .files
+            .iter()
+            .map(|f| Backup {
+                file: f.path.to_string_lossy().replace('\\', "/"),
+                backup: f.backup.as_ref().map(|b| b.to_string_lossy().into_owned()),
+                original_hash: f.original_hash.clone(),
+                changed: f.changed,
+            })
+            .collect();
+    } else {
+        journal
+            .rollback()
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        report.rollback = touched;
+        report.patches.clear();
+        for f in &mut report.failures {
+            if matches!(f.status, "fixed" | "fixed_by_another_patch") {
+                f.status = "rolled_back";
+            }
+        }
+    }
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+/// A journal left by a killed run stops every command that writes, until `selfdebug restore`.
+pub fn pending_journal(root: &Path) -> Option<String> {
+    let root = checked_root(root).ok()?;
+    match journal::pending(&root) {
+        Ok(Some(p)) => Some(
+            JournalError::Pending {
+                root: p.root,
+                files: p.files,
+                started: p.started,
+            }
+            .to_string(),
+        ),
+        _ => None,
+    }
 }
 
 /// `fix --dry-run`: everything in a scratch copy.
@@ -188,7 +321,47 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
     })?;
     let mut ws = ScratchWorkspace { scratch };
     let mut report = run_loop(opts, &root, &rules, python, &mut ws, started)?;
-    report.patches = combine(&root, ws.root(), &report.patches);
+    let all_fixed = report
+        .failures
+        .iter()
+        .all(|f| matches!(f.status, "fixed" | "fixed_by_another_patch"));
+    if opts.all_or_nothing && !all_fixed && !report.patches.is_empty() {
+        report.patches.clear();
+        for f in &mut report.failures {
+            if matches!(f.status, "fixed" | "fixed_by_another_patch") {
+                f.status = "rolled_back";
+            }
+        }
+        return Ok(report);
+    }
+    // The patched content lives in the scratch copy; the originals are the user's files.
+    report.patches = combine(ws.root(), &report.patches, |file| {
+        std::fs::read(root.join(file)).ok()
+    });
+    // Messages name the user's project, not the scratch copy that is gone after the run (the
+    // probe keeps its scratch paths: they prove which copy was imported).
+    let (from, to) = (
+        ws.root().to_string_lossy().into_owned(),
+        root.to_string_lossy().into_owned(),
+    );
+    let fix_path = |s: &mut String| {
+        if s.contains(&from) {
+            *s = s.replace(&from, &to);
+        }
+    };
+    for f in &mut report.failures {
+        fix_path(&mut f.msg);
+        if let Some(r) = &mut f.reason {
+            fix_path(r);
+        }
+    }
+    for a in &mut report.attempts {
+        if let Some(n) = &mut a.new_failure {
+            fix_path(n);
+        }
+        fix_path(&mut a.stdout_tail);
+        fix_path(&mut a.stderr_tail);
+    }
     Ok(report)
 }
 
@@ -262,7 +435,7 @@ pub fn run_loop(
         }
         if let Some(test) = &failure.test {
             if !accepted_cands.is_empty() && !current.iter().any(|(t, _)| t == test) {
-                outcome.status = "fixed_by_earlier_patch";
+                outcome.status = "fixed_by_another_patch";
                 outcomes.push(outcome);
                 continue;
             }
@@ -298,6 +471,23 @@ pub fn run_loop(
         }
         outcomes.push(outcome);
     }
+    // A patch proven for a later failure may have fixed an earlier one as well.
+    if !accepted_cands.is_empty() {
+        for o in &mut outcomes {
+            let unfixed = matches!(
+                o.status,
+                "not_fixed" | "no_candidate" | "needs_unsafe_fixes"
+            );
+            let gone = o
+                .test
+                .as_ref()
+                .is_some_and(|t| !current.iter().any(|(c, w)| c == t && *w == o.when));
+            if unfixed && gone {
+                o.status = "fixed_by_another_patch";
+                o.reason = None;
+            }
+        }
+    }
     let patches = accepted_cands
         .iter()
         .map(|c| Patch {
@@ -321,6 +511,7 @@ pub fn run_loop(
         dry_run: opts.dry_run,
         validated: true,
         run_id,
+        backups: Vec::new(),
     })
 }
 
@@ -469,10 +660,15 @@ fn work_on(
     Ok(None)
 }
 
-/// The targeted test now fails with another exception or at another place.
+/// The targeted test now fails with another exception or at another place in the project's
+/// code. A failing assertion in the test itself is the candidate's wrong result, not progress.
 fn is_progress(before: &Failure, after: &Failure) -> bool {
     let place = |f: &Failure| f.location.as_ref().map(|l| (l.file.clone(), l.line));
-    before.exc_type != after.exc_type || place(before) != place(after)
+    let in_tests = after.location.as_ref().is_some_and(|l| {
+        let parts: Vec<&str> = l.file.split('/').collect();
+        traceback::locate::is_test_file(&parts)
+    });
+    !in_tests && (before.exc_type != after.exc_type || place(before) != place(after))
 }
 
 /// `--no-validate`: the top candidate of each failure in the log, nothing run.
@@ -566,6 +762,7 @@ fn propose_only(
         dry_run: true,
         validated: false,
         run_id: run_id(),
+        backups: Vec::new(),
     })
 }
 
@@ -586,8 +783,7 @@ pub fn checked_root(root: &Path) -> Result<PathBuf, SessionError> {
 pub fn interpreter(root: &Path, opts: &Options) -> Result<Interpreter, SessionError> {
     let python = runner::find_interpreter(root, opts.python.as_deref())
         .map_err(|e| SessionError::Environment(e.to_string()))?;
-    runner::ensure_pytest(&python).map_err(|e| SessionError::Environment(e.to_string()))?;
-    Ok(runner::resolve_executable(&python))
+    runner::prepare(&python).map_err(|e| SessionError::Environment(e.to_string()))
 }
 
 /// pytest runs, counted and timed.
@@ -746,17 +942,26 @@ fn text_offset(source: &SourceFile, byte: usize) -> Option<usize> {
     })
 }
 
-/// One patch per file: the original bytes (in `root`) against the final bytes (in `worked`).
-pub fn combine(root: &Path, worked: &Path, steps: &[Patch]) -> Vec<Patch> {
+/// One patch per file: the original bytes (from `original`) against the file's bytes now in
+/// `worked`, with the rules and titles of every step that touched it.
+pub fn combine(
+    worked: &Path,
+    steps: &[Patch],
+    original: impl Fn(&str) -> Option<Vec<u8>>,
+) -> Vec<Patch> {
     let mut by_file: BTreeMap<&str, Vec<&Patch>> = BTreeMap::new();
     for p in steps {
         by_file.entry(p.file.as_str()).or_default().push(p);
     }
     let mut out = Vec::new();
     for (file, parts) in by_file {
-        let (Ok(original), Ok(patched)) = (
-            SourceFile::read(root.join(file)),
-            SourceFile::read(worked.join(file)),
+        let path = worked.join(file);
+        let (Some(old), Ok(new)) = (original(file), std::fs::read(&path)) else {
+            continue;
+        };
+        let (Ok(old), Ok(new)) = (
+            SourceFile::from_bytes(&path, old),
+            SourceFile::from_bytes(&path, new),
         ) else {
             continue;
         };
@@ -766,7 +971,7 @@ pub fn combine(root: &Path, worked: &Path, steps: &[Patch]) -> Vec<Patch> {
             titles: parts.iter().flat_map(|p| p.titles.clone()).collect(),
             safe: parts.iter().all(|p| p.safe),
             validated: parts.iter().all(|p| p.validated),
-            diff: edit::unified_diff(file, original.text(), patched.text()),
+            diff: edit::unified_diff(file, old.text(), new.text()),
         });
     }
     out

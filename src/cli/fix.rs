@@ -19,9 +19,12 @@ Exit codes of `fix`:
   6  the tool could not work: no interpreter, pytest missing, a run could not start";
 
 pub fn run(args: &FixArgs) -> i32 {
+    crate::runner::install_interrupt_handler();
     if !args.dry_run {
-        error("this build proves repairs in a scratch copy only: run `selfdebug fix --dry-run` (writing patches into the project comes with the journal and rollback)");
-        return exit::BAD_INPUT;
+        if let Some(msg) = session::pending_journal(&args.root) {
+            error(msg);
+            return exit::ENVIRONMENT;
+        }
     }
     let log = match read_log(args) {
         Ok(l) => l,
@@ -55,8 +58,13 @@ pub fn run(args: &FixArgs) -> i32 {
         unsafe_fixes: args.unsafe_fixes,
         all_or_nothing: args.all_or_nothing,
         budgets,
+        backup_dir: args.backup_dir.clone(),
     };
-    let result = session::dry_run(&opts);
+    let result = if args.dry_run {
+        session::dry_run(&opts)
+    } else {
+        session::fix(&opts)
+    };
     let report = match result {
         Ok(r) => r,
         Err(SessionError::BadInput(m)) => {
@@ -86,6 +94,7 @@ pub fn run(args: &FixArgs) -> i32 {
     if args.json {
         print!("{}", report::json(&report));
     } else {
+        // The patch on stdout: what was applied, or in a dry run what would be.
         for p in &report.patches {
             print!("{}", p.diff);
         }

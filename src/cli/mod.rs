@@ -4,6 +4,7 @@
 mod fix;
 mod parse;
 mod probe;
+mod restore;
 mod rules;
 
 use std::path::PathBuf;
@@ -47,6 +48,10 @@ pub enum Command {
     /// Propose and prove repairs for failing tests.
     #[command(after_help = fix::EXIT_CODES)]
     Fix(FixArgs),
+    /// Restore the files of a selfdebug run that was killed, from its journal, verifying each
+    /// by hash. Touches nothing else.
+    #[command(after_help = restore::EXIT_CODES)]
+    Restore(RestoreArgs),
 }
 
 /// How to run the project's Python (shared by the commands that run pytest).
@@ -140,6 +145,16 @@ pub struct FixArgs {
 }
 
 #[derive(clap::Args, Debug)]
+pub struct RestoreArgs {
+    /// Project root whose interrupted run is restored.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Debug)]
 pub struct ParseArgs {
     /// The log file; `-` or nothing reads standard input.
     #[arg(value_name = "LOG")]
@@ -172,6 +187,7 @@ pub fn run() -> i32 {
         Command::Probe(args) => probe::run(&args),
         Command::Rules(args) => rules::run(&args),
         Command::Fix(args) => fix::run(&args),
+        Command::Restore(args) => restore::run(&args),
     }
 }
 

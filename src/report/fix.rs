@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::session::{Attempt, FailureOutcome, Patch, Report};
+use crate::session::{Attempt, Backup, FailureOutcome, Patch, Report};
 
 /// Bumped only when a field is renamed or removed.
 pub const FIX_SCHEMA_VERSION: u32 = 1;
@@ -12,20 +12,24 @@ pub const FIX_SCHEMA_VERSION: u32 = 1;
 /// none; `error`: the run could not happen.
 pub fn final_status(report: &Report) -> &'static str {
     let total = report.failures.len();
-    let fixed = report
-        .failures
-        .iter()
-        .filter(|f| {
-            matches!(
-                f.status,
-                "fixed" | "fixed_by_earlier_patch" | "not_validated"
-            )
-        })
-        .count();
+    let count = |statuses: &[&str]| {
+        report
+            .failures
+            .iter()
+            .filter(|f| statuses.contains(&f.status))
+            .count()
+    };
+    let fixed = count(&["fixed", "fixed_by_another_patch", "not_validated"]);
+    let escalated = count(&["escalated"]);
     if total == 0 || fixed == total {
         "pass"
-    } else if fixed > 0 {
+    } else if fixed > 0
+        && !report.rollback
+        && report.failures.iter().all(|f| f.status != "rolled_back")
+    {
         "partial"
+    } else if escalated > 0 && escalated == total {
+        "escalated"
     } else {
         "fail"
     }
@@ -68,6 +72,7 @@ struct Summary<'a> {
     patches: &'a [Patch],
     failures: &'a [FailureOutcome],
     attempt_records: &'a [Attempt],
+    backups: &'a [Backup],
     pytest_runs: usize,
     pytest_ms: u64,
     duration_ms: u64,
@@ -100,6 +105,7 @@ pub fn json(report: &Report) -> String {
         patches: &report.patches,
         failures: &report.failures,
         attempt_records: &report.attempts,
+        backups: &report.backups,
         pytest_runs: report.pytest_runs,
         pytest_ms: report.pytest_ms,
         duration_ms: report.duration_ms,
@@ -158,7 +164,7 @@ pub fn human_log(report: &Report) -> String {
         }
         match f.status {
             "fixed" => {}
-            "fixed_by_earlier_patch" => out.push_str("  fixed by an earlier patch\n"),
+            "fixed_by_another_patch" => out.push_str("  fixed by the patch of another failure\n"),
             "not_validated" => {}
             "escalated" => {
                 let why = f.reason.as_deref().unwrap_or("not a code bug");
@@ -177,10 +183,10 @@ pub fn human_log(report: &Report) -> String {
         "selfdebug: {status}: {} patch{} {}; {} pytest run{} ({} ms in pytest, {} ms in all)",
         report.patches.len(),
         if report.patches.len() == 1 { "" } else { "es" },
-        if validated {
-            "proven in a scratch copy"
-        } else {
-            "proposed, not validated"
+        match (validated, report.dry_run) {
+            (false, _) => "proposed, not validated",
+            (true, true) => "proven in a scratch copy",
+            (true, false) => "proven and kept",
         },
         report.pytest_runs,
         if report.pytest_runs == 1 { "" } else { "s" },

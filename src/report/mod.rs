@@ -3,4 +3,5 @@
 pub mod fix;
 pub mod parse;
 pub mod probe;
+pub mod restore;
 pub mod rules;

@@ -1,0 +1,44 @@
+//! `selfdebug restore`: bring back the files of a run that was killed.
+
+use super::{error, RestoreArgs};
+use crate::{exit, journal, report};
+
+/// `after_help` of `selfdebug restore`.
+pub const EXIT_CODES: &str = "\
+Exit codes of `restore`:
+  0  the files of the killed run were restored and each verified by hash, or there was
+     nothing to restore
+  2  bad input: --root is not a directory, bad flags
+  6  a live selfdebug run holds the lock of this project (its pid is printed), or a file
+     could not be restored (it is named; the journal is kept, so run `restore` again once
+     the cause is fixed)
+
+Only the files the killed run recorded are written back (bytes, mtime, permissions): other
+files, the git index and untracked files are never touched. Journals live outside the
+project, in $XDG_CACHE_HOME/selfdebug/journals/ (else ~/.cache/selfdebug/journals/).";
+
+pub fn run(args: &RestoreArgs) -> i32 {
+    if !args.root.is_dir() {
+        error(format!("--root {}: not a directory", args.root.display()));
+        return exit::BAD_INPUT;
+    }
+    match journal::restore(&args.root) {
+        Ok(r) => {
+            let out = if args.json {
+                report::restore::json(&r, exit::OK)
+            } else {
+                report::restore::human(&r)
+            };
+            print!("{out}");
+            exit::OK
+        }
+        Err(e) => {
+            // Locked, or a file that cannot be restored: the message names the pid or the file.
+            error(&e);
+            if args.json {
+                print!("{}", report::restore::json_error(&e, exit::ENVIRONMENT));
+            }
+            exit::ENVIRONMENT
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! Output of `selfdebug restore`.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::journal::{Action, JournalError, RestoreReport, RestoredFile, Source, HASH_ALGORITHM};
+
+/// Bumped only when a field is renamed or removed; fields may be added.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct JsonDoc<'a> {
+    schema_version: u32,
+    exit_code: i32,
+    /// False when there was nothing to restore (or on error).
+    restored: bool,
+    root: Option<String>,
+    run_id: Option<&'a str>,
+    hash_algorithm: &'static str,
+    files: &'a [RestoredFile],
+    warnings: &'a [String],
+    error: Option<String>,
+}
+
+/// One JSON object for a restore that succeeded (or found nothing to restore).
+pub fn json(r: &RestoreReport, exit_code: i32) -> String {
+    render(&JsonDoc {
+        schema_version: SCHEMA_VERSION,
+        exit_code,
+        restored: !r.files.is_empty(),
+        root: Some(r.root.display().to_string()),
+        run_id: r.run_id.as_deref(),
+        hash_algorithm: HASH_ALGORITHM,
+        files: &r.files,
+        warnings: &r.warnings,
+        error: None,
+    })
+}
+
+/// The same object for a restore that failed: `error` is the one-line message.
+pub fn json_error(e: &JournalError, exit_code: i32) -> String {
+    render(&JsonDoc {
+        schema_version: SCHEMA_VERSION,
+        exit_code,
+        restored: false,
+        root: None,
+        run_id: None,
+        hash_algorithm: HASH_ALGORITHM,
+        files: &[],
+        warnings: &[],
+        error: Some(e.to_string()),
+    })
+}
+
+fn render(doc: &JsonDoc<'_>) -> String {
+    // Serializing plain data with string keys cannot fail.
+    let mut s = serde_json::to_string_pretty(doc).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+pub fn human(r: &RestoreReport) -> String {
+    let mut out = String::new();
+    if r.files.is_empty() {
+        let _ = writeln!(
+            out,
+            "nothing to restore in {}: no run was interrupted",
+            r.root.display()
+        );
+    } else {
+        let n = r.files.len();
+        let _ = writeln!(
+            out,
+            "restored {n} file{} of run {} in {}:",
+            if n == 1 { "" } else { "s" },
+            r.run_id.as_deref().unwrap_or("?"),
+            r.root.display()
+        );
+        let w = r
+            .files
+            .iter()
+            .map(|f| f.path.display().to_string().len())
+            .max()
+            .unwrap_or(0);
+        for f in &r.files {
+            let action = match f.action {
+                Action::Rewritten => "rewritten",
+                Action::Recreated => "recreated",
+                Action::Unchanged => "unchanged",
+            };
+            let source = match f.source {
+                Source::JournalCopy => "journal copy",
+                Source::BackupCopy => "backup copy",
+                Source::GitBlob => "git blob",
+                Source::Memory => "memory",
+            };
+            let _ = writeln!(
+                out,
+                "  {:<w$}  {action:<9}  from the {source:<12}  {HASH_ALGORITHM} {} verified",
+                f.path.display(),
+                f.hash
+            );
+        }
+    }
+    for warning in &r.warnings {
+        let _ = writeln!(out, "warning: {warning}");
+    }
+    out
+}

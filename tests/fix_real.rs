@@ -1,0 +1,370 @@
+//! `selfdebug fix` writing into real projects (git and not), with real pytest: kept fixes,
+//! rollbacks that leave a dirty tree exactly as it was, a run killed with SIGKILL and its
+//! recovery, a candidate that hangs, and a second concurrent run.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::path_str;
+
+/// A temp project from (path, content) pairs, with its own cache dir for selfdebug.
+struct Project {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    cache: PathBuf,
+}
+
+fn project(files: &[(&str, &str)]) -> Project {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("proj");
+    for (path, content) in files {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+    let cache = tmp.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    Project {
+        _tmp: tmp,
+        root,
+        cache,
+    }
+}
+
+impl Project {
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_selfdebug"));
+        cmd.args(args)
+            .arg("--root")
+            .arg(&self.root)
+            .env("XDG_CACHE_HOME", &self.cache)
+            .env("TMPDIR", self.cache.join("tmp"))
+            .stdin(Stdio::null());
+        std::fs::create_dir_all(self.cache.join("tmp")).unwrap();
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&self.root)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+/// Every file under `root` (`.git` included): bytes, mode and mtime.
+fn snapshot(root: &Path) -> BTreeMap<String, (Vec<u8>, u32, std::time::SystemTime)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = BTreeMap::new();
+    for e in walkdir::WalkDir::new(root) {
+        let e = e.unwrap();
+        if !e.file_type().is_file() {
+            continue;
+        }
+        let rel = e.path().strip_prefix(root).unwrap().display().to_string();
+        let meta = e.metadata().unwrap();
+        out.insert(
+            rel,
+            (
+                std::fs::read(e.path()).unwrap(),
+                meta.permissions().mode(),
+                meta.modified().unwrap(),
+            ),
+        );
+    }
+    out
+}
+
+/// Compares two snapshots, naming the files that differ instead of dumping bytes.
+fn assert_same(
+    before: &BTreeMap<String, (Vec<u8>, u32, std::time::SystemTime)>,
+    after: &BTreeMap<String, (Vec<u8>, u32, std::time::SystemTime)>,
+) {
+    let mut diffs = Vec::new();
+    for (k, v) in before {
+        match after.get(k) {
+            None => diffs.push(format!("{k}: gone")),
+            Some(a) if a.0 != v.0 => diffs.push(format!("{k}: bytes differ")),
+            Some(a) if a.1 != v.1 => diffs.push(format!("{k}: mode {:o} -> {:o}", v.1, a.1)),
+            Some(a) if a.2 != v.2 => diffs.push(format!("{k}: mtime {:?} -> {:?}", v.2, a.2)),
+            _ => {}
+        }
+    }
+    for k in after.keys().filter(|k| !before.contains_key(*k)) {
+        diffs.push(format!("{k}: new"));
+    }
+    assert!(diffs.is_empty(), "the tree changed: {diffs:#?}");
+}
+
+const DEMO_MODULE: &str = "def to_upper(text):\n    words = text.split()\n    return \" \".join(w.upper() for w in words)\n";
+
+#[test]
+fn fix_keeps_the_proven_patch_in_a_git_repo() {
+    let p = project(&[
+        ("conftest.py", ""),
+        ("words.py", DEMO_MODULE),
+        (
+            "tests/test_words.py",
+            "from words import to_upper\n\n\ndef test_none():\n    assert to_upper(None) == \"\"\n\n\ndef test_words():\n    assert to_upper(\"a  b\") == \"A B\"\n",
+        ),
+    ]);
+    p.git(&["init", "-q"]);
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "init"]);
+    let out = p.run(&["fix", "--unsafe-fixes", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    assert_eq!(v["final_status"], "pass");
+    assert_eq!(v["dry_run"], false);
+    assert_eq!(v["rollback"], false);
+    assert_eq!(v["files_patched"], serde_json::json!(["words.py"]));
+    assert_eq!(
+        std::fs::read_to_string(p.root.join("words.py")).unwrap(),
+        "def to_upper(text):\n    words = (text or \"\").split()\n    return \" \".join(w.upper() for w in words)\n"
+    );
+    // The backup copy holds the original; the git refs are gone; the index is untouched.
+    let backup = v["backups"][0]["backup"].as_str().unwrap();
+    assert_eq!(std::fs::read_to_string(backup).unwrap(), DEMO_MODULE);
+    assert_eq!(p.git(&["for-each-ref", "refs/selfdebug"]), "");
+    assert_eq!(p.git(&["status", "--porcelain"]), " M words.py\n");
+    // Nothing else appeared in the project: no caches, no probe leftovers.
+    let files: Vec<String> = snapshot(&p.root)
+        .into_keys()
+        .filter(|f| !f.starts_with(".git/"))
+        .collect();
+    assert_eq!(files, ["conftest.py", "tests/test_words.py", "words.py"]);
+    // The suite is green now.
+    let green = Command::new(support::python())
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .current_dir(&p.root)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        green.status.success(),
+        "{}",
+        String::from_utf8_lossy(&green.stdout)
+    );
+}
+
+/// A bug no candidate can fix (the test wants an exception): every candidate is written and
+/// undone, and the dirty tree (modified, staged, untracked, ignored files) is exactly as before.
+fn unfixable_project() -> Project {
+    project(&[
+        ("conftest.py", ""),
+        ("words.py", DEMO_MODULE),
+        (
+            "tests/test_words.py",
+            "import pytest\nfrom words import to_upper\n\n\ndef test_none_is_rejected():\n    with pytest.raises(ValueError):\n        to_upper(None)\n    assert to_upper(None) == \"never\"\n",
+        ),
+        (".gitignore", "ignored.txt\n"),
+    ])
+}
+
+#[test]
+fn failed_run_leaves_a_dirty_git_tree_byte_for_byte() {
+    let p = unfixable_project();
+    p.git(&["init", "-q"]);
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "init"]);
+    std::fs::write(p.root.join("conftest.py"), "# local edit, not committed\n").unwrap();
+    std::fs::write(p.root.join("notes.md"), "untracked\n").unwrap();
+    std::fs::write(p.root.join("ignored.txt"), "ignored\n").unwrap();
+    std::fs::write(p.root.join(".gitignore"), "ignored.txt\n*.log\n").unwrap();
+    p.git(&["add", ".gitignore"]);
+    // `git status` refreshes the index: ask first, then take the snapshot.
+    let status_before = p.git(&["status", "--porcelain", "--ignored"]);
+    let before = snapshot(&p.root);
+    let out = p.run(&["fix", "--unsafe-fixes", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["final_status"], "fail");
+    assert_eq!(v["rollback"], true);
+    assert!(v["attempts"].as_u64().unwrap() >= 2, "{stderr}");
+    assert_eq!(v["patches"], serde_json::json!([]));
+    assert_same(&before, &snapshot(&p.root));
+    assert_eq!(
+        p.git(&["status", "--porcelain", "--ignored"]),
+        status_before
+    );
+    assert_eq!(p.git(&["for-each-ref", "refs/selfdebug"]), "");
+    assert_eq!(p.git(&["stash", "list"]), "");
+}
+
+#[test]
+fn failed_run_outside_git_restores_everything() {
+    let p = unfixable_project();
+    let before = snapshot(&p.root);
+    let out = p.run(&["fix", "--unsafe-fixes"]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("every touched file was restored byte for byte"),
+        "{stderr}"
+    );
+    assert_same(&before, &snapshot(&p.root));
+}
+
+/// A project whose candidates are slow to test (each run sleeps), to catch a run mid-way.
+fn slow_project() -> Project {
+    project(&[
+        ("conftest.py", ""),
+        ("words.py", DEMO_MODULE),
+        (
+            "tests/test_words.py",
+            "import time\nfrom words import to_upper\n\n\ndef test_none():\n    time.sleep(2)\n    assert to_upper(None) == \"\"\n",
+        ),
+    ])
+}
+
+#[test]
+fn sigkill_during_validation_then_restore() {
+    let p = slow_project();
+    p.git(&["init", "-q"]);
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "init"]);
+    let before = snapshot(&p.root);
+    let mut child = p
+        .cmd(&["fix", "--unsafe-fixes"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until a candidate (not the probe) is in the file, then kill without warning.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let now = std::fs::read_to_string(p.root.join("words.py")).unwrap_or_default();
+        if now != DEMO_MODULE && !now.contains("_selfdebug_probe") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no candidate was ever written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_ne!(
+        std::fs::read_to_string(p.root.join("words.py")).unwrap(),
+        DEMO_MODULE
+    );
+    // The next run refuses to touch anything until the files are restored.
+    let refused = p.run(&["fix", "--unsafe-fixes"]);
+    assert_eq!(refused.status.code(), Some(6));
+    let msg = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        msg.contains("was killed") && msg.contains("selfdebug restore"),
+        "{msg}"
+    );
+    let restored = p.run(&["restore", "--json"]);
+    assert_eq!(
+        restored.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&restored.stderr)
+    );
+    assert_same(&before, &snapshot(&p.root));
+    assert_eq!(p.git(&["for-each-ref", "refs/selfdebug"]), "");
+    // And now a run may start again.
+    let again = p.run(&["fix", "--unsafe-fixes", "--dry-run"]);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}
+
+#[test]
+fn second_concurrent_run_refuses() {
+    let p = slow_project();
+    let mut first = p
+        .cmd(&["fix", "--unsafe-fixes"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first run holds the lock once it has touched the file (the probe).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(p.root.join("words.py")).unwrap() == DEMO_MODULE {
+        assert!(Instant::now() < deadline, "the first run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = p.run(&["fix", "--unsafe-fixes"]);
+    assert_eq!(second.status.code(), Some(6));
+    let msg = String::from_utf8_lossy(&second.stderr);
+    assert!(msg.contains(&format!("pid {}", first.id())), "{msg}");
+    assert_eq!(first.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn candidate_that_hangs_is_killed_in_time() {
+    // The top candidate in a loop is `continue`, which here skips `i += 1`: an endless loop.
+    let p = project(&[
+        ("conftest.py", ""),
+        (
+            "labels.py",
+            "def labels(items):\n    out = []\n    i = 0\n    while i < len(items):\n        item = items[i]\n        out.append(item.label)\n        i += 1\n    return out\n",
+        ),
+        (
+            "tests/test_labels.py",
+            "from labels import labels\n\n\nclass Item:\n    label = \"x\"\n\n\ndef test_skips_missing():\n    assert labels([Item(), None]) == [\"x\", None]\n",
+        ),
+    ]);
+    let started = Instant::now();
+    let out = p.run(&["fix", "--unsafe-fixes", "--json", "--timeout", "15"]);
+    let elapsed = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let records = v["attempt_records"].as_array().unwrap();
+    let hung = records
+        .iter()
+        .find(|r| {
+            r["title"]
+                .as_str()
+                .unwrap()
+                .starts_with("skip the iteration")
+        })
+        .unwrap_or_else(|| panic!("no continue candidate tried: {stderr}"));
+    assert_eq!(hung["outcome"], "timeout", "{stderr}");
+    assert!(hung["duration_ms"].as_u64().unwrap() < 25_000);
+    // A later candidate (the inline conditional) is the proven one.
+    assert_eq!(v["final_status"], "pass", "{stderr}");
+    assert!(elapsed < Duration::from_secs(180), "{elapsed:?}");
+    // No python process of that run survives.
+    let ps = Command::new("pgrep")
+        .args(["-f", path_str(&p.root)])
+        .output()
+        .unwrap();
+    assert!(
+        ps.stdout.is_empty(),
+        "orphans: {}",
+        String::from_utf8_lossy(&ps.stdout)
+    );
+}
