@@ -222,10 +222,10 @@ impl Fix {
 /// A unified diff (`--- a/label`, `+++ b/label`, 3 lines of context); empty when the texts are
 /// equal.
 ///
-/// Lines are compared with their terminators, so a changed line ending is a change, but they are
-/// shown with `\r\n` and `\r` turned into `\n` so CRLF files stay readable: a line whose only
-/// change is its terminator shows as a `-`/`+` pair that look alike. A last line without a
-/// terminator gets the usual `\ No newline at end of file` marker.
+/// Lines are compared and written with their terminators: a CRLF file's lines keep their `\r`
+/// before the diff's `\n`, exactly as `git diff` writes them, so `git apply` and `patch` accept
+/// the diff (a stripped `\r` makes them refuse it). A lone `\r` (classic Mac) is shown as `\n`.
+/// A last line without a terminator gets the usual `\ No newline at end of file` marker.
 pub fn unified_diff(path_label: &str, old_text: &str, new_text: &str) -> String {
     if old_text == new_text {
         return String::new();
@@ -249,10 +249,7 @@ pub fn unified_diff(path_label: &str, old_text: &str, new_text: &str) -> String 
                     similar::ChangeTag::Insert => '+',
                 };
                 let line: &str = change.value();
-                let content = line
-                    .strip_suffix("\r\n")
-                    .or_else(|| line.strip_suffix('\n'))
-                    .or_else(|| line.strip_suffix('\r'));
+                let content = line.strip_suffix('\n').or_else(|| line.strip_suffix('\r'));
                 out.push(sign);
                 match content {
                     Some(c) => {

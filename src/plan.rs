@@ -116,6 +116,7 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
             probe: input.probe,
             expected: expected.as_ref().map(|(lit, _)| lit.as_str()),
             expected_line: expected.as_ref().map(|(_, line)| line.as_str()),
+            returns_to_test: returns_to_test(failure),
             rule: &m.rule.id,
             confidence: m.rule.confidence,
         };
@@ -252,6 +253,28 @@ pub fn confined_path(root: &Path, rel: &str) -> Result<PathBuf, PlanError> {
         }
     }
     Ok(path)
+}
+
+/// Every frame between the test's assertion and the failing one (exclusive) is a
+/// `return f(...)`: the failing function's result is the asserted value.
+fn returns_to_test(failure: &Failure) -> bool {
+    let frames: Vec<&crate::traceback::Frame> = failure
+        .frames
+        .iter()
+        .filter(|f| f.resolved.is_some())
+        .collect();
+    let Some(test_at) = frames.iter().position(|f| {
+        f.code
+            .as_deref()
+            .is_some_and(|c| transform::expected_literal(c).is_some())
+    }) else {
+        return false;
+    };
+    let inner = &frames[test_at + 1..];
+    !inner.is_empty()
+        && inner[..inner.len() - 1]
+            .iter()
+            .all(|f| f.code.as_deref().is_some_and(|c| c.starts_with("return ")))
 }
 
 /// The literal the failing test asserts against and the assertion line, from the outermost

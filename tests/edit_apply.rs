@@ -90,12 +90,31 @@ fn a_fix_that_does_not_parse_is_rejected() {
 }
 
 #[test]
-fn diff_of_crlf_file_is_readable() {
+fn diff_of_crlf_file_applies_with_git() {
     let old = "a = 1\r\nb = 2\r\nc = 3\r\nd = 4\r\ne = 5\r\nf = 6\r\ng = 7\r\nh = 8\r\n";
     let new = old.replace("e = 5", "e = 50");
     let d = edit::unified_diff("pkg/m.py", old, &new);
-    assert!(!d.contains('\r'));
+    // Lines keep their `\r`, as `git diff` writes them (insta's snapshot normalizes them away).
+    assert!(d.contains("-e = 5\r\n+e = 50\r\n"), "{d:?}");
     insta::assert_snapshot!("diff_crlf", d);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
+    std::fs::write(dir.path().join("pkg/m.py"), old).unwrap();
+    std::fs::write(dir.path().join("fix.patch"), &d).unwrap();
+    let out = std::process::Command::new("git")
+        .args(["apply", "fix.patch"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("pkg/m.py")).unwrap(),
+        new
+    );
     assert_eq!(edit::unified_diff("x", old, old), "");
     let d = edit::unified_diff("x.py", "a\n", "a\nb");
     assert_eq!(

@@ -82,7 +82,13 @@ fn every_builtin_example_is_valid_python() {
             ("example_after", &rule.docs.example_after),
         ] {
             let name = format!("rules/{}.toml:{which}", rule.id);
-            if let Err(e) = selfdebug::syntax::parse_text(Path::new(&name), src) {
+            let parsed = selfdebug::syntax::parse_text(Path::new(&name), src);
+            // A syntax rule's "before" is the invalid code it repairs: it must NOT parse.
+            if which == "example_before" && rule.category.as_str() == "syntax" {
+                assert!(parsed.is_err(), "{name} must show invalid Python\n{src}");
+                continue;
+            }
+            if let Err(e) = parsed {
                 panic!("{name} is not valid Python: {e:?}\n{src}");
             }
         }
@@ -215,17 +221,11 @@ fn binop_with_none_on_either_side() {
 }
 
 #[test]
-fn messages_about_other_types_match_nothing() {
+fn messages_about_other_types_match_no_null_guard() {
     for (exc, msg) in [
         ("AttributeError", "'int' object has no attribute 'x'"),
         ("TypeError", "'int' object is not subscriptable"),
-        ("TypeError", "'int' object is not iterable"),
         ("TypeError", "object of type 'int' has no len()"),
-        ("TypeError", "'str' object is not callable"),
-        (
-            "TypeError",
-            "unsupported operand type(s) for +: 'int' and 'str'",
-        ),
         (
             "TypeError",
             "can only concatenate str (not \"NoneType\") to str",
@@ -245,7 +245,35 @@ fn messages_about_other_types_match_nothing() {
         ),
         ("TypeError", ""),
     ] {
-        assert_eq!(matches(exc, msg), vec![], "{exc}: {msg}");
+        // Other families may claim these (`attr-nearest`, `type-*`); a null guard never.
+        let ids: Vec<String> = matches(exc, msg).into_iter().map(|(id, _)| id).collect();
+        assert!(
+            ids.iter().all(|id| !id.starts_with("null-guard")),
+            "{exc}: {msg}: {ids:?}"
+        );
+    }
+}
+
+/// Non-None TypeErrors belong to the `type-*` rules, never to a null guard.
+#[test]
+fn non_none_type_errors_match_only_type_rules() {
+    for (msg, id) in [
+        ("'int' object is not iterable", "type-not-iterable"),
+        ("'str' object is not callable", "type-not-callable"),
+        (
+            "unsupported operand type(s) for +: 'int' and 'str'",
+            "type-str-number-operand",
+        ),
+        (
+            "can only concatenate str (not \"int\") to str",
+            "type-str-concat",
+        ),
+    ] {
+        let ids: Vec<String> = matches("TypeError", msg)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(ids, vec![id.to_string()], "{msg}");
     }
 }
 

@@ -2,7 +2,14 @@
 //! (`rules/*.toml`) name a transform and give it parameters; the transform only proposes,
 //! pytest decides.
 
+pub mod arith;
+pub mod imports;
+pub mod lookup;
+pub mod names;
 pub mod null_guard;
+pub mod stdlib;
+pub mod syntax_fix;
+pub mod types;
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -12,7 +19,18 @@ use crate::source::SourceFile;
 use crate::syntax::{Located, ParsedModule};
 
 /// Names a rule's `transform` field may use.
-pub const KNOWN: &[&str] = &["null_guard"];
+pub const KNOWN: &[&str] = &[
+    "null_guard",
+    "syntax_fix",
+    "types",
+    "attr_rename",
+    "key_lookup",
+    "index_guard",
+    "zero_division",
+    "name_error",
+    "unbound_local",
+    "import_name",
+];
 
 /// Whether `name` is a transform this build knows.
 pub fn exists(name: &str) -> bool {
@@ -39,6 +57,9 @@ pub struct Context<'a> {
     pub expected: Option<&'a str>,
     /// The assertion line `expected` came from.
     pub expected_line: Option<&'a str>,
+    /// The failing function's return value reaches the test unchanged: every frame between the
+    /// test and it is a `return call(...)`, so what the function returns is what the test sees.
+    pub returns_to_test: bool,
     /// The rule's id and confidence, stamped on every fix.
     pub rule: &'a str,
     pub confidence: crate::edit::Confidence,
@@ -71,6 +92,14 @@ impl ProbeFacts {
 pub fn candidates(name: &str, ctx: &Context) -> Vec<Fix> {
     match name {
         "null_guard" => null_guard::candidates(ctx),
+        "attr_rename" => lookup::attr::candidates(ctx),
+        "key_lookup" => lookup::key::candidates(ctx),
+        "index_guard" => lookup::index::candidates(ctx),
+        "zero_division" => arith::candidates(ctx),
+        "types" => types::candidates(ctx),
+        "name_error" => names::candidates(ctx),
+        "unbound_local" => names::unbound_candidates(ctx),
+        "import_name" => imports::candidates(ctx),
         _ => Vec::new(),
     }
 }
@@ -78,9 +107,10 @@ pub fn candidates(name: &str, ctx: &Context) -> Vec<Fix> {
 /// Runs the named transform on a file that does not parse (a SyntaxError during collection):
 /// only text-level transforms answer. Their fixes are still kept only when the result parses.
 pub fn text_candidates(name: &str, ctx: &TextContext) -> Vec<Fix> {
-    // No text-level transform is registered yet; the syntax repairs add their arm here.
-    let _ = (name, ctx);
-    Vec::new()
+    match name {
+        "syntax_fix" => syntax_fix::candidates(ctx),
+        _ => Vec::new(),
+    }
 }
 
 /// What a text-level transform may look at: the file does not parse, so there is no AST.
@@ -104,12 +134,40 @@ pub struct TextContext<'a> {
 pub fn expected_literal(assert_line: &str) -> Option<String> {
     let t = assert_line.trim();
     let body = t.strip_prefix("assert ")?;
-    let body = body.split(", ").next().unwrap_or(body);
     let (l, r) = body.split_once(" == ")?;
+    // `assert f(a, b) == 0, "message"`: the right side ends at its first top-level comma.
+    let r = until_top_level_comma(r);
     [r.trim(), l.trim()]
         .into_iter()
         .find(|side| is_simple_literal(side))
         .map(str::to_string)
+}
+
+/// `s` up to its first comma outside brackets and string literals.
+fn until_top_level_comma(s: &str) -> &str {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => return &s[..i],
+            _ => {}
+        }
+    }
+    s
 }
 
 fn is_simple_literal(s: &str) -> bool {

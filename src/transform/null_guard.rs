@@ -3,11 +3,19 @@
 //!
 //! It finds the expression that was `None` (the receiver), using, in order, the probe's types,
 //! the traceback's carets and the rule's captures, then proposes in rank order:
-//! 1. a guard clause returning what the failing test expects (`if x is None: return ""`),
-//! 2. an `or`-default on the receiver when its type is clear (`(text or "").split()`),
-//! 3. a guard clause returning a default that fits the operation,
-//! 4. an inline conditional around the failing expression,
-//! 5. `continue` when the statement is in a loop.
+//! 0. for a call made as a statement, `if f is not None: f(...)`,
+//! 1. an `or`-default on the receiver when its type is clear (`(text or "").split()`,
+//!    `for x in items or []`): the smallest edit,
+//! 2. a guard clause returning the empty value of the type the failing test expects back
+//!    (`if x is None: return ""`), when the function's result is what the test checks,
+//! 3. in a loop, `continue`,
+//! 4. a guard clause returning a default that fits the operation (a bare `return` in a
+//!    function that returns nothing),
+//! 5. an inline conditional around the whole failing chain (`a.b.c()`, not just `a.b`).
+//!
+//! Guards go above the comment lines that describe the statement. Guards and conditionals
+//! evaluate the receiver twice, so they need a name or attribute chain; an or-default takes any
+//! expression.
 //!
 //! Never `getattr(x, "attr", None)`: that turns a crash into calling `None` later.
 
@@ -61,6 +69,8 @@ struct Target {
     receiver_default: Option<&'static str>,
     /// What the failing expression should evaluate to when the receiver is `None`.
     result_default: &'static str,
+    /// The receiver is a name or attribute chain: safe to evaluate twice.
+    simple: bool,
 }
 
 const STR_TO_STR: &[&str] = &[
@@ -162,6 +172,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                     nested: e.in_lambda || e.in_comprehension,
                     receiver_default: receiver_default_for(name),
                     result_default,
+                    simple: true,
                 });
             }
         }
@@ -175,6 +186,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                         nested: e.in_lambda || e.in_comprehension,
                         receiver_default: None,
                         result_default: "None",
+                        simple: true,
                     });
                 }
             }
@@ -188,6 +200,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                     nested: false,
                     receiver_default: Some("[]"),
                     result_default: "[]",
+                    simple: true,
                 });
             }
             for e in exprs {
@@ -204,6 +217,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                                 nested: e.in_lambda || e.in_comprehension,
                                 receiver_default: Some("[]"),
                                 result_default: if *o == "in" { "False" } else { "True" },
+                                simple: true,
                             });
                         }
                     }
@@ -222,6 +236,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                                 nested: e.in_lambda || e.in_comprehension,
                                 receiver_default: Some("[]"),
                                 result_default: "0",
+                                simple: true,
                             });
                         }
                     }
@@ -281,6 +296,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                         nested: e.in_lambda || e.in_comprehension,
                         receiver_default: default,
                         result_default: default.unwrap_or("None"),
+                        simple: true,
                     })
                 };
                 if left_none || !right_none {
@@ -302,13 +318,20 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                             nested: e.in_lambda || e.in_comprehension,
                             receiver_default: None,
                             result_default: "None",
+                            simple: true,
                         });
                     }
                 }
             }
         }
     }
-    out.retain(|t| is_simple_ref(ctx.text(&t.receiver)));
+    // Guards and inline conditionals evaluate the receiver twice, so they need a name or an
+    // attribute chain; an or-default evaluates it once and takes any expression.
+    for t in &mut out {
+        t.simple = is_simple_ref(ctx.text(&t.receiver));
+    }
+    out.retain(|t| t.simple || t.receiver_default.is_some());
+    out.sort_by_key(|t| !t.simple);
     out
 }
 
@@ -395,38 +418,55 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
     let mut out = Vec::new();
     let is_return = ctx.located.kind == StmtKind::Return;
     let fix = |title: String, edits: Vec<Edit>| Fix::new(title, ctx.rule, ctx.confidence, edits);
+    // A procedure leaves with a bare `return`, as its other exits do.
+    let returns_value = function_returns_value(ctx);
     let guard_fix = |value: &str| {
-        guard(ctx, t, &format!("return {value}")).map(|edit| {
-            fix(
-                format!("return {value} early when `{recv}` is None"),
-                vec![edit],
-            )
-        })
+        let body = if value == "None" && !returns_value {
+            "return".to_string()
+        } else {
+            format!("return {value}")
+        };
+        guard(ctx, t, &body)
+            .map(|edit| fix(format!("{body} early when `{recv}` is None"), vec![edit]))
     };
 
-    // 1. Guard returning the empty value of the type the test expects back, when the
-    // function's value is what the test checks.
+    // 0. A call made only for its effect (`callback(x)` as a statement): do it only when there
+    // is something to call.
+    if let Some(edit) = wrap_statement(ctx, t) {
+        out.push(fix(
+            format!("call only when `{recv}` is not None"),
+            vec![edit],
+        ));
+    }
+    // 1. `or`-default on the receiver: the smallest edit, and the idiom for "missing means
+    // empty" (`for x in items or []`).
+    if let (Some(default), false) = (t.receiver_default, t.store) {
+        let wrapped = if needs_parens(ctx, &t.receiver) {
+            format!("({recv} or {default})")
+        } else {
+            format!("{recv} or {default}")
+        };
+        let edit = Edit::replacement(t.receiver.clone(), wrapped);
+        out.push(fix(
+            format!("use `{default}` when `{}` is None", one_line(&recv)),
+            vec![edit],
+        ));
+    }
+    // 2. Guard returning the empty value of the type the test expects back, when the
+    // function's value is what the test checks. Only an empty expected value can be what
+    // this guard returns: when the test expects `"abc"` or `2`, the type's empty value would
+    // fail it for sure.
     let expected = ctx
         .expected
-        .filter(|_| is_return || function_is_called_by_test(ctx))
-        .and_then(empty_of_type);
+        .filter(|_| is_return || ctx.returns_to_test || function_is_called_by_test(ctx))
+        .and_then(|lit| empty_of_type(lit).filter(|empty| is_same_literal(lit, empty)));
     // In a loop the test's expectation says little about one item: skipping it comes first.
     let in_loop = ctx.located.in_loop;
     if let Some(value) = expected.filter(|_| !in_loop) {
         out.extend(guard_fix(value));
     }
-    // 2. `or`-default on the receiver.
-    if let (Some(default), false) = (t.receiver_default, t.store) {
-        let wrapped = if enclosed_in_parens(ctx, &t.receiver) {
-            format!("{recv} or {default}")
-        } else {
-            format!("({recv} or {default})")
-        };
-        let edit = Edit::replacement(t.receiver.clone(), wrapped);
-        out.push(fix(
-            format!("use `{default}` when `{recv}` is None"),
-            vec![edit],
-        ));
+    if !t.simple {
+        return out;
     }
     // 3. In a loop, skipping the item usually beats leaving the function.
     if in_loop {
@@ -449,8 +489,13 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
     if expected != Some(default) {
         out.extend(guard_fix(default));
     }
-    // 5. Inline conditional around the failing expression.
-    if !t.store {
+    // 5. Inline conditional around the failing expression (not for a statement already
+    // wrapped by 0., where it would be an expression evaluated for nothing).
+    if !t.store
+        && out
+            .first()
+            .is_none_or(|f| !f.title.starts_with("call only when"))
+    {
         let failing = ctx.text(&t.failing);
         let edit = Edit::replacement(
             t.failing.clone(),
@@ -468,6 +513,98 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
         ));
     }
     out
+}
+
+/// `if RECV is not None:` around an expression statement that is exactly the failing call
+/// (`on_done(result)`, `self.log.write(x)`), its lines indented one level more.
+fn wrap_statement(ctx: &Context, t: &Target) -> Option<Edit> {
+    let l = ctx.located;
+    if l.kind != StmtKind::Expr
+        || !t.simple
+        || t.nested
+        || !l.starts_line
+        || !matches!(l.clause, Clause::Statement)
+        || ctx.text(&l.range) != ctx.text(&t.failing)
+    {
+        return None;
+    }
+    let nl = ctx.source.newline();
+    let unit = ctx.source.indent_unit();
+    let recv = ctx.text(&t.receiver);
+    let original = ctx.text(&l.line_range);
+    // Every line of the statement moves one level in; `\r` stays with its line.
+    let body: Vec<String> = original
+        .split('\n')
+        .map(|line| format!("{unit}{line}"))
+        .collect();
+    Some(Edit::replacement(
+        l.line_range.clone(),
+        format!("{}if {recv} is not None:{nl}{}", l.indent, body.join("\n")),
+    ))
+}
+
+/// Whether the enclosing function has a `return <value>` of its own (nested functions and
+/// lambdas aside).
+fn function_returns_value(ctx: &Context) -> bool {
+    let Some(func) = &ctx.located.function else {
+        return false;
+    };
+    let roots: Vec<Node> = ctx.module.body().iter().map(Node::Stmt).collect();
+    let mut def: Option<&ast::Stmt> = None;
+    walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
+        if let Node::Stmt(s @ (ast::Stmt::FunctionDef(_) | ast::Stmt::AsyncFunctionDef(_))) = node {
+            let r = node.range();
+            let name = match s {
+                ast::Stmt::FunctionDef(f) => f.name.as_str(),
+                ast::Stmt::AsyncFunctionDef(f) => f.name.as_str(),
+                _ => "",
+            };
+            if name == func.name && func.range.start <= r.start && r.end <= func.range.end {
+                def = Some(s);
+            }
+        }
+        def.is_none()
+    });
+    let body: &[ast::Stmt] = match def {
+        Some(ast::Stmt::FunctionDef(f)) => &f.body,
+        Some(ast::Stmt::AsyncFunctionDef(f)) => &f.body,
+        _ => return true,
+    };
+    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
+    let mut found = false;
+    walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
+        match node {
+            Node::Stmt(
+                ast::Stmt::FunctionDef(_) | ast::Stmt::AsyncFunctionDef(_) | ast::Stmt::ClassDef(_),
+            ) => return false,
+            Node::Expr(ast::Expr::Lambda(_)) => return false,
+            Node::Stmt(ast::Stmt::Return(r)) if r.value.is_some() => found = true,
+            _ => {}
+        }
+        !found
+    });
+    found
+}
+
+/// `(x or d)` needs its parentheses unless it stands alone: a call's only argument, the
+/// iterable of a `for`, or the whole right side of `=`, `+=`, `return`.
+fn needs_parens(ctx: &Context, range: &Range<usize>) -> bool {
+    if enclosed_in_parens(ctx, range) {
+        return false;
+    }
+    let text = ctx.source.text();
+    let before = text[..range.start].trim_end_matches([' ', '\t']);
+    let after = text[range.end..].trim_start_matches([' ', '\t']);
+    let ends_line = after.is_empty() || after.starts_with(['\r', '\n', '#']);
+    let after_op = before.ends_with("return")
+        || (before.ends_with('=')
+            && !before.ends_with("==")
+            && !before.ends_with("!=")
+            && !before.ends_with("<=")
+            && !before.ends_with(">="));
+    let for_iter =
+        before.ends_with(" in") && after.starts_with(':') && ctx.located.kind == StmtKind::For;
+    !((after_op && ends_line) || for_iter)
 }
 
 /// The test's assertion calls the function the statement is in (`assert mod.f(x) == ...`).
@@ -500,6 +637,13 @@ fn empty_of_type(literal: &str) -> Option<&'static str> {
     })
 }
 
+/// `0` and `0.0`, `''` and `""` are the same value for a guard's purpose.
+fn is_same_literal(literal: &str, empty: &str) -> bool {
+    literal == empty
+        || matches!((literal, empty), ("''", "\"\"") | ("\"\"", "''"))
+        || (literal.parse::<f64>().ok() == Some(0.0) && empty.parse::<f64>().ok() == Some(0.0))
+}
+
 /// The range is already wrapped in parentheses (a call's only argument, a parenthesized
 /// expression), so `x or d` needs none of its own.
 fn enclosed_in_parens(ctx: &Context, range: &Range<usize>) -> bool {
@@ -513,7 +657,7 @@ fn enclosed_in_parens(ctx: &Context, range: &Range<usize>) -> bool {
 /// no statement can go before it (an `elif` test, inside a lambda, a `return` outside a
 /// function).
 fn guard(ctx: &Context, t: &Target, body: &str) -> Option<Edit> {
-    if t.nested || (body.starts_with("return") && ctx.located.function.is_none()) {
+    if !t.simple || t.nested || (body.starts_with("return") && ctx.located.function.is_none()) {
         return None;
     }
     let at: &Located = match (&ctx.located.clause, ctx.located.starts_line) {
@@ -527,7 +671,17 @@ fn guard(ctx: &Context, t: &Target, body: &str) -> Option<Edit> {
     let nl = ctx.source.newline();
     let unit = ctx.source.indent_unit();
     let recv = ctx.text(&t.receiver);
-    let start = ctx.source.line_start(at.first_line)?;
+    // Comment lines right above the statement describe it: the guard goes above them.
+    let mut line = at.first_line;
+    while line > 1
+        && ctx.source.line_text(line - 1).is_some_and(|l| {
+            let body = l.trim_start();
+            body.starts_with('#') && &l[..l.len() - body.len()] == at.indent.as_str()
+        })
+    {
+        line -= 1;
+    }
+    let start = ctx.source.line_start(line)?;
     let indent = &at.indent;
     Some(Edit::insertion(
         start,

@@ -1,0 +1,484 @@
+//! Helpers shared by the lookup (`attr_rename`, `key_lookup`, `index_guard`) and arithmetic
+//! (`zero_division`) transforms: guard clauses at the statement's indentation, defaults that
+//! fit the function, AST look-ups by range, and name distances.
+
+use std::ops::Range;
+
+use regex::Regex;
+use rustpython_parser::ast::{Expr, Ranged, Stmt};
+
+use crate::edit::Edit;
+use crate::syntax::walk::{self, Node};
+use crate::syntax::{Clause, Located, ParsedModule, StmtKind, SubExpr, MAX_AST_DEPTH};
+use crate::transform::Context;
+
+pub fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
+    r.start().to_usize()..r.end().to_usize()
+}
+
+/// `if COND:` + `body` inserted as new lines before the located statement, at its indentation
+/// and with the file's newline. `None` where no statement can go before it: inside a lambda or
+/// comprehension (`nested`), an `elif`/`except` clause, or a `return` outside a function.
+pub fn guard(ctx: &Context, nested: bool, cond: &str, body: &str) -> Option<Edit> {
+    if nested || (body.starts_with("return") && ctx.located.function.is_none()) {
+        return None;
+    }
+    if matches!(body, "continue" | "break") && !ctx.located.in_loop {
+        return None;
+    }
+    // In a `while` loop, `continue` skips the statements that advance it: an endless loop.
+    if body == "continue" {
+        let innermost_loop = enclosing_stmts(ctx.module, &ctx.located.range)
+            .into_iter()
+            .rev()
+            .find(|s| matches!(s, Stmt::For(_) | Stmt::AsyncFor(_) | Stmt::While(_)));
+        if matches!(innermost_loop, Some(Stmt::While(_))) {
+            return None;
+        }
+    }
+    let at: &Located = match (&ctx.located.clause, ctx.located.starts_line) {
+        (Clause::Statement | Clause::Header, true) => ctx.located,
+        (Clause::Statement, false) => match &ctx.located.header {
+            Some(h) if h.starts_line && matches!(h.clause, Clause::Header) => h,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    // A guard before a loop header cannot `continue` that loop.
+    if matches!(body, "continue" | "break")
+        && matches!(
+            at.kind,
+            StmtKind::For | StmtKind::While | StmtKind::AsyncFor
+        )
+        && at.is_header()
+    {
+        return None;
+    }
+    let nl = ctx.source.newline();
+    let unit = ctx.source.indent_unit();
+    let start = ctx.source.line_start(at.first_line)?;
+    let indent = &at.indent;
+    Some(Edit::insertion(
+        start,
+        format!("{indent}if {cond}:{nl}{indent}{unit}{body}{nl}"),
+    ))
+}
+
+/// The empty value of a literal's type: the test shows the type, not a value to hard-code
+/// (`assert f(x) == "abc"` must not become `return "abc"`).
+pub fn empty_of_type(literal: &str) -> Option<&'static str> {
+    Some(match literal {
+        "None" => "None",
+        "True" | "False" => "False",
+        "[]" => "[]",
+        "{}" => "{}",
+        "()" => "()",
+        l if l.starts_with('"') => "\"\"",
+        l if l.starts_with('\'') => "''",
+        l if l.parse::<i64>().is_ok() => "0",
+        l if l.parse::<f64>().is_ok() => "0.0",
+        _ => return None,
+    })
+}
+
+/// The test's assertion calls the function the statement is in (`assert mod.f(x) == ...`).
+pub fn function_is_called_by_test(ctx: &Context) -> bool {
+    let (Some(func), Some(line)) = (&ctx.located.function, ctx.expected_line) else {
+        return false;
+    };
+    let name = &func.name;
+    line.match_indices(name.as_str()).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + name.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && after == Some('(')
+    })
+}
+
+/// The value range of a `return` statement (empty when it returns nothing).
+pub fn return_value(ctx: &Context) -> Option<Range<usize>> {
+    if ctx.located.kind != StmtKind::Return {
+        return None;
+    }
+    let text = ctx.text(&ctx.located.range);
+    let start = ctx.located.range.start + text.find("return").map_or(0, |i| i + "return".len());
+    let rest = ctx.source.text().get(start..ctx.located.range.end)?;
+    let lead = rest.len() - rest.trim_start().len();
+    Some(start + lead..ctx.located.range.end)
+}
+
+/// The statement is `return EXPR` and EXPR is exactly `range` (parentheses aside).
+pub fn is_returned(ctx: &Context, range: &Range<usize>) -> bool {
+    return_value(ctx).is_some_and(|v| {
+        let t = ctx.text(&v).trim();
+        let inner = ctx.text(range);
+        t == inner
+            || (t.len() >= 2
+                && t.starts_with('(')
+                && t.ends_with(')')
+                && t[1..t.len() - 1].trim() == inner)
+    })
+}
+
+/// Values a guard clause may return, best first: the empty value of the type the failing test
+/// expects (when the test checks this function's result), the literals the function already
+/// returns elsewhere, then `fallback`.
+pub fn return_defaults(ctx: &Context, fallback: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |v: &str| {
+        if !out.iter().any(|o| o == v) {
+            out.push(v.to_string());
+        }
+    };
+    if ctx.located.kind == StmtKind::Return || function_is_called_by_test(ctx) {
+        if let Some(v) = ctx.expected.and_then(empty_of_type) {
+            push(v);
+        }
+    }
+    for lit in other_literal_returns(ctx) {
+        push(&lit);
+    }
+    for f in fallback {
+        push(f);
+    }
+    out
+}
+
+/// Literal values of the other `return` statements of the enclosing function (not of nested
+/// functions): `None`, numbers and empty containers or strings.
+pub fn other_literal_returns(ctx: &Context) -> Vec<String> {
+    let Some(func) = enclosing_function(ctx.module, ctx.located) else {
+        return Vec::new();
+    };
+    let body: Vec<Node> = match func {
+        Stmt::FunctionDef(f) => f.body.iter().map(Node::Stmt).collect(),
+        Stmt::AsyncFunctionDef(f) => f.body.iter().map(Node::Stmt).collect(),
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    walk::walk(&body, MAX_AST_DEPTH, |node, _| match node {
+        Node::Stmt(Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_)) => false,
+        Node::Stmt(Stmt::Return(r)) => {
+            if let Some(v) = &r.value {
+                let range = rng(v.range());
+                if range != ctx.located.range && !ctx.located.range.contains(&range.start) {
+                    let t = ctx.text(&range).trim().to_string();
+                    let plain = matches!(
+                        t.as_str(),
+                        "None" | "\"\"" | "''" | "[]" | "{}" | "()" | "False"
+                    ) || t.parse::<f64>().is_ok();
+                    if plain && !out.contains(&t) {
+                        out.push(t);
+                    }
+                }
+            }
+            false
+        }
+        Node::Stmt(_) => true,
+        _ => false,
+    });
+    out
+}
+
+/// The `def` statement enclosing the located statement.
+pub fn enclosing_function<'a>(module: &'a ParsedModule, located: &Located) -> Option<&'a Stmt> {
+    let info = located.function.as_ref()?;
+    let mut found = None;
+    let roots: Vec<Node> = module.body().iter().map(Node::Stmt).collect();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        let Node::Stmt(s) = node else { return false };
+        let r = node.range();
+        if !(r.start <= located.range.start && located.range.end <= r.end) {
+            return false;
+        }
+        if matches!(s, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_))
+            && r.end == info.range.end
+            && r.start >= info.range.start
+        {
+            found = Some(s);
+        }
+        true
+    });
+    found
+}
+
+/// The statements whose range contains `range`, outermost first, stopping at (and not
+/// including) the enclosing function's own statements' parents: only statements inside the
+/// innermost enclosing function.
+pub fn enclosing_stmts<'a>(module: &'a ParsedModule, range: &Range<usize>) -> Vec<&'a Stmt> {
+    let mut out: Vec<&Stmt> = Vec::new();
+    let roots: Vec<Node> = module.body().iter().map(Node::Stmt).collect();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        let Node::Stmt(s) = node else { return false };
+        let r = node.range();
+        if !(r.start <= range.start && range.end <= r.end) || r == *range {
+            return false;
+        }
+        if matches!(
+            s,
+            Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_)
+        ) {
+            out.clear();
+        } else {
+            out.push(s);
+        }
+        true
+    });
+    out
+}
+
+/// The iterable of the `for` statement whose header is the located statement.
+pub fn for_iter(ctx: &Context) -> Option<Range<usize>> {
+    if !matches!(ctx.located.kind, StmtKind::For | StmtKind::AsyncFor) || !ctx.located.is_header() {
+        return None;
+    }
+    let start = ctx.located.range.start;
+    let roots: Vec<Node> = ctx.module.body().iter().map(Node::Stmt).collect();
+    let mut found = None;
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        if found.is_some() {
+            return false;
+        }
+        let r = node.range();
+        if !(r.start <= start && start < r.end.max(r.start + 1)) {
+            return false;
+        }
+        match node {
+            Node::Stmt(Stmt::For(f)) if r.start == start => {
+                found = Some(rng(f.iter.range()));
+                false
+            }
+            Node::Stmt(Stmt::AsyncFor(f)) if r.start == start => {
+                found = Some(rng(f.iter.range()));
+                false
+            }
+            Node::Stmt(_) => true,
+            _ => false,
+        }
+    });
+    found
+}
+
+/// The expression node with exactly this range (the outermost one when several share it).
+pub fn find_expr<'a>(module: &'a ParsedModule, range: &Range<usize>) -> Option<&'a Expr> {
+    let mut found: Option<&Expr> = None;
+    let roots: Vec<Node> = module.body().iter().map(Node::Stmt).collect();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        if found.is_some() {
+            return false;
+        }
+        let r = node.range();
+        if !(r.start <= range.start && range.end <= r.end) {
+            return false;
+        }
+        if let Node::Expr(e) = node {
+            if r == *range {
+                found = Some(e);
+                return false;
+            }
+        }
+        true
+    });
+    found
+}
+
+/// The smallest sub-expression of the statement that strictly contains `range`.
+pub fn parent_of<'a>(located: &'a Located, range: &Range<usize>) -> Option<&'a SubExpr> {
+    located
+        .exprs
+        .iter()
+        .filter(|e| e.range.start <= range.start && range.end <= e.range.end && e.range != *range)
+        .min_by_key(|e| e.range.len())
+}
+
+/// Names, attribute chains and constant subscripts: safe to evaluate twice (in a guard and in
+/// the use), so a guard does not change behaviour.
+pub fn is_simple_ref(text: &str) -> bool {
+    static SIMPLE: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        Regex::new(
+            r#"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:-?[0-9]+|'[^'\\]*'|"[^"\\]*")\])*$"#,
+        )
+        .expect("valid regex")
+    });
+    !matches!(text, "None" | "True" | "False") && SIMPLE.is_match(text)
+}
+
+/// A plain string or number literal (no prefix, no escapes).
+pub fn is_plain_literal(text: &str) -> bool {
+    let quoted = |q: char| text.len() >= 2 && text.starts_with(q) && text.ends_with(q);
+    ((quoted('"') || quoted('\'')) && !text[1..text.len() - 1].contains(['"', '\'', '\\']))
+        || text.parse::<f64>().is_ok()
+}
+
+/// The range is already wrapped in parentheses (a call's only argument, a parenthesized
+/// expression), so an inline conditional needs none of its own.
+pub fn enclosed_in_parens(ctx: &Context, range: &Range<usize>) -> bool {
+    let text = ctx.source.text();
+    let before = text
+        .get(..range.start)
+        .is_some_and(|t| t.trim_end().ends_with('('));
+    let after = text
+        .get(range.end..)
+        .is_some_and(|t| t.trim_start().starts_with(')'));
+    before && after
+}
+
+/// An inline conditional `EXPR` replacing the expression at `range`, in parentheses unless
+/// it already has its own or its place needs none (a statement's value, a call argument, an
+/// element of a list, tuple or dict): `x or a / b if b else 0` would change what `or` sees.
+pub fn parenthesize(ctx: &Context, range: &Range<usize>, expr: String) -> String {
+    if enclosed_in_parens(ctx, range) || bare_conditional_ok(ctx.module, range) {
+        expr
+    } else {
+        format!("({expr})")
+    }
+}
+
+fn bare_conditional_ok(module: &ParsedModule, range: &Range<usize>) -> bool {
+    let mut parent: Option<Node> = None;
+    let roots: Vec<Node> = module.body().iter().map(Node::Stmt).collect();
+    let mut kids = Vec::new();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        let r = node.range();
+        if !(r.start <= range.start && range.end <= r.end) {
+            return false;
+        }
+        kids.clear();
+        walk::children(node, &mut kids);
+        if kids
+            .iter()
+            .any(|k| matches!(k, Node::Expr(_)) && k.range() == *range)
+        {
+            parent = Some(node);
+        }
+        true
+    });
+    match parent {
+        Some(Node::Stmt(s)) => match s {
+            Stmt::Return(_) | Stmt::Expr(_) => true,
+            Stmt::Assign(a) => rng(a.value.range()) == *range,
+            Stmt::AugAssign(a) => rng(a.value.range()) == *range,
+            Stmt::AnnAssign(a) => a.value.as_ref().is_some_and(|v| rng(v.range()) == *range),
+            _ => false,
+        },
+        Some(Node::Expr(e)) => match e {
+            Expr::Call(c) => rng(c.func.range()) != *range,
+            Expr::List(_) | Expr::Set(_) => true,
+            Expr::Dict(d) => d.values.iter().any(|v| rng(v.range()) == *range),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+pub fn one_line(s: &str) -> String {
+    let first = s.lines().next().unwrap_or("");
+    if first.len() < s.len() {
+        format!("{first} ...")
+    } else {
+        first.to_string()
+    }
+}
+
+/// Edit distance in the manner of CPython's suggestions (`Did you mean`): insertions,
+/// deletions and substitutions cost 2, a change of case only 1, a swap of neighbours 2.
+pub fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let (n, m) = (a.len(), b.len());
+    let mut d = vec![vec![0usize; m + 1]; n + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = 2 * i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = 2 * j;
+    }
+    for i in 1..=n {
+        for j in 1..=m {
+            let sub = if a[i - 1] == b[j - 1] {
+                0
+            } else if a[i - 1].to_lowercase().eq(b[j - 1].to_lowercase()) {
+                1
+            } else {
+                2
+            };
+            let mut v = (d[i - 1][j] + 2)
+                .min(d[i][j - 1] + 2)
+                .min(d[i - 1][j - 1] + sub);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 2);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[n][m]
+}
+
+/// Names close enough to `wrong` to be a plausible typo, closest first (CPython's cut-off:
+/// `(len(a) + len(b) + 3) * 2 / 6`), then names that contain it or that it contains as a
+/// `_`-separated word (`name` → `full_name`). At most `limit`.
+pub fn nearest<'a>(
+    wrong: &str,
+    names: impl IntoIterator<Item = &'a str>,
+    limit: usize,
+) -> Vec<String> {
+    let mut scored: Vec<(usize, usize, String)> = Vec::new();
+    let private = wrong.starts_with('_');
+    for name in names {
+        if name == wrong || (!private && name.starts_with('_')) {
+            continue;
+        }
+        if scored.iter().any(|(_, _, n)| n == name) {
+            continue;
+        }
+        let (la, lb) = (wrong.chars().count(), name.chars().count());
+        let d = distance(wrong, name);
+        let cutoff = (la + lb + 3) * 2 / 6;
+        if d <= cutoff && d < 2 * la.max(lb) {
+            scored.push((0, d, name.to_string()));
+        } else if word_related(wrong, name) {
+            scored.push((1, d, name.to_string()));
+        }
+    }
+    scored.sort();
+    scored.into_iter().take(limit).map(|(_, _, n)| n).collect()
+}
+
+fn word_related(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if short.len() < 3 {
+        return false;
+    }
+    long.split('_').any(|w| w == short)
+        || long.starts_with(&format!("{short}_"))
+        || long.ends_with(&format!("_{short}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distances() {
+        assert_eq!(distance("totl", "total"), 2);
+        assert_eq!(distance("Name", "name"), 1);
+        assert_eq!(distance("form", "from"), 2);
+        assert_eq!(
+            nearest("totl", ["total", "tally", "count", "_total"], 3),
+            vec!["total".to_string()]
+        );
+        assert_eq!(
+            nearest("name", ["full_name", "age"], 3),
+            vec!["full_name".to_string()]
+        );
+        assert!(nearest("x", ["y", "z"], 3).is_empty());
+    }
+
+    #[test]
+    fn literals() {
+        assert!(is_plain_literal("'a'"));
+        assert!(is_plain_literal("3"));
+        assert!(!is_plain_literal("f'a'"));
+        assert!(is_simple_ref("row['k']"));
+        assert!(!is_simple_ref("f(x)"));
+    }
+}
