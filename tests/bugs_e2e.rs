@@ -1,0 +1,317 @@
+//! End to end over `fixtures/bugs/`: one small project per bug, real pytest.
+//!
+//! For every case the project is copied to a temp dir and `selfdebug fix --dry-run
+//! --unsafe-fixes --json` runs on the copy. A case whose `outcome` file says `fixed` must come
+//! back with exit 0, `final_status: "pass"` and exactly the diff recorded in `expected.patch`
+//! (blessed) or `weak.patch` (what the tool prints today, judged weak in
+//! `fixtures/bugs/README.md`); the diff is then applied to the copy and the whole suite must be
+//! green. A `not-fixed` case must end with exit 4 and no patch, an `escalated` one (not a code
+//! bug) with exit 5 and no patch. Either way the dry run must not
+//! change a byte (or an mtime) of the copy.
+//!
+//! Cases run one after another (each is a few pytest runs); set `SELFDEBUG_BUGS=case,case` to
+//! run only some of them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::SystemTime;
+
+fn bugs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bugs")
+}
+
+fn python() -> String {
+    std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
+/// The bytecode cache and journals of the child go here, not into the user's `~/.cache`.
+fn xdg_cache() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bugs_e2e-xdg-cache");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Fixed,
+    NotFixed,
+    /// Not a code bug (environment, dependency): reported with a suggestion, exit 5.
+    Escalated,
+}
+
+struct Case {
+    name: String,
+    dir: PathBuf,
+    outcome: Outcome,
+    /// The exact diff expected for a fixed case, and whether it was blessed.
+    patch: Option<(String, bool)>,
+}
+
+fn cases() -> Vec<Case> {
+    let only: Option<Vec<String>> = std::env::var("SELFDEBUG_BUGS")
+        .ok()
+        .map(|s| s.split(',').map(|c| c.trim().to_string()).collect());
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(bugs_dir()).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.join("project").is_dir() {
+            continue;
+        }
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if only.as_ref().is_some_and(|o| !o.contains(&name)) {
+            continue;
+        }
+        let outcome = match std::fs::read_to_string(dir.join("outcome"))
+            .unwrap_or_else(|e| panic!("{name}/outcome: {e}"))
+            .trim()
+        {
+            "fixed" => Outcome::Fixed,
+            "not-fixed" => Outcome::NotFixed,
+            "escalated" => Outcome::Escalated,
+            other => panic!("{name}/outcome: unknown outcome {other:?}"),
+        };
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+        let patch = match (read("expected.patch"), read("weak.patch")) {
+            (Some(p), None) => Some((p, true)),
+            (None, Some(p)) => Some((p, false)),
+            (None, None) => None,
+            (Some(_), Some(_)) => panic!("{name}: both expected.patch and weak.patch"),
+        };
+        assert_eq!(
+            patch.is_some(),
+            outcome == Outcome::Fixed,
+            "{name}: a fixed case needs exactly one of expected.patch / weak.patch, \
+             a not-fixed case none"
+        );
+        out.push(Case {
+            name,
+            dir,
+            outcome,
+            patch,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// FNV-1a, 64 bits: enough to tell two versions of a small file apart.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Every entry under `root`: relative path → (hash and length of a file's bytes, its mtime).
+type Snapshot = BTreeMap<String, (u64, u64, Option<SystemTime>)>;
+
+fn snapshot(root: &Path) -> Snapshot {
+    let mut out = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(root) {
+        let entry = entry.unwrap();
+        let rel = entry
+            .path()
+            .strip_prefix(root)
+            .unwrap()
+            .display()
+            .to_string();
+        let meta = entry.metadata().unwrap();
+        let value = if meta.is_file() {
+            let bytes = std::fs::read(entry.path()).unwrap();
+            (fnv1a(&bytes), bytes.len() as u64, meta.modified().ok())
+        } else {
+            (0, 0, None)
+        };
+        out.insert(rel, value);
+    }
+    out
+}
+
+fn dry_run(root: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_selfdebug"))
+        .args(["fix", "--dry-run", "--unsafe-fixes", "--json", "--root"])
+        .arg(root)
+        .env("XDG_CACHE_HOME", xdg_cache())
+        .env_remove("PYTEST_ADDOPTS")
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .expect("run selfdebug")
+}
+
+/// The files a unified diff touches (`+++ b/PATH`).
+fn patched_files(diff: &str) -> Vec<String> {
+    diff.lines()
+        .filter_map(|l| l.strip_prefix("+++ b/"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `git apply` in `root`, outside any repository (the copy's parent is a ceiling).
+fn git_apply(root: &Path, patch: &Path) -> Output {
+    let mut cmd = Command::new("git");
+    cmd.arg("apply");
+    cmd.arg(patch)
+        .current_dir(root)
+        .env("GIT_CEILING_DIRECTORIES", root.parent().unwrap())
+        .output()
+        .expect("run git apply")
+}
+
+fn apply(root: &Path, diff: &str) -> Result<(), String> {
+    let patch = root.parent().unwrap().join("fix.patch");
+    std::fs::write(&patch, diff).unwrap();
+    let out = git_apply(root, &patch);
+    if !out.status.success() {
+        return Err(format!(
+            "git apply failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    // A fix must not leave a CRLF file with mixed line endings.
+    for file in patched_files(diff) {
+        let bytes = std::fs::read(root.join(&file)).unwrap();
+        let crlf = bytes.windows(2).filter(|w| *w == b"\r\n").count();
+        let lf = bytes.iter().filter(|b| **b == b'\n').count();
+        if crlf != 0 && crlf != lf {
+            return Err(format!(
+                "{file}: mixed line endings after the patch ({crlf} CRLF, {lf} LF)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn pytest(root: &Path) -> Output {
+    Command::new(python())
+        .args(["-m", "pytest", "-p", "no:cacheprovider", "-q"])
+        .current_dir(root)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("PYTEST_ADDOPTS")
+        .output()
+        .expect("run pytest")
+}
+
+/// Runs one case; `Err` says what went wrong.
+fn check(case: &Case) -> Result<(), String> {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join(&case.name);
+    copy_dir(&case.dir.join("project"), &root);
+    let before = snapshot(&root);
+
+    let out = dry_run(&root);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+        format!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{stderr}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })?;
+    if snapshot(&root) != before {
+        return Err("the dry run changed the project (bytes, mtimes or files)".into());
+    }
+    let diff: String = json["patches"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| p["diff"].as_str())
+                .collect::<Vec<_>>()
+                .concat()
+        })
+        .unwrap_or_default();
+    let code = out.status.code();
+
+    match case.outcome {
+        Outcome::NotFixed | Outcome::Escalated => {
+            let want = if case.outcome == Outcome::Escalated {
+                5
+            } else {
+                4
+            };
+            if code != Some(want) || json["exit_code"] != want {
+                return Err(format!(
+                    "want exit {want}, got {code:?} / exit_code {}:\n{stderr}",
+                    json["exit_code"]
+                ));
+            }
+            if !diff.is_empty() || json["patches"].as_array().is_some_and(|p| !p.is_empty()) {
+                return Err(format!("a must-not-fix case got a patch:\n{diff}"));
+            }
+        }
+        Outcome::Fixed => {
+            let (expected, blessed) = case.patch.as_ref().expect("checked in cases()");
+            if code != Some(0) || json["final_status"] != "pass" {
+                return Err(format!(
+                    "want exit 0 and final_status pass, got {code:?} / {}:\n{stderr}",
+                    json["final_status"]
+                ));
+            }
+            if diff != *expected {
+                let file = if *blessed {
+                    "expected.patch"
+                } else {
+                    "weak.patch"
+                };
+                return Err(format!(
+                    "the diff differs from {file}\n--- want:\n{expected}\n--- got:\n{diff}\n\
+                     (review it; bless a good fix as expected.patch)"
+                ));
+            }
+            apply(&root, &diff)?;
+            let run = pytest(&root);
+            if !run.status.success() {
+                return Err(format!(
+                    "the suite is not green after applying the patch:\n{}{}",
+                    String::from_utf8_lossy(&run.stdout),
+                    String::from_utf8_lossy(&run.stderr)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_bug_case_ends_as_expected() {
+    let cases = cases();
+    assert!(
+        std::env::var_os("SELFDEBUG_BUGS").is_some() || cases.len() >= 17,
+        "fixtures/bugs has only {} cases",
+        cases.len()
+    );
+    let mut failed = Vec::new();
+    for case in &cases {
+        let started = std::time::Instant::now();
+        let result = check(case);
+        eprintln!(
+            "{:<26} {:<5} {:>6} ms",
+            case.name,
+            if result.is_ok() { "ok" } else { "FAIL" },
+            started.elapsed().as_millis()
+        );
+        if let Err(why) = result {
+            failed.push(format!("== {}: {why}", case.name));
+        }
+    }
+    assert!(failed.is_empty(), "\n{}", failed.join("\n\n"));
+}
+
+#[test]
+fn crlf_case_really_is_crlf() {
+    let bytes = std::fs::read(bugs_dir().join("attr_crlf_comments/project/headers.py")).unwrap();
+    let crlf = bytes.windows(2).filter(|w| *w == b"\r\n").count();
+    let lf = bytes.iter().filter(|b| **b == b'\n').count();
+    assert!(crlf > 0 && crlf == lf, "{crlf} CRLF of {lf} line ends");
+}
