@@ -1,13 +1,13 @@
 //! End to end over `fixtures/bugs/`: one small project per bug, real pytest.
 //!
-//! For every case the project is copied to a temp dir and `selfdebug fix --dry-run
-//! --unsafe-fixes --json` runs on the copy. A case whose `outcome` file says `fixed` must come
-//! back with exit 0, `final_status: "pass"` and exactly the diff recorded in `expected.patch`
-//! (blessed) or `weak.patch` (what the tool prints today, judged weak in
-//! `fixtures/bugs/README.md`); the diff is then applied to the copy and the whole suite must be
-//! green. A `not-fixed` case must end with exit 4 and no patch, an `escalated` one (not a code
-//! bug) with exit 5 and no patch. Either way the dry run must not
-//! change a byte (or an mtime) of the copy.
+//! For every case the project is copied to a temp dir and `selfdebug fix --unsafe-fixes --json`
+//! repairs the copy in place. A case whose `outcome` file says `fixed` must come back with exit
+//! 0, `final_status: "pass"` and exactly the diff recorded in `expected.patch` (blessed) or
+//! `weak.patch` (what the tool prints today, judged weak in `fixtures/bugs/README.md`); the
+//! fixed tree must equal a fresh copy with that patch applied by `git apply`, and its whole suite
+//! must be green. A `not-fixed` case must end with exit 4, an `escalated` one (not a code bug)
+//! with exit 5, both with no patch and the copy restored byte for byte, mtimes included. (The
+//! dry-run path is covered by `tests/fix_dry_run.rs`.)
 //!
 //! Cases run one after another (each is a few pytest runs); set `SELFDEBUG_BUGS=case,case` to
 //! run only some of them.
@@ -140,9 +140,13 @@ fn snapshot(root: &Path) -> Snapshot {
     out
 }
 
-fn dry_run(root: &Path) -> Output {
+/// `selfdebug fix --unsafe-fixes --json` on `root`, writing into it (backups go under the
+/// test's temp dir).
+fn fix(root: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_selfdebug"))
-        .args(["fix", "--dry-run", "--unsafe-fixes", "--json", "--root"])
+        .args(["fix", "--unsafe-fixes", "--json", "--backup-dir"])
+        .arg(root.parent().unwrap().join("backups"))
+        .arg("--root")
         .arg(root)
         .env("XDG_CACHE_HOME", xdg_cache())
         .env_remove("PYTEST_ADDOPTS")
@@ -204,6 +208,14 @@ fn pytest(root: &Path) -> Output {
         .expect("run pytest")
 }
 
+/// File contents under `root` (no mtimes): what a fixed tree must equal.
+fn contents(root: &Path) -> BTreeMap<String, (u64, u64)> {
+    snapshot(root)
+        .into_iter()
+        .map(|(k, (h, n, _))| (k, (h, n)))
+        .collect()
+}
+
 /// Runs one case; `Err` says what went wrong.
 fn check(case: &Case) -> Result<(), String> {
     let tmp = tempfile::tempdir().unwrap();
@@ -211,7 +223,7 @@ fn check(case: &Case) -> Result<(), String> {
     copy_dir(&case.dir.join("project"), &root);
     let before = snapshot(&root);
 
-    let out = dry_run(&root);
+    let out = fix(&root);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
         format!(
@@ -219,9 +231,6 @@ fn check(case: &Case) -> Result<(), String> {
             String::from_utf8_lossy(&out.stdout)
         )
     })?;
-    if snapshot(&root) != before {
-        return Err("the dry run changed the project (bytes, mtimes or files)".into());
-    }
     let diff: String = json["patches"]
         .as_array()
         .map(|ps| {
@@ -249,6 +258,9 @@ fn check(case: &Case) -> Result<(), String> {
             if !diff.is_empty() || json["patches"].as_array().is_some_and(|p| !p.is_empty()) {
                 return Err(format!("a must-not-fix case got a patch:\n{diff}"));
             }
+            if snapshot(&root) != before {
+                return Err("the project was not restored byte for byte (and mtime)".into());
+            }
         }
         Outcome::Fixed => {
             let (expected, blessed) = case.patch.as_ref().expect("checked in cases()");
@@ -269,11 +281,17 @@ fn check(case: &Case) -> Result<(), String> {
                      (review it; bless a good fix as expected.patch)"
                 ));
             }
-            apply(&root, &diff)?;
+            // The fixed tree is exactly the original with the reviewed patch applied.
+            let applied = tmp.path().join("applied").join(&case.name);
+            copy_dir(&case.dir.join("project"), &applied);
+            apply(&applied, expected)?;
+            if contents(&root) != contents(&applied) {
+                return Err("the fixed tree differs from the original plus the patch".into());
+            }
             let run = pytest(&root);
             if !run.status.success() {
                 return Err(format!(
-                    "the suite is not green after applying the patch:\n{}{}",
+                    "the suite is not green after the fix:\n{}{}",
                     String::from_utf8_lossy(&run.stdout),
                     String::from_utf8_lossy(&run.stderr)
                 ));

@@ -127,7 +127,7 @@ fn unsafe_rules_need_the_flag() {
     assert_eq!(v["failures"][0]["status"], "needs_unsafe_fixes");
     assert_eq!(
         v["failures"][0]["reason"],
-        "3 candidates from unsafe rules: rerun with --unsafe-fixes to try them"
+        "4 candidates from unsafe rules: rerun with --unsafe-fixes to try them"
     );
     assert_eq!(v["attempts"], 0);
 }

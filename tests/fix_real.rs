@@ -368,3 +368,114 @@ fn candidate_that_hangs_is_killed_in_time() {
         String::from_utf8_lossy(&ps.stdout)
     );
 }
+
+#[test]
+fn multi_step_repair_and_audit_log() {
+    // Fixing `.strip()` on a missing name exposes `.title()` on a missing city: the first
+    // candidate turns the failure into another one, which is worked on as the next step.
+    let p = project(&[
+        ("conftest.py", ""),
+        (
+            "people.py",
+            "def describe(user):\n    name = user.get(\"name\").strip()\n    city = user.get(\"city\").title()\n    return f\"{name} ({city})\"\n",
+        ),
+        (
+            "tests/test_people.py",
+            "from people import describe\n\n\ndef test_full():\n    assert describe({\"name\": \" ada \", \"city\": \"london\"}) == \"ada (London)\"\n\n\ndef test_empty():\n    assert describe({}) == \" ()\"\n",
+        ),
+    ]);
+    let audit = p.cache.join("audit.jsonl");
+    let out = p.run(&[
+        "fix",
+        "--unsafe-fixes",
+        "--json",
+        "--audit-log",
+        path_str(&audit),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(p.root.join("people.py")).unwrap(),
+        "def describe(user):\n    name = (user.get(\"name\") or \"\").strip()\n    city = (user.get(\"city\") or \"\").title()\n    return f\"{name} ({city})\"\n"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let steps: Vec<(u64, &str)> = v["attempt_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["step"].as_u64().unwrap(), a["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(steps, [(0, "progressed"), (1, "accepted")], "{stderr}");
+    // One JSON line per attempt with the original design's fields.
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&audit)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(l["task_id"], v["run_id"]);
+        assert_eq!(l["attempt"], i as u64 + 1);
+        assert_eq!(l["error_category"], "logic");
+        assert!(l["code"].as_str().unwrap().starts_with("--- a/people.py\n"));
+        assert!(l["timestamp_ms"].as_u64().unwrap() > 0);
+        assert!(l["stdout"].is_string() && l["stderr"].is_string());
+        assert!(l["duration_ms"].is_u64() && l["exit_code"].is_i64());
+    }
+    assert_eq!(lines[0]["success"], false);
+    assert_eq!(lines[1]["success"], true);
+}
+
+/// One failure a rule fixes, one no rule knows: the proven fix stays (partial, exit 3), unless
+/// --all-or-nothing, which restores everything (exit 4).
+fn mixed_project() -> Project {
+    project(&[
+        ("conftest.py", ""),
+        ("words.py", DEMO_MODULE),
+        ("maths.py", "def double(x):\n    return x * 3\n"),
+        (
+            "tests/test_all.py",
+            "from words import to_upper\nfrom maths import double\n\n\ndef test_none():\n    assert to_upper(None) == \"\"\n\n\ndef test_double():\n    assert double(2) == 4\n",
+        ),
+    ])
+}
+
+#[test]
+fn partial_keeps_proven_fix_unless_all_or_nothing() {
+    let p = mixed_project();
+    let before = snapshot(&p.root);
+    let out = p.run(&["fix", "--unsafe-fixes", "--all-or-nothing", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["final_status"], "fail");
+    assert_eq!(v["rollback"], true);
+    let statuses: Vec<&str> = v["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["rolled_back", "no_candidate"]);
+    assert_same(&before, &snapshot(&p.root));
+
+    let out = p.run(&["fix", "--unsafe-fixes", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["final_status"], "partial");
+    assert_eq!(v["rollback"], false);
+    assert_eq!(v["files_patched"], serde_json::json!(["words.py"]));
+    assert_eq!(
+        std::fs::read_to_string(p.root.join("maths.py")).unwrap(),
+        "def double(x):\n    return x * 3\n"
+    );
+}
