@@ -232,19 +232,10 @@ fn search_path(name: &OsStr, path: Option<&OsStr>) -> Option<PathBuf> {
 /// second per start; `sys.executable` is the real program (for a virtualenv, its own
 /// `bin/python`, so the environment is the same). The path is kept when Python cannot say.
 pub fn prepare(python: &Interpreter) -> Result<Interpreter, RunnerError> {
-    let mut cmd = Command::new(&python.path);
-    cmd.args([
-        "-c",
+    let run = run_python(
+        python,
         "import sys; e = sys.executable or ''; import pytest; sys.stdout.write(e)",
-    ]);
-    quiet_python_env(&mut cmd);
-    let run = run_command(cmd, IMPORT_CHECK_TIMEOUT).map_err(|e| match e {
-        RunnerError::Spawn { message, .. } => RunnerError::PytestMissing {
-            python: python.path.clone(),
-            detail: format!("the interpreter does not start: {message}"),
-        },
-        other => other,
-    })?;
+    )?;
     if run.exit_code != Some(0) {
         // Let the detailed check word the error.
         ensure_pytest(python)?;
@@ -260,21 +251,27 @@ pub fn prepare(python: &Interpreter) -> Result<Interpreter, RunnerError> {
     })
 }
 
-/// Checks that the interpreter can import pytest; returns pytest's version.
-pub fn ensure_pytest(python: &Interpreter) -> Result<String, RunnerError> {
+/// Runs `python -c CODE` quietly; an interpreter that does not start is "pytest missing" with
+/// the reason, since that is what the caller will tell the user.
+fn run_python(python: &Interpreter, code: &str) -> Result<CommandRun, RunnerError> {
     let mut cmd = Command::new(&python.path);
-    cmd.args([
-        "-c",
-        "import pytest, sys; sys.stdout.write(pytest.__version__)",
-    ]);
+    cmd.args(["-c", code]);
     quiet_python_env(&mut cmd);
-    let run = run_command(cmd, IMPORT_CHECK_TIMEOUT).map_err(|e| match e {
+    run_command(cmd, IMPORT_CHECK_TIMEOUT).map_err(|e| match e {
         RunnerError::Spawn { message, .. } => RunnerError::PytestMissing {
             python: python.path.clone(),
             detail: format!("the interpreter does not start: {message}"),
         },
         other => other,
-    })?;
+    })
+}
+
+/// Checks that the interpreter can import pytest; returns pytest's version.
+pub fn ensure_pytest(python: &Interpreter) -> Result<String, RunnerError> {
+    let run = run_python(
+        python,
+        "import pytest, sys; sys.stdout.write(pytest.__version__)",
+    )?;
     if run.exit_code == Some(0) {
         return Ok(String::from_utf8_lossy(&run.stdout).trim().to_string());
     }

@@ -1,9 +1,8 @@
 //! `selfdebug fix`: prove repairs with pytest.
 
-use std::io::{IsTerminal, Read};
 use std::time::Duration;
 
-use super::{error, FixArgs};
+use super::{error, read_log, FixArgs};
 use crate::category::Budgets;
 use crate::exit;
 use crate::report::fix as report;
@@ -26,7 +25,7 @@ pub fn run(args: &FixArgs) -> i32 {
             return exit::ENVIRONMENT;
         }
     }
-    let log = match read_log(args) {
+    let log = match args.log.as_deref().map(read_log).transpose() {
         Ok(l) => l,
         Err(msg) => {
             error(msg);
@@ -100,29 +99,4 @@ pub fn run(args: &FixArgs) -> i32 {
         }
     }
     report::exit_code(report::final_status(&report))
-}
-
-/// The log from a file or stdin; `None` when pytest should be run to find failures. Stdin is
-/// read only when asked for with `-`.
-fn read_log(args: &FixArgs) -> Result<Option<Vec<u8>>, String> {
-    match &args.log {
-        None => Ok(None),
-        Some(p) if p.as_os_str() == "-" => {
-            let stdin = std::io::stdin();
-            if stdin.is_terminal() {
-                return Err(
-                    "`-` reads a pytest log from standard input, but it is a terminal".into(),
-                );
-            }
-            let mut buf = Vec::new();
-            stdin
-                .lock()
-                .read_to_end(&mut buf)
-                .map_err(|e| format!("cannot read standard input: {e}"))?;
-            Ok(Some(buf))
-        }
-        Some(p) => std::fs::read(p)
-            .map(Some)
-            .map_err(|e| format!("cannot read {}: {e}", p.display())),
-    }
 }

@@ -7,7 +7,8 @@ mod probe;
 mod restore;
 mod rules;
 
-use std::path::PathBuf;
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
@@ -188,6 +189,32 @@ pub fn run() -> i32 {
         Command::Rules(args) => rules::run(&args),
         Command::Fix(args) => fix::run(&args),
         Command::Restore(args) => restore::run(&args),
+    }
+}
+
+/// The LOG argument's bytes: a file, or standard input for `-` (refused when it is a terminal,
+/// which would wait forever).
+fn read_log(path: &Path) -> Result<Vec<u8>, String> {
+    if path.as_os_str() != "-" {
+        return std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()));
+    }
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Err("no log given: pass a file, or pipe pytest output into `-`".into());
+    }
+    let mut buf = Vec::new();
+    stdin
+        .lock()
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read standard input: {e}"))?;
+    Ok(buf)
+}
+
+/// How error messages name the LOG argument.
+fn log_name(log: Option<&Path>) -> String {
+    match log {
+        Some(p) if p.as_os_str() != "-" => p.display().to_string(),
+        _ => "standard input".to_string(),
     }
 }
 

@@ -1,12 +1,12 @@
 //! `selfdebug parse`: read a log, print failures.
 
-use std::io::{IsTerminal, Read};
+use std::path::Path;
 
-use super::{error, ParseArgs};
+use super::{error, log_name, read_log, ParseArgs};
 use crate::{exit, report, traceback};
 
 pub fn run(args: &ParseArgs) -> i32 {
-    let bytes = match read_log(args) {
+    let bytes = match read_log(args.log.as_deref().unwrap_or(Path::new("-"))) {
         Ok(b) => b,
         Err(msg) => {
             error(msg);
@@ -27,7 +27,7 @@ pub fn run(args: &ParseArgs) -> i32 {
     let parsed = match traceback::parse(&bytes, &root) {
         Ok(p) => p,
         Err(e) => {
-            error(format!("{}: {e}", log_name(args)));
+            error(format!("{}: {e}", log_name(args.log.as_deref())));
             return exit::BAD_INPUT;
         }
     };
@@ -41,32 +41,5 @@ pub fn run(args: &ParseArgs) -> i32 {
         exit::NO_FAILURE
     } else {
         exit::OK
-    }
-}
-
-fn log_name(args: &ParseArgs) -> String {
-    match &args.log {
-        Some(p) if p.as_os_str() != "-" => p.display().to_string(),
-        _ => "standard input".to_string(),
-    }
-}
-
-fn read_log(args: &ParseArgs) -> Result<Vec<u8>, String> {
-    match &args.log {
-        Some(p) if p.as_os_str() != "-" => {
-            std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
-        }
-        _ => {
-            let stdin = std::io::stdin();
-            if stdin.is_terminal() {
-                return Err("no log given: pass a file, or pipe pytest output into `-`".into());
-            }
-            let mut buf = Vec::new();
-            stdin
-                .lock()
-                .read_to_end(&mut buf)
-                .map_err(|e| format!("cannot read standard input: {e}"))?;
-            Ok(buf)
-        }
     }
 }

@@ -1,11 +1,9 @@
 //! `selfdebug probe`: find a failure (in a log, or by running pytest), probe it, print what the
 //! probe saw.
 
-use std::io::{IsTerminal, Read};
-use std::path::Path;
 use std::time::Duration;
 
-use super::{error, ProbeArgs};
+use super::{error, log_name, read_log, ProbeArgs};
 use crate::probe::{self, ProbeError, ProbeRequest};
 use crate::runner::{self, RunSpec};
 use crate::traceback::{self, Failure};
@@ -69,9 +67,8 @@ fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
     runner::install_interrupt_handler();
 
     let parsed = match log {
-        Some(bytes) => {
-            traceback::parse(&bytes, &root).map_err(|e| bad(format!("{}: {e}", log_name(args))))?
-        }
+        Some(bytes) => traceback::parse(&bytes, &root)
+            .map_err(|e| bad(format!("{}: {e}", log_name(args.log.as_deref()))))?,
         None => {
             let spec = RunSpec {
                 node_ids: args.test.iter().cloned().collect(),
@@ -173,27 +170,4 @@ fn names_test(test: Option<&str>, m: &str) -> bool {
     t == m
         || t.strip_prefix(m)
             .is_some_and(|rest| rest.starts_with("::") || rest.starts_with('['))
-}
-
-fn log_name(args: &ProbeArgs) -> String {
-    match &args.log {
-        Some(p) if p.as_os_str() != "-" => p.display().to_string(),
-        _ => "standard input".to_string(),
-    }
-}
-
-fn read_log(p: &Path) -> Result<Vec<u8>, String> {
-    if p.as_os_str() != "-" {
-        return std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
-    }
-    let stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        return Err("no log on standard input: pipe pytest output into `-`".into());
-    }
-    let mut buf = Vec::new();
-    stdin
-        .lock()
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read standard input: {e}"))?;
-    Ok(buf)
 }

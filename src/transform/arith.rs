@@ -17,7 +17,7 @@ use std::ops::Range;
 
 use rustpython_parser::ast::{Expr, Ranged};
 
-use super::lookup::shared::{self, rng};
+use super::common::{self as shared, rng};
 use crate::edit::{Edit, Fix};
 use crate::syntax::{SubExpr, SubExprKind};
 use crate::transform::Context;

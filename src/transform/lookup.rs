@@ -4,4 +4,3 @@
 pub mod attr;
 pub mod index;
 pub mod key;
-pub(super) mod shared;

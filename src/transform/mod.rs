@@ -3,6 +3,7 @@
 //! pytest decides.
 
 pub mod arith;
+pub mod common;
 pub mod imports;
 pub mod lookup;
 pub mod names;

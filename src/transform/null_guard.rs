@@ -21,13 +21,16 @@
 
 use std::ops::Range;
 
-use regex::Regex;
-use rustpython_parser::ast::{self, Ranged};
+use rustpython_parser::ast;
 
+use super::common::{
+    self, empty_of_type, enclosed_in_parens, for_iter, function_is_called_by_test, is_simple_ref,
+    one_line,
+};
 use super::Context;
 use crate::edit::{Edit, Fix};
 use crate::syntax::walk::{self, Node};
-use crate::syntax::{Clause, Located, StmtKind, SubExpr, SubExprKind};
+use crate::syntax::{Clause, StmtKind, SubExpr, SubExprKind};
 
 /// What was done to `None`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -481,7 +484,7 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
         }
     }
     // 4. Guard returning a default that fits the operation.
-    let default = if is_return && ctx.text(&return_value(ctx)) == ctx.text(&t.failing) {
+    let default = if is_return && common::is_returned(ctx, &t.failing) {
         t.result_default
     } else {
         "None"
@@ -607,36 +610,6 @@ fn needs_parens(ctx: &Context, range: &Range<usize>) -> bool {
     !((after_op && ends_line) || for_iter)
 }
 
-/// The test's assertion calls the function the statement is in (`assert mod.f(x) == ...`).
-fn function_is_called_by_test(ctx: &Context) -> bool {
-    let (Some(func), Some(line)) = (&ctx.located.function, ctx.expected_line) else {
-        return false;
-    };
-    let name = &func.name;
-    line.match_indices(name.as_str()).any(|(i, _)| {
-        let before = line[..i].chars().next_back();
-        let after = line[i + name.len()..].chars().next();
-        !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && after == Some('(')
-    })
-}
-
-/// The empty value of a literal's type: the test shows the type, not a value to hard-code
-/// (`assert f(x) == "abc"` must not become `return "abc"`).
-fn empty_of_type(literal: &str) -> Option<&'static str> {
-    Some(match literal {
-        "None" => "None",
-        "True" | "False" => "False",
-        "[]" => "[]",
-        "{}" => "{}",
-        "()" => "()",
-        l if l.starts_with('"') => "\"\"",
-        l if l.starts_with('\'') => "''",
-        l if l.parse::<i64>().is_ok() => "0",
-        l if l.parse::<f64>().is_ok() => "0.0",
-        _ => return None,
-    })
-}
-
 /// `0` and `0.0`, `''` and `""` are the same value for a guard's purpose.
 fn is_same_literal(literal: &str, empty: &str) -> bool {
     literal == empty
@@ -644,83 +617,11 @@ fn is_same_literal(literal: &str, empty: &str) -> bool {
         || (literal.parse::<f64>().ok() == Some(0.0) && empty.parse::<f64>().ok() == Some(0.0))
 }
 
-/// The range is already wrapped in parentheses (a call's only argument, a parenthesized
-/// expression), so `x or d` needs none of its own.
-fn enclosed_in_parens(ctx: &Context, range: &Range<usize>) -> bool {
-    let text = ctx.source.text();
-    let before = text[..range.start].trim_end().ends_with('(');
-    let after = text[range.end..].trim_start().starts_with(')');
-    before && after
-}
-
-/// `if RECV is None:` + `body` inserted before the statement, at its indentation. `None` where
-/// no statement can go before it (an `elif` test, inside a lambda, a `return` outside a
-/// function).
+/// `if RECV is None:` + `body` before the statement (see [`common::guard`]); only for a receiver
+/// that is safe to evaluate twice.
 fn guard(ctx: &Context, t: &Target, body: &str) -> Option<Edit> {
-    if !t.simple || t.nested || (body.starts_with("return") && ctx.located.function.is_none()) {
-        return None;
-    }
-    let at: &Located = match (&ctx.located.clause, ctx.located.starts_line) {
-        (Clause::Statement | Clause::Header, true) => ctx.located,
-        (Clause::Statement, false) => match &ctx.located.header {
-            Some(h) if h.starts_line && matches!(h.clause, Clause::Header) => h,
-            _ => return None,
-        },
-        _ => return None,
-    };
-    let nl = ctx.source.newline();
-    let unit = ctx.source.indent_unit();
     let recv = ctx.text(&t.receiver);
-    // Comment lines right above the statement describe it: the guard goes above them.
-    let mut line = at.first_line;
-    while line > 1
-        && ctx.source.line_text(line - 1).is_some_and(|l| {
-            let body = l.trim_start();
-            body.starts_with('#') && &l[..l.len() - body.len()] == at.indent.as_str()
-        })
-    {
-        line -= 1;
-    }
-    let start = ctx.source.line_start(line)?;
-    let indent = &at.indent;
-    Some(Edit::insertion(
-        start,
-        format!("{indent}if {recv} is None:{nl}{indent}{unit}{body}{nl}"),
-    ))
-}
-
-/// The value range of a `return` statement (empty when it returns nothing).
-fn return_value(ctx: &Context) -> Range<usize> {
-    let text = ctx.text(&ctx.located.range);
-    let start = ctx.located.range.start + text.find("return").map_or(0, |i| i + "return".len());
-    let rest = &ctx.source.text()[start..ctx.located.range.end];
-    let lead = rest.len() - rest.trim_start().len();
-    start + lead..ctx.located.range.end
-}
-
-/// The iterable of the `for` statement whose header is the located statement.
-fn for_iter(ctx: &Context) -> Option<Range<usize>> {
-    if !matches!(ctx.located.kind, StmtKind::For | StmtKind::AsyncFor) {
-        return None;
-    }
-    let start = ctx.located.range.start;
-    let roots: Vec<Node> = ctx.module.body().iter().map(Node::Stmt).collect();
-    let mut found = None;
-    walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
-        if let Node::Stmt(s) = node {
-            let iter = match s {
-                ast::Stmt::For(f) => Some(&f.iter),
-                ast::Stmt::AsyncFor(f) => Some(&f.iter),
-                _ => None,
-            };
-            if let Some(iter) = iter.filter(|_| node.range().start == start) {
-                let r = iter.range();
-                found = Some(r.start().to_usize()..r.end().to_usize());
-            }
-        }
-        found.is_none()
-    });
-    found
+    common::guard(ctx, t.nested || !t.simple, &format!("{recv} is None"), body)
 }
 
 /// The argument range of a one-argument call `f(arg)`.
@@ -737,27 +638,6 @@ fn single_arg(ctx: &Context, call: &SubExpr) -> Option<Range<usize>> {
     let start = inner.start + open + 1 + lead;
     let end = start + arg.trim().trim_end_matches(',').trim_end().len();
     (start < end).then_some(start..end)
-}
-
-/// Names, attribute chains and constant subscripts: safe to evaluate twice (`x is None` and the
-/// use), so a guard does not change behaviour.
-fn is_simple_ref(text: &str) -> bool {
-    static SIMPLE: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
-        Regex::new(
-            r#"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:-?[0-9]+|'[^'\\]*'|"[^"\\]*")\])*$"#,
-        )
-        .expect("valid regex")
-    });
-    !matches!(text, "None" | "True" | "False") && SIMPLE.is_match(text)
-}
-
-fn one_line(s: &str) -> String {
-    let first = s.lines().next().unwrap_or("");
-    if first.len() < s.len() {
-        format!("{first} ...")
-    } else {
-        first.to_string()
-    }
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use rustpython_parser::ast::{self, Expr, Ranged, Stmt};
 
+use super::common::one_line;
 use super::Context;
 use crate::edit::{Edit, Fix};
 use crate::source::SourceFile;
@@ -1058,15 +1059,6 @@ fn imported_files(module: &ParsedModule, here: &Path) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-fn one_line(s: &str) -> String {
-    let first = s.lines().next().unwrap_or("");
-    if first.len() < s.len() {
-        format!("{first} ...")
-    } else {
-        first.to_string()
-    }
 }
 
 #[cfg(test)]

@@ -18,11 +18,11 @@ use std::path::{Path, PathBuf};
 
 use rustpython_parser::ast::{self, Expr, Ranged, Stmt};
 
-use super::shared::{self, rng};
 use crate::edit::{Edit, Fix};
 use crate::source::SourceFile;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{self, ParsedModule, SubExpr, SubExprKind, MAX_AST_DEPTH};
+use crate::transform::common::{self as shared, rng};
 use crate::transform::Context;
 
 /// Modules read to find a class or module definition, at most.

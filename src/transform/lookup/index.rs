@@ -19,9 +19,9 @@ use std::ops::Range;
 
 use rustpython_parser::ast::{self, Expr, Ranged, Stmt};
 
-use super::shared::{self, rng};
 use crate::edit::{Edit, Fix};
 use crate::syntax::{SubExpr, SubExprKind};
+use crate::transform::common::{self as shared, rng};
 use crate::transform::Context;
 
 const SEQUENCE_TYPES: &[&str] = &[

@@ -21,9 +21,9 @@ use std::ops::Range;
 
 use rustpython_parser::ast::Expr;
 
-use super::shared;
 use crate::edit::{Edit, Fix};
 use crate::syntax::{StmtKind, SubExpr, SubExprKind};
+use crate::transform::common as shared;
 use crate::transform::Context;
 
 const LIST_METHODS: &[&str] = &[

@@ -1,6 +1,6 @@
-//! Helpers shared by the lookup (`attr_rename`, `key_lookup`, `index_guard`) and arithmetic
-//! (`zero_division`) transforms: guard clauses at the statement's indentation, defaults that
-//! fit the function, AST look-ups by range, and name distances.
+//! Helpers shared by the transforms: guard clauses at the statement's indentation (above the
+//! comments that describe it), defaults that fit the function and the test, AST look-ups by
+//! range, simple references, parentheses, and name distances.
 
 use std::ops::Range;
 
@@ -56,7 +56,17 @@ pub fn guard(ctx: &Context, nested: bool, cond: &str, body: &str) -> Option<Edit
     }
     let nl = ctx.source.newline();
     let unit = ctx.source.indent_unit();
-    let start = ctx.source.line_start(at.first_line)?;
+    // Comment lines right above the statement describe it: the guard goes above them.
+    let mut line = at.first_line;
+    while line > 1
+        && ctx.source.line_text(line - 1).is_some_and(|l| {
+            let body = l.trim_start();
+            body.starts_with('#') && &l[..l.len() - body.len()] == at.indent.as_str()
+        })
+    {
+        line -= 1;
+    }
+    let start = ctx.source.line_start(line)?;
     let indent = &at.indent;
     Some(Edit::insertion(
         start,
