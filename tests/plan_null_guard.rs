@@ -5,9 +5,9 @@
 
 mod support;
 
-use std::path::Path;
+use support::plans;
 
-use selfdebug::plan::{self, Candidate, PlanInput};
+use selfdebug::plan::{self, PlanInput};
 use selfdebug::rules::RuleSet;
 use selfdebug::traceback;
 
@@ -156,89 +156,15 @@ fn project(case: &Case) -> (tempfile::TempDir, Vec<u8>) {
     (dir, log.into_bytes())
 }
 
-fn candidates(case: &Case, root: &Path, log: &[u8]) -> Vec<Candidate> {
-    let parsed = traceback::parse(log, root).unwrap();
-    let failure = &parsed.failures[0];
-    assert_eq!(
-        failure.location.as_ref().map(|l| (l.file.as_str(), l.line)),
-        Some(("mod.py", case.line)),
-        "{}",
-        case.name
-    );
-    let rules = RuleSet::builtin().unwrap();
-    plan::plan(&PlanInput {
-        root,
-        failure,
-        rules: &rules,
-        probe: None,
-        allow_tests: false,
-    })
-    .unwrap_or_else(|e| panic!("{}: {e}", case.name))
-}
-
-/// Bytes before the first change and after the last one are the original's; a BOM, CRLF line
-/// ends and the file's encoding survive.
-fn assert_outside_edits_identical(case: &Case, c: &Candidate) {
-    let (a, b) = (&c.original, &c.patched);
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suffix = a
-        .iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    // Byte offsets (in the file's own encoding, BOM included) of the first edit's start and
-    // the last edit's end: the bytes before and after must be untouched.
-    let src = selfdebug::source::SourceFile::from_bytes("mod.py", a.clone()).unwrap();
-    let text = src.text();
-    let start = c.fix.edits.iter().map(|e| e.range.start).min().unwrap();
-    let end = c.fix.edits.iter().map(|e| e.range.end).max().unwrap();
-    let start_byte = src.encode(&text[..start]).unwrap().len();
-    let end_byte = src.encode(&text[..end]).unwrap().len();
-    assert!(
-        prefix >= start_byte,
-        "{}: bytes before the edit changed",
-        case.name
-    );
-    assert!(
-        suffix >= a.len() - end_byte,
-        "{}: bytes after the edit changed",
-        case.name
-    );
-    assert_eq!(
-        a.starts_with(b"\xef\xbb\xbf"),
-        b.starts_with(b"\xef\xbb\xbf"),
-        "{}: BOM",
-        case.name
-    );
-    let crlf = a.windows(2).filter(|w| w == b"\r\n").count();
-    let lf = a.iter().filter(|&&x| x == b'\n').count();
-    if crlf == lf {
-        let (pc, pl) = (
-            b.windows(2).filter(|w| w == b"\r\n").count(),
-            b.iter().filter(|&&x| x == b'\n').count(),
-        );
-        assert_eq!(pc, pl, "{}: every new line ends in CRLF", case.name);
-    }
-    if a.contains(&0xe9) {
-        // latin-1 stays latin-1: the é is one byte, not UTF-8's two.
-        assert!(
-            b.contains(&0xe9) && !b.windows(2).any(|w| w == [0xc3, 0xa9]),
-            "{}",
-            case.name
-        );
-    }
-}
-
 #[test]
 fn null_guard_candidates() {
     for case in CASES {
         let (dir, log) = project(case);
-        let cands = candidates(case, dir.path(), &log);
+        let cands = plans::candidates(case.name, dir.path(), &log, "mod.py", case.line);
         assert!(!cands.is_empty(), "{}: no candidate", case.name);
         let mut snap = String::new();
         for c in &cands {
-            assert_outside_edits_identical(case, c);
+            plans::assert_outside_edits_identical(case.name, c);
             snap.push_str(&format!(
                 "## {} [{}]\n{}\n",
                 c.fix.title, c.fix.rule, c.diff

@@ -4,11 +4,11 @@
 //! propose. Snapshots hold every candidate's diff, in rank order (reviewed: the first is the
 //! fix a careful human would write); byte checks prove nothing outside the edits changes.
 
-use std::path::Path;
+mod support;
 
-use selfdebug::plan::{self, Candidate, PlanInput};
+use support::plans;
+
 use selfdebug::rules::RuleSet;
-use selfdebug::traceback;
 
 struct Case {
     name: &'static str,
@@ -236,66 +236,15 @@ fn project(case: &Case) -> (tempfile::TempDir, Vec<u8>) {
     (dir, log.into_bytes())
 }
 
-fn candidates(case: &Case, root: &Path, log: &[u8]) -> Vec<Candidate> {
-    let parsed = traceback::parse(log, root).unwrap();
-    let failure = &parsed.failures[0];
-    assert_eq!(
-        failure.location.as_ref().map(|l| (l.file.as_str(), l.line)),
-        Some(("mod.py", case.line)),
-        "{}",
-        case.name
-    );
-    let rules = RuleSet::builtin().unwrap();
-    plan::plan(&PlanInput {
-        root,
-        failure,
-        rules: &rules,
-        probe: None,
-        allow_tests: false,
-    })
-    .unwrap_or_else(|e| panic!("{}: {e}", case.name))
-}
-
-/// Bytes before the first edit and after the last are the original's; CRLF stays CRLF.
-fn assert_outside_edits_identical(case: &Case, c: &Candidate) {
-    let (a, b) = (&c.original, &c.patched);
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suffix = a
-        .iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let start = c.fix.edits.iter().map(|e| e.range.start).min().unwrap();
-    let end = c.fix.edits.iter().map(|e| e.range.end).max().unwrap();
-    assert!(
-        prefix >= start,
-        "{}: bytes before the edit changed",
-        case.name
-    );
-    assert!(
-        suffix >= a.len() - end,
-        "{}: bytes after the edit changed",
-        case.name
-    );
-    let crlf = a.windows(2).filter(|w| w == b"\r\n").count();
-    let lf = a.iter().filter(|&&x| x == b'\n').count();
-    if crlf == lf {
-        let pc = b.windows(2).filter(|w| w == b"\r\n").count();
-        let pl = b.iter().filter(|&&x| x == b'\n').count();
-        assert_eq!(pc, pl, "{}: every new line ends in CRLF", case.name);
-    }
-}
-
 #[test]
 fn lookup_and_arith_candidates() {
     for case in CASES {
         let (dir, log) = project(case);
-        let cands = candidates(case, dir.path(), &log);
+        let cands = plans::candidates(case.name, dir.path(), &log, "mod.py", case.line);
         assert!(!cands.is_empty(), "{}: no candidate", case.name);
         let mut snap = String::new();
         for c in &cands {
-            assert_outside_edits_identical(case, c);
+            plans::assert_outside_edits_identical(case.name, c);
             snap.push_str(&format!(
                 "## {} [{}{}]\n{}\n",
                 c.fix.title,

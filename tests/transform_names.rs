@@ -4,9 +4,11 @@
 //! (reviewed: the first is the fix a careful human would write); import placement has its own
 //! cases.
 
-use std::path::Path;
+mod support;
 
-use selfdebug::plan::{self, Candidate, PlanInput};
+use support::plans;
+
+use selfdebug::plan::{self, PlanInput};
 use selfdebug::rules::RuleSet;
 use selfdebug::traceback;
 
@@ -336,63 +338,15 @@ fn project(case: &Case) -> (tempfile::TempDir, Vec<u8>) {
     (dir, log.into_bytes())
 }
 
-fn candidates(case: &Case, root: &Path, log: &[u8]) -> Vec<Candidate> {
-    let parsed = traceback::parse(log, root).unwrap();
-    let failure = &parsed.failures[0];
-    assert_eq!(
-        failure.location.as_ref().map(|l| (l.file.as_str(), l.line)),
-        Some((case.file, case.line)),
-        "{}",
-        case.name
-    );
-    let rules = RuleSet::builtin().unwrap();
-    plan::plan(&PlanInput {
-        root,
-        failure,
-        rules: &rules,
-        probe: None,
-        allow_tests: false,
-    })
-    .unwrap_or_else(|e| panic!("{}: {e}", case.name))
-}
-
-/// Bytes before the first edit and after the last are the original's; CRLF files get CRLF.
-fn assert_outside_edits_identical(case: &Case, c: &Candidate) {
-    let (a, b) = (&c.original, &c.patched);
-    let start = c.fix.edits.iter().map(|e| e.range.start).min().unwrap();
-    let end = c.fix.edits.iter().map(|e| e.range.end).max().unwrap();
-    assert_eq!(
-        a[..start],
-        b[..start],
-        "{}: bytes before the edit",
-        case.name
-    );
-    assert_eq!(
-        a[end..],
-        b[b.len() - (a.len() - end)..],
-        "{}: bytes after the edit",
-        case.name
-    );
-    let crlf = a.windows(2).filter(|w| w == b"\r\n").count();
-    let lf = a.iter().filter(|&&x| x == b'\n').count();
-    if crlf == lf && lf > 0 {
-        let (pc, pl) = (
-            b.windows(2).filter(|w| w == b"\r\n").count(),
-            b.iter().filter(|&&x| x == b'\n').count(),
-        );
-        assert_eq!(pc, pl, "{}: every new line ends in CRLF", case.name);
-    }
-}
-
 #[test]
 fn names_candidates() {
     for case in CASES {
         let (dir, log) = project(case);
-        let cands = candidates(case, dir.path(), &log);
+        let cands = plans::candidates(case.name, dir.path(), &log, case.file, case.line);
         assert!(!cands.is_empty(), "{}: no candidate", case.name);
         let mut snap = String::new();
         for c in &cands {
-            assert_outside_edits_identical(case, c);
+            plans::assert_outside_edits_identical(case.name, c);
             snap.push_str(&format!(
                 "## {} [{}{}]\n{}\n",
                 c.fix.title,
@@ -419,7 +373,7 @@ fn unknown_name_has_no_candidate() {
         test_line: "assert m.f(1)",
     };
     let (dir, log) = project(&case);
-    assert!(candidates(&case, dir.path(), &log).is_empty());
+    assert!(plans::candidates(case.name, dir.path(), &log, case.file, case.line).is_empty());
 }
 
 /// Failures in odd places (module level, a class body, a one-line `def`, a lambda default)

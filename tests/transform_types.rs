@@ -7,9 +7,9 @@
 
 mod support;
 
-use std::path::Path;
+use support::plans;
 
-use selfdebug::plan::{self, Candidate, PlanInput};
+use selfdebug::plan::{self, PlanInput};
 use selfdebug::rules::RuleSet;
 use selfdebug::traceback;
 
@@ -313,64 +313,15 @@ fn project(case: &Case) -> (tempfile::TempDir, Vec<u8>) {
     (dir, log.into_bytes())
 }
 
-fn candidates_from(root: &Path, log: &[u8], line: u32) -> Vec<Candidate> {
-    let parsed = traceback::parse(log, root).unwrap();
-    let failure = &parsed.failures[0];
-    assert_eq!(
-        failure.location.as_ref().map(|l| (l.file.as_str(), l.line)),
-        Some(("mod.py", line)),
-        "{}",
-        String::from_utf8_lossy(log)
-    );
-    let rules = RuleSet::builtin().unwrap();
-    plan::plan(&PlanInput {
-        root,
-        failure,
-        rules: &rules,
-        probe: None,
-        allow_tests: false,
-    })
-    .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(log)))
-}
-
-/// Bytes before the first change and after the last one are the original's, and every line
-/// end of a CRLF file stays CRLF.
-fn assert_outside_edits_identical(name: &str, c: &Candidate) {
-    let (a, b) = (&c.original, &c.patched);
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suffix = a
-        .iter()
-        .rev()
-        .zip(b.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let start = c.fix.edits.iter().map(|e| e.range.start).min().unwrap();
-    let end = c.fix.edits.iter().map(|e| e.range.end).max().unwrap();
-    assert!(prefix >= start, "{name}: bytes before the edit changed");
-    assert!(
-        suffix >= a.len() - end,
-        "{name}: bytes after the edit changed"
-    );
-    let crlf = a.windows(2).filter(|w| w == b"\r\n").count();
-    let lf = a.iter().filter(|&&x| x == b'\n').count();
-    if crlf == lf {
-        let (pc, pl) = (
-            b.windows(2).filter(|w| w == b"\r\n").count(),
-            b.iter().filter(|&&x| x == b'\n').count(),
-        );
-        assert_eq!(pc, pl, "{name}: every line ends in CRLF");
-    }
-}
-
 #[test]
 fn type_and_syntax_candidates() {
     for case in CASES {
         let (dir, log) = project(case);
-        let cands = candidates_from(dir.path(), &log, case.line);
+        let cands = plans::candidates(case.name, dir.path(), &log, "mod.py", case.line);
         assert!(!cands.is_empty(), "{}: no candidate", case.name);
         let mut snap = String::new();
         for c in &cands {
-            assert_outside_edits_identical(case.name, c);
+            plans::assert_outside_edits_identical(case.name, c);
             let expected_category = if case.func.is_none() {
                 "syntax"
             } else {
