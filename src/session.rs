@@ -395,16 +395,19 @@ pub fn run_loop(
         s.timeout =
             (baseline.duration * 10).clamp(Duration::from_secs(30), runner::DEFAULT_TIMEOUT);
     }
-    let mut current = failing_set(&baseline.log(), ws.root());
+    // The baseline is read once: its failures are both the reference set and, without a log,
+    // the failures to work on.
+    let baseline_failures = traceback::parse(&baseline.log(), ws.root())
+        .map(|p| p.failures)
+        .unwrap_or_default();
+    let mut current = failure_keys(&baseline_failures);
     let targets: Vec<Failure> = match &opts.log {
         Some(bytes) => {
             traceback::parse(bytes, root)
                 .map_err(|e| SessionError::BadInput(format!("log: {e}")))?
                 .failures
         }
-        None => traceback::parse(&baseline.log(), ws.root())
-            .map(|p| p.failures)
-            .unwrap_or_default(),
+        None => baseline_failures,
     };
     let targets: Vec<Failure> = targets
         .into_iter()
@@ -882,18 +885,19 @@ fn run_id() -> String {
 /// The (test, phase) pairs that failed in a run.
 fn failing_set(log: &[u8], root: &Path) -> BTreeSet<(String, When)> {
     traceback::parse(log, root)
-        .map(|p| {
-            p.failures
-                .into_iter()
-                .map(|f| {
-                    (
-                        f.test.unwrap_or_else(|| f.headline.unwrap_or_default()),
-                        f.when,
-                    )
-                })
-                .collect()
-        })
+        .map(|p| failure_keys(&p.failures))
         .unwrap_or_default()
+}
+
+/// (test, phase) of each failure; the section title stands in for a missing test id.
+fn failure_keys(failures: &[Failure]) -> BTreeSet<(String, When)> {
+    failures
+        .iter()
+        .map(|f| {
+            let test = f.test.clone().or_else(|| f.headline.clone());
+            (test.unwrap_or_default(), f.when)
+        })
+        .collect()
 }
 
 fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {

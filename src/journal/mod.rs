@@ -17,8 +17,8 @@
 //!     files/<n>.orig  the journal copies
 //! ```
 //!
-//! Rollback and restore write back exactly the recorded files (never `git stash`, `reset` or
-//! `checkout`; never the index or untracked files), restore mtime and permissions, and verify
+//! Rollback and restore write back exactly the recorded files (git is never asked to stash,
+//! reset or check out anything; the index and untracked files are never touched), restore mtime and permissions, and verify
 //! each by hash. The hash is git's blob id (SHA-1 of the content with git's header): computed by
 //! the libgit2 we link for the refs anyway, and equal to the id of the blob in the repository.
 
