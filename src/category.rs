@@ -67,6 +67,17 @@ const ENVIRONMENT: &[&str] = &[
     "MaxRetryError",
     "NewConnectionError",
     "OperationalError",
+    // Network calls: urllib, socket (`socket.timeout` before 3.10), ssl, requests/urllib3.
+    "URLError",
+    "timeout",
+    "SSLError",
+    "SSLCertVerificationError",
+    "SSLZeroReturnError",
+    "SSLEOFError",
+    "ReadTimeout",
+    "ConnectTimeout",
+    "ReadTimeoutError",
+    "ConnectTimeoutError",
 ];
 
 const DATA: &[&str] = &[
@@ -148,6 +159,9 @@ pub fn categorize(failure: &Failure, root: &Path) -> (Category, Option<String>) 
             s if s.contains("Connection")
                 || s == "gaierror"
                 || s.contains("Timeout")
+                || s == "timeout"
+                || s.starts_with("SSL")
+                || s == "URLError"
                 || s.ends_with("RetryError") =>
             {
                 format!(
@@ -241,6 +255,25 @@ mod tests {
             c("requests.exceptions.ConnectionError", "refused"),
             Category::Environment
         );
+        for (exc, msg) in [
+            (
+                "urllib.error.URLError",
+                "<urlopen error [Errno 111] Connection refused>",
+            ),
+            ("socket.timeout", "timed out"),
+            ("TimeoutError", "timed out"),
+            ("ssl.SSLCertVerificationError", "certificate verify failed"),
+            ("ssl.SSLError", "[SSL] record layer failure"),
+            ("requests.exceptions.ReadTimeout", "read timed out"),
+        ] {
+            assert_eq!(c(exc, msg), Category::Environment, "{exc}");
+            let (_, hint) = categorize(&failure(exc, msg), Path::new("/nonexistent"));
+            assert!(
+                hint.unwrap()
+                    .starts_with("a network service is unreachable"),
+                "{exc}"
+            );
+        }
         assert_eq!(c("KeyError", "'price'"), Category::Data);
         assert_eq!(c("SyntaxError", "expected ':'"), Category::Syntax);
         assert_eq!(c("AttributeError", "x"), Category::Logic);

@@ -13,6 +13,12 @@ pub const PARTIAL: i32 = 3;
 pub const NOT_FIXED: i32 = 4;
 /// `fix`: the failures are not code bugs (environment, dependency): reported, not patched.
 pub const ESCALATED: i32 = 5;
-/// The tool could not do its work: pytest missing, a run could not start, a file could not be
-/// restored. The message says what to do.
+/// The tool could not do its work, or pytest gave no verdict: pytest missing, a run could not
+/// start, pytest crashed, was interrupted or printed nothing readable, the suite did not finish
+/// in time, a file could not be restored. The message says what to do.
 pub const ENVIRONMENT: i32 = 6;
+/// `fix`: pytest collected no test (its exit status 5): nothing was checked, so nothing can be
+/// called green.
+pub const NO_TESTS: i32 = 7;
+/// `fix --no-validate`: candidates were printed, none was proven (nothing ran).
+pub const PROPOSED: i32 = 8;

@@ -42,8 +42,11 @@ pub enum PlanError {
     TestFile(String),
     /// The file is outside the root, behind a symlink leading out of it, or unreadable.
     Confined(String),
-    /// The source could not be read or parsed (reported, never written).
-    Unparseable(String),
+    /// The file does not parse as Python 3 and no text-level rule made it parse (file, the
+    /// parser's message): reported, never written.
+    Unparseable(String, String),
+    /// The source could not be read.
+    Unreadable(String),
     /// No statement at the line (the file changed since the log was written?).
     NotLocated(String, u32),
     /// No rule knows this failure.
@@ -56,7 +59,8 @@ impl std::fmt::Display for PlanError {
             PlanError::NoLocation => f.write_str("no frame of the traceback is in the project's own code"),
             PlanError::TestFile(file) => write!(f, "{file} is a test file; pass --allow-tests to let selfdebug edit it"),
             PlanError::Confined(msg) => f.write_str(msg),
-            PlanError::Unparseable(msg) => write!(f, "PATCH-REJECTED: {msg}"),
+            PlanError::Unparseable(file, msg) => write!(f, "{file} does not parse as Python 3 ({msg}) and no rule could repair it; it was not touched"),
+            PlanError::Unreadable(msg) => f.write_str(msg),
             PlanError::NotLocated(file, line) => write!(f, "{file}:{line}: no statement there (has the file changed since the log was written?)"),
             PlanError::NoRule(sig) => write!(f, "no rule matches {sig}"),
         }
@@ -77,12 +81,21 @@ pub struct PlanInput<'a> {
 pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
     let failure = input.failure;
     let loc = failure.location.as_ref().ok_or(PlanError::NoLocation)?;
+    // Confinement first: a symlink leading out of the root is refused as such, whatever its
+    // name looks like.
+    let path = confined_path(input.root, &loc.file)?;
     let rel_parts: Vec<&str> = loc.file.split('/').collect();
     if is_test_file(&rel_parts) && !input.allow_tests {
+        // The test is only the last frame left when the code it called lies behind a symlink
+        // that leads out of the root: say that, not "a test file".
+        if let Some(out) = escaped_through_symlink(input.root, failure, loc.frame_index) {
+            return Err(PlanError::Confined(format!(
+                "{out} resolves outside the project root; selfdebug never writes there"
+            )));
+        }
         return Err(PlanError::TestFile(loc.file.clone()));
     }
-    let path = confined_path(input.root, &loc.file)?;
-    let source = SourceFile::read(&path).map_err(|e| PlanError::Unparseable(e.to_string()))?;
+    let source = SourceFile::read(&path).map_err(|e| PlanError::Unreadable(e.to_string()))?;
     let module = match syntax::parse(&source) {
         Ok(m) => m,
         Err(e) => return plan_text(input, &path, &source, e.to_string()),
@@ -148,7 +161,8 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
 }
 
 /// A file that does not parse: only text-level transforms can help, and their results must
-/// parse. Without any, the file is reported as PATCH-REJECTED and never written.
+/// parse. Without any, the file is reported as not parsing and never written (the original
+/// design's PATCH-REJECTED: no patch was even made).
 fn plan_text(
     input: &PlanInput,
     path: &Path,
@@ -178,7 +192,7 @@ fn plan_text(
         }
     }
     if out.is_empty() {
-        return Err(PlanError::Unparseable(parse_error));
+        return Err(PlanError::Unparseable(loc.file.clone(), parse_error));
     }
     Ok(out)
 }
@@ -253,6 +267,31 @@ pub fn confined_path(root: &Path, rel: &str) -> Result<PathBuf, PlanError> {
         }
     }
     Ok(path)
+}
+
+/// A frame deeper than `after` that was passed over as outside the root although its path,
+/// as printed, lies under the root: a symlink out of the project. Its path relative to the root.
+fn escaped_through_symlink(root: &Path, failure: &Failure, after: usize) -> Option<String> {
+    let real_root = root.canonicalize().ok()?;
+    failure
+        .rejected_frames
+        .iter()
+        .filter(|r| r.frame_index > after)
+        .filter(|r| r.reason == crate::traceback::RejectReason::OutsideRoot)
+        .find_map(|r| {
+            let printed = Path::new(&r.file);
+            let lexical = if printed.is_absolute() {
+                printed.to_path_buf()
+            } else {
+                root.join(printed)
+            };
+            let rel = lexical
+                .strip_prefix(root)
+                .or_else(|_| lexical.strip_prefix(&real_root))
+                .ok()?;
+            let real = lexical.canonicalize().ok()?;
+            (!real.starts_with(&real_root)).then(|| rel.to_string_lossy().replace('\\', "/"))
+        })
 }
 
 /// Every frame between the test's assertion and the failing one (exclusive) is a

@@ -119,8 +119,11 @@ pub struct Rule {
     /// A name in [`crate::transform::KNOWN`].
     pub transform: String,
     pub confidence: Confidence,
-    /// Applied without `--unsafe-fixes` only when true.
+    /// One right answer that the failure itself names (tried under `--safe-only`). Unsafe
+    /// rules invent a value or guess intent: pytest proves them, a reviewer reads them.
     pub safe: bool,
+    /// For unsafe rules: what a reviewer of the patch should check, one line.
+    pub review: Option<String>,
     /// Free-form parameters for the transform.
     pub params: toml::Table,
     pub docs: RuleDocs,
@@ -172,6 +175,8 @@ struct RawRule {
     confidence: Spanned<String>,
     #[serde(default)]
     safe: bool,
+    #[serde(default)]
+    review: Option<Spanned<String>>,
     #[serde(default)]
     params: toml::Table,
     docs: RawDocs,
@@ -262,6 +267,14 @@ impl Rule {
                 ),
             )
         })?;
+        if let Some(r) = &raw.review {
+            if r.get_ref().trim().is_empty() || r.get_ref().trim().contains('\n') {
+                return Err(err(
+                    Some(r.span()),
+                    "review must be one non-empty line".into(),
+                ));
+            }
+        }
         let d = raw.docs;
         for (name, field) in [
             ("what", &d.what),
@@ -283,6 +296,7 @@ impl Rule {
             transform: transform.clone(),
             confidence,
             safe: raw.safe,
+            review: raw.review.map(|r| r.into_inner().trim().to_string()),
             params: raw.params,
             docs: RuleDocs {
                 what: d.what.into_inner(),
@@ -328,6 +342,18 @@ impl Rule {
     }
 
     /// A string parameter, e.g. `operation`.
+    /// What a reviewer should check in a patch of this rule (unsafe rules only).
+    pub fn review_note(&self) -> Option<String> {
+        if self.safe {
+            return None;
+        }
+        Some(
+            self.review
+                .clone()
+                .unwrap_or_else(|| "invents a value or guesses intent: read the patch".to_string()),
+        )
+    }
+
     pub fn param_str(&self, key: &str) -> Option<&str> {
         self.params.get(key).and_then(toml::Value::as_str)
     }

@@ -4,7 +4,7 @@
 //! never written, not even for a moment), or the project itself behind a journal that can put
 //! every byte back.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -16,16 +16,18 @@ use crate::edit;
 use crate::journal::{self, Journal, JournalError};
 use crate::plan::{self, Candidate, PlanInput};
 use crate::probe::{self, ProbeReport, ProbeRequest};
+use crate::project::ProjectRoot;
 use crate::rules::{Category, RuleSet};
 use crate::runner::{self, Interpreter, PytestRun, RunSpec};
 use crate::scratch::Scratch;
 use crate::source::{Encoding, SourceFile};
 use crate::traceback::{self, Failure, When};
 use crate::transform::ProbeFacts;
+use crate::verdict::{self, Verdict};
 
 /// What the user asked for.
 pub struct Options {
-    pub root: PathBuf,
+    pub root: ProjectRoot,
     /// A pytest log to work from; without it the baseline run's failures are used.
     pub log: Option<Vec<u8>>,
     /// Only this failing test.
@@ -36,30 +38,67 @@ pub struct Options {
     /// Prove candidates with pytest (false: `--no-validate`, dry run only).
     pub validate: bool,
     pub dry_run: bool,
-    pub unsafe_fixes: bool,
+    /// Try only rules marked safe (`--safe-only`); by default every rule is tried and pytest
+    /// decides.
+    pub safe_only: bool,
     pub all_or_nothing: bool,
     pub allow_tests: bool,
     pub python: Option<PathBuf>,
     /// Per-run timeout; default derived from the baseline.
     pub timeout: Option<Duration>,
+    /// The user's pytest arguments, already checked by [`crate::pytest_args::check`].
     pub pytest_args: Vec<String>,
     /// Where the original design's backup copies go (default: the system temp dir).
     pub backup_dir: Option<PathBuf>,
+    /// Wall time for the whole run: no candidate is started that cannot finish within it.
+    pub time_budget: Duration,
+    /// Said to the user in the report (pytest arguments set aside, ...).
+    pub notes: Vec<String>,
 }
 
-/// Why the session could not run at all.
+/// `--time-budget` when none is given: a CI job or a hook gets its answer within 15 minutes.
+pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(900);
+
+/// Why the session could not run at all. Nothing is left changed in any of these cases.
 #[derive(Debug)]
 pub enum SessionError {
-    /// Exit 2: nothing was touched.
+    /// Exit 2: bad flags or log, or pytest refused its arguments.
     BadInput(String),
     /// Exit 6: the tool could not do its work (no interpreter, pytest missing, I/O).
     Environment(String),
+    /// Exit 6: pytest ran but gave no verdict (internal error, interrupted, killed, output
+    /// that cannot be read, the suite did not finish in time).
+    Pytest(String),
+    /// Exit 7: pytest collected no test.
+    NoTests(String),
+}
+
+impl SessionError {
+    /// The `final_status` of a run that stopped with this error.
+    pub fn status(&self) -> &'static str {
+        match self {
+            SessionError::BadInput(_) => "bad_input",
+            SessionError::NoTests(_) => "no_tests",
+            SessionError::Environment(_) | SessionError::Pytest(_) => "error",
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            SessionError::BadInput(_) => crate::exit::BAD_INPUT,
+            SessionError::NoTests(_) => crate::exit::NO_TESTS,
+            SessionError::Environment(_) | SessionError::Pytest(_) => crate::exit::ENVIRONMENT,
+        }
+    }
 }
 
 impl std::fmt::Display for SessionError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SessionError::BadInput(m) | SessionError::Environment(m) => f.write_str(m),
+            SessionError::BadInput(m)
+            | SessionError::Environment(m)
+            | SessionError::Pytest(m)
+            | SessionError::NoTests(m) => f.write_str(m),
         }
     }
 }
@@ -137,9 +176,12 @@ pub struct Attempt {
     pub rule: String,
     pub title: String,
     pub safe: bool,
+    /// `safe` or `unsafe` (see [`applicability`]).
+    pub applicability: &'static str,
     pub diff: String,
     /// `accepted`, `still_failing`, `progressed` (a different failure now: worked on as the
-    /// next step), `new_failures`, `timeout`, `not_validated`.
+    /// next step), `new_failures`, `suite_error` (the full run gave no verdict), `timeout`,
+    /// `not_validated`.
     pub outcome: &'static str,
     /// Tests that passed before and failed with this candidate.
     pub broke: Vec<String>,
@@ -161,8 +203,22 @@ pub struct Patch {
     pub titles: Vec<String>,
     /// Every rule behind it is marked safe.
     pub safe: bool,
+    /// `safe` when every rule behind it is safe, else `unsafe`.
+    pub applicability: &'static str,
+    /// For unsafe patches: what a reviewer should check, one line per unsafe rule.
+    pub review: Vec<String>,
     pub validated: bool,
     pub diff: String,
+}
+
+/// Ruff's word for a fix's kind: `safe` (one right answer that the failure names) or `unsafe`
+/// (it invents a value or guesses intent; pytest proved it, a reviewer should read it).
+pub fn applicability(safe: bool) -> &'static str {
+    if safe {
+        "safe"
+    } else {
+        "unsafe"
+    }
 }
 
 /// The fate of one failure.
@@ -176,8 +232,9 @@ pub struct FailureOutcome {
     pub exc_type: String,
     pub msg: String,
     pub category: Category,
-    /// `fixed`, `fixed_by_another_patch`, `not_fixed`, `no_candidate`, `needs_unsafe_fixes`,
-    /// `escalated`, `not_validated`, `rolled_back` (fixed, but undone by --all-or-nothing).
+    /// `fixed`, `fixed_by_another_patch`, `not_fixed`, `no_candidate`, `skipped_unsafe`
+    /// (only unsafe rules had candidates, and `--safe-only` was given), `escalated`,
+    /// `not_validated`, `rolled_back` (fixed, but undone by --all-or-nothing).
     pub status: &'static str,
     /// Why it is not fixed, or what to do instead (escalations).
     pub reason: Option<String>,
@@ -201,6 +258,38 @@ pub struct Report {
     pub run_id: String,
     /// Where the originals of the touched files were saved (backup copies stay).
     pub backups: Vec<Backup>,
+    /// Time per phase of the run.
+    pub phases: Phases,
+    /// The project root the run worked in, and how it was found.
+    pub root: String,
+    /// Things the user should know (pytest arguments set aside, the time budget ran out).
+    pub notes: Vec<String>,
+    /// The time budget ran out before every failure was tried.
+    pub out_of_time: bool,
+}
+
+/// Milliseconds spent per phase; `tool` is everything outside pytest processes.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Phases {
+    /// Resolving `--module` (a collect-only run).
+    pub selection_ms: u64,
+    pub baseline_ms: u64,
+    pub probe_ms: u64,
+    /// Targeted runs of candidates.
+    pub candidates_ms: u64,
+    /// Full-suite runs that confirm candidates.
+    pub confirm_ms: u64,
+    pub tool_ms: u64,
+}
+
+/// Which phase a pytest run belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Selection,
+    Baseline,
+    Probe,
+    Candidate,
+    Confirm,
 }
 
 /// A touched file's saved original.
@@ -219,17 +308,13 @@ pub struct Backup {
 /// nothing is kept every touched file is restored byte for byte and mtime.
 pub fn fix(opts: &Options) -> Result<Report, SessionError> {
     let started = Instant::now();
-    let root = checked_root(&opts.root)?;
+    let root = opts.root.path().to_path_buf();
     let rules = RuleSet::load(&root).map_err(|e| SessionError::BadInput(e.to_string()))?;
     let python = interpreter(&root, opts)?;
-    let journal = Journal::begin(&root, opts.backup_dir.as_deref()).map_err(|e| match e {
-        JournalError::Refused { .. } | JournalError::Io { .. } => {
-            SessionError::Environment(e.to_string())
-        }
-        other => SessionError::Environment(other.to_string()),
-    })?;
+    let journal = Journal::begin(&root, opts.backup_dir.as_deref())
+        .map_err(|e| SessionError::Environment(e.to_string()))?;
     let mut ws = JournalWorkspace { journal };
-    let result = run_loop(opts, &root, &rules, python, &mut ws, started);
+    let result = run_loop(opts, &rules, python, &mut ws, started);
     let journal = ws.journal;
     let mut report = match result {
         Ok(r) if !runner::interrupted() => r,
@@ -287,14 +372,13 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
             }
         }
     }
-    report.duration_ms = started.elapsed().as_millis() as u64;
+    report.finish(started);
     Ok(report)
 }
 
 /// A journal left by a killed run stops every command that writes, until `selfdebug restore`.
-pub fn pending_journal(root: &Path) -> Option<String> {
-    let root = checked_root(root).ok()?;
-    match journal::pending(&root) {
+pub fn pending_journal(root: &ProjectRoot) -> Option<String> {
+    match journal::pending(root.path()) {
         Ok(Some(p)) => Some(
             JournalError::Pending {
                 root: p.root,
@@ -310,7 +394,7 @@ pub fn pending_journal(root: &Path) -> Option<String> {
 /// `fix --dry-run`: everything in a scratch copy.
 pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
     let started = Instant::now();
-    let root = checked_root(&opts.root)?;
+    let root = opts.root.path().to_path_buf();
     let rules = RuleSet::load(&root).map_err(|e| SessionError::BadInput(e.to_string()))?;
     if !opts.validate {
         return propose_only(opts, &root, &rules, started);
@@ -320,7 +404,7 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
         SessionError::Environment(format!("cannot copy the project to a scratch dir: {e}"))
     })?;
     let mut ws = ScratchWorkspace { scratch };
-    let mut report = run_loop(opts, &root, &rules, python, &mut ws, started)?;
+    let mut report = run_loop(opts, &rules, python, &mut ws, started)?;
     let all_fixed = report
         .failures
         .iter()
@@ -332,6 +416,7 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
                 f.status = "rolled_back";
             }
         }
+        report.finish(started);
         return Ok(report);
     }
     // The patched content lives in the scratch copy; the originals are the user's files.
@@ -362,18 +447,29 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
         fix_path(&mut a.stdout_tail);
         fix_path(&mut a.stderr_tail);
     }
+    report.finish(started);
     Ok(report)
+}
+
+impl Report {
+    /// Total duration and the tool's own share, once the run is over.
+    fn finish(&mut self, started: Instant) {
+        self.duration_ms = started.elapsed().as_millis() as u64;
+        let p = &mut self.phases;
+        let pytest = p.selection_ms + p.baseline_ms + p.probe_ms + p.candidates_ms + p.confirm_ms;
+        p.tool_ms = self.duration_ms.saturating_sub(pytest);
+    }
 }
 
 /// The loop itself, in any workspace. Returns the report; the caller keeps or rolls back.
 pub fn run_loop(
     opts: &Options,
-    root: &Path,
     rules: &RuleSet,
     python: Interpreter,
     ws: &mut dyn Workspace,
     started: Instant,
 ) -> Result<Report, SessionError> {
+    let root = opts.root.path();
     let run_id = run_id();
     let mut s = Runs {
         python,
@@ -382,24 +478,65 @@ pub fn run_loop(
         total: Duration::ZERO,
         timeout: opts.timeout.unwrap_or(runner::DEFAULT_TIMEOUT),
         attempt_no: 0,
+        deadline: started + opts.time_budget,
+        baseline: Duration::ZERO,
+        phases: Phases::default(),
     };
-    let baseline = s.run(ws, &[])?;
-    if baseline.timed_out {
-        return Err(SessionError::Environment(format!(
-            "the test suite did not finish within {} s; pass --timeout with more time",
-            s.timeout.as_secs()
-        )));
-    }
+    let selection = match &opts.test {
+        Some(t) => Some(s.resolve_selection(ws, t)?),
+        None => None,
+    };
+    let baseline = s.run(ws, &[], Phase::Baseline)?;
+    s.baseline = baseline.duration;
+    // The baseline is read once: its failures are both the reference set and, without a log,
+    // the failures to work on.
+    let baseline_failures = match verdict::read(&baseline, ws.root()) {
+        Verdict::Green => Vec::new(),
+        Verdict::Failed(f) => f,
+        Verdict::NoTests => {
+            return Err(SessionError::NoTests(format!(
+                "no tests were collected under {}{}",
+                root.display(),
+                if opts.pytest_args.is_empty() {
+                    String::new()
+                } else {
+                    format!(" with pytest arguments `{}`", opts.pytest_args.join(" "))
+                }
+            )))
+        }
+        Verdict::Usage(m) => {
+            return Err(SessionError::BadInput(format!(
+                "pytest refused the run: {m}"
+            )))
+        }
+        Verdict::Error(m) => {
+            return Err(SessionError::Pytest(format!(
+                "the baseline run gave no verdict: {m}"
+            )))
+        }
+        Verdict::TimedOut => {
+            return Err(SessionError::Pytest(if s.out_of_time() {
+                format!(
+                    "the test suite did not finish within the time budget of {} s \
+                     (--time-budget)",
+                    opts.time_budget.as_secs()
+                )
+            } else {
+                format!(
+                    "the test suite did not finish within {} s (--timeout)",
+                    s.timeout.as_secs()
+                )
+            }))
+        }
+    };
     if opts.timeout.is_none() {
         // Candidates may slow a test down, but a hang must not cost 10 minutes a try.
         s.timeout =
             (baseline.duration * 10).clamp(Duration::from_secs(30), runner::DEFAULT_TIMEOUT);
     }
-    // The baseline is read once: its failures are both the reference set and, without a log,
-    // the failures to work on.
-    let baseline_failures = traceback::parse(&baseline.log(), ws.root())
-        .map(|p| p.failures)
-        .unwrap_or_default();
+    // A conftest that cannot be imported hides the whole suite: what fails behind it is only
+    // known once it is fixed, and is then worked on like the rest.
+    let mut blind = !baseline_failures.is_empty() && baseline_failures.iter().all(is_conftest);
     let mut current = failure_keys(&baseline_failures);
     let targets: Vec<Failure> = match &opts.log {
         Some(bytes) => {
@@ -409,27 +546,26 @@ pub fn run_loop(
         }
         None => baseline_failures,
     };
-    let targets: Vec<Failure> = targets
-        .into_iter()
-        .filter(|f| {
-            opts.test
-                .as_ref()
-                .is_none_or(|t| f.test.as_ref() == Some(t))
-        })
-        .collect();
-    let nothing_failed = targets.is_empty();
+    let selected = |f: &Failure| {
+        selection
+            .as_ref()
+            .is_none_or(|ids| f.test.as_ref().is_some_and(|t| ids.contains(t)))
+    };
+    let mut queue: VecDeque<Failure> = targets.into_iter().filter(|f| selected(f)).collect();
+    let nothing_failed = queue.is_empty();
 
     let mut outcomes = Vec::new();
     let mut attempts = Vec::new();
     // Proven content per file (the file's bytes with every accepted fix).
     let mut accepted: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
     let mut accepted_cands: Vec<Candidate> = Vec::new();
-    for failure in &targets {
+    let mut out_of_time = false;
+    while let Some(failure) = queue.pop_front() {
         if runner::interrupted() {
             break;
         }
-        let (category, suggestion) = category::categorize(failure, root);
-        let mut outcome = outcome_of(failure, category);
+        let (category, suggestion) = category::categorize(&failure, root);
+        let mut outcome = outcome_of(&failure, category);
         if matches!(category, Category::Environment | Category::Dependency) {
             outcome.status = "escalated";
             outcome.reason = suggestion;
@@ -443,10 +579,18 @@ pub fn run_loop(
                 continue;
             }
         }
+        if s.out_of_time() {
+            out_of_time = true;
+            outcome.status = "not_fixed";
+            outcome.reason = Some(TIME_BUDGET_USED_UP.into());
+            outcomes.push(outcome);
+            continue;
+        }
         let mut budget = opts.max_attempts.min(opts.budgets.get(category));
         let mut ctx = Step {
             rules,
             current: &current,
+            blind,
             category,
             budget: &mut budget,
             attempts: &mut attempts,
@@ -454,19 +598,30 @@ pub fn run_loop(
             first_probe: None,
             reason: None,
         };
-        let result = work_on(&mut s, ws, &mut ctx, failure, 0)?;
+        let result = work_on(&mut s, ws, &mut ctx, &failure, 0)?;
         outcome.probe = ctx.first_probe.take();
         let reason = ctx.reason.take();
         match result {
             Some((steps, after)) => {
-                current = after;
+                let after_keys = failure_keys(&after);
+                if blind {
+                    // The suite can now be seen: what fails in it is work, not breakage.
+                    queue.extend(
+                        after
+                            .into_iter()
+                            .filter(|f| !current.contains(&failure_key(f)) && selected(f)),
+                    );
+                    blind = false;
+                }
+                current = after_keys;
                 accepted_cands.extend(steps);
                 outcome.status = "fixed";
             }
             None => {
+                out_of_time |= reason.as_deref() == Some(TIME_BUDGET_USED_UP);
                 outcome.status = match reason.as_deref() {
-                    Some(r) if r.contains("--unsafe-fixes") => "needs_unsafe_fixes",
-                    Some(_) if ctx_tried(&attempts, failure) == 0 => "no_candidate",
+                    Some(r) if r.contains("--safe-only") => "skipped_unsafe",
+                    Some(_) if ctx_tried(&attempts, &failure) == 0 => "no_candidate",
                     _ => "not_fixed",
                 };
                 outcome.reason = reason.or(Some("no candidate passed".into()));
@@ -477,10 +632,7 @@ pub fn run_loop(
     // A patch proven for a later failure may have fixed an earlier one as well.
     if !accepted_cands.is_empty() {
         for o in &mut outcomes {
-            let unfixed = matches!(
-                o.status,
-                "not_fixed" | "no_candidate" | "needs_unsafe_fixes"
-            );
+            let unfixed = matches!(o.status, "not_fixed" | "no_candidate" | "skipped_unsafe");
             let gone = o
                 .test
                 .as_ref()
@@ -498,10 +650,20 @@ pub fn run_loop(
             rules: vec![c.fix.rule.clone()],
             titles: vec![c.fix.title.clone()],
             safe: c.safe,
+            applicability: applicability(c.safe),
+            review: review_notes(rules, std::slice::from_ref(&c.fix.rule)),
             validated: true,
             diff: c.diff.clone(),
         })
         .collect();
+    let mut notes = opts.notes.clone();
+    if out_of_time {
+        notes.push(format!(
+            "the time budget of {} s was used up: failures not tried are reported as not fixed \
+             (raise it with --time-budget)",
+            opts.time_budget.as_secs()
+        ));
+    }
     Ok(Report {
         failures: outcomes,
         attempts,
@@ -515,7 +677,35 @@ pub fn run_loop(
         validated: true,
         run_id,
         backups: Vec::new(),
+        phases: s.phases,
+        root: opts.root.path().to_string_lossy().into_owned(),
+        notes,
+        out_of_time,
     })
+}
+
+/// The reason given for failures the time budget left untried.
+const TIME_BUDGET_USED_UP: &str = "time budget used up";
+
+/// The `review` line of each unsafe rule among `rule_ids`.
+fn review_notes(rules: &RuleSet, rule_ids: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for id in rule_ids {
+        if let Some(note) = rules.get(id).and_then(|r| r.review_note()) {
+            if !out.contains(&note) {
+                out.push(note);
+            }
+        }
+    }
+    out
+}
+
+/// pytest's report of a conftest that could not be imported (see [`traceback::conftest`]).
+fn is_conftest(f: &Failure) -> bool {
+    f.test.is_none()
+        && f.headline
+            .as_deref()
+            .is_some_and(|h| h.starts_with("conftest "))
 }
 
 fn ctx_tried(attempts: &[Attempt], failure: &Failure) -> usize {
@@ -527,6 +717,9 @@ struct Step<'a> {
     rules: &'a RuleSet,
     /// The failing set before this failure was worked on.
     current: &'a BTreeSet<(String, When)>,
+    /// The reference run saw no test (a conftest failed to import): failures that appear once
+    /// the failure is gone are not breakage.
+    blind: bool,
     category: Category,
     budget: &'a mut u32,
     attempts: &'a mut Vec<Attempt>,
@@ -538,7 +731,7 @@ struct Step<'a> {
 /// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
 /// fails differently (a new location or exception) is kept tentatively and the new failure is
 /// worked on as the next step, within the same budget; if that leads nowhere it is undone.
-/// Returns the accepted candidates and the suite's failing set with them.
+/// Returns the accepted candidates and the full suite's failures with them.
 #[allow(clippy::type_complexity)]
 fn work_on(
     s: &mut Runs,
@@ -546,7 +739,7 @@ fn work_on(
     ctx: &mut Step,
     failure: &Failure,
     depth: usize,
-) -> Result<Option<(Vec<Candidate>, BTreeSet<(String, When)>)>, SessionError> {
+) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
     let Some(loc) = failure.location.as_ref() else {
         ctx.reason
             .get_or_insert_with(|| plan::PlanError::NoLocation.to_string());
@@ -576,12 +769,12 @@ fn work_on(
     let total = candidates.len();
     let candidates: Vec<Candidate> = candidates
         .into_iter()
-        .filter(|c| c.safe || s.opts.unsafe_fixes)
+        .filter(|c| c.safe || !s.opts.safe_only)
         .collect();
     if candidates.is_empty() {
         ctx.reason.get_or_insert(if total > 0 {
             format!(
-                "{total} candidate{} from unsafe rules: rerun with --unsafe-fixes to try them",
+                "{total} candidate{} from unsafe rules not tried (--safe-only)",
                 if total == 1 { "" } else { "s" }
             )
         } else {
@@ -589,12 +782,17 @@ fn work_on(
         });
         return Ok(None);
     }
+    let key = failure_key(failure);
     for cand in candidates {
         if *ctx.budget == 0 || runner::interrupted() {
             ctx.reason.get_or_insert(format!(
                 "attempt budget for {} failures used up",
                 ctx.category.as_str()
             ));
+            break;
+        }
+        if !s.time_for_a_candidate() {
+            ctx.reason = Some(TIME_BUDGET_USED_UP.into());
             break;
         }
         *ctx.budget -= 1;
@@ -605,36 +803,79 @@ fn work_on(
             .unwrap_or_else(|| cand.original.clone());
         ws.write(&cand.path, &cand.patched)?;
         let started = Instant::now();
+        // A failure without a test id (collection, conftest) is only seen in a full run.
         let targeted: Vec<String> = failure.test.iter().cloned().collect();
-        let first = s.run(ws, &targeted)?;
+        let phase = if targeted.is_empty() {
+            Phase::Confirm
+        } else {
+            Phase::Candidate
+        };
+        let first = s.run(ws, &targeted, phase)?;
+        let first_verdict = verdict::read(&first, ws.root());
         let mut attempt = s.attempt_record(failure, ctx.category, depth, &cand, &first);
         let mut result = None;
+        let gone = match (&first_verdict, targeted.is_empty()) {
+            (Verdict::Green, _) => true,
+            (Verdict::Failed(after), true) => !failure_keys(after).contains(&key),
+            _ => false,
+        };
         if first.timed_out {
             attempt.outcome = "timeout";
-        } else if first.passed() {
-            let suite = s.run(ws, &[])?;
-            let after = failing_set(&suite.log(), ws.root());
-            let broke: Vec<String> = after
-                .iter()
-                .filter(|f| !ctx.current.contains(f))
-                .map(|(t, _)| t.clone())
-                .collect();
-            if suite.timed_out {
-                attempt.outcome = "timeout";
-            } else if broke.is_empty() {
-                attempt.outcome = "accepted";
-                result = Some(after);
+        } else if gone {
+            // The full suite decides, unless the targeted run already was the full suite.
+            let suite_verdict = if targeted.is_empty() {
+                first_verdict
             } else {
-                attempt.outcome = "new_failures";
-                attempt.broke = broke;
+                let suite = s.run(ws, &[], Phase::Confirm)?;
+                verdict::read(&suite, ws.root())
+            };
+            match suite_verdict {
+                Verdict::TimedOut => attempt.outcome = "timeout",
+                Verdict::Green | Verdict::Failed(_) => {
+                    let after = match suite_verdict {
+                        Verdict::Failed(f) => f,
+                        _ => Vec::new(),
+                    };
+                    let after_keys = failure_keys(&after);
+                    let broke: Vec<String> = if ctx.blind {
+                        Vec::new()
+                    } else {
+                        after_keys
+                            .iter()
+                            .filter(|f| !ctx.current.contains(f))
+                            .map(|(t, _)| t.clone())
+                            .collect()
+                    };
+                    if after_keys.contains(&key) {
+                        // Passed alone, failed with the others: not proven.
+                        attempt.new_failure =
+                            Some("the test passed alone but failed in the full run".into());
+                    } else if broke.is_empty() {
+                        attempt.outcome = "accepted";
+                        result = Some(after);
+                    } else {
+                        attempt.outcome = "new_failures";
+                        attempt.broke = broke;
+                    }
+                }
+                other => {
+                    attempt.outcome = "suite_error";
+                    attempt.new_failure = Some(other.describe());
+                }
             }
         } else {
-            let next = traceback::parse(&first.log(), ws.root())
-                .ok()
-                .and_then(|p| p.failures.into_iter().find(|f| f.test == failure.test));
-            attempt.new_failure = next
-                .as_ref()
-                .map(|f| format!("{}: {}", f.exc_type, f.msg.lines().next().unwrap_or("")));
+            let next = first_verdict
+                .failures()
+                .and_then(|f| f.iter().find(|f| f.test == failure.test).cloned());
+            attempt.new_failure = match &next {
+                Some(f) => Some(format!(
+                    "{}: {}",
+                    f.exc_type,
+                    f.msg.lines().next().unwrap_or("")
+                )),
+                None if first_verdict.failures().is_none() => Some(first_verdict.describe()),
+                None => None,
+            };
             // A different failure (not the same exception at the same place) is progress.
             if let Some(next) = next.filter(|n| is_progress(failure, n)) {
                 attempt.outcome = "progressed";
@@ -712,7 +953,7 @@ fn propose_only(
             allow_tests: opts.allow_tests,
         });
         match planned {
-            Ok(c) => match c.into_iter().find(|c| c.safe || opts.unsafe_fixes) {
+            Ok(c) => match c.into_iter().find(|c| c.safe || !opts.safe_only) {
                 Some(top) => {
                     outcome.status = "not_validated";
                     attempts.push(Attempt {
@@ -724,6 +965,7 @@ fn propose_only(
                         rule: top.fix.rule.clone(),
                         title: top.fix.title.clone(),
                         safe: top.safe,
+                        applicability: applicability(top.safe),
                         diff: top.diff.clone(),
                         outcome: "not_validated",
                         broke: Vec::new(),
@@ -736,50 +978,45 @@ fn propose_only(
                     });
                     patches.push(Patch {
                         file: top.file,
+                        review: review_notes(rules, std::slice::from_ref(&top.fix.rule)),
                         rules: vec![top.fix.rule],
                         titles: vec![top.fix.title],
                         safe: top.safe,
+                        applicability: applicability(top.safe),
                         validated: false,
                         diff: top.diff,
                     });
                 }
                 None => {
-                    outcome.status = "needs_unsafe_fixes";
+                    outcome.status = "skipped_unsafe";
                     outcome.reason =
-                        Some("only unsafe rules have candidates: rerun with --unsafe-fixes".into());
+                        Some("only unsafe rules have candidates, and --safe-only was given".into());
                 }
             },
             Err(e) => outcome.reason = Some(e.to_string()),
         }
         outcomes.push(outcome);
     }
-    Ok(Report {
+    let mut report = Report {
         nothing_failed: parsed.failures.is_empty(),
         failures: outcomes,
         attempts,
         patches,
         pytest_runs: 0,
         pytest_ms: 0,
-        duration_ms: started.elapsed().as_millis() as u64,
+        duration_ms: 0,
         rollback: false,
         dry_run: true,
         validated: false,
         run_id: run_id(),
         backups: Vec::new(),
-    })
-}
-
-/// The root as an absolute directory, or a bad-input error.
-pub fn checked_root(root: &Path) -> Result<PathBuf, SessionError> {
-    let abs = traceback::locate::absolute_root(root)
-        .map_err(|e| SessionError::BadInput(format!("--root {}: {e}", root.display())))?;
-    if !abs.is_dir() {
-        return Err(SessionError::BadInput(format!(
-            "--root {}: not a directory",
-            root.display()
-        )));
-    }
-    Ok(abs)
+        phases: Phases::default(),
+        root: opts.root.path().to_string_lossy().into_owned(),
+        notes: opts.notes.clone(),
+        out_of_time: false,
+    };
+    report.finish(started);
+    Ok(report)
 }
 
 /// The project's interpreter, with pytest importable.
@@ -795,22 +1032,125 @@ struct Runs<'a> {
     opts: &'a Options,
     count: usize,
     total: Duration,
+    /// Per-run limit (see [`Runs::run_timeout`] for the budget's share).
     timeout: Duration,
     attempt_no: usize,
+    /// When the time budget ends.
+    deadline: Instant,
+    /// How long the baseline took: what a confirming full run is expected to cost.
+    baseline: Duration,
+    phases: Phases,
 }
 
 impl Runs<'_> {
-    fn run(&mut self, ws: &dyn Workspace, node_ids: &[String]) -> Result<PytestRun, SessionError> {
+    fn run(
+        &mut self,
+        ws: &dyn Workspace,
+        node_ids: &[String],
+        phase: Phase,
+    ) -> Result<PytestRun, SessionError> {
+        self.run_with(ws, node_ids, &[], phase)
+    }
+
+    fn run_with(
+        &mut self,
+        ws: &dyn Workspace,
+        node_ids: &[String],
+        extra: &[&str],
+        phase: Phase,
+    ) -> Result<PytestRun, SessionError> {
         let mut spec = RunSpec::new(ws.root());
         spec.node_ids = node_ids.to_vec();
-        spec.extra_args = self.opts.pytest_args.clone();
+        spec.extra_args = extra.iter().map(|s| s.to_string()).collect();
+        spec.extra_args
+            .extend(self.opts.pytest_args.iter().cloned());
         spec.env = ws.env();
-        spec.timeout = self.timeout;
+        spec.timeout = self.run_timeout();
         let run = runner::run_pytest(&self.python, &spec)
             .map_err(|e| SessionError::Environment(e.to_string()))?;
         self.count += 1;
         self.total += run.duration;
+        self.add_phase(phase, run.duration);
         Ok(run)
+    }
+
+    fn add_phase(&mut self, phase: Phase, d: Duration) {
+        let ms = d.as_millis() as u64;
+        let p = &mut self.phases;
+        match phase {
+            Phase::Selection => p.selection_ms += ms,
+            Phase::Baseline => p.baseline_ms += ms,
+            Phase::Probe => p.probe_ms += ms,
+            Phase::Candidate => p.candidates_ms += ms,
+            Phase::Confirm => p.confirm_ms += ms,
+        }
+    }
+
+    /// The per-run limit, cut to what is left of the time budget (a run never outlives it).
+    fn run_timeout(&self) -> Duration {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        self.timeout.min(left.max(Duration::from_secs(1)))
+    }
+
+    fn out_of_time(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+
+    /// Whether a candidate's targeted run and confirming full run fit in what is left.
+    fn time_for_a_candidate(&self) -> bool {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        left > self.baseline * 2 + Duration::from_secs(1)
+    }
+
+    /// `--module`: a node id pytest can select, or a bare test name matched against the
+    /// collected ids (`test_x` matches `tests/a.py::test_x`, `...::TestY::test_x` and every
+    /// `test_x[param]`). Nothing matching is bad input, in pytest's own words where it has some.
+    fn resolve_selection(
+        &mut self,
+        ws: &dyn Workspace,
+        wanted: &str,
+    ) -> Result<BTreeSet<String>, SessionError> {
+        let is_node_id = wanted.contains("::") || wanted.contains(".py");
+        let ids: Vec<String> = if is_node_id {
+            vec![wanted.to_string()]
+        } else {
+            Vec::new()
+        };
+        let run = self.run_with(ws, &ids, &["--collect-only", "-q"], Phase::Selection)?;
+        let collected: Vec<String> = String::from_utf8_lossy(&run.stdout)
+            .lines()
+            .filter(|l| l.contains("::") && !l.starts_with(' '))
+            .map(|l| l.trim_end().to_string())
+            .collect();
+        match verdict::read(&run, ws.root()) {
+            Verdict::Usage(m) => {
+                return Err(SessionError::BadInput(format!("--module {wanted}: {m}")))
+            }
+            Verdict::Error(m) => return Err(SessionError::Pytest(m)),
+            Verdict::TimedOut => {
+                return Err(SessionError::Pytest(
+                    "collecting the tests did not finish in time".into(),
+                ))
+            }
+            _ => {}
+        }
+        let matched: BTreeSet<String> = collected
+            .into_iter()
+            .filter(|id| {
+                if is_node_id {
+                    return true;
+                }
+                let last = id.rsplit("::").next().unwrap_or(id);
+                let bare = last.split('[').next().unwrap_or(last);
+                last == wanted || bare == wanted || id.ends_with(&format!("::{wanted}"))
+            })
+            .collect();
+        if matched.is_empty() {
+            return Err(SessionError::BadInput(format!(
+                "--module {wanted}: no collected test matches it"
+            )));
+        }
+        Ok(matched)
     }
 
     fn probe(&mut self, ws: &dyn Workspace, failure: &Failure) -> Option<ProbeReport> {
@@ -819,15 +1159,17 @@ impl Runs<'_> {
             project_dir: ws.root(),
             failure,
             interpreter: &self.python,
-            timeout: self.timeout,
+            timeout: self.run_timeout(),
             env: ws.env(),
             pytest_args: self.opts.pytest_args.clone(),
             test: None,
         });
         match report {
             Ok(r) => {
+                let d = Duration::from_millis(r.test_outcome.duration_ms);
                 self.count += 1;
-                self.total += Duration::from_millis(r.test_outcome.duration_ms);
+                self.total += d;
+                self.add_phase(Phase::Probe, d);
                 Some(r)
             }
             Err(_) => None,
@@ -852,6 +1194,7 @@ impl Runs<'_> {
             rule: cand.fix.rule.clone(),
             title: cand.fix.title.clone(),
             safe: cand.safe,
+            applicability: applicability(cand.safe),
             diff: cand.diff.clone(),
             outcome: "still_failing",
             broke: Vec::new(),
@@ -878,26 +1221,18 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-fn run_id() -> String {
+pub fn run_id() -> String {
     format!("{}-{}", now_ms(), std::process::id())
-}
-
-/// The (test, phase) pairs that failed in a run.
-fn failing_set(log: &[u8], root: &Path) -> BTreeSet<(String, When)> {
-    traceback::parse(log, root)
-        .map(|p| failure_keys(&p.failures))
-        .unwrap_or_default()
 }
 
 /// (test, phase) of each failure; the section title stands in for a missing test id.
 fn failure_keys(failures: &[Failure]) -> BTreeSet<(String, When)> {
-    failures
-        .iter()
-        .map(|f| {
-            let test = f.test.clone().or_else(|| f.headline.clone());
-            (test.unwrap_or_default(), f.when)
-        })
-        .collect()
+    failures.iter().map(failure_key).collect()
+}
+
+fn failure_key(f: &Failure) -> (String, When) {
+    let test = f.test.clone().or_else(|| f.headline.clone());
+    (test.unwrap_or_default(), f.when)
 }
 
 fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {
@@ -974,6 +1309,15 @@ pub fn combine(
             rules: parts.iter().flat_map(|p| p.rules.clone()).collect(),
             titles: parts.iter().flat_map(|p| p.titles.clone()).collect(),
             safe: parts.iter().all(|p| p.safe),
+            applicability: applicability(parts.iter().all(|p| p.safe)),
+            review: parts.iter().fold(Vec::new(), |mut acc, p| {
+                for r in &p.review {
+                    if !acc.contains(r) {
+                        acc.push(r.clone());
+                    }
+                }
+                acc
+            }),
             validated: parts.iter().all(|p| p.validated),
             diff: edit::unified_diff(file, old.text(), new.text()),
         });

@@ -1,6 +1,6 @@
 //! End to end over `fixtures/bugs/`: one small project per bug, real pytest.
 //!
-//! For every case the project is copied to a temp dir and `selfdebug fix --unsafe-fixes --json`
+//! For every case the project is copied to a temp dir and `selfdebug fix --json`
 //! repairs the copy in place. A case whose `outcome` file says `fixed` must come back with exit
 //! 0, `final_status: "pass"` and exactly the diff recorded in `expected.patch` (blessed) or
 //! `weak.patch` (what the tool prints today, judged weak in `fixtures/bugs/README.md`); the
@@ -140,11 +140,11 @@ fn snapshot(root: &Path) -> Snapshot {
     out
 }
 
-/// `selfdebug fix --unsafe-fixes --json` on `root`, writing into it (backups go under the
+/// `selfdebug fix --json` on `root`, writing into it (backups go under the
 /// test's temp dir).
 fn fix(root: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_selfdebug"))
-        .args(["fix", "--unsafe-fixes", "--json", "--backup-dir"])
+        .args(["fix", "--json", "--backup-dir"])
         .arg(root.parent().unwrap().join("backups"))
         .arg("--root")
         .arg(root)

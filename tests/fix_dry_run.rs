@@ -71,16 +71,7 @@ const DEMO_PATCH: &str = "--- a/utils/demo.py
 fn demo_patch_is_proven_and_tree_untouched() {
     let (_tmp, root) = copy_project("demo");
     let before = snapshot(&root);
-    let out = selfdebug(
-        &[
-            "fix",
-            "--dry-run",
-            "--unsafe-fixes",
-            "--root",
-            path_str(&root),
-        ],
-        None,
-    );
+    let out = selfdebug(&["fix", "--dry-run", "--root", path_str(&root)], None);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), DEMO_PATCH, "{stderr}");
@@ -108,10 +99,17 @@ fn demo_patch_is_proven_and_tree_untouched() {
 }
 
 #[test]
-fn unsafe_rules_need_the_flag() {
+fn safe_only_skips_unsafe_rules() {
     let (_tmp, root) = copy_project("demo");
     let out = selfdebug(
-        &["fix", "--dry-run", "--json", "--root", path_str(&root)],
+        &[
+            "fix",
+            "--dry-run",
+            "--safe-only",
+            "--json",
+            "--root",
+            path_str(&root),
+        ],
         None,
     );
     assert_eq!(
@@ -124,10 +122,10 @@ fn unsafe_rules_need_the_flag() {
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     assert_eq!(v["final_status"], "fail");
     assert_eq!(v["patches"], serde_json::json!([]));
-    assert_eq!(v["failures"][0]["status"], "needs_unsafe_fixes");
+    assert_eq!(v["failures"][0]["status"], "skipped_unsafe");
     assert_eq!(
         v["failures"][0]["reason"],
-        "4 candidates from unsafe rules: rerun with --unsafe-fixes to try them"
+        "4 candidates from unsafe rules not tried (--safe-only)"
     );
     assert_eq!(v["attempts"], 0);
 }
@@ -136,14 +134,7 @@ fn unsafe_rules_need_the_flag() {
 fn demo_json_summary() {
     let (_tmp, root) = copy_project("demo");
     let out = selfdebug(
-        &[
-            "fix",
-            "--dry-run",
-            "--unsafe-fixes",
-            "--json",
-            "--root",
-            path_str(&root),
-        ],
+        &["fix", "--dry-run", "--json", "--root", path_str(&root)],
         None,
     );
     assert_eq!(
@@ -216,7 +207,6 @@ fn no_validate_prints_top_candidate_without_running() {
             "fix",
             "--dry-run",
             "--no-validate",
-            "--unsafe-fixes",
             "--json",
             "--python",
             "/nonexistent/python",
@@ -226,14 +216,17 @@ fn no_validate_prints_top_candidate_without_running() {
         ],
         None,
     );
+    // Nothing was proven: `proposed`, exit 8, never a pass.
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(8),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    assert_eq!(v["final_status"], "proposed");
+    assert_eq!(v["exit_code"], 8);
     assert_eq!(v["pytest_runs"], 0);
     assert_eq!(v["validated"], false);
     assert_eq!(v["patches"][0]["validated"], false);
@@ -290,7 +283,6 @@ fn editable_install_still_validates_the_copy() {
         &[
             "fix",
             "--dry-run",
-            "--unsafe-fixes",
             "--json",
             "--python",
             path_str(&vpy),

@@ -130,7 +130,7 @@ fn fix_keeps_the_proven_patch_in_a_git_repo() {
     p.git(&["init", "-q"]);
     p.git(&["add", "-A"]);
     p.git(&["commit", "-qm", "init"]);
-    let out = p.run(&["fix", "--unsafe-fixes", "--json"]);
+    let out = p.run(&["fix", "--json"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -196,7 +196,7 @@ fn failed_run_leaves_a_dirty_git_tree_byte_for_byte() {
     // `git status` refreshes the index: ask first, then take the snapshot.
     let status_before = p.git(&["status", "--porcelain", "--ignored"]);
     let before = snapshot(&p.root);
-    let out = p.run(&["fix", "--unsafe-fixes", "--json"]);
+    let out = p.run(&["fix", "--json"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -217,7 +217,7 @@ fn failed_run_leaves_a_dirty_git_tree_byte_for_byte() {
 fn failed_run_outside_git_restores_everything() {
     let p = unfixable_project();
     let before = snapshot(&p.root);
-    let out = p.run(&["fix", "--unsafe-fixes"]);
+    let out = p.run(&["fix"]);
     assert_eq!(
         out.status.code(),
         Some(4),
@@ -252,7 +252,7 @@ fn sigkill_during_validation_then_restore() {
     p.git(&["commit", "-qm", "init"]);
     let before = snapshot(&p.root);
     let mut child = p
-        .cmd(&["fix", "--unsafe-fixes"])
+        .cmd(&["fix"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -274,7 +274,7 @@ fn sigkill_during_validation_then_restore() {
         DEMO_MODULE
     );
     // The next run refuses to touch anything until the files are restored.
-    let refused = p.run(&["fix", "--unsafe-fixes"]);
+    let refused = p.run(&["fix"]);
     assert_eq!(refused.status.code(), Some(6));
     let msg = String::from_utf8_lossy(&refused.stderr);
     assert!(
@@ -291,7 +291,7 @@ fn sigkill_during_validation_then_restore() {
     assert_same(&before, &snapshot(&p.root));
     assert_eq!(p.git(&["for-each-ref", "refs/selfdebug"]), "");
     // And now a run may start again.
-    let again = p.run(&["fix", "--unsafe-fixes", "--dry-run"]);
+    let again = p.run(&["fix", "--dry-run"]);
     assert_eq!(
         again.status.code(),
         Some(0),
@@ -304,7 +304,7 @@ fn sigkill_during_validation_then_restore() {
 fn second_concurrent_run_refuses() {
     let p = slow_project();
     let mut first = p
-        .cmd(&["fix", "--unsafe-fixes"])
+        .cmd(&["fix"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -315,7 +315,7 @@ fn second_concurrent_run_refuses() {
         assert!(Instant::now() < deadline, "the first run never started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let second = p.run(&["fix", "--unsafe-fixes"]);
+    let second = p.run(&["fix"]);
     assert_eq!(second.status.code(), Some(6));
     let msg = String::from_utf8_lossy(&second.stderr);
     assert!(msg.contains(&format!("pid {}", first.id())), "{msg}");
@@ -335,15 +335,7 @@ fn candidate_that_hangs_is_killed_in_time() {
         ),
     ]);
     let started = Instant::now();
-    let out = p.run(&[
-        "fix",
-        "--unsafe-fixes",
-        "--json",
-        "--timeout",
-        "15",
-        "--max-attempts",
-        "1",
-    ]);
+    let out = p.run(&["fix", "--json", "--timeout", "15", "--max-attempts", "1"]);
     let elapsed = started.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let v: serde_json::Value =
@@ -388,13 +380,7 @@ fn multi_step_repair_and_audit_log() {
         ),
     ]);
     let audit = p.cache.join("audit.jsonl");
-    let out = p.run(&[
-        "fix",
-        "--unsafe-fixes",
-        "--json",
-        "--audit-log",
-        path_str(&audit),
-    ]);
+    let out = p.run(&["fix", "--json", "--audit-log", path_str(&audit)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(
@@ -447,7 +433,7 @@ fn mixed_project() -> Project {
 fn partial_keeps_proven_fix_unless_all_or_nothing() {
     let p = mixed_project();
     let before = snapshot(&p.root);
-    let out = p.run(&["fix", "--unsafe-fixes", "--all-or-nothing", "--json"]);
+    let out = p.run(&["fix", "--all-or-nothing", "--json"]);
     assert_eq!(
         out.status.code(),
         Some(4),
@@ -466,7 +452,7 @@ fn partial_keeps_proven_fix_unless_all_or_nothing() {
     assert_eq!(statuses, ["rolled_back", "no_candidate"]);
     assert_same(&before, &snapshot(&p.root));
 
-    let out = p.run(&["fix", "--unsafe-fixes", "--json"]);
+    let out = p.run(&["fix", "--json"]);
     assert_eq!(
         out.status.code(),
         Some(3),

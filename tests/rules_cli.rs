@@ -47,6 +47,7 @@ fn json_catalogue() {
             "params",
             "confidence",
             "safe",
+            "review",
             "source",
             "path",
             "overrides_builtin",

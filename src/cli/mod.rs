@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
+use crate::project::ProjectRoot;
+
 const PARSE_EXIT_CODES: &str = "\
 Exit codes of `parse`:
   0  at least one failure was read
@@ -63,7 +65,7 @@ pub struct PythonArgs {
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
     /// Seconds before a pytest run is killed (with its whole process group).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
 }
 
@@ -72,9 +74,11 @@ pub struct ProbeArgs {
     /// The pytest log; `-` reads standard input. Without it, pytest is run to find failures.
     #[arg(value_name = "LOG")]
     pub log: Option<PathBuf>,
-    /// Project root.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub root: PathBuf,
+    /// Project root. Default: found from the current directory as pytest finds its rootdir
+    /// (nearest pytest.ini, pyproject.toml with [tool.pytest.ini_options], tox.ini,
+    /// setup.cfg), else the git work tree's top, else the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
     /// Probe only this failing test (a pytest node id).
     #[arg(long = "module", value_name = "NODEID")]
     pub test: Option<String>,
@@ -87,9 +91,10 @@ pub struct ProbeArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct RulesArgs {
-    /// Project root (its `.selfdebug/rules/*.toml` are listed too).
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub root: PathBuf,
+    /// Project root (its `.selfdebug/rules/*.toml` are listed too). Default: found from the
+    /// current directory as for `fix`.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
     /// Print JSON instead of the catalogue.
     #[arg(long)]
     pub json: bool,
@@ -100,10 +105,13 @@ pub struct FixArgs {
     /// The pytest log; `-` reads standard input. Without it, pytest is run to find failures.
     #[arg(value_name = "LOG")]
     pub log: Option<PathBuf>,
-    /// Project root.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub root: PathBuf,
-    /// Work only on this failing test (a pytest node id).
+    /// Project root. Default: found from the current directory as pytest finds its rootdir
+    /// (nearest pytest.ini, pyproject.toml with [tool.pytest.ini_options], tox.ini,
+    /// setup.cfg), else the git work tree's top, else the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Work only on this test: a pytest node id, or a bare test name (`test_x` selects every
+    /// collected `...::test_x` and `test_x[param]`). One that matches no test is bad input.
     #[arg(long = "module", value_name = "NODEID")]
     pub test: Option<String>,
     /// Candidates to try per failure before giving up.
@@ -112,12 +120,23 @@ pub struct FixArgs {
     /// Change nothing: validate candidates in a scratch copy and print the patch as a diff.
     #[arg(long)]
     pub dry_run: bool,
-    /// With --dry-run: print the top candidate's diff without running anything.
-    #[arg(long, requires = "dry_run")]
-    pub no_validate: bool,
-    /// Also try fixes of rules that are not marked safe (see `selfdebug rules`).
+    /// Print the top candidate of each failure in LOG without running anything (implies
+    /// --dry-run; nothing is proven, so the status is `proposed`, exit 8).
     #[arg(long)]
+    pub no_validate: bool,
+    /// Try only fixes of rules marked safe: one right answer that the failure itself names
+    /// (see `selfdebug rules`). By default every rule is tried and pytest decides; unsafe
+    /// patches say what a reviewer should check.
+    #[arg(long)]
+    pub safe_only: bool,
+    /// Accepted for compatibility; unsafe rules are tried by default now.
+    #[arg(long, hide = true)]
     pub unsafe_fixes: bool,
+    /// Seconds for the whole run (default 900). When too little is left for another
+    /// candidate, proven fixes are kept, the rest is restored, and the report says
+    /// `time budget used up`.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub time_budget: Option<u64>,
     /// Keep no fix unless every failure is fixed.
     #[arg(long)]
     pub all_or_nothing: bool,
@@ -147,9 +166,10 @@ pub struct FixArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct RestoreArgs {
-    /// Project root whose interrupted run is restored.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub root: PathBuf,
+    /// Project root whose interrupted run is restored. Default: found from the current
+    /// directory as for `fix`.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -160,9 +180,10 @@ pub struct ParseArgs {
     /// The log file; `-` or nothing reads standard input.
     #[arg(value_name = "LOG")]
     pub log: Option<PathBuf>,
-    /// Project root that frames are resolved against.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub root: PathBuf,
+    /// Project root that frames are resolved against. Default: found from the current
+    /// directory as for `fix`.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
     /// Print one JSON document (see schema/parse.schema.json) instead of the human view.
     #[arg(long)]
     pub json: bool,
@@ -208,6 +229,11 @@ fn read_log(path: &Path) -> Result<Vec<u8>, String> {
         .read_to_end(&mut buf)
         .map_err(|e| format!("cannot read standard input: {e}"))?;
     Ok(buf)
+}
+
+/// `--root`, or the root found from the current directory (see [`crate::project`]).
+fn project_root(root: Option<&Path>) -> Result<ProjectRoot, String> {
+    ProjectRoot::find(root)
 }
 
 /// How error messages name the LOG argument.

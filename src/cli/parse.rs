@@ -13,18 +13,14 @@ pub fn run(args: &ParseArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    if !args.root.is_dir() {
-        error(format!("--root {}: not a directory", args.root.display()));
-        return exit::BAD_INPUT;
-    }
-    let root = match traceback::locate::absolute_root(&args.root) {
+    let root = match super::project_root(args.root.as_deref()) {
         Ok(r) => r,
-        Err(e) => {
-            error(format!("--root {}: {e}", args.root.display()));
+        Err(msg) => {
+            error(msg);
             return exit::BAD_INPUT;
         }
     };
-    let parsed = match traceback::parse(&bytes, &root) {
+    let parsed = match traceback::parse(&bytes, root.path()) {
         Ok(p) => p,
         Err(e) => {
             error(format!("{}: {e}", log_name(args.log.as_deref())));

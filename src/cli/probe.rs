@@ -43,14 +43,10 @@ fn env_err(msg: impl ToString) -> Failed {
 }
 
 fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
-    if !args.root.is_dir() {
-        return Err(bad(format!(
-            "--root {}: not a directory",
-            args.root.display()
-        )));
-    }
-    let root = traceback::locate::absolute_root(&args.root)
-        .map_err(|e| bad(format!("--root {}: {e}", args.root.display())))?;
+    let root = super::project_root(args.root.as_deref())
+        .map_err(bad)?
+        .path()
+        .to_path_buf();
     // Bad input is found before anything runs.
     let log = match &args.log {
         Some(p) => Some(read_log(p).map_err(bad)?),

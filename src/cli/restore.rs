@@ -18,11 +18,14 @@ files, the git index and untracked files are never touched. Journals live outsid
 project, in $XDG_CACHE_HOME/selfdebug/journals/ (else ~/.cache/selfdebug/journals/).";
 
 pub fn run(args: &RestoreArgs) -> i32 {
-    if !args.root.is_dir() {
-        error(format!("--root {}: not a directory", args.root.display()));
-        return exit::BAD_INPUT;
-    }
-    match journal::restore(&args.root) {
+    let root = match super::project_root(args.root.as_deref()) {
+        Ok(r) => r,
+        Err(msg) => {
+            error(msg);
+            return exit::BAD_INPUT;
+        }
+    };
+    match journal::restore(root.path()) {
         Ok(r) => {
             let out = if args.json {
                 report::restore::json(&r, exit::OK)

@@ -5,11 +5,14 @@ use crate::rules::RuleSet;
 use crate::{exit, report};
 
 pub fn run(args: &RulesArgs) -> i32 {
-    if !args.root.is_dir() {
-        error(format!("--root {}: not a directory", args.root.display()));
-        return exit::BAD_INPUT;
-    }
-    let set = match RuleSet::load(&args.root) {
+    let root = match super::project_root(args.root.as_deref()) {
+        Ok(r) => r,
+        Err(msg) => {
+            error(msg);
+            return exit::BAD_INPUT;
+        }
+    };
+    let set = match RuleSet::load(root.path()) {
         Ok(set) => set,
         Err(e) => {
             // One line naming the file and the problem; nothing on stdout.

@@ -3,13 +3,15 @@
 
 use serde::Serialize;
 
-use crate::session::{Attempt, Backup, FailureOutcome, Patch, Report};
+use crate::session::{Attempt, Backup, FailureOutcome, Patch, Phases, Report};
 
 /// Bumped only when a field is renamed or removed.
 pub const FIX_SCHEMA_VERSION: u32 = 1;
 
-/// `pass`: every failure has a proven patch (or nothing failed); `partial`: some; `fail`:
-/// none; `error`: the run could not happen.
+/// `pass`: the suite ran and every failure has a proven patch (or nothing failed); `partial`:
+/// some; `fail`: none; `escalated`: every failure is an environment or dependency problem;
+/// `proposed`: `--no-validate` printed candidates and proved nothing. (`error`, `no_tests` and
+/// `bad_input` come from runs that stopped early: see [`error_json`].)
 pub fn final_status(report: &Report) -> &'static str {
     let total = report.failures.len();
     let count = |statuses: &[&str]| {
@@ -19,8 +21,20 @@ pub fn final_status(report: &Report) -> &'static str {
             .filter(|f| statuses.contains(&f.status))
             .count()
     };
-    let fixed = count(&["fixed", "fixed_by_another_patch", "not_validated"]);
+    let fixed = count(&["fixed", "fixed_by_another_patch"]);
     let escalated = count(&["escalated"]);
+    if !report.validated {
+        // Nothing ran: nothing is proven, whatever was proposed.
+        return if total == 0 {
+            "pass"
+        } else if count(&["not_validated"]) > 0 {
+            "proposed"
+        } else if escalated == total {
+            "escalated"
+        } else {
+            "fail"
+        };
+    }
     if total == 0 || fixed == total {
         "pass"
     } else if fixed > 0
@@ -41,8 +55,48 @@ pub fn exit_code(status: &str) -> i32 {
         "partial" => crate::exit::PARTIAL,
         "fail" => crate::exit::NOT_FIXED,
         "escalated" => crate::exit::ESCALATED,
+        "no_tests" => crate::exit::NO_TESTS,
+        "proposed" => crate::exit::PROPOSED,
+        "bad_input" => crate::exit::BAD_INPUT,
         _ => crate::exit::ENVIRONMENT,
     }
+}
+
+/// The JSON of a run that stopped before it had a report (bad input after flag parsing, no
+/// tests, pytest errors, the tool could not work): the same object with empty lists, the
+/// status and code, and the `error` message.
+pub fn error_json(
+    status: &str,
+    exit_code: i32,
+    error: &str,
+    root: Option<&str>,
+    dry_run: bool,
+) -> String {
+    let v = serde_json::json!({
+        "schema_version": FIX_SCHEMA_VERSION,
+        "exit_code": exit_code,
+        "final_status": status,
+        "run_id": crate::session::run_id(),
+        "error": error,
+        "root": root,
+        "dry_run": dry_run,
+        "validated": false,
+        "attempts": 0,
+        "files_patched": [],
+        "rollback": false,
+        "tracebacks": [],
+        "patches": [],
+        "failures": [],
+        "attempt_records": [],
+        "backups": [],
+        "notes": [],
+        "pytest_runs": 0,
+        "pytest_ms": 0,
+        "duration_ms": 0,
+    });
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 #[derive(Serialize)]
@@ -73,8 +127,13 @@ struct Summary<'a> {
     failures: &'a [FailureOutcome],
     attempt_records: &'a [Attempt],
     backups: &'a [Backup],
+    /// The project root the run worked in.
+    root: &'a str,
+    notes: &'a [String],
+    out_of_time: bool,
     pytest_runs: usize,
     pytest_ms: u64,
+    phases_ms: &'a Phases,
     duration_ms: u64,
 }
 
@@ -106,8 +165,12 @@ pub fn json(report: &Report) -> String {
         failures: &report.failures,
         attempt_records: &report.attempts,
         backups: &report.backups,
+        root: &report.root,
+        notes: &report.notes,
+        out_of_time: report.out_of_time,
         pytest_runs: report.pytest_runs,
         pytest_ms: report.pytest_ms,
+        phases_ms: &report.phases,
         duration_ms: report.duration_ms,
     };
     let mut s = serde_json::to_string_pretty(&summary).unwrap_or_default();
@@ -120,8 +183,15 @@ pub fn human_log(report: &Report) -> String {
     let validated = report.validated;
     use std::fmt::Write;
     let mut out = String::new();
+    for n in &report.notes {
+        let _ = writeln!(out, "selfdebug: note: {n}");
+    }
     if report.nothing_failed {
-        out.push_str("selfdebug: nothing fails; nothing to fix\n");
+        out.push_str(if validated {
+            "selfdebug: pass: the tests ran and nothing fails; nothing to fix\n"
+        } else {
+            "selfdebug: the log shows no failure; nothing to propose\n"
+        });
         return out;
     }
     for f in &report.failures {
@@ -158,6 +228,10 @@ pub fn human_log(report: &Report) -> String {
                     a.new_failure.as_deref().unwrap_or("?")
                 ),
                 "timeout" => "rejected: the run timed out".to_string(),
+                "suite_error" => format!(
+                    "rejected: the full run gave no verdict ({})",
+                    a.new_failure.as_deref().unwrap_or("?")
+                ),
                 _ => "proposed (not validated)".to_string(),
             };
             let _ = writeln!(out, "  [{}] {}: {what}", a.rule, a.title);
@@ -193,6 +267,11 @@ pub fn human_log(report: &Report) -> String {
         report.pytest_ms,
         report.duration_ms
     );
+    for p in report.patches.iter().filter(|p| !p.safe) {
+        for r in &p.review {
+            let _ = writeln!(out, "selfdebug: review {} (unsafe fix): {r}", p.file);
+        }
+    }
     if report.dry_run {
         out.push_str("selfdebug: dry run: no file was changed\n");
     } else if report.rollback {

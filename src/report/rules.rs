@@ -43,6 +43,8 @@ struct JsonRule<'a> {
     params: Value,
     confidence: Confidence,
     safe: bool,
+    /// What a reviewer checks in an unsafe rule's patch.
+    review: Option<String>,
     /// `builtin` or `project`.
     source: &'static str,
     /// The project file; null for a built-in rule.
@@ -67,6 +69,7 @@ fn rule_json(r: &Rule) -> JsonRule<'_> {
         params: toml_to_json(&toml::Value::Table(r.params.clone())),
         confidence: r.confidence,
         safe: r.safe,
+        review: r.review_note(),
         source,
         path,
         overrides_builtin: r.overrides_builtin,
@@ -153,11 +156,14 @@ pub fn human(set: &RuleSet) -> String {
             &mut out,
             "safe",
             if r.safe {
-                "yes (applied by default)"
+                "yes (tried even under --safe-only)"
             } else {
-                "no (applied only with --unsafe-fixes)"
+                "no (skipped under --safe-only)"
             },
         );
+        if let Some(note) = r.review_note() {
+            field(&mut out, "review", &note);
+        }
         field(&mut out, "source", &long_source(r));
         section(&mut out, "What it does", &r.docs.what);
         section(&mut out, "Why", &r.docs.why);
@@ -294,11 +300,14 @@ pub fn markdown(set: &RuleSet) -> String {
             out,
             "- Safe: {}",
             if r.safe {
-                "yes (applied by default)"
+                "yes (tried even under `--safe-only`)"
             } else {
-                "no (applied only with `--unsafe-fixes`)"
+                "no (skipped under `--safe-only`)"
             }
         );
+        if let Some(note) = r.review_note() {
+            let _ = writeln!(out, "- Review: {note}");
+        }
         let _ = writeln!(out, "\n### What it does\n\n{}", prose(&r.docs.what));
         let _ = writeln!(out, "\n### Why\n\n{}", prose(&r.docs.why));
         let _ = writeln!(out, "\n### Example\n\nBefore:\n");

@@ -5,6 +5,7 @@
 //! [`pytest_body`] and [`native`] read one traceback; [`locate`] resolves paths and picks the
 //! frame to repair.
 
+pub mod conftest;
 pub mod lines;
 pub mod locate;
 pub mod model;

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod plans;
+pub mod project;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
