@@ -20,6 +20,8 @@ impl Default for Budgets {
             (Category::Data, 2),
             (Category::Syntax, 3),
             (Category::Logic, 4),
+            // No rule repairs a hang; it is reported with the frame it was stuck in.
+            (Category::Timeout, 0),
             (Category::Unknown, 2),
         ]))
     }
@@ -113,6 +115,34 @@ pub fn categorize(failure: &Failure, root: &Path) -> (Category, Option<String>) 
         .next()
         .unwrap_or(&failure.exc_type);
     let first = failure.msg.lines().next().unwrap_or("");
+    if failure.exc_type == crate::plugin::TIMEOUT_EXC {
+        let place = failure
+            .location
+            .as_ref()
+            .map(|l| {
+                format!(
+                    " It was stuck at {}:{}{}{}.",
+                    l.file,
+                    l.line,
+                    l.func
+                        .as_deref()
+                        .map(|f| format!(" in {f}"))
+                        .unwrap_or_default(),
+                    l.code
+                        .as_deref()
+                        .map(|c| format!(": `{}`", c.trim()))
+                        .unwrap_or_default()
+                )
+            })
+            .unwrap_or_default();
+        return (
+            Category::Timeout,
+            Some(format!(
+                "{first}.{place} An endless loop or a wait for something that never comes \
+                 (a lock, a socket, input); if the test is only slow, raise --test-timeout"
+            )),
+        );
+    }
     if matches!(short, "ModuleNotFoundError" | "ImportError") {
         if let Some(module) = quoted_after(first, "No module named ") {
             let top = module.split('.').next().unwrap_or(&module).to_string();

@@ -8,6 +8,7 @@ pub mod edit;
 pub mod exit;
 pub mod journal;
 pub mod plan;
+pub mod plugin;
 pub mod probe;
 pub mod project;
 pub mod pytest_args;

@@ -33,16 +33,20 @@ pub enum Category {
     Logic,
     Syntax,
     Dependency,
+    /// A test ran past the per-test limit (see [`crate::plugin`]): reported with the frame it
+    /// was stuck in, not patched.
+    Timeout,
     Unknown,
 }
 
 impl Category {
-    pub const ALL: [Category; 6] = [
+    pub const ALL: [Category; 7] = [
         Category::Environment,
         Category::Data,
         Category::Logic,
         Category::Syntax,
         Category::Dependency,
+        Category::Timeout,
         Category::Unknown,
     ];
 
@@ -53,6 +57,7 @@ impl Category {
             Category::Logic => "logic",
             Category::Syntax => "syntax",
             Category::Dependency => "dependency",
+            Category::Timeout => "timeout",
             Category::Unknown => "unknown",
         }
     }

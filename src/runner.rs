@@ -47,6 +47,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// Per-run timeout when the user gives none (the original design's 600 s).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// Per-test limit when the user gives none (`--test-timeout`): generous for a unit test, short
+/// enough that a hang costs a minute, not the whole run.
+pub const DEFAULT_TEST_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// How long `ensure_pytest` may take (an import, on a cold disk).
 const IMPORT_CHECK_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -119,7 +123,8 @@ pub enum RunnerError {
     Spawn { program: PathBuf, message: String },
     /// Waiting for the process, or making its temp dir, failed.
     Io { message: String },
-    /// Ctrl-C or SIGTERM arrived (see [`install_interrupt_handler`]); the child was killed.
+    /// Ctrl-C, SIGTERM or SIGHUP arrived (see [`install_interrupt_handler`]); the child was
+    /// killed.
     Interrupted,
 }
 
@@ -305,6 +310,9 @@ pub struct RunSpec {
     /// enforces (see the module docs) are set after these and win.
     pub env: Vec<(OsString, OsString)>,
     pub timeout: Duration,
+    /// The per-test limit of selfdebug's plugin ([`crate::plugin`]): a test still running then
+    /// fails where it is stuck. `None`: no per-test limit.
+    pub test_timeout: Option<Duration>,
     pub bytecode: Bytecode,
 }
 
@@ -322,19 +330,25 @@ impl Bytecode {
     /// `$XDG_CACHE_HOME/selfdebug/pycache`, else `$HOME/.cache/selfdebug/pycache`, else
     /// [`Bytecode::Fresh`].
     pub fn default_cache() -> Bytecode {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| Path::new(v).is_absolute())
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .filter(|v| Path::new(v).is_absolute())
-                    .map(|h| Path::new(&h).join(".cache"))
-            });
-        match base {
-            Some(b) => Bytecode::Cache(b.join("selfdebug").join("pycache")),
+        match cache_home() {
+            Some(b) => Bytecode::Cache(b.join("pycache")),
             None => Bytecode::Fresh,
         }
     }
+}
+
+/// The tool's private cache directory: `$XDG_CACHE_HOME/selfdebug`, else
+/// `$HOME/.cache/selfdebug` (not created here).
+pub fn cache_home() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| Path::new(v).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| Path::new(v).is_absolute())
+                .map(|h| Path::new(&h).join(".cache"))
+        })
+        .map(|b| b.join("selfdebug"))
 }
 
 impl RunSpec {
@@ -345,6 +359,7 @@ impl RunSpec {
             extra_args: Vec::new(),
             env: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
+            test_timeout: None,
             bytecode: Bytecode::default_cache(),
         }
     }
@@ -378,6 +393,9 @@ pub struct PytestRun {
     pub node_ids: Vec<String>,
     /// Every argument after `python -m pytest`.
     pub args: Vec<String>,
+    /// A test the plugin's backstop found stuck in code that never returned to Python (the
+    /// run was ended because of it).
+    pub hang: Option<crate::plugin::Hang>,
 }
 
 impl PytestRun {
@@ -402,6 +420,10 @@ impl PytestRun {
 /// Runs `python -m pytest` as described in the module docs.
 pub fn run_pytest(python: &Interpreter, spec: &RunSpec) -> Result<PytestRun, RunnerError> {
     let mut args: Vec<String> = FIXED_PYTEST_ARGS.iter().map(|s| s.to_string()).collect();
+    let plugin = crate::plugin::dir();
+    if plugin.is_some() {
+        args.extend(["-p".to_string(), crate::plugin::MODULE.to_string()]);
+    }
     args.extend(spec.node_ids.iter().cloned());
     args.extend(spec.extra_args.iter().cloned());
 
@@ -414,6 +436,41 @@ pub fn run_pytest(python: &Interpreter, spec: &RunSpec) -> Result<PytestRun, Run
         cmd.env(k, v);
     }
     cmd.env("COLUMNS", "200").env_remove("PYTEST_ADDOPTS");
+    let mut hang_dir = None;
+    if let Some(dir) = plugin {
+        // Ahead of the user's PYTHONPATH; the plugin's directory holds nothing else.
+        let user = spec
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PYTHONPATH")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var_os("PYTHONPATH"))
+            .filter(|v| !v.is_empty());
+        let mut path = OsString::from(dir);
+        if let Some(u) = user {
+            path.push(":");
+            path.push(u);
+        }
+        cmd.env("PYTHONPATH", path);
+        match spec.test_timeout {
+            Some(limit) => {
+                cmd.env(
+                    "SELFDEBUG_TEST_TIMEOUT",
+                    format!("{:.3}", limit.as_secs_f64()),
+                );
+                let d = TempDir::new("selfdebug-hang").map_err(|e| RunnerError::Io {
+                    message: format!("cannot create a temporary directory: {e}"),
+                })?;
+                cmd.env("SELFDEBUG_HANG_DIR", d.path());
+                hang_dir = Some(d);
+            }
+            None => {
+                cmd.env_remove("SELFDEBUG_TEST_TIMEOUT")
+                    .env_remove("SELFDEBUG_HANG_DIR");
+            }
+        }
+    }
 
     // A private cache that cannot be made (or is not private) falls back to a fresh dir.
     let cache = match &spec.bytecode {
@@ -442,6 +499,12 @@ pub fn run_pytest(python: &Interpreter, spec: &RunSpec) -> Result<PytestRun, Run
         forget_project_bytecode(dir, &spec.cwd);
     }
     let run = run?;
+    // Only a run that ended with the dump counts: after a kill at the run's timeout the file
+    // of the test that was running holds no stack.
+    let hang = hang_dir
+        .as_ref()
+        .filter(|_| !run.timed_out)
+        .and_then(|d| crate::plugin::Hang::read(d.path()));
     Ok(PytestRun {
         exit_code: run.exit_code,
         signal: run.signal,
@@ -451,12 +514,13 @@ pub fn run_pytest(python: &Interpreter, spec: &RunSpec) -> Result<PytestRun, Run
         timed_out: run.timed_out,
         node_ids: spec.node_ids.clone(),
         args,
+        hang,
     })
 }
 
 /// Creates `dir` (mode 0700) if needed; true when it is a directory owned by us that nobody
 /// else can write (a cache others can plant `.pyc` files in would run their code).
-fn private_dir(dir: &Path) -> bool {
+pub fn private_dir(dir: &Path) -> bool {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let _ = std::fs::DirBuilder::new()
         .recursive(true)
@@ -685,7 +749,7 @@ extern "C" fn on_signal(_sig: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
-/// Makes SIGINT and SIGTERM set a flag instead of killing the process, so that a run in
+/// Makes SIGINT, SIGTERM and SIGHUP set a flag instead of killing the process, so that a run in
 /// progress kills its child group and returns [`RunnerError::Interrupted`], and callers get
 /// to restore files they changed. For the CLI; a library user may prefer its own handling.
 pub fn install_interrupt_handler() {
@@ -694,10 +758,12 @@ pub fn install_interrupt_handler() {
     unsafe {
         libc::signal(libc::SIGINT, handler as libc::sighandler_t);
         libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+        // A closed terminal or a CI runner going away: restore, like for Ctrl-C.
+        libc::signal(libc::SIGHUP, handler as libc::sighandler_t);
     }
 }
 
-/// Whether SIGINT/SIGTERM arrived since [`install_interrupt_handler`].
+/// Whether SIGINT/SIGTERM/SIGHUP arrived since [`install_interrupt_handler`].
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
@@ -764,6 +830,7 @@ mod tests {
             timed_out: false,
             node_ids: vec![],
             args: vec![],
+            hang: None,
         };
         assert_eq!(run.log(), b"out\nerr\n");
         assert!(!run.passed());

@@ -46,6 +46,9 @@ pub struct Options {
     pub python: Option<PathBuf>,
     /// Per-run timeout; default derived from the baseline.
     pub timeout: Option<Duration>,
+    /// Per-test limit (selfdebug's pytest plugin): a test still running then fails where it is
+    /// stuck, with category `timeout`, and the rest of the run goes on.
+    pub test_timeout: Duration,
     /// The user's pytest arguments, already checked by [`crate::pytest_args::check`].
     pub pytest_args: Vec<String>,
     /// Where the original design's backup copies go (default: the system temp dir).
@@ -481,12 +484,26 @@ pub fn run_loop(
         deadline: started + opts.time_budget,
         baseline: Duration::ZERO,
         phases: Phases::default(),
+        deselect: Vec::new(),
     };
     let selection = match &opts.test {
         Some(t) => Some(s.resolve_selection(ws, t)?),
         None => None,
     };
-    let baseline = s.run(ws, &[], Phase::Baseline)?;
+    // A test stuck where the per-test timer cannot reach it (in C code) ends the whole run
+    // through the plugin's backstop: it is reported, left out of every later run, and the
+    // baseline is taken again so that the other failures are still worked on.
+    let mut hung = Vec::new();
+    let baseline = loop {
+        let run = s.run(ws, &[], Phase::Baseline)?;
+        match &run.hang {
+            Some(h) if hung.len() < MAX_HARD_HANGS && !s.deselect.contains(&h.test) => {
+                s.deselect.push(h.test.clone());
+                hung.push(h.clone());
+            }
+            _ => break run,
+        }
+    };
     s.baseline = baseline.duration;
     // The baseline is read once: its failures are both the reference set and, without a log,
     // the failures to work on.
@@ -534,6 +551,19 @@ pub fn run_loop(
         s.timeout =
             (baseline.duration * 10).clamp(Duration::from_secs(30), runner::DEFAULT_TIMEOUT);
     }
+    // A test that hung in the baseline would cost the per-test limit in every later run; it
+    // is reported from the baseline and left out from here on.
+    for f in &baseline_failures {
+        if let Some(t) = f
+            .test
+            .as_ref()
+            .filter(|_| f.exc_type == crate::plugin::TIMEOUT_EXC)
+        {
+            if !s.deselect.contains(t) {
+                s.deselect.push(t.clone());
+            }
+        }
+    }
     // A conftest that cannot be imported hides the whole suite: what fails behind it is only
     // known once it is fixed, and is then worked on like the rest.
     let mut blind = !baseline_failures.is_empty() && baseline_failures.iter().all(is_conftest);
@@ -554,7 +584,35 @@ pub fn run_loop(
     let mut queue: VecDeque<Failure> = targets.into_iter().filter(|f| selected(f)).collect();
     let nothing_failed = queue.is_empty();
 
-    let mut outcomes = Vec::new();
+    let mut outcomes: Vec<FailureOutcome> = hung
+        .iter()
+        .map(|h| {
+            let (file, line, func) = hang_place(h, ws.root());
+            FailureOutcome {
+                test: Some(h.test.clone()),
+                when: match h.when.as_str() {
+                    "setup" => When::Setup,
+                    "teardown" => When::Teardown,
+                    _ => When::Call,
+                },
+                file,
+                line,
+                func,
+                exc_type: crate::plugin::TIMEOUT_EXC.to_string(),
+                msg: format!(
+                "the test did not finish within {} s (selfdebug's per-test limit, --test-timeout)",
+                opts.test_timeout.as_secs_f64()
+            ),
+                category: Category::Timeout,
+                status: "timed_out",
+                reason: Some(format!(
+                    "{}; it was left out of every later run (--deselect)",
+                    h.describe()
+                )),
+                probe: None,
+            }
+        })
+        .collect();
     let mut attempts = Vec::new();
     // Proven content per file (the file's bytes with every accepted fix).
     let mut accepted: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
@@ -568,6 +626,12 @@ pub fn run_loop(
         let mut outcome = outcome_of(&failure, category);
         if matches!(category, Category::Environment | Category::Dependency) {
             outcome.status = "escalated";
+            outcome.reason = suggestion;
+            outcomes.push(outcome);
+            continue;
+        }
+        if category == Category::Timeout {
+            outcome.status = "timed_out";
             outcome.reason = suggestion;
             outcomes.push(outcome);
             continue;
@@ -597,10 +661,12 @@ pub fn run_loop(
             accepted: &mut accepted,
             first_probe: None,
             reason: None,
+            flaky: false,
         };
         let result = work_on(&mut s, ws, &mut ctx, &failure, 0)?;
         outcome.probe = ctx.first_probe.take();
         let reason = ctx.reason.take();
+        let flaky = ctx.flaky;
         match result {
             Some((steps, after)) => {
                 let after_keys = failure_keys(&after);
@@ -620,6 +686,7 @@ pub fn run_loop(
             None => {
                 out_of_time |= reason.as_deref() == Some(TIME_BUDGET_USED_UP);
                 outcome.status = match reason.as_deref() {
+                    _ if flaky => "flaky",
                     Some(r) if r.contains("--safe-only") => "skipped_unsafe",
                     Some(_) if ctx_tried(&attempts, &failure) == 0 => "no_candidate",
                     _ => "not_fixed",
@@ -684,6 +751,32 @@ pub fn run_loop(
     })
 }
 
+/// Where a hard hang was stuck: the file relative to `root` (when under it), line, function.
+fn hang_place(
+    h: &crate::plugin::Hang,
+    root: &Path,
+) -> (Option<String>, Option<u32>, Option<String>) {
+    let Some(frame) = h.frame() else {
+        return (None, None, None);
+    };
+    let (place, func) = match frame.split_once(" in ") {
+        Some((p, f)) => (p.to_string(), Some(f.to_string())),
+        None => (frame.clone(), None),
+    };
+    let Some((file, line)) = place.rsplit_once(':') else {
+        return (None, None, func);
+    };
+    let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let file = Path::new(file)
+        .strip_prefix(&real)
+        .or_else(|_| Path::new(file).strip_prefix(root))
+        .map_or_else(|_| file.to_string(), |p| p.to_string_lossy().into_owned());
+    (Some(file), line.parse().ok(), func)
+}
+
+/// Hard hangs (beyond the per-test timer's reach) deselected before the baseline gives up.
+const MAX_HARD_HANGS: usize = 3;
+
 /// The reason given for failures the time budget left untried.
 const TIME_BUDGET_USED_UP: &str = "time budget used up";
 
@@ -726,6 +819,8 @@ struct Step<'a> {
     accepted: &'a mut BTreeMap<PathBuf, Vec<u8>>,
     first_probe: Option<ProbeReport>,
     reason: Option<String>,
+    /// The failure did not come back when the unchanged code ran again.
+    flaky: bool,
 }
 
 /// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
@@ -750,8 +845,29 @@ fn work_on(
     }
     let report = s.probe(ws, failure);
     let facts = report.as_ref().map(probe_facts);
+    // The probe run is the failure's second run on unchanged code: a failure of the baseline
+    // that does not come back is flaky, and no patch can be proven against it. The probe
+    // cannot change behaviour, but a run without it makes sure before the verdict.
+    let passed_again = depth == 0
+        && report.as_ref().is_some_and(|r| r.test_outcome.passed)
+        && ctx.current.contains(&failure_key(failure));
     if depth == 0 {
         ctx.first_probe = report;
+    }
+    if passed_again {
+        let test: Vec<String> = failure.test.iter().cloned().collect();
+        let again = s.run(ws, &test, Phase::Probe)?;
+        if matches!(verdict::read(&again, ws.root()), Verdict::Green) {
+            ctx.flaky = true;
+            ctx.reason = Some(format!(
+                "flaky: the test failed in the first run and passed twice when run again on \
+                 unchanged code ({}: {}); a test that fails at random proves no patch, so \
+                 nothing was patched",
+                failure.exc_type,
+                failure.msg.lines().next().unwrap_or("")
+            ));
+            return Ok(None);
+        }
     }
     let candidates = match plan::plan(&PlanInput {
         root: ws.root(),
@@ -912,7 +1028,10 @@ fn is_progress(before: &Failure, after: &Failure) -> bool {
         let parts: Vec<&str> = l.file.split('/').collect();
         traceback::locate::is_test_file(&parts)
     });
-    !in_tests && (before.exc_type != after.exc_type || place(before) != place(after))
+    // A hang is no step forward: no rule repairs it.
+    !in_tests
+        && after.exc_type != crate::plugin::TIMEOUT_EXC
+        && (before.exc_type != after.exc_type || place(before) != place(after))
 }
 
 /// `--no-validate`: the top candidate of each failure in the log, nothing run.
@@ -1040,6 +1159,8 @@ struct Runs<'a> {
     /// How long the baseline took: what a confirming full run is expected to cost.
     baseline: Duration,
     phases: Phases,
+    /// Tests left out of every run (`--deselect`): they hung beyond the per-test timer.
+    deselect: Vec<String>,
 }
 
 impl Runs<'_> {
@@ -1064,8 +1185,13 @@ impl Runs<'_> {
         spec.extra_args = extra.iter().map(|s| s.to_string()).collect();
         spec.extra_args
             .extend(self.opts.pytest_args.iter().cloned());
+        for t in &self.deselect {
+            spec.extra_args
+                .extend(["--deselect".to_string(), t.clone()]);
+        }
         spec.env = ws.env();
         spec.timeout = self.run_timeout();
+        spec.test_timeout = Some(self.opts.test_timeout);
         let run = runner::run_pytest(&self.python, &spec)
             .map_err(|e| SessionError::Environment(e.to_string()))?;
         self.count += 1;
@@ -1160,6 +1286,7 @@ impl Runs<'_> {
             failure,
             interpreter: &self.python,
             timeout: self.run_timeout(),
+            test_timeout: Some(self.opts.test_timeout),
             env: ws.env(),
             pytest_args: self.opts.pytest_args.clone(),
             test: None,

@@ -10,6 +10,7 @@
 //! | 4 | `Failed` when a `conftest.py` (or what it imports) raised; else `Usage` |
 //! | 5 | `NoTests` |
 //! | killed at the time limit | `TimedOut` |
+//! | ended by the plugin's hang backstop | `Error` naming the test and its frame |
 
 use std::path::Path;
 
@@ -56,6 +57,9 @@ impl Verdict {
 pub fn read(run: &PytestRun, root: &Path) -> Verdict {
     if run.timed_out {
         return Verdict::TimedOut;
+    }
+    if let Some(hang) = &run.hang {
+        return Verdict::Error(hang.describe());
     }
     let log = run.log();
     match (run.exit_code, run.signal) {

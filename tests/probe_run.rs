@@ -103,6 +103,7 @@ fn request<'a>(root: &'a Path, failure: &'a Failure, python: &'a Interpreter) ->
         failure,
         interpreter: python,
         timeout: Duration::from_secs(120),
+        test_timeout: None,
         env: Vec::new(),
         pytest_args: Vec::new(),
         test: None,

@@ -122,6 +122,9 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
         validate: !args.no_validate,
         python: args.python.python.clone(),
         timeout: args.python.timeout.map(Duration::from_secs),
+        test_timeout: args
+            .test_timeout
+            .map_or(crate::runner::DEFAULT_TEST_TIMEOUT, Duration::from_secs),
         pytest_args,
         allow_tests: args.allow_tests,
         dry_run,

@@ -132,6 +132,11 @@ pub struct FixArgs {
     /// Accepted for compatibility; unsafe rules are tried by default now.
     #[arg(long, hide = true)]
     pub unsafe_fixes: bool,
+    /// Seconds one test may run (default 60). A test still running then fails where it is
+    /// stuck (category `timeout`, reported with that frame, never patched) and the rest of
+    /// the run goes on; a candidate that makes a test hang is rejected at this limit.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub test_timeout: Option<u64>,
     /// Seconds for the whole run (default 900). When too little is left for another
     /// candidate, proven fixes are kept, the rest is restored, and the report says
     /// `time budget used up`.

@@ -114,6 +114,7 @@ fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
         failure,
         interpreter: &interpreter,
         timeout,
+        test_timeout: Some(crate::runner::DEFAULT_TEST_TIMEOUT),
         env: Vec::new(),
         pytest_args: Vec::new(),
         test: if failure.test.is_none() {

@@ -36,7 +36,7 @@ use std::time::SystemTime;
 use git2::{ErrorCode, Oid, Repository};
 use serde::{Deserialize, Serialize};
 
-pub use disk::BACKUP_SUBDIR;
+pub use disk::{hash, BACKUP_SUBDIR};
 
 const FORMAT: &str = "selfdebug-journal";
 /// Version of `journal.json`; a journal of a newer version is never guessed at.

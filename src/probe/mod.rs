@@ -44,6 +44,8 @@ pub struct ProbeRequest<'a> {
     pub failure: &'a Failure,
     pub interpreter: &'a Interpreter,
     pub timeout: Duration,
+    /// The per-test limit of selfdebug's plugin (see [`RunSpec::test_timeout`]).
+    pub test_timeout: Option<Duration>,
     /// Extra environment for the run (e.g. `PYTHONPATH`).
     pub env: Vec<(OsString, OsString)>,
     /// Extra pytest arguments (the user's, after `--`).
@@ -351,6 +353,7 @@ pub fn probe(req: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
         extra_args: req.pytest_args.clone(),
         env,
         timeout: req.timeout,
+        test_timeout: req.test_timeout,
         ..RunSpec::new(&project)
     };
 

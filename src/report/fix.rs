@@ -245,6 +245,14 @@ pub fn human_log(report: &Report) -> String {
                 let _ = writeln!(out, "  escalated, not patched: {why}");
             }
             "rolled_back" => out.push_str("  proven, but undone (--all-or-nothing)\n"),
+            "timed_out" => {
+                let why = f.reason.as_deref().unwrap_or("the test hung");
+                let _ = writeln!(out, "  timed out, not patched: {why}");
+            }
+            "flaky" => {
+                let why = f.reason.as_deref().unwrap_or("flaky");
+                let _ = writeln!(out, "  not patched: {why}");
+            }
             _ => {
                 let why = f.reason.as_deref().unwrap_or("no candidate passed");
                 let _ = writeln!(out, "  not fixed: {why}");

@@ -1,0 +1,151 @@
+//! selfdebug's own pytest plugin (`_selfdebug_pytest.py`, embedded in the binary): a per-test
+//! time limit that fails a stuck test where it is stuck, so one hang cannot stall a run.
+//!
+//! The module is written once into a private directory (`~/.cache/selfdebug/plugin/<hash>/`,
+//! 0700 and owned by the user, since a directory others can write would let them run code in
+//! every test run) and loaded with `-p _selfdebug_pytest` and that directory on `PYTHONPATH`.
+//! It is never written into the project.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The plugin's module name (`-p NAME`).
+pub const MODULE: &str = "_selfdebug_pytest";
+
+/// The plugin's source.
+pub const SOURCE: &str = include_str!("_selfdebug_pytest.py");
+
+/// The exception type a timed-out test fails with, as pytest prints it.
+pub const TIMEOUT_EXC: &str = "_selfdebug_pytest.PerTestTimeout";
+
+/// The directory holding the plugin module, written on first use; `None` when no private
+/// directory can be had (then runs go without the plugin, and without per-test limits).
+pub fn dir() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(install).as_deref()
+}
+
+fn install() -> Option<PathBuf> {
+    let hash = crate::journal::hash(SOURCE.as_bytes());
+    let name = format!("plugin-{}", &hash[..12.min(hash.len())]);
+    let mut bases = Vec::new();
+    if let Some(cache) = crate::runner::cache_home() {
+        bases.push(cache.join("plugin"));
+    }
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    bases.push(std::env::temp_dir().join(format!("selfdebug-{uid}")));
+    for base in bases {
+        let dir = base.join(&name);
+        if !crate::runner::private_dir(&dir) {
+            continue;
+        }
+        let file = dir.join(format!("{MODULE}.py"));
+        if std::fs::read(&file).is_ok_and(|b| b == SOURCE.as_bytes()) {
+            return Some(dir);
+        }
+        // Written beside and renamed, so a concurrent run never imports half a file.
+        let tmp = dir.join(format!(".{MODULE}.{}.tmp", std::process::id()));
+        if std::fs::write(&tmp, SOURCE).is_ok() && std::fs::rename(&tmp, &file).is_ok() {
+            return Some(dir);
+        }
+        let _ = std::fs::remove_file(&tmp);
+    }
+    None
+}
+
+/// A test that a run's backstop caught stuck in code that never returned to Python (the
+/// per-test timer could not interrupt it), read from the plugin's hang file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hang {
+    /// The test's node id.
+    pub test: String,
+    /// `setup`, `call` or `teardown`.
+    pub when: String,
+    /// faulthandler's dump of every thread (`File "x.py", line 3 in f` lines).
+    pub stack: String,
+}
+
+impl Hang {
+    /// Reads the hang files a run left in `dir` (one per process); the first complete one.
+    pub fn read(dir: &Path) -> Option<Hang> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("hang-"))
+            })
+            .collect();
+        files.sort();
+        files.into_iter().find_map(|p| {
+            let text = String::from_utf8_lossy(&std::fs::read(p).ok()?).into_owned();
+            let mut lines = text.lines();
+            let test = lines.next()?.to_string();
+            let when = lines.next()?.to_string();
+            let stack: Vec<&str> = lines.collect();
+            // A file with no dump belongs to a test that was still running when the run
+            // ended for another reason (the run's own timeout): not a backstop hang.
+            (!stack.is_empty()).then(|| Hang {
+                test,
+                when,
+                stack: stack.join("\n"),
+            })
+        })
+    }
+
+    /// The innermost frame of the main thread's stack (`file:line in func`), where faulthandler
+    /// saw the test stuck.
+    pub fn frame(&self) -> Option<String> {
+        // faulthandler prints the current thread first, most recent call first.
+        self.stack
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with("File \""))
+            .map(|l| {
+                let rest = &l["File \"".len()..];
+                match rest.split_once("\", line ") {
+                    Some((file, tail)) => format!("{file}:{tail}"),
+                    None => rest.to_string(),
+                }
+            })
+    }
+
+    /// One line for reports.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ({}) hung in code that does not return to Python{}; the run was ended by \
+             selfdebug's backstop",
+            self.test,
+            self.when,
+            self.frame()
+                .map(|f| format!(", stuck at {f}"))
+                .unwrap_or_default()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hang_file_is_read_with_its_innermost_frame() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("hang-42.txt"),
+            "tests/test_a.py::test_x\ncall\nTimeout (0:00:07)!\nThread 0x00007f (most recent call first):\n  File \"/p/m.py\", line 3 in spin\n  File \"/p/tests/test_a.py\", line 5 in test_x\n",
+        )
+        .unwrap();
+        let h = Hang::read(d.path()).unwrap();
+        assert_eq!(h.test, "tests/test_a.py::test_x");
+        assert_eq!(h.when, "call");
+        assert_eq!(h.frame().as_deref(), Some("/p/m.py:3 in spin"));
+        // A test still running when the run ended another way left no dump.
+        let e = tempfile::tempdir().unwrap();
+        std::fs::write(e.path().join("hang-1.txt"), "t::x\ncall\n").unwrap();
+        assert_eq!(Hang::read(e.path()), None);
+    }
+}
