@@ -329,7 +329,11 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
             }));
         }
         Err(e) => {
+            let interrupted = runner::interrupted();
             return Err(match journal.rollback() {
+                Ok(_) if interrupted => SessionError::Environment(
+                    "interrupted: every touched file was restored byte for byte".into(),
+                ),
                 Ok(_) => e,
                 Err(r) => SessionError::Environment(format!("{e}; restoring failed too: {r}")),
             });
@@ -407,7 +411,19 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
         SessionError::Environment(format!("cannot copy the project to a scratch dir: {e}"))
     })?;
     let mut ws = ScratchWorkspace { scratch };
-    let mut report = run_loop(opts, &rules, python, &mut ws, started)?;
+    let mut report = run_loop(opts, &rules, python, &mut ws, started).map_err(|e| {
+        if runner::interrupted() {
+            SessionError::Environment("interrupted: the project was not changed (dry run)".into())
+        } else {
+            e
+        }
+    })?;
+    if runner::interrupted() {
+        // The loop stopped early: its report would leave failures out.
+        return Err(SessionError::Environment(
+            "interrupted: the project was not changed (dry run)".into(),
+        ));
+    }
     let all_fixed = report
         .failures
         .iter()
