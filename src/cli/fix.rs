@@ -14,12 +14,14 @@ Exit codes of `fix`:
   0  pass: pytest ran the selection and every failure has a proven patch (or nothing fails)
   2  bad input: unreadable log, bad flags, broken rule file, pytest refused its arguments,
      --module matches no test; nothing was touched
-  3  partial: some failures have a proven patch, others not
-  4  not fixed: no failure could be fixed; every touched file was restored
+  3  partial: some failures have a proven patch, others not (or hung, or are flaky)
+  4  not fixed: no failure could be fixed (no candidate passed, the test hung past
+     --test-timeout, or it is flaky); every touched file was restored
   5  escalated: the failures are environment or dependency problems, not code bugs
   6  error: pytest gave no verdict (internal error, interrupted, killed, unreadable output,
      the suite did not finish in time), or the tool could not work (no interpreter, pytest
-     missing, another run holds the lock, a killed run must be restored first)
+     missing, another run holds the lock, a killed run must be restored first), or
+     SIGINT/SIGTERM/SIGHUP arrived (every touched file was restored first)
   7  no tests: pytest collected no test, so nothing was checked
   8  proposed: --no-validate printed candidates; nothing was proven
 
