@@ -267,6 +267,107 @@ pub fn unified_diff(path_label: &str, old_text: &str, new_text: &str) -> String 
     out
 }
 
+/// [`unified_diff`] over the file's own bytes, so that `git apply` finds every context line as
+/// the file holds it: a UTF-8 BOM stays on the first line, latin-1 bytes stay latin-1. The
+/// result is text for the JSON report: the bytes themselves when they are UTF-8 (always, for a
+/// UTF-8 file), else each byte as the character of the same value (ISO-8859-1);
+/// [`diff_bytes`] turns it back into the exact bytes.
+pub fn unified_diff_bytes(path_label: &str, old: &[u8], new: &[u8]) -> DiffText {
+    if old == new {
+        return DiffText {
+            text: String::new(),
+            encoding: "utf-8",
+        };
+    }
+    let old_lines = split_byte_lines(old);
+    let new_lines = split_byte_lines(new);
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &old_lines, &new_lines);
+    let mut out: Vec<u8> = format!("--- a/{path_label}\n+++ b/{path_label}\n").into_bytes();
+    for group in similar::group_diff_ops(ops, 3) {
+        out.extend_from_slice(
+            format!("{}\n", similar::udiff::UnifiedHunkHeader::new(&group)).as_bytes(),
+        );
+        for op in &group {
+            for change in op.iter_changes(&old_lines, &new_lines) {
+                out.push(match change.tag() {
+                    similar::ChangeTag::Equal => b' ',
+                    similar::ChangeTag::Delete => b'-',
+                    similar::ChangeTag::Insert => b'+',
+                });
+                let line: &[u8] = change.value();
+                let content = line
+                    .strip_suffix(b"\n")
+                    .or_else(|| line.strip_suffix(b"\r"));
+                match content {
+                    Some(c) => {
+                        out.extend_from_slice(c);
+                        out.push(b'\n');
+                    }
+                    None => {
+                        out.extend_from_slice(line);
+                        out.extend_from_slice(b"\n\\ No newline at end of file\n");
+                    }
+                }
+            }
+        }
+    }
+    match String::from_utf8(out) {
+        Ok(text) => DiffText {
+            text,
+            encoding: "utf-8",
+        },
+        Err(e) => DiffText {
+            text: e.into_bytes().iter().map(|&b| b as char).collect(),
+            encoding: LATIN1_DIFF,
+        },
+    }
+}
+
+/// The exact bytes of a diff made by [`unified_diff_bytes`], given [`DiffText::encoding`].
+pub fn diff_bytes(diff: &str, encoding: &str) -> Vec<u8> {
+    if encoding == LATIN1_DIFF {
+        diff.chars().map(|c| c as u32 as u8).collect()
+    } else {
+        diff.as_bytes().to_vec()
+    }
+}
+
+/// The encoding name of a diff whose bytes were not UTF-8 (one character per byte).
+pub const LATIN1_DIFF: &str = "iso-8859-1";
+
+/// A diff as text, and how that text maps back to the patch's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffText {
+    pub text: String,
+    /// `utf-8`: the text is the bytes; `iso-8859-1`: each character is one byte.
+    pub encoding: &'static str,
+}
+
+/// Lines with their terminators (`\n`, `\r\n` or `\r`), over bytes.
+fn split_byte_lines(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let end = match bytes[i] {
+            b'\n' => i + 1,
+            b'\r' if bytes.get(i + 1) == Some(&b'\n') => i + 2,
+            b'\r' => i + 1,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.push(&bytes[start..end]);
+        start = end;
+        i = end;
+    }
+    if start < bytes.len() {
+        out.push(&bytes[start..]);
+    }
+    out
+}
+
 /// Lines with their terminators (`\n`, `\r\n` or `\r`).
 fn split_lines(text: &str) -> Vec<&str> {
     let bytes = text.as_bytes();

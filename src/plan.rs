@@ -21,10 +21,12 @@ pub struct Candidate {
     pub file: String,
     pub fix: Fix,
     pub category: Category,
-    /// Whether the rule is marked safe (applied without `--unsafe-fixes`).
+    /// Whether the rule is marked safe (tried even under `--safe-only`).
     pub safe: bool,
-    /// Unified diff against the original bytes.
+    /// Unified diff of the original bytes (see [`edit::unified_diff_bytes`]).
     pub diff: String,
+    /// How `diff` maps to the patch's bytes: `utf-8` or `iso-8859-1`.
+    pub diff_encoding: &'static str,
     #[serde(skip)]
     pub path: PathBuf,
     #[serde(skip)]
@@ -141,13 +143,11 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
             if out.iter().any(|c| c.patched == patched) {
                 continue;
             }
-            let new_text = match fix.apply_text(&source) {
-                Ok(t) => t,
-                Err(_) => continue,
-            };
+            let diff = edit::unified_diff_bytes(&loc.file, source.bytes(), &patched);
             out.push(Candidate {
                 file: loc.file.clone(),
-                diff: edit::unified_diff(&loc.file, source.text(), &new_text),
+                diff: diff.text,
+                diff_encoding: diff.encoding,
                 fix,
                 category: m.rule.category,
                 safe: m.rule.safe,
@@ -214,15 +214,17 @@ fn push_candidate(
     rule: &crate::rules::Rule,
 ) {
     // A fix that does not apply or does not re-parse is dropped: never written.
-    let (Ok(patched), Ok(new_text)) = (fix.apply_to(source), fix.apply_text(source)) else {
+    let Ok(patched) = fix.apply_to(source) else {
         return;
     };
     if out.iter().any(|c| c.patched == patched) {
         return;
     }
+    let diff = edit::unified_diff_bytes(file, source.bytes(), &patched);
     out.push(Candidate {
         file: file.to_string(),
-        diff: edit::unified_diff(file, source.text(), &new_text),
+        diff: diff.text,
+        diff_encoding: diff.encoding,
         fix,
         category: rule.category,
         safe: rule.safe,

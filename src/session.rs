@@ -211,7 +211,11 @@ pub struct Patch {
     /// For unsafe patches: what a reviewer should check, one line per unsafe rule.
     pub review: Vec<String>,
     pub validated: bool,
+    /// The unified diff as text; `diff_encoding` says how it maps to the patch's bytes.
     pub diff: String,
+    /// `utf-8` (the text is the bytes), or `iso-8859-1` for a file whose bytes are not UTF-8
+    /// (each character is one byte): encode `diff` with it for `git apply`.
+    pub diff_encoding: &'static str,
 }
 
 /// Ruff's word for a fix's kind: `safe` (one right answer that the failure names) or `unsafe`
@@ -737,6 +741,7 @@ pub fn run_loop(
             review: review_notes(rules, std::slice::from_ref(&c.fix.rule)),
             validated: true,
             diff: c.diff.clone(),
+            diff_encoding: c.diff_encoding,
         })
         .collect();
     let mut notes = opts.notes.clone();
@@ -1120,6 +1125,7 @@ fn propose_only(
                         applicability: applicability(top.safe),
                         validated: false,
                         diff: top.diff,
+                        diff_encoding: top.diff_encoding,
                     });
                 }
                 None => {
@@ -1441,12 +1447,7 @@ pub fn combine(
         let (Some(old), Ok(new)) = (original(file), std::fs::read(&path)) else {
             continue;
         };
-        let (Ok(old), Ok(new)) = (
-            SourceFile::from_bytes(&path, old),
-            SourceFile::from_bytes(&path, new),
-        ) else {
-            continue;
-        };
+        let diff = edit::unified_diff_bytes(file, &old, &new);
         out.push(Patch {
             file: file.to_string(),
             rules: parts.iter().flat_map(|p| p.rules.clone()).collect(),
@@ -1462,7 +1463,8 @@ pub fn combine(
                 acc
             }),
             validated: parts.iter().all(|p| p.validated),
-            diff: edit::unified_diff(file, old.text(), new.text()),
+            diff: diff.text,
+            diff_encoding: diff.encoding,
         });
     }
     out

@@ -6,8 +6,10 @@
 //! `weak.patch` (what the tool prints today, judged weak in `fixtures/bugs/README.md`); the
 //! fixed tree must equal a fresh copy with that patch applied by `git apply`, and its whole suite
 //! must be green. A `not-fixed` case must end with exit 4, an `escalated` one (not a code bug)
-//! with exit 5, both with no patch and the copy restored byte for byte, mtimes included. (The
-//! dry-run path is covered by `tests/fix_dry_run.rs`.)
+//! with exit 5, both with no patch and the copy restored byte for byte, mtimes included. For
+//! every fixed case, `fix --dry-run` on a fresh copy must print exactly the real run's patch
+//! bytes (which `git apply` has just been shown to take), whatever the file's encoding: BOM,
+//! latin-1 and CRLF cases are in the corpus.
 //!
 //! Cases run one after another (each is a few pytest runs); set `SELFDEBUG_BUGS=case,case` to
 //! run only some of them.
@@ -44,8 +46,8 @@ struct Case {
     name: String,
     dir: PathBuf,
     outcome: Outcome,
-    /// The exact diff expected for a fixed case, and whether it was blessed.
-    patch: Option<(String, bool)>,
+    /// The exact diff bytes expected for a fixed case, and whether it was blessed.
+    patch: Option<(Vec<u8>, bool)>,
 }
 
 fn cases() -> Vec<Case> {
@@ -71,7 +73,7 @@ fn cases() -> Vec<Case> {
             "escalated" => Outcome::Escalated,
             other => panic!("{name}/outcome: unknown outcome {other:?}"),
         };
-        let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+        let read = |f: &str| std::fs::read(dir.join(f)).ok();
         let patch = match (read("expected.patch"), read("weak.patch")) {
             (Some(p), None) => Some((p, true)),
             (None, Some(p)) => Some((p, false)),
@@ -140,11 +142,13 @@ fn snapshot(root: &Path) -> Snapshot {
     out
 }
 
-/// `selfdebug fix --json` on `root`, writing into it (backups go under the
+/// `selfdebug fix ARGS` on `root`, writing into it unless `--dry-run` (backups go under the
 /// test's temp dir).
-fn fix(root: &Path) -> Output {
+fn fix(root: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_selfdebug"))
-        .args(["fix", "--json", "--backup-dir"])
+        .arg("fix")
+        .args(args)
+        .arg("--backup-dir")
         .arg(root.parent().unwrap().join("backups"))
         .arg("--root")
         .arg(root)
@@ -156,11 +160,21 @@ fn fix(root: &Path) -> Output {
 }
 
 /// The files a unified diff touches (`+++ b/PATH`).
-fn patched_files(diff: &str) -> Vec<String> {
-    diff.lines()
+fn patched_files(diff: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(diff)
+        .lines()
         .filter_map(|l| l.strip_prefix("+++ b/"))
         .map(str::to_string)
         .collect()
+}
+
+/// The bytes of a JSON patch's `diff` (`diff_encoding` says how its text maps to bytes).
+fn diff_bytes(patch: &serde_json::Value) -> Vec<u8> {
+    let text = patch["diff"].as_str().unwrap_or_default();
+    match patch["diff_encoding"].as_str() {
+        Some("iso-8859-1") => text.chars().map(|c| c as u32 as u8).collect(),
+        _ => text.as_bytes().to_vec(),
+    }
 }
 
 /// `git apply` in `root`, outside any repository (the copy's parent is a ceiling).
@@ -174,7 +188,7 @@ fn git_apply(root: &Path, patch: &Path) -> Output {
         .expect("run git apply")
 }
 
-fn apply(root: &Path, diff: &str) -> Result<(), String> {
+fn apply(root: &Path, diff: &[u8]) -> Result<(), String> {
     let patch = root.parent().unwrap().join("fix.patch");
     std::fs::write(&patch, diff).unwrap();
     let out = git_apply(root, &patch);
@@ -223,7 +237,7 @@ fn check(case: &Case) -> Result<(), String> {
     copy_dir(&case.dir.join("project"), &root);
     let before = snapshot(&root);
 
-    let out = fix(&root);
+    let out = fix(&root, &["--json"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
         format!(
@@ -231,14 +245,9 @@ fn check(case: &Case) -> Result<(), String> {
             String::from_utf8_lossy(&out.stdout)
         )
     })?;
-    let diff: String = json["patches"]
+    let diff: Vec<u8> = json["patches"]
         .as_array()
-        .map(|ps| {
-            ps.iter()
-                .filter_map(|p| p["diff"].as_str())
-                .collect::<Vec<_>>()
-                .concat()
-        })
+        .map(|ps| ps.iter().flat_map(diff_bytes).collect())
         .unwrap_or_default();
     let code = out.status.code();
 
@@ -256,7 +265,10 @@ fn check(case: &Case) -> Result<(), String> {
                 ));
             }
             if !diff.is_empty() || json["patches"].as_array().is_some_and(|p| !p.is_empty()) {
-                return Err(format!("a must-not-fix case got a patch:\n{diff}"));
+                return Err(format!(
+                    "a must-not-fix case got a patch:\n{}",
+                    String::from_utf8_lossy(&diff)
+                ));
             }
             if snapshot(&root) != before {
                 return Err("the project was not restored byte for byte (and mtime)".into());
@@ -277,8 +289,10 @@ fn check(case: &Case) -> Result<(), String> {
                     "weak.patch"
                 };
                 return Err(format!(
-                    "the diff differs from {file}\n--- want:\n{expected}\n--- got:\n{diff}\n\
-                     (review it; bless a good fix as expected.patch)"
+                    "the diff differs from {file}\n--- want:\n{}\n--- got:\n{}\n\
+                     (review it; bless a good fix as expected.patch)",
+                    String::from_utf8_lossy(expected),
+                    String::from_utf8_lossy(&diff)
                 ));
             }
             // The fixed tree is exactly the original with the reviewed patch applied.
@@ -295,6 +309,22 @@ fn check(case: &Case) -> Result<(), String> {
                     String::from_utf8_lossy(&run.stdout),
                     String::from_utf8_lossy(&run.stderr)
                 ));
+            }
+            // The dry run prints the same bytes, and leaves its copy as it was.
+            let dry_root = tmp.path().join("dry").join(&case.name);
+            copy_dir(&case.dir.join("project"), &dry_root);
+            let dry_before = snapshot(&dry_root);
+            let dry = fix(&dry_root, &["--dry-run"]);
+            if dry.status.code() != Some(0) || dry.stdout != *expected {
+                return Err(format!(
+                    "the dry run (exit {:?}) printed another patch than the real run:\n{}\n{}",
+                    dry.status.code(),
+                    String::from_utf8_lossy(&dry.stdout),
+                    String::from_utf8_lossy(&dry.stderr)
+                ));
+            }
+            if snapshot(&dry_root) != dry_before {
+                return Err("the dry run changed its copy".into());
             }
         }
     }

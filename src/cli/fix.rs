@@ -163,8 +163,13 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
         print!("{}", report::json(&report));
     } else {
         // The patch on stdout: what was applied, or in a dry run what would be.
+        // The file's own bytes (a latin-1 file's patch is latin-1), so `git apply` takes it.
+        let mut stdout = std::io::stdout().lock();
         for p in &report.patches {
-            print!("{}", p.diff);
+            let _ = std::io::Write::write_all(
+                &mut stdout,
+                &crate::edit::diff_bytes(&p.diff, p.diff_encoding),
+            );
         }
     }
     Ok(report::exit_code(report::final_status(&report)))

@@ -396,6 +396,35 @@ fn aug_default(ctx: &Context, op: &str, value: &Range<usize>) -> String {
     "0".into()
 }
 
+/// The default an operand's type asks for: its probed type, its literal, or for a `+` chain
+/// (`prefix + d["a"] + " "`) the first leaf that says (`" "` makes the whole chain a str).
+fn operand_default(
+    ctx: &Context,
+    range: &Range<usize>,
+    of_type: &dyn Fn(Option<&str>) -> Option<&'static str>,
+    literal_type: &dyn Fn(&str) -> Option<&'static str>,
+    depth: usize,
+) -> Option<&'static str> {
+    if let Some(d) =
+        of_type(ctx.probe.and_then(|p| p.type_of(range))).or_else(|| literal_type(ctx.text(range)))
+    {
+        return Some(d);
+    }
+    if depth > 32 {
+        return None;
+    }
+    let sub = ctx.located.exprs.iter().find(|e| e.range == *range)?;
+    match &sub.kind {
+        SubExprKind::BinOp {
+            op: "+",
+            left,
+            right,
+        } => operand_default(ctx, right, of_type, literal_type, depth + 1)
+            .or_else(|| operand_default(ctx, left, of_type, literal_type, depth + 1)),
+        _ => None,
+    }
+}
+
 /// Defaults that fit how the looked-up value is used, best first. Empty when the use says
 /// nothing (then `.get(k)` returning None is proposed).
 fn use_defaults(ctx: &Context, t: &Target) -> Vec<String> {
@@ -429,8 +458,7 @@ fn use_defaults(ctx: &Context, t: &Target) -> Vec<String> {
             SubExprKind::BinOp { op, left, right } if left == r || right == r => {
                 let other = if left == r { right } else { left };
                 let divisor = right == r && matches!(*op, "/" | "//" | "%");
-                let ty = of_type(ctx.probe.and_then(|p| p.type_of(other)))
-                    .or_else(|| literal_type(ctx.text(other)));
+                let ty = operand_default(ctx, other, &of_type, &literal_type, 0);
                 if !divisor {
                     match (ty, *op) {
                         (Some(d), _) => out.push(d.into()),
