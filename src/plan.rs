@@ -12,6 +12,7 @@ use crate::rules::{Category, RuleSet};
 use crate::source::SourceFile;
 use crate::syntax::{self, ColumnUnit};
 use crate::traceback::{locate::is_test_file, Failure};
+use crate::transform::stdlib::Stdlib;
 use crate::transform::{self, Context, ProbeFacts};
 
 /// One proposed patch of one file.
@@ -77,6 +78,8 @@ pub struct PlanInput<'a> {
     pub rules: &'a RuleSet,
     pub probe: Option<&'a ProbeFacts>,
     pub allow_tests: bool,
+    /// What the project's interpreter says its standard library holds.
+    pub stdlib: &'a Stdlib,
 }
 
 /// Ranked candidates for one failure: rules by confidence, then each transform's own order.
@@ -132,6 +135,7 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
             expected: expected.as_ref().map(|(lit, _)| lit.as_str()),
             expected_line: expected.as_ref().map(|(_, line)| line.as_str()),
             returns_to_test: returns_to_test(failure),
+            stdlib: input.stdlib,
             rule: &m.rule.id,
             confidence: m.rule.confidence,
         };

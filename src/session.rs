@@ -22,6 +22,7 @@ use crate::runner::{self, Interpreter, PytestRun, RunSpec};
 use crate::scratch::Scratch;
 use crate::source::{Encoding, SourceFile};
 use crate::traceback::{self, Failure, When};
+use crate::transform::stdlib::Stdlib;
 use crate::transform::ProbeFacts;
 use crate::verdict::{self, Verdict};
 
@@ -495,6 +496,7 @@ pub fn run_loop(
     let root = opts.root.path();
     let run_id = run_id();
     let mut s = Runs {
+        stdlib: Stdlib::new(python.clone()),
         python,
         opts,
         count: 0,
@@ -896,6 +898,7 @@ fn work_on(
         rules: ctx.rules,
         probe: facts.as_ref(),
         allow_tests: s.opts.allow_tests,
+        stdlib: &s.stdlib,
     }) {
         Ok(c) => c,
         Err(e) => {
@@ -1072,6 +1075,12 @@ fn propose_only(
     let mut outcomes = Vec::new();
     let mut attempts = Vec::new();
     let mut patches = Vec::new();
+    // Nothing is run, but the interpreter may still be asked what its standard library holds;
+    // one that cannot be found leaves the small fallback list.
+    let stdlib = match runner::find_interpreter(root, opts.python.as_deref()) {
+        Ok(python) => Stdlib::new(python),
+        Err(_) => Stdlib::unavailable(),
+    };
     for failure in parsed.failures.iter().filter(|f| {
         opts.test
             .as_ref()
@@ -1091,6 +1100,7 @@ fn propose_only(
             rules,
             probe: None,
             allow_tests: opts.allow_tests,
+            stdlib: &stdlib,
         });
         match planned {
             Ok(c) => match c.into_iter().find(|c| c.safe || !opts.safe_only) {
@@ -1170,6 +1180,8 @@ pub fn interpreter(root: &Path, opts: &Options) -> Result<Interpreter, SessionEr
 /// pytest runs, counted and timed.
 struct Runs<'a> {
     python: Interpreter,
+    /// The interpreter's standard library, indexed (or read from the cache) on first use.
+    stdlib: Stdlib,
     opts: &'a Options,
     count: usize,
     total: Duration,

@@ -190,6 +190,7 @@ fn unknown_failure_has_no_rule() {
         rules: &rules,
         probe: None,
         allow_tests: false,
+        stdlib: support::plans::stdlib(),
     })
     .unwrap_err();
     assert_eq!(

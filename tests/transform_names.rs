@@ -144,6 +144,32 @@ const CASES: &[Case] = &[
         test_line: "assert index.group([\"ab\"]) == {\"a\": [\"ab\"]}",
     },
     Case {
+        name: "name_stdlib_two_homes_ranked",
+        files: &[(
+            "render.py",
+            b"\"\"\"Templates.\"\"\"\nimport re\n\n\ndef render(template, **values):\n    return Formatter().format(template, **values)\n",
+        )],
+        file: "render.py",
+        line: 6,
+        func: "render",
+        caret: None,
+        exc: "NameError: name 'Formatter' is not defined",
+        test_line: "assert render.render(\"{a}\", a=1) == \"1\"",
+    },
+    Case {
+        name: "name_stdlib_submodule_home",
+        files: &[(
+            "walk.py",
+            b"from typing import Optional\n\n\ndef first(items: Optional[list]):\n    return isinstance(items, Iterable)\n",
+        )],
+        file: "walk.py",
+        line: 5,
+        func: "first",
+        caret: None,
+        exc: "NameError: name 'Iterable' is not defined",
+        test_line: "assert walk.first([])",
+    },
+    Case {
         name: "name_project_into_local_group",
         files: &[
             ("shop/__init__.py", b""),
@@ -410,6 +436,7 @@ fn odd_places_do_not_panic() {
             rules: &rules,
             probe: None,
             allow_tests: false,
+            stdlib: plans::stdlib(),
         });
     }
 }
@@ -430,7 +457,12 @@ fn rule_messages() {
         v.sort();
         v
     };
-    let all_name = ["name-import-project", "name-import-stdlib", "name-nearest"];
+    let all_name = [
+        "name-import-project",
+        "name-import-stdlib",
+        "name-import-stdlib-ranked",
+        "name-nearest",
+    ];
     assert_eq!(ids("NameError", "name 'cont' is not defined"), all_name);
     assert_eq!(
         ids(
@@ -441,6 +473,7 @@ fn rule_messages() {
             "name-did-you-mean",
             "name-import-project",
             "name-import-stdlib",
+            "name-import-stdlib-ranked",
             "name-nearest"
         ]
     );

@@ -380,6 +380,7 @@ ERROR tests/test_render.py
         rules: &rules,
         probe: None,
         allow_tests: false,
+        stdlib: support::plans::stdlib(),
     })
     .unwrap();
     assert_eq!(cands.len(), 1);
@@ -407,6 +408,7 @@ fn none_forms_get_no_type_candidate() {
         rules: &rules,
         probe: None,
         allow_tests: false,
+        stdlib: support::plans::stdlib(),
     })
     .unwrap();
     assert!(!cands.is_empty());

@@ -14,7 +14,7 @@ use rustpython_parser::ast::{self, Expr, ExprContext, Stmt};
 
 use super::names::project;
 use super::names::scope::{self, range_of};
-use super::stdlib::is_stdlib_module;
+use super::stdlib::Stdlib;
 use super::Context;
 use crate::edit::{self, Edit, Fix};
 use crate::source::SourceFile;
@@ -195,7 +195,13 @@ fn move_fix(
                 module: &target,
                 name: Some(&alias_text),
             };
-            edits.extend(add_import(ctx.source, ctx.module, root.as_deref(), &imp)?);
+            edits.extend(add_import(
+                ctx.source,
+                ctx.module,
+                root.as_deref(),
+                ctx.stdlib,
+                &imp,
+            )?);
         } else {
             let last_line = ctx.module.line_of(sr.end.saturating_sub(1).max(sr.start));
             edits.push(edit::insert_line_after(
@@ -260,18 +266,18 @@ impl NewImport<'_> {
         }
     }
 
-    fn group(&self, root: Option<&Path>) -> Group {
-        group_of_module(self.module, 0, root)
+    fn group(&self, root: Option<&Path>, stdlib: &Stdlib) -> Group {
+        group_of_module(self.module, 0, root, stdlib)
     }
 }
 
-fn group_of_module(module: &str, level: usize, root: Option<&Path>) -> Group {
+fn group_of_module(module: &str, level: usize, root: Option<&Path>, stdlib: &Stdlib) -> Group {
     let top = module.split('.').next().unwrap_or(module);
     if level > 0 {
         Group::Local
     } else if top == "__future__" {
         Group::Future
-    } else if is_stdlib_module(top) {
+    } else if stdlib.is_module(top) {
         Group::Stdlib
     } else if root.is_some_and(|r| project::is_local_top(r, top)) {
         Group::Local
@@ -298,18 +304,19 @@ pub(crate) fn add_import(
     source: &SourceFile,
     pm: &ParsedModule,
     root: Option<&Path>,
+    stdlib: &Stdlib,
     imp: &NewImport,
 ) -> Option<Vec<Edit>> {
     let nl = source.newline();
     let body = pm.body();
-    let block = import_block(pm, root);
+    let block = import_block(pm, root, stdlib);
     if let Some(name) = imp.name {
         if let Some(e) = merge_into_from(source, pm, &block, imp.module, name) {
             return Some(vec![e]);
         }
     }
     let text = imp.text();
-    let group = imp.group(root);
+    let group = imp.group(root, stdlib);
     let key = imp.module.to_lowercase();
     let members: Vec<&Existing> = block.iter().filter(|e| e.group == group).collect();
     if let (Some(first), Some(last)) = (members.first(), members.last()) {
@@ -462,20 +469,24 @@ fn is_docstring(s: &Stmt) -> bool {
 
 /// The file's top-level imports before its first other compound statement (after the
 /// docstring), classified into groups.
-fn import_block<'a>(pm: &'a ParsedModule, root: Option<&Path>) -> Vec<Existing<'a>> {
+fn import_block<'a>(
+    pm: &'a ParsedModule,
+    root: Option<&Path>,
+    stdlib: &Stdlib,
+) -> Vec<Existing<'a>> {
     let mut out = Vec::new();
     for s in pm.body() {
         let (group, key, is_from) = match s {
             Stmt::Import(i) => {
                 let m = i.names.first().map_or("", |a| a.name.as_str());
-                (group_of_module(m, 0, root), m.to_lowercase(), false)
+                (group_of_module(m, 0, root, stdlib), m.to_lowercase(), false)
             }
             Stmt::ImportFrom(i) => {
                 let level = i.level.as_ref().map_or(0, |l| l.to_usize());
                 let m = i.module.as_ref().map_or("", |m| m.as_str());
                 let written = ".".repeat(level) + m;
                 (
-                    group_of_module(m, level, root),
+                    group_of_module(m, level, root, stdlib),
                     written.to_lowercase(),
                     true,
                 )
@@ -552,7 +563,7 @@ mod tests {
     fn add(src: &str, imp: NewImport) -> String {
         let sf = SourceFile::from_bytes("m.py", src.as_bytes().to_vec()).unwrap();
         let pm = crate::syntax::parse(&sf).unwrap();
-        let edits = add_import(&sf, &pm, None, &imp).unwrap();
+        let edits = add_import(&sf, &pm, None, &Stdlib::unavailable(), &imp).unwrap();
         edit::apply(src, &edits).unwrap()
     }
 

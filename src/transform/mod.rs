@@ -61,6 +61,8 @@ pub struct Context<'a> {
     /// The failing function's return value reaches the test unchanged: every frame between the
     /// test and it is a `return call(...)`, so what the function returns is what the test sees.
     pub returns_to_test: bool,
+    /// The standard library of the project's interpreter (asked on first use).
+    pub stdlib: &'a stdlib::Stdlib,
     /// The rule's id and confidence, stamped on every fix.
     pub rule: &'a str,
     pub confidence: crate::edit::Confidence,

@@ -9,7 +9,10 @@
 //!   imports, builtins, and `self.X`-style attributes of the enclosing class (the forgotten
 //!   `self.`), ranked by distance, then by how close the scope is;
 //! - `import_stdlib`: `import X` when `X` is a standard-library module used as one (`X.attr`),
-//!   or `from m import X` for a well-known standard-library name (`Path`, `defaultdict`...);
+//!   or `from m import X` when the interpreter's standard-library index (see
+//!   [`super::stdlib`]) has one clear home for `X` (`Path`, `defaultdict`, `Formatter`...);
+//! - `import_stdlib_ranked`: `from m import X` for each of the ranked homes of a name several
+//!   modules export with no clear winner (`Formatter`: `string`, then `logging`);
 //! - `import_project`: `from pkg.mod import X` when a project module defines `X` at top level.
 //!
 //! A renamed name is renamed at every use in the function (every use of an undefined name
@@ -26,7 +29,6 @@ use std::ops::Range;
 use rustpython_parser::ast::{Expr, Stmt};
 
 use super::imports::{self, NewImport};
-use super::stdlib::is_stdlib_module;
 use super::Context;
 use crate::edit::{Edit, Fix};
 use crate::syntax::walk::{self, Node};
@@ -38,44 +40,6 @@ const MAX_NEAREST: usize = 3;
 /// Project modules proposed at most for one missing name.
 const MAX_MODULES: usize = 2;
 
-/// Well-known names of the standard library, imported by name (`from pathlib import Path`).
-/// Only names a project rarely defines itself and whose home is unambiguous.
-const STDLIB_NAMES: &[(&str, &str)] = &[
-    ("ABC", "abc"),
-    ("Any", "typing"),
-    ("Callable", "typing"),
-    ("ChainMap", "collections"),
-    ("Counter", "collections"),
-    ("Decimal", "decimal"),
-    ("Enum", "enum"),
-    ("Fraction", "fractions"),
-    ("IntEnum", "enum"),
-    ("Iterable", "typing"),
-    ("Iterator", "typing"),
-    ("Optional", "typing"),
-    ("OrderedDict", "collections"),
-    ("Path", "pathlib"),
-    ("PurePath", "pathlib"),
-    ("TYPE_CHECKING", "typing"),
-    ("TypeVar", "typing"),
-    ("Union", "typing"),
-    ("abstractmethod", "abc"),
-    ("contextmanager", "contextlib"),
-    ("dataclass", "dataclasses"),
-    ("dedent", "textwrap"),
-    ("deepcopy", "copy"),
-    ("defaultdict", "collections"),
-    ("deque", "collections"),
-    ("field", "dataclasses"),
-    ("lru_cache", "functools"),
-    ("namedtuple", "collections"),
-    ("partial", "functools"),
-    ("pprint", "pprint"),
-    ("reduce", "functools"),
-    ("timedelta", "datetime"),
-    ("wraps", "functools"),
-];
-
 pub fn candidates(ctx: &Context) -> Vec<Fix> {
     let Some(name) = ctx.captures.get("name").map(String::as_str) else {
         return Vec::new();
@@ -86,7 +50,8 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
     match ctx.params.get("mode").map(String::as_str) {
         Some("hint") => hint(ctx, name, &at).into_iter().collect(),
         Some("nearest") => nearest(ctx, name, &at),
-        Some("import_stdlib") => import_stdlib(ctx, name, &at).into_iter().collect(),
+        Some("import_stdlib") => import_stdlib(ctx, name, &at, false),
+        Some("import_stdlib_ranked") => import_stdlib(ctx, name, &at, true),
         Some("import_project") => import_project(ctx, name),
         _ => Vec::new(),
     }
@@ -309,39 +274,55 @@ fn used_as_module(ctx: &Context, at: &Range<usize>) -> bool {
         .any(|e| matches!(&e.kind, SubExprKind::Attribute { receiver, .. } if receiver == at))
 }
 
-fn import_stdlib(ctx: &Context, name: &str, at: &Range<usize>) -> Option<Fix> {
+/// `ranked`: the homes of a name without a clear winner; else the module itself or the one
+/// clear home of the name.
+fn import_stdlib(ctx: &Context, name: &str, at: &Range<usize>, ranked: bool) -> Vec<Fix> {
     let root = project::import_root(ctx.source.path());
     let forgot = ctx.captures.get("forgot").is_some_and(|f| f == name);
-    let imp = if is_stdlib_module(name)
-        && !name.starts_with('_')
-        && (forgot || used_as_module(ctx, at))
-    {
-        NewImport {
-            module: name,
-            name: None,
+    let as_module =
+        ctx.stdlib.is_module(name) && !name.starts_with('_') && (forgot || used_as_module(ctx, at));
+    let mut imports: Vec<NewImport> = Vec::new();
+    let homes;
+    if as_module {
+        if !ranked {
+            imports.push(NewImport {
+                module: name,
+                name: None,
+            });
         }
-    } else if let Some((_, m)) = STDLIB_NAMES.iter().find(|(n, _)| *n == name) {
-        NewImport {
-            module: m,
-            name: Some(name),
+    } else if let Some(index) = ctx.stdlib.index() {
+        homes = index.homes(name);
+        if homes.clear != ranked {
+            let take = if ranked { homes.modules.len() } else { 1 };
+            imports.extend(homes.modules.iter().take(take).map(|m| NewImport {
+                module: m,
+                name: Some(name),
+            }));
         }
-    } else {
-        return None;
-    };
-    // A project module of the same name shadows the standard library's: leave it alone.
-    if root
-        .as_deref()
-        .is_some_and(|r| project::is_local_top(r, imp.module))
-    {
-        return None;
     }
-    let edits = imports::add_import(ctx.source, ctx.module, root.as_deref(), &imp)?;
-    Some(Fix::new(
-        format!("add the missing `{}`", imp.text()),
-        ctx.rule,
-        ctx.confidence,
-        edits,
-    ))
+    let mut out = Vec::new();
+    for imp in imports {
+        // A project module of the same name shadows the standard library's: leave it alone.
+        let top = imp.module.split('.').next().unwrap_or(imp.module);
+        if root
+            .as_deref()
+            .is_some_and(|r| project::is_local_top(r, top))
+        {
+            continue;
+        }
+        let Some(edits) =
+            imports::add_import(ctx.source, ctx.module, root.as_deref(), ctx.stdlib, &imp)
+        else {
+            continue;
+        };
+        out.push(Fix::new(
+            format!("add the missing `{}`", imp.text()),
+            ctx.rule,
+            ctx.confidence,
+            edits,
+        ));
+    }
+    out
 }
 
 fn import_project(ctx: &Context, name: &str) -> Vec<Fix> {
@@ -365,7 +346,9 @@ fn import_project(ctx: &Context, name: &str) -> Vec<Fix> {
             module: &spelled,
             name: Some(name),
         };
-        let Some(edits) = imports::add_import(ctx.source, ctx.module, Some(&root), &imp) else {
+        let Some(edits) =
+            imports::add_import(ctx.source, ctx.module, Some(&root), ctx.stdlib, &imp)
+        else {
             continue;
         };
         out.push(Fix::new(
@@ -392,12 +375,6 @@ fn prefers_relative(body: &[Stmt]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stdlib_names_sorted_and_resolvable() {
-        assert!(STDLIB_NAMES.windows(2).all(|w| w[0].0 < w[1].0));
-        assert!(STDLIB_NAMES.iter().all(|(_, m)| is_stdlib_module(m)));
-    }
 
     #[test]
     fn relative_detection() {

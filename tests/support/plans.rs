@@ -3,10 +3,25 @@
 
 use std::path::Path;
 
+use std::sync::OnceLock;
+
 use selfdebug::plan::{self, Candidate, PlanInput};
 use selfdebug::rules::RuleSet;
+use selfdebug::runner;
 use selfdebug::source::SourceFile;
 use selfdebug::traceback;
+use selfdebug::transform::stdlib::Stdlib;
+
+/// The standard library of `python3` on PATH, as planning in a real run sees it (indexed once
+/// per test binary, cached in the user's cache like a real run).
+pub fn stdlib() -> &'static Stdlib {
+    static STDLIB: OnceLock<Stdlib> = OnceLock::new();
+    STDLIB.get_or_init(|| {
+        let python = runner::find_interpreter(Path::new("/"), Some(Path::new("python3")))
+            .expect("python3 on PATH");
+        Stdlib::new(python)
+    })
+}
 
 /// Parses `log` against `root`, checks that the failure is located at `file:line`, and plans it
 /// with the built-in rules.
@@ -26,6 +41,7 @@ pub fn candidates(name: &str, root: &Path, log: &[u8], file: &str, line: u32) ->
         rules: &rules,
         probe: None,
         allow_tests: false,
+        stdlib: stdlib(),
     })
     .unwrap_or_else(|e| panic!("{name}: {e}"))
 }

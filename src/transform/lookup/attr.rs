@@ -6,7 +6,9 @@
 //! 1. Python's own suggestion (`Did you mean: 'Y'?`), when the message carries it;
 //! 2. the nearest attributes of the class, read from its definition in the project (methods,
 //!    class attributes, `self.` assignments in any method, base classes defined alongside),
-//!    or of the project module; for builtin types, a table of their public attributes.
+//!    or of the project module; for builtin types, a table of their public attributes; for a
+//!    standard-library module, the names the interpreter's index has for it
+//!    ([`crate::transform::stdlib`]).
 //!
 //! Nearest means the smallest edit distance under CPython's own cut-off, then names that
 //! contain the wrong one as a word; a called attribute prefers methods and a read one prefers
@@ -505,11 +507,11 @@ fn self_assignments(args: &ast::Arguments, body: &[Stmt], push: &mut impl FnMut(
     });
 }
 
-/// Top-level names of a project module (definitions, assignments, imports); empty when the
-/// module is not the project's.
+/// Top-level names of a project module (definitions, assignments, imports), else the public
+/// names the interpreter's standard-library index has for `dotted`; empty when neither knows it.
 fn module_members(ctx: &Context, dotted: &str) -> Vec<Member> {
     let Some(path) = resolve_module(ctx.source.path(), dotted, 0) else {
-        return Vec::new();
+        return stdlib_members(ctx, dotted);
     };
     let Some(pm) = parse_file(&path) else {
         return Vec::new();
@@ -556,6 +558,17 @@ fn module_members(ctx: &Context, dotted: &str) -> Vec<Member> {
         }
     }
     out
+}
+
+/// What the standard-library module `dotted` has (`os` → `getcwd`, `getcwdb`, ...).
+fn stdlib_members(ctx: &Context, dotted: &str) -> Vec<Member> {
+    ctx.stdlib
+        .index()
+        .and_then(|i| i.members(dotted))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, callable)| Member { name, callable })
+        .collect()
 }
 
 /// Imports of a module: (module, relative level, `Some(names with aliases)` for `from m
