@@ -209,7 +209,7 @@ fn broken_cases() -> Vec<(&'static str, String, &'static str)> {
             "my-rule.toml",
             good.replace("safe = true\n", "safe = true\nseverity = \"high\"\n"),
             ":9:1: unknown field `severity`, expected one of `id`, `title`, `category`, \
-             `exception`, `message`, `transform`, `confidence`, `safe`, `params`, `docs`",
+             `exception`, `message`, `transform`, `confidence`, `safe`, `review`, `params`, `docs`",
         ),
         (
             "my-rule.toml",
