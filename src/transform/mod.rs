@@ -9,6 +9,7 @@ pub mod lookup;
 pub mod names;
 pub mod null_guard;
 pub mod stdlib;
+pub mod suggest;
 pub mod syntax_fix;
 pub mod types;
 
