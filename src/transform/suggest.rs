@@ -216,6 +216,51 @@ pub fn for_keyword(keyword_params: &[&str], wrong: &str) -> Option<String> {
     best_match(keyword_params, wrong, Impl::Native).map(str::to_string)
 }
 
+/// The keys of `vars(builtins)` in a Python 3.13 process started as pytest starts it (`site`
+/// adds `copyright` ... `help`), in dict order, which decides between equally close names.
+/// Python 3.10-3.12 have the same order without the names of [`BUILTINS_SINCE_313`].
+#[rustfmt::skip]
+pub const BUILTINS: &[&str] = &[
+    "__name__", "__doc__", "__package__", "__loader__", "__spec__", "__build_class__", "__import__",
+    "abs", "all", "any", "ascii", "bin", "breakpoint", "callable", "chr", "compile", "delattr",
+    "dir", "divmod", "eval", "exec", "format", "getattr", "globals", "hasattr", "hash", "hex", "id",
+    "input", "isinstance", "issubclass", "iter", "aiter", "len", "locals", "max", "min", "next",
+    "anext", "oct", "ord", "pow", "print", "repr", "round", "setattr", "sorted", "sum", "vars",
+    "None", "Ellipsis", "NotImplemented", "False", "True", "bool", "memoryview", "bytearray",
+    "bytes", "classmethod", "complex", "dict", "enumerate", "filter", "float", "frozenset",
+    "property", "int", "list", "map", "object", "range", "reversed", "set", "slice", "staticmethod",
+    "str", "super", "tuple", "type", "zip", "__debug__", "BaseException", "BaseExceptionGroup",
+    "Exception", "GeneratorExit", "KeyboardInterrupt", "SystemExit", "ArithmeticError",
+    "AssertionError", "AttributeError", "BufferError", "EOFError", "ImportError", "LookupError",
+    "MemoryError", "NameError", "OSError", "ReferenceError", "RuntimeError", "StopAsyncIteration",
+    "StopIteration", "SyntaxError", "SystemError", "TypeError", "ValueError", "Warning",
+    "FloatingPointError", "OverflowError", "ZeroDivisionError", "BytesWarning",
+    "DeprecationWarning", "EncodingWarning", "FutureWarning", "ImportWarning",
+    "PendingDeprecationWarning", "ResourceWarning", "RuntimeWarning", "SyntaxWarning",
+    "UnicodeWarning", "UserWarning", "BlockingIOError", "ChildProcessError", "ConnectionError",
+    "FileExistsError", "FileNotFoundError", "InterruptedError", "IsADirectoryError",
+    "NotADirectoryError", "PermissionError", "ProcessLookupError", "TimeoutError",
+    "IndentationError", "_IncompleteInputError", "IndexError", "KeyError", "ModuleNotFoundError",
+    "NotImplementedError", "PythonFinalizationError", "RecursionError", "UnboundLocalError",
+    "UnicodeError", "BrokenPipeError", "ConnectionAbortedError", "ConnectionRefusedError",
+    "ConnectionResetError", "TabError", "UnicodeDecodeError", "UnicodeEncodeError",
+    "UnicodeTranslateError", "ExceptionGroup", "EnvironmentError", "IOError", "open", "quit",
+    "exit", "copyright", "credits", "license", "help",
+];
+
+/// Builtins that Python 3.13 added.
+pub const BUILTINS_SINCE_313: &[&str] = &["PythonFinalizationError", "_IncompleteInputError"];
+
+/// [`BUILTINS`] of Python `version` (3.12's for an unknown version).
+pub fn builtins(version: Option<(u32, u32)>) -> Vec<&'static str> {
+    let new = version.is_some_and(|v| v >= (3, 13));
+    BUILTINS
+        .iter()
+        .copied()
+        .filter(|b| new || !BUILTINS_SINCE_313.contains(b))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
