@@ -1412,22 +1412,33 @@ fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {
     }
 }
 
-/// The probe's sub-expression types, by text range of the probed file.
+/// The probe's findings, by text range of the probed file.
 fn probe_facts(report: &ProbeReport) -> ProbeFacts {
     let source = std::fs::read(&report.path)
         .ok()
         .and_then(|b| SourceFile::from_bytes(&report.path, b).ok());
-    let types = report
-        .exprs
-        .iter()
-        .filter_map(|e| {
-            let v = e.value.as_ref()?;
-            let start = text_offset(source.as_ref()?, e.range[0])?;
-            let end = text_offset(source.as_ref()?, e.range[1])?;
-            Some((start..end, v.type_name.clone()))
-        })
-        .collect();
-    ProbeFacts { types }
+    let range = |e: &probe::ExprValue| {
+        let s = source.as_ref()?;
+        Some(text_offset(s, e.range[0])?..text_offset(s, e.range[1])?)
+    };
+    let mut facts = ProbeFacts {
+        python_version: report.python_version.map(|[a, b]| (a, b)),
+        scope: report.scope.clone(),
+        ..ProbeFacts::default()
+    };
+    for e in &report.exprs {
+        let Some(r) = range(e) else { continue };
+        if let Some(v) = &e.value {
+            facts.types.push((r.clone(), v.type_name.clone()));
+        }
+        if let Some(d) = &e.dir {
+            facts.dirs.push((r.clone(), d.clone()));
+        }
+        if let Some(p) = &e.params {
+            facts.params.push((r, p.clone()));
+        }
+    }
+    facts
 }
 
 /// File byte offset → offset in the decoded text (BOM dropped; latin-1 bytes ≥ 0x80 are two

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
+mod support;
+
 use selfdebug::probe::{self, InjectionKind, ProbeError, ProbeReport, ProbeRequest};
 use selfdebug::runner::{run_pytest, Interpreter, InterpreterSource, RunSpec};
 use selfdebug::traceback::{self, Failure};
@@ -542,4 +544,109 @@ fn a_module_level_statement_is_probed_at_import() {
     assert_eq!(names, ["CONFIG"]);
     assert!(r.test_outcome.reproduced, "{:?}", r.test_outcome);
     assert_eq!(snapshot(root), before);
+}
+
+/// A project whose one test fails as `body` says, run through the probe.
+fn probe_of(lib: &str, test: &str) -> ProbeReport {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "lib.py", lib.as_bytes());
+    write(root, "test_lib.py", test.as_bytes());
+    let failure = the_failure(root, &[]);
+    run_probe(root, &failure)
+}
+
+fn python_version() -> [u32; 2] {
+    let out = Command::new(real_python())
+        .args(["-c", "import sys; print(*sys.version_info[:2])"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v: Vec<u32> = text
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    [v[0], v[1]]
+}
+
+#[test]
+fn a_name_error_records_the_frames_names() {
+    let r = probe_of(
+        "import os\nLIMIT = 3\n\ndef total(items):\n    count = len(items)\n    return cont * 2\n",
+        "from lib import total\n\ndef test_total():\n    assert total([1]) == 2\n",
+    );
+    assert_eq!(r.python_version, Some(python_version()));
+    let scope = r.scope.as_ref().expect("scope recorded for a NameError");
+    assert_eq!(scope.locals.names, ["items", "count"]);
+    assert_eq!(scope.locals.total, 2);
+    let globals: Vec<&str> = scope.globals.names.iter().map(String::as_str).collect();
+    assert_eq!(
+        globals,
+        [
+            "__name__",
+            "__doc__",
+            "__package__",
+            "__loader__",
+            "__spec__",
+            "__file__",
+            "__cached__",
+            "__builtins__",
+            "os",
+            "LIMIT",
+            "total"
+        ]
+    );
+    // The builtins module's own order, complete.
+    assert_eq!(scope.builtins.names[0], "__name__");
+    assert!(scope.builtins.names.iter().any(|n| n == "len"));
+    assert_eq!(scope.builtins.names.len(), scope.builtins.total);
+    assert_eq!(scope.self_has_attr, None);
+    assert!(r
+        .exprs
+        .iter()
+        .all(|e| e.dir.is_none() && e.params.is_none()));
+    let doc = serde_json::to_vec(&r).unwrap();
+    support::assert_valid("fix.schema.json", Some("probe_report"), &[&doc]);
+}
+
+#[test]
+fn an_attribute_error_records_dir_of_the_receiver() {
+    let r = probe_of(
+        "class Cart:\n    def __init__(self):\n        self.items = []\n\n    def count(self):\n        return len(self.itms)\n",
+        "from lib import Cart\n\ndef test_count():\n    assert Cart().count() == 0\n",
+    );
+    assert!(r.scope.is_none());
+    let me = expr(&r, "self");
+    let dir = me.dir.as_ref().expect("dir of the receiver");
+    assert!(dir.is_self);
+    assert_eq!(dir.total, dir.names.len());
+    assert!(dir.names.iter().any(|n| n == "items"));
+    assert!(dir.names.iter().any(|n| n == "count"));
+    assert!(dir.names.iter().any(|n| n == "__init__"));
+    assert!(expr(&r, "self.itms").dir.is_none());
+    let doc = serde_json::to_vec(&r).unwrap();
+    support::assert_valid("fix.schema.json", Some("probe_report"), &[&doc]);
+}
+
+#[test]
+fn an_unexpected_keyword_records_the_callees_signature() {
+    let r = probe_of(
+        "def fmt(value, /, sep=' ', *, indent=2, **rest):\n    return str(value)\n\ndef show(v):\n    return fmt(v, indnt=4)\n",
+        "import lib\n\ndef fmt_strict(value, *, indent=2):\n    return str(value)\n\ndef test_show():\n    lib.fmt = fmt_strict\n    assert lib.show(1) == '1'\n",
+    );
+    let params = expr(&r, "fmt").params.as_ref().expect("signature");
+    let got: Vec<(&str, &str)> = params
+        .iter()
+        .map(|(n, k)| (n.as_str(), k.as_str()))
+        .collect();
+    // The callee at run time (the test replaced it), not the definition in the file.
+    assert_eq!(
+        got,
+        [
+            ("value", "POSITIONAL_OR_KEYWORD"),
+            ("indent", "KEYWORD_ONLY")
+        ]
+    );
+    let doc = serde_json::to_vec(&r).unwrap();
+    support::assert_valid("fix.schema.json", Some("probe_report"), &[&doc]);
 }

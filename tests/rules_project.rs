@@ -269,7 +269,7 @@ fn broken_cases() -> Vec<(&'static str, String, &'static str)> {
             "my-rule.toml",
             good.replace("category = \"data\"", "category = \"logical\""),
             ":3:12: unknown category `logical` (expected one of: environment, data, logic, \
-             syntax, dependency, unknown)",
+             syntax, dependency, timeout, unknown)",
         ),
         (
             "my-rule.toml",

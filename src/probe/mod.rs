@@ -96,6 +96,41 @@ pub struct ExprValue {
     pub error: Option<ExprError>,
     /// The value is `None`.
     pub is_none: bool,
+    /// `dir()` of the value, recorded for the receiver of a failing attribute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<DirNames>,
+    /// The parameters of `inspect.signature(value)` (name, kind), recorded for the callee of a
+    /// call that passed an unexpected keyword.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Vec<(String, String)>>,
+}
+
+/// Some names (at most [`pysrc::NAMES_MAX`]) and how many there were.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Names {
+    pub names: Vec<String>,
+    pub total: usize,
+}
+
+/// `dir()` of a value, and whether it is the frame's `self`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirNames {
+    pub names: Vec<String>,
+    pub total: usize,
+    #[serde(default)]
+    pub is_self: bool,
+}
+
+/// The names of the frame, as CPython collects them for a `NameError`'s suggestion: the keys
+/// of `f_locals`, `f_globals` and `f_builtins`, in their order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScopeNames {
+    pub locals: Names,
+    pub globals: Names,
+    pub builtins: Names,
+    /// The frame has a `self` whose `dir()` holds the undefined name (null: no `self`).
+    #[serde(default)]
+    pub self_has_attr: Option<bool>,
 }
 
 /// How the probed run of the test ended.
@@ -156,6 +191,12 @@ pub struct ProbeReport {
     pub file_hash: String,
     /// The interpreter the test ran with.
     pub interpreter: String,
+    /// Its `sys.version_info[:2]`, when the probe fired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_version: Option<[u32; 2]>,
+    /// For a `NameError`: the names visible in the frame at the last hit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<ScopeNames>,
     /// Whole probe, preparation and restore included.
     pub duration_ms: u64,
 }
@@ -255,6 +296,7 @@ pub fn plan_probe(
     path: &Path,
     line: usize,
     caret: Option<(usize, usize)>,
+    failure: Option<(&str, &str)>,
 ) -> Result<ProbePlan, ProbeError> {
     let source = SourceFile::read(path).map_err(ProbeError::Source)?;
     let pm = syntax::parse(&source).map_err(ProbeError::Syntax)?;
@@ -281,7 +323,10 @@ pub fn plan_probe(
     let targets = plan::targets(&source, &located);
     let key = unique_key();
     let evals: Vec<String> = targets.iter().map(|t| t.eval.clone()).collect();
-    let probe_line = pysrc::probe_line(&key, &pysrc::probe_source(&key, &evals));
+    let extras = failure.map_or_else(pysrc::Extras::default, |(exc_type, msg)| {
+        plan::extras(&located, &targets, exc_type, msg)
+    });
+    let probe_line = pysrc::probe_line(&key, &pysrc::probe_source(&key, &evals, &extras));
     let edit: Edit =
         edit::insert_line_before(&source, injection.line, &injection.indent, &probe_line)
             .ok_or_else(|| no_point(format!("line {} is past the end", injection.line)))?;
@@ -339,7 +384,8 @@ pub fn probe(req: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
             c.line_focus_end.or(c.line_end)? as usize,
         ))
     });
-    let plan = plan_probe(&path, loc.line as usize, caret)?;
+    let failure = Some((req.failure.exc_type.as_str(), req.failure.msg.as_str()));
+    let plan = plan_probe(&path, loc.line as usize, caret, failure)?;
 
     let out_dir = runner::TempDir::new("selfdebug-probe").map_err(|e| ProbeError::Write {
         path: std::env::temp_dir(),
@@ -394,6 +440,8 @@ pub fn probe(req: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
                 is_none: value.as_ref().is_some_and(|v| v.type_name == "NoneType"),
                 value,
                 error: seen.and_then(|s| s.error.clone()),
+                dir: seen.and_then(|s| s.dir.clone()),
+                params: seen.and_then(|s| s.params.clone()),
             }
         })
         .collect();
@@ -419,6 +467,8 @@ pub fn probe(req: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
         test_outcome: outcome,
         file_hash,
         interpreter: req.interpreter.path.to_string_lossy().into_owned(),
+        python_version: last.and_then(|r| r.py),
+        scope: last.and_then(|r| r.scope.clone()),
         duration_ms: millis(started.elapsed()),
     })
 }
@@ -479,6 +529,10 @@ struct Record {
     locals: Vec<Value>,
     #[serde(default)]
     exprs: Vec<RecordExpr>,
+    #[serde(default)]
+    py: Option<[u32; 2]>,
+    #[serde(default)]
+    scope: Option<ScopeNames>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -490,6 +544,10 @@ struct RecordExpr {
     #[serde(default)]
     truncated: bool,
     error: Option<ExprError>,
+    #[serde(default)]
+    dir: Option<DirNames>,
+    #[serde(default)]
+    params: Option<Vec<(String, String)>>,
 }
 
 /// Every well-formed line (a process killed mid-write leaves a torn last line).

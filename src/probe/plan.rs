@@ -5,6 +5,7 @@ use std::ops::Range;
 use rustpython_parser::ast::{self, Ranged, Stmt};
 use serde::Serialize;
 
+use super::pysrc;
 use crate::source::{Encoding, SourceFile};
 use crate::syntax::{self, Clause, Located, ParsedModule, StmtKind, SubExpr, SubExprKind};
 
@@ -299,6 +300,50 @@ fn is_pure(
         }
         _ => false,
     }
+}
+
+/// What to record besides values for this failure: the frame's names for a `NameError`,
+/// `dir()` of the receivers of the failing attribute for an `AttributeError`, the signature of
+/// the callees given the unexpected keyword for a `TypeError` (CPython's suggestions need them).
+pub fn extras(loc: &Located, targets: &[Target], exc_type: &str, msg: &str) -> pysrc::Extras {
+    let short = exc_type.rsplit('.').next().unwrap_or(exc_type);
+    let quoted = |after: &str| -> Option<String> {
+        let rest = &msg[msg.find(after)? + after.len()..];
+        Some(rest[..rest.find('\'')?].to_string())
+    };
+    let index_of = |r: &Range<usize>| targets.iter().position(|t| t.text_range == *r);
+    let mut out = pysrc::Extras::default();
+    match short {
+        "NameError" => out.name_error = quoted("name '"),
+        "AttributeError" => {
+            let Some(attr) = quoted("has no attribute '") else {
+                return out;
+            };
+            for e in &loc.exprs {
+                if let SubExprKind::Attribute { receiver, name, .. } = &e.kind {
+                    if *name == attr {
+                        out.dirs.extend(index_of(receiver));
+                    }
+                }
+            }
+        }
+        "TypeError" => {
+            let Some(kw) = quoted("unexpected keyword argument '") else {
+                return out;
+            };
+            for e in &loc.exprs {
+                if let SubExprKind::Call { func, keywords, .. } = &e.kind {
+                    if keywords.contains(&kw) {
+                        out.signatures.extend(index_of(func));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    out.dirs.dedup();
+    out.signatures.dedup();
+    out
 }
 
 /// A literal key: a (signed) number, a plain string without escapes, `None`/`True`/`False`.

@@ -24,9 +24,24 @@ pub const HIT_CAP: usize = 50;
 pub const REPR_MAX: usize = 400;
 /// At most this many locals are recorded.
 pub const LOCALS_MAX: usize = 100;
+/// At most this many names of a scope or of a `dir()` are recorded: more than CPython's 750
+/// candidates, so that "too many for a suggestion" is still known (the totals are recorded too).
+pub const NAMES_MAX: usize = 800;
+
+/// What the probe records besides values, for the failure at hand.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// A `NameError`'s name: record the names visible in the frame (CPython's candidates).
+    pub name_error: Option<String>,
+    /// Indexes of the expressions whose `dir()` to record (receivers of a failing attribute).
+    pub dirs: Vec<usize>,
+    /// Indexes of the expressions whose `inspect.signature` to record (callees).
+    pub signatures: Vec<usize>,
+}
 
 /// Runs at each hit with `_sd_l` (the frame's `locals()`) and `_sd_g` (its `globals()`).
-/// Placeholders: `@KEY@`, `@EXPRS@`, `@CAP@`, `@REPR@`, `@LOCALS@`, `@OUT@`.
+/// Placeholders: `@KEY@`, `@EXPRS@`, `@CAP@`, `@REPR@`, `@LOCALS@`, `@OUT@`, `@NAMES@`,
+/// `@NAME@`, `@DIRS@`, `@SIGS@`.
 const TEMPLATE: &str = r#"def _sd_t(v):
     t = type(v)
     m = getattr(t, '__module__', None)
@@ -47,14 +62,50 @@ def _sd_v(v):
         d['truncated'] = True
     return d
 
+def _sd_keys(m):
+    ks = [k for k in m.keys() if isinstance(k, str)]
+    return {'names': ks[:@NAMES@], 'total': len(ks)}
+
+def _sd_scope(L, G, wrong):
+    import types
+    B = G.get('__builtins__')
+    if isinstance(B, types.ModuleType):
+        B = vars(B)
+    sc = {'locals': _sd_keys(L), 'globals': _sd_keys(G), 'builtins': _sd_keys(B)}
+    if 'self' in L:
+        sc['self_has_attr'] = wrong in dir(L['self'])
+    return sc
+
+def _sd_extra(d, v, i, L):
+    if i in @DIRS@:
+        try:
+            ns = [n for n in dir(v) if isinstance(n, str)]
+            d['dir'] = {'names': ns[:@NAMES@], 'total': len(ns),
+                        'is_self': 'self' in L and L['self'] is v}
+        except BaseException:
+            pass
+    if i in @SIGS@:
+        try:
+            import inspect
+            ps = inspect.signature(v).parameters.values()
+            d['params'] = [[p.name, p.kind.name] for p in ps][:@NAMES@]
+        except BaseException:
+            pass
+
 def _sd_record(L, G, hit):
-    import os, types
+    import os, sys, types
     mf = G.get('__file__')
     mn = G.get('__name__')
     rec = {'hit': hit, 'pid': os.getpid(),
            'module': mn if isinstance(mn, str) else None,
            'module_file': mf if isinstance(mf, str) else None,
-           'module_level': L is G, 'locals': [], 'exprs': []}
+           'module_level': L is G, 'locals': [], 'exprs': [],
+           'py': list(sys.version_info[:2])}
+    if @NAME@ is not None:
+        try:
+            rec['scope'] = _sd_scope(L, G, @NAME@)
+        except BaseException:
+            pass
     for k in list(L.keys()):
         if not isinstance(k, str):
             continue
@@ -82,6 +133,7 @@ def _sd_record(L, G, hit):
             continue
         d = _sd_v(v)
         d['i'] = i
+        _sd_extra(d, v, i, L)
         rec['exprs'].append(d)
     return rec
 
@@ -131,7 +183,7 @@ except BaseException:
 "#;
 
 /// The probe's Python source for these expression texts (already in evaluable form).
-pub fn probe_source(key: &str, exprs: &[String]) -> String {
+pub fn probe_source(key: &str, exprs: &[String], extras: &Extras) -> String {
     let list = if exprs.is_empty() {
         "()".to_string()
     } else {
@@ -145,6 +197,22 @@ pub fn probe_source(key: &str, exprs: &[String]) -> String {
         .replace("@REPR@", &REPR_MAX.to_string())
         .replace("@LOCALS@", &LOCALS_MAX.to_string())
         .replace("@OUT@", &py_str(OUT_ENV))
+        .replace("@NAMES@", &NAMES_MAX.to_string())
+        .replace(
+            "@NAME@",
+            &extras.name_error.as_deref().map_or("None".into(), py_str),
+        )
+        .replace("@DIRS@", &py_set(&extras.dirs))
+        .replace("@SIGS@", &py_set(&extras.signatures))
+}
+
+/// A Python set (or empty tuple) literal of indexes.
+fn py_set(items: &[usize]) -> String {
+    if items.is_empty() {
+        return "()".into();
+    }
+    let parts: Vec<String> = items.iter().map(usize::to_string).collect();
+    format!("{{{}}}", parts.join(", "))
 }
 
 /// The single line (no indentation, no newline) that runs `source`.
@@ -188,7 +256,10 @@ mod tests {
     fn literals_are_ascii_and_escaped() {
         assert_eq!(py_str("a\"b\\c\n"), r#""a\"b\\c\n""#);
         assert_eq!(py_str("é€😀\u{7}"), r#""\xe9\u20ac\U0001f600\x07""#);
-        let line = probe_line("_k", &probe_source("_k", &["d[\"é\"]".to_string()]));
+        let line = probe_line(
+            "_k",
+            &probe_source("_k", &["d[\"é\"]".to_string()], &Extras::default()),
+        );
         assert!(line.is_ascii());
         assert!(!line.contains('\n'));
     }

@@ -9,6 +9,7 @@ pub mod lookup;
 pub mod names;
 pub mod null_guard;
 pub mod stdlib;
+pub mod suggest;
 pub mod syntax_fix;
 pub mod types;
 
@@ -74,11 +75,21 @@ impl Context<'_> {
     }
 }
 
-/// The probe's findings, reduced to what transforms use: the type of each sub-expression it
-/// could evaluate, by text range in the original file.
+/// A callee's parameters: (name, `inspect.Parameter` kind name), in signature order.
+pub type Params = Vec<(String, String)>;
+
+/// The probe's findings, reduced to what transforms use, by text range in the original file:
+/// the type of each sub-expression it could evaluate, and what CPython's suggestions look at
+/// (the frame's names, `dir()` of a failing attribute's receiver, a callee's parameters).
 #[derive(Debug, Default, Clone)]
 pub struct ProbeFacts {
     pub types: Vec<(Range<usize>, String)>,
+    /// `sys.version_info[:2]` of the interpreter the test ran with.
+    pub python_version: Option<(u32, u32)>,
+    pub scope: Option<crate::probe::ScopeNames>,
+    pub dirs: Vec<(Range<usize>, crate::probe::DirNames)>,
+    /// The parameters of the callee at each range.
+    pub params: Vec<(Range<usize>, Params)>,
 }
 
 impl ProbeFacts {
@@ -87,6 +98,17 @@ impl ProbeFacts {
             .iter()
             .find(|(r, _)| r == range)
             .map(|(_, t)| t.as_str())
+    }
+
+    pub fn dir_of(&self, range: &Range<usize>) -> Option<&crate::probe::DirNames> {
+        self.dirs.iter().find(|(r, _)| r == range).map(|(_, d)| d)
+    }
+
+    pub fn params_of(&self, range: &Range<usize>) -> Option<&[(String, String)]> {
+        self.params
+            .iter()
+            .find(|(r, _)| r == range)
+            .map(|(_, p)| p.as_slice())
     }
 }
 

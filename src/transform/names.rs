@@ -3,7 +3,10 @@
 //!
 //! `name_error` works in one of four modes (the rule's `mode` parameter), so that each rule can
 //! say how safe its fix is:
-//! - `hint`: Python's own `Did you mean: 'Y'?` (`Y` may be `self.y`);
+//! - `hint`: Python's own `Did you mean: 'Y'?` (`Y` may be `self.y`); when the message has
+//!   none (pytest's long style never prints it), the one CPython would make, computed with its
+//!   own algorithm ([`super::suggest`]) from the frame's names the probe saw, else from the
+//!   names the source binds;
 //! - `nearest`: the names visible at the statement nearest to `X` by edit distance: locals
 //!   and parameters bound before the statement, enclosing functions, module globals and
 //!   imports, builtins, and `self.X`-style attributes of the enclosing class (the forgotten
@@ -29,6 +32,7 @@ use std::ops::Range;
 use rustpython_parser::ast::{Expr, Stmt};
 
 use super::imports::{self, NewImport};
+use super::suggest;
 use super::Context;
 use crate::edit::{Edit, Fix};
 use crate::syntax::walk::{self, Node};
@@ -102,7 +106,15 @@ fn rename(ctx: &Context, name: &str, at: &Range<usize>, to: &str, title: String)
 }
 
 fn hint(ctx: &Context, name: &str, at: &Range<usize>) -> Option<Fix> {
-    let hint = ctx.captures.get("hint")?;
+    let (hint, how) = match ctx.captures.get("hint") {
+        Some(h) => (h.clone(), "Python's suggestion"),
+        // pytest's long style prints no hint (nor does Python 3.10/3.11's `traceback`):
+        // compute the one CPython would make.
+        None => (
+            computed_hint(ctx, name, at)?,
+            "Python's suggestion, computed",
+        ),
+    };
     // `y` or `self.y` (Python 3.12 suggests attributes of `self`).
     if hint.is_empty() || !hint.split('.').all(project::is_identifier) || hint == name {
         return None;
@@ -111,9 +123,127 @@ fn hint(ctx: &Context, name: &str, at: &Range<usize>) -> Option<Fix> {
         ctx,
         name,
         at,
-        hint,
-        format!("use `{hint}` instead of the undefined `{name}` (Python's suggestion)"),
+        &hint,
+        format!("use `{hint}` instead of the undefined `{name}` ({how})"),
     ))
+}
+
+/// CPython's suggestion for the undefined `name` ([`suggest::for_name`]): from the names the
+/// probe saw in the frame when it ran, else from the names the source binds.
+fn computed_hint(ctx: &Context, name: &str, at: &Range<usize>) -> Option<String> {
+    let imp = suggest::Impl::for_version(ctx.probe.and_then(|p| p.python_version));
+    if let Some(seen) = ctx.probe.and_then(|p| p.scope.as_ref()) {
+        let complete = [&seen.locals, &seen.globals, &seen.builtins]
+            .iter()
+            .all(|n| n.names.len() == n.total);
+        if !complete {
+            // More names than the probe keeps: more than CPython looks at, so no suggestion.
+            return None;
+        }
+        let scope = suggest::NameScope {
+            locals: strs(&seen.locals),
+            globals: strs(&seen.globals),
+            builtins: strs(&seen.builtins),
+            self_has_attr: seen.self_has_attr == Some(true),
+        };
+        return suggest::for_name(&scope, name, imp);
+    }
+    let (locals, globals, self_has_attr) = source_scope(ctx, name, at)?;
+    let scope = suggest::NameScope {
+        locals: locals.iter().map(String::as_str).collect(),
+        globals: globals.iter().map(String::as_str).collect(),
+        builtins: suggest::builtins(ctx.probe.and_then(|p| p.python_version)),
+        self_has_attr,
+    };
+    suggest::for_name(&scope, name, imp)
+}
+
+fn strs(n: &crate::probe::Names) -> Vec<&str> {
+    n.names.iter().map(String::as_str).collect()
+}
+
+/// Module attributes every imported module has, in the order CPython sets them.
+const MODULE_DUNDERS: &[&str] = &[
+    "__name__",
+    "__doc__",
+    "__package__",
+    "__loader__",
+    "__spec__",
+    "__file__",
+    "__cached__",
+    "__builtins__",
+];
+
+/// The frame's locals and globals as the source shows them at the failing statement, and
+/// whether `self` has the attribute `name`; `None` when the source cannot say (a star import
+/// or a `global` declaration makes the module's names unknowable from here).
+fn source_scope(
+    ctx: &Context,
+    name: &str,
+    at: &Range<usize>,
+) -> Option<(Vec<String>, Vec<String>, bool)> {
+    let body = ctx.module.body();
+    let star = body.iter().any(
+        |s| matches!(s, Stmt::ImportFrom(i) if i.names.iter().any(|a| a.name.as_str() == "*")),
+    );
+    if star {
+        return None;
+    }
+    let stmt_start = ctx.located.range.start;
+    let chain = scope::scope_chain(body, at.start);
+    let push = |out: &mut Vec<String>, n: &str| {
+        if !out.iter().any(|o| o == n) {
+            out.push(n.to_string());
+        }
+    };
+    let mut globals: Vec<String> = Vec::new();
+    for d in MODULE_DUNDERS {
+        push(&mut globals, d);
+    }
+    let at_module_level = chain.len() == 1;
+    for b in scope::bindings(body).0 {
+        // A module-level failure sees only what ran before it.
+        if !at_module_level || b.stmt.start < stmt_start {
+            push(&mut globals, &b.name);
+        }
+    }
+    let mut locals: Vec<String> = Vec::new();
+    let mut self_has_attr = false;
+    match chain.last() {
+        Some(Scope::Function(f)) => {
+            let (binds, declared) = scope::bindings(f.body);
+            if !declared.is_empty() {
+                return None;
+            }
+            for p in f.params() {
+                push(&mut locals, p);
+            }
+            for b in binds.iter().filter(|b| b.stmt.start < stmt_start) {
+                push(&mut locals, &b.name);
+            }
+            // CPython checks a local literally named `self`.
+            if f.params().contains(&"self") {
+                if let Some(Scope::Class(c)) = chain.len().checked_sub(2).and_then(|i| chain.get(i))
+                {
+                    self_has_attr = scope::class_attributes(c).iter().any(|a| a == name);
+                }
+            }
+        }
+        Some(Scope::Class(c)) => {
+            for b in scope::bindings(&c.body).0 {
+                if b.stmt.start < stmt_start {
+                    push(&mut locals, &b.name);
+                }
+            }
+        }
+        // At module level `f_locals` is `f_globals`: CPython counts them twice.
+        _ => locals = globals.clone(),
+    }
+    // Comprehension variables live in the frame (Python 3.12 inlines comprehensions).
+    for v in inner_scope_names(ctx, at) {
+        push(&mut locals, &v);
+    }
+    Some((locals, globals, self_has_attr))
 }
 
 /// Where a visible name comes from, closest first.

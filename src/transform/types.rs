@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use rustpython_parser::ast::{self, Expr, Ranged, Stmt};
 
 use super::common::one_line;
-use super::Context;
+use super::{suggest, Context};
 use crate::edit::{Edit, Fix};
 use crate::source::SourceFile;
 use crate::syntax::walk::{self, Node};
@@ -40,6 +40,7 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
         Some("not_subscriptable") => not_subscriptable(ctx),
         Some("extra_argument") => extra_argument(ctx),
         Some("missing_argument") => missing_argument(ctx),
+        Some("keyword_hint") => keyword_hint(ctx),
         _ => Vec::new(),
     };
     let mut out: Vec<Fix> = Vec::new();
@@ -636,6 +637,9 @@ struct DefInfo {
     positional: Vec<String>,
     kwonly: Vec<String>,
     vararg: bool,
+    /// Every parameter that may be passed by keyword, in signature order (`self` included):
+    /// the names CPython 3.13 suggests from.
+    keyword_names: Vec<String>,
 }
 
 fn short_name(qualname: &str) -> (&str, Option<&str>) {
@@ -936,6 +940,75 @@ fn top_level_names(s: &Stmt, names: &mut BTreeSet<String>) {
     }
 }
 
+/// `f(..., wrong=v)` → `f(..., right=v)` for `TypeError: f() got an unexpected keyword
+/// argument 'wrong'`, where `right` is Python's suggestion: printed (3.13+), else computed as
+/// CPython 3.13 computes it ([`suggest::for_keyword`]) from the callee's parameters, read from
+/// its definition in the project, else from the probe's `inspect.signature` of the callee.
+fn keyword_hint(ctx: &Context) -> Vec<Fix> {
+    let Some(kw) = ctx.captures.get("kw") else {
+        return Vec::new();
+    };
+    let stmt = ctx.located.range.clone();
+    let mut calls: Vec<(Range<usize>, Range<usize>)> = Vec::new();
+    let roots: Vec<Node> = ctx.module.body().iter().map(Node::Stmt).collect();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        let r = node.range();
+        if r.end <= stmt.start || r.start >= stmt.end {
+            return false;
+        }
+        if let Node::Expr(Expr::Call(c)) = node {
+            for k in &c.keywords {
+                if k.arg.as_ref().is_some_and(|a| a.as_str() == kw) {
+                    let at = rng(k).start;
+                    calls.push((rng(&*c.func), at..at + kw.len()));
+                }
+            }
+        }
+        true
+    });
+    let from_def = ctx
+        .captures
+        .get("func")
+        .and_then(|q| find_definition(ctx, q))
+        .map(|(d, _)| d.keyword_names);
+    let mut out = Vec::new();
+    for (func, name_range) in calls {
+        if ctx.text(&name_range) != kw.as_str() {
+            continue;
+        }
+        let (hint, how) = match ctx.captures.get("hint") {
+            Some(h) => (Some(h.clone()), "Python's suggestion"),
+            None => {
+                let params: Option<Vec<String>> = from_def.clone().or_else(|| {
+                    let p = ctx.probe?.params_of(&func)?;
+                    Some(
+                        p.iter()
+                            .filter(|(_, kind)| {
+                                kind == "POSITIONAL_OR_KEYWORD" || kind == "KEYWORD_ONLY"
+                            })
+                            .map(|(n, _)| n.clone())
+                            .collect(),
+                    )
+                });
+                let hint = params.and_then(|p| {
+                    let strs: Vec<&str> = p.iter().map(String::as_str).collect();
+                    suggest::for_keyword(&strs, kw)
+                });
+                (hint, "Python's suggestion, computed")
+            }
+        };
+        let Some(hint) = hint.filter(|h| h != kw && super::names::project::is_identifier(h)) else {
+            continue;
+        };
+        out.push(fix(
+            ctx,
+            format!("pass `{hint}=` instead of the unexpected `{kw}=` ({how})"),
+            vec![Edit::replacement(name_range, hint.clone())],
+        ));
+    }
+    out
+}
+
 /// The definition of `qualname` (and whether it is a method taking `self`/`cls`): in the
 /// failing module, then in the project modules it imports.
 fn find_definition(ctx: &Context, qualname: &str) -> Option<(DefInfo, bool)> {
@@ -999,6 +1072,12 @@ fn def_info(args: &ast::Arguments) -> DefInfo {
             .map(|a| a.def.arg.to_string())
             .collect(),
         vararg: args.vararg.is_some(),
+        keyword_names: args
+            .args
+            .iter()
+            .chain(&args.kwonlyargs)
+            .map(|a| a.def.arg.to_string())
+            .collect(),
     }
 }
 

@@ -3,7 +3,9 @@
 //! renaming the attribute access.
 //!
 //! Names proposed, in rank order (a rule with `names = "hint"` proposes only the first):
-//! 1. Python's own suggestion (`Did you mean: 'Y'?`), when the message carries it;
+//! 1. Python's own suggestion (`Did you mean: 'Y'?`), when the message carries it; else (rule
+//!    `names = "hint"`) the one CPython would make, computed from the probe's `dir()` of the
+//!    receiver and the attributes the class's methods assign;
 //! 2. the nearest attributes of the class, read from its definition in the project (methods,
 //!    class attributes, `self.` assignments in any method, base classes defined alongside),
 //!    or of the project module; for builtin types, a table of their public attributes; for a
@@ -25,7 +27,7 @@ use crate::source::SourceFile;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{self, ParsedModule, SubExpr, SubExprKind, MAX_AST_DEPTH};
 use crate::transform::common::{self as shared, rng};
-use crate::transform::Context;
+use crate::transform::{suggest, Context};
 
 /// Modules read to find a class or module definition, at most.
 const MAX_FILES: usize = 12;
@@ -194,10 +196,17 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
         return Vec::new();
     }
     let mut names: Vec<(String, String)> = Vec::new();
-    if let Some(hint) = ctx.captures.get("hint").filter(|h| *h != attr) {
-        names.push((hint.clone(), "Python's suggestion".to_string()));
-    }
     let only_hint = ctx.params.get("names").is_some_and(|n| n == "hint");
+    match ctx.captures.get("hint") {
+        Some(hint) if hint != attr => names.push((hint.clone(), "Python's suggestion".into())),
+        Some(_) => {}
+        None if only_hint => {
+            if let Some(hint) = computed_hint(ctx, attr, &groups[0]) {
+                names.push((hint, "Python's suggestion, computed".into()));
+            }
+        }
+        None => {}
+    }
     let called = groups[0].iter().any(|t| is_called(ctx, t));
     let members = if only_hint { Vec::new() } else { members(ctx) };
     let source = match (
@@ -237,6 +246,36 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
         }
     }
     out
+}
+
+/// CPython's suggestion for `.attr` ([`suggest::for_attribute`]) from `dir()` of the receiver
+/// as the probe saw it, plus, for an instance of a class the project defines, the attributes
+/// its methods assign (`self.y = ...` in a method or branch that has not run yet): once they
+/// exist, that is what Python would suggest. Without the probe's `dir()`, nothing.
+fn computed_hint(ctx: &Context, attr: &str, group: &[&SubExpr]) -> Option<String> {
+    let probe = ctx.probe?;
+    let receiver = group.iter().find_map(|t| match &t.kind {
+        SubExprKind::Attribute { receiver, .. } => Some(receiver),
+        _ => None,
+    })?;
+    let dir = probe.dir_of(receiver)?;
+    if dir.names.len() != dir.total {
+        // More names than the probe keeps: more than CPython looks at.
+        return None;
+    }
+    let mut names: Vec<String> = dir.names.clone();
+    if ctx.captures.contains_key("type") {
+        for m in members(ctx) {
+            if !names.contains(&m.name) {
+                names.push(m.name);
+            }
+        }
+    }
+    // `dir()` returns its names sorted; the merged list is what it would return.
+    names.sort();
+    let strs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let imp = suggest::Impl::for_version(probe.python_version);
+    suggest::for_attribute(&strs, attr, dir.is_self, imp)
 }
 
 /// The accesses of `.attr` in the statement that may have failed, grouped by receiver text:
