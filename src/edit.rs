@@ -227,44 +227,7 @@ impl Fix {
 /// the diff (a stripped `\r` makes them refuse it). A lone `\r` (classic Mac) is shown as `\n`.
 /// A last line without a terminator gets the usual `\ No newline at end of file` marker.
 pub fn unified_diff(path_label: &str, old_text: &str, new_text: &str) -> String {
-    if old_text == new_text {
-        return String::new();
-    }
-    let old_lines = split_lines(old_text);
-    let new_lines = split_lines(new_text);
-    let diff = similar::TextDiff::configure()
-        .algorithm(similar::Algorithm::Myers)
-        .diff_slices(&old_lines, &new_lines);
-    let mut out = format!("--- a/{path_label}\n+++ b/{path_label}\n");
-    for group in diff.grouped_ops(3) {
-        out.push_str(&format!(
-            "{}\n",
-            similar::udiff::UnifiedHunkHeader::new(&group)
-        ));
-        for op in &group {
-            for change in diff.iter_changes(op) {
-                let sign = match change.tag() {
-                    similar::ChangeTag::Equal => ' ',
-                    similar::ChangeTag::Delete => '-',
-                    similar::ChangeTag::Insert => '+',
-                };
-                let line: &str = change.value();
-                let content = line.strip_suffix('\n').or_else(|| line.strip_suffix('\r'));
-                out.push(sign);
-                match content {
-                    Some(c) => {
-                        out.push_str(c);
-                        out.push('\n');
-                    }
-                    None => {
-                        out.push_str(line);
-                        out.push_str("\n\\ No newline at end of file\n");
-                    }
-                }
-            }
-        }
-    }
-    out
+    unified_diff_bytes(path_label, old_text.as_bytes(), new_text.as_bytes()).text
 }
 
 /// [`unified_diff`] over the file's own bytes, so that `git apply` finds every context line as
@@ -345,6 +308,11 @@ pub struct DiffText {
 
 /// Lines with their terminators (`\n`, `\r\n` or `\r`), over bytes.
 fn split_byte_lines(bytes: &[u8]) -> Vec<&[u8]> {
+    line_ranges(bytes).into_iter().map(|r| &bytes[r]).collect()
+}
+
+/// Byte ranges of the lines, terminators included.
+fn line_ranges(bytes: &[u8]) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut i = 0;
@@ -358,38 +326,12 @@ fn split_byte_lines(bytes: &[u8]) -> Vec<&[u8]> {
                 continue;
             }
         };
-        out.push(&bytes[start..end]);
+        out.push(start..end);
         start = end;
         i = end;
     }
     if start < bytes.len() {
-        out.push(&bytes[start..]);
-    }
-    out
-}
-
-/// Lines with their terminators (`\n`, `\r\n` or `\r`).
-fn split_lines(text: &str) -> Vec<&str> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let end = match bytes[i] {
-            b'\n' => i + 1,
-            b'\r' if bytes.get(i + 1) == Some(&b'\n') => i + 2,
-            b'\r' => i + 1,
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        out.push(&text[start..end]);
-        start = end;
-        i = end;
-    }
-    if start < text.len() {
-        out.push(&text[start..]);
+        out.push(start..bytes.len());
     }
     out
 }
@@ -486,9 +428,9 @@ mod tests {
     #[test]
     fn split_lines_keeps_terminators() {
         assert_eq!(
-            split_lines("a\r\nb\rc\nd"),
-            vec!["a\r\n", "b\r", "c\n", "d"]
+            split_byte_lines(b"a\r\nb\rc\nd"),
+            vec![&b"a\r\n"[..], b"b\r", b"c\n", b"d"]
         );
-        assert_eq!(split_lines(""), Vec::<&str>::new());
+        assert_eq!(split_byte_lines(b""), Vec::<&[u8]>::new());
     }
 }
