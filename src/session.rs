@@ -1225,7 +1225,7 @@ impl Runs<'_> {
         }
         spec.env = ws.env();
         spec.timeout = self.run_timeout();
-        spec.test_timeout = Some(self.opts.test_timeout);
+        spec.test_timeout = Some(self.test_limit(spec.timeout));
         let run = runner::run_pytest(&self.python, &spec)
             .map_err(|e| SessionError::Environment(e.to_string()))?;
         self.count += 1;
@@ -1244,6 +1244,15 @@ impl Runs<'_> {
             Phase::Candidate => p.candidates_ms += ms,
             Phase::Confirm => p.confirm_ms += ms,
         }
+    }
+
+    /// The per-test limit for a run limited to `run`: `--test-timeout`, but always well inside
+    /// the run's own limit, so that a hang fails one test instead of killing the whole run.
+    fn test_limit(&self, run: Duration) -> Duration {
+        self.opts
+            .test_timeout
+            .min(run * 3 / 4)
+            .max(Duration::from_millis(500))
     }
 
     /// The per-run limit, cut to what is left of the time budget (a run never outlives it).
@@ -1320,7 +1329,7 @@ impl Runs<'_> {
             failure,
             interpreter: &self.python,
             timeout: self.run_timeout(),
-            test_timeout: Some(self.opts.test_timeout),
+            test_timeout: Some(self.test_limit(self.run_timeout())),
             env: ws.env(),
             pytest_args: self.opts.pytest_args.clone(),
             test: None,
