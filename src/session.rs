@@ -1247,11 +1247,14 @@ impl Runs<'_> {
     }
 
     /// The per-test limit for a run limited to `run`: `--test-timeout`, but always well inside
-    /// the run's own limit, so that a hang fails one test instead of killing the whole run.
+    /// the run's own limit (a quarter of it, and at least 10 s for pytest to start and report),
+    /// so that a hang fails one test instead of killing the whole run.
     fn test_limit(&self, run: Duration) -> Duration {
+        let margin = (run / 4).max(Duration::from_secs(10));
+        let inside = run.saturating_sub(margin).max(run / 4);
         self.opts
             .test_timeout
-            .min(run * 3 / 4)
+            .min(inside)
             .max(Duration::from_millis(500))
     }
 

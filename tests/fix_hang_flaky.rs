@@ -181,3 +181,24 @@ fn a_flaky_failure_is_reported_and_never_patched() {
     assert_eq!(p.read("tests/runs.txt"), "3");
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
 }
+
+#[test]
+fn the_per_test_limit_stays_inside_a_short_run_limit() {
+    // --test-timeout keeps its default (60 s); a run limit of 16 s must still end in a hang of
+    // one test (at 16 - 10 = 6 s), not in a killed run that gives no verdict.
+    let p = hang_project("def wait_forever():\n    while True:\n        pass\n");
+    let out = p.run(&["fix", "--json", "--timeout", "16"]);
+    let j = json(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(p.read("shop.py"), SHOP_FIXED);
+    assert_eq!(j["failures"][1]["status"], "timed_out");
+    assert!(j["failures"][1]["msg"]
+        .as_str()
+        .unwrap()
+        .starts_with("the test did not finish within 6 s"));
+}
