@@ -52,7 +52,7 @@ pub struct Options {
     pub test_timeout: Duration,
     /// The user's pytest arguments, already checked by [`crate::pytest_args::check`].
     pub pytest_args: Vec<String>,
-    /// Where the original design's backup copies go (default: the system temp dir).
+    /// Where the original design's backup copies go (default: `{temp dir}/selfdebug-{uid}`).
     pub backup_dir: Option<PathBuf>,
     /// Wall time for the whole run: no candidate is started that cannot finish within it.
     pub time_budget: Duration,
@@ -279,7 +279,7 @@ pub struct Report {
     pub validated: bool,
     /// Identifies this run in audit records.
     pub run_id: String,
-    /// Where the originals of the touched files were saved (backup copies stay).
+    /// Every backup copy that remains: those of files that keep a change.
     pub backups: Vec<Backup>,
     /// Time per phase of the run.
     pub phases: Phases,

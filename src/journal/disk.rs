@@ -23,17 +23,24 @@ pub fn hash(bytes: &[u8]) -> String {
     }
 }
 
-/// `$XDG_CACHE_HOME/selfdebug/journals`, else `$HOME/.cache/selfdebug/journals`, else the temp
-/// dir: outside every project, so a run leaves nothing in the tree.
+/// `$XDG_CACHE_HOME/selfdebug/journals`, else `$HOME/.cache/selfdebug/journals`, else
+/// `{temp dir}/selfdebug-{uid}/journals` (per user, like the backups): outside every project,
+/// so a run leaves nothing in the tree.
 pub fn journals_home() -> PathBuf {
     let abs = |v: Option<std::ffi::OsString>| {
         v.map(PathBuf::from)
             .filter(|p| p.is_absolute() && !p.as_os_str().is_empty())
     };
-    let base = abs(std::env::var_os("XDG_CACHE_HOME"))
+    match abs(std::env::var_os("XDG_CACHE_HOME"))
         .or_else(|| abs(std::env::var_os("HOME")).map(|h| h.join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("selfdebug").join("journals")
+    {
+        Some(base) => base.join("selfdebug").join("journals"),
+        // Without HOME only. A refused per-user dir (not ours) is still named here: usually
+        // creating the journal in it then fails and says so (see the report of issue 8).
+        None => user_temp_dir()
+            .unwrap_or_else(|_| std::env::temp_dir().join(format!("selfdebug-{}", uid())))
+            .join("journals"),
+    }
 }
 
 /// The journal dir of a (canonical) root: named by a hash of its path, so two projects never

@@ -2,16 +2,23 @@
 //!
 //! Before the first byte of a project file is written, its original bytes, hash, mtime and
 //! permissions are kept three times: a copy in the journal dir, the original design's backup copy
-//! (`{backup_dir}/agent-self-debugger-loop/{basename}.{unix_ts}.bak`), and, where the root is in a
-//! git repository, a blob in that repository under `refs/selfdebug/<run-id>/<n>` (it survives a
-//! wiped cache or temp dir). The journal file is written atomically and synced before the
-//! project file is touched, so a run killed at any moment leaves enough to restore every file.
+//! (`{backup_dir}/agent-self-debugger-loop/{basename}.{unix_ts}.bak`; default backup dir
+//! `{temp dir}/selfdebug-{uid}`, per user, checked to be ours and not a symlink), and, where
+//! the root is in a git repository, a blob in that repository under
+//! `refs/selfdebug/<run-id>/<n>` (it survives a wiped cache or temp dir). The journal file is
+//! written atomically and synced before the project file is touched, so a run killed at any
+//! moment leaves enough to restore every file. When the run ends, the backup copy stays only
+//! for a file that keeps a change: a rollback or `restore` removes them all.
+//!
+//! A dry run holds the same lock (marked `dry_run`) only while it copies the project, so no
+//! real run can have a probe or a candidate in a file meanwhile; see [`while_locked_for_copy`].
 //!
 //! Where things live (all outside the project, which is left with nothing of ours):
 //!
 //! ```text
 //! $XDG_CACHE_HOME/selfdebug/journals/<hash of the canonical root>/   (else ~/.cache/..., else tmp)
-//!     lock            O_EXCL; {"pid", "since", "run_id", "proc_start"}; stale when pid is dead
+//!     lock            O_EXCL; {"pid", "since", "run_id", "proc_start", "dry_run"}; stale when
+//!                     pid is dead
 //!     guard           flock'ed while the lock is checked or taken
 //!     journal.json    versioned JSON, see `Doc`
 //!     files/<n>.orig  the journal copies
