@@ -567,6 +567,13 @@ fn forget_project_bytecode(cache: &Path, cwd: &Path) {
         let mirror = cache.join(rel);
         remove_mirror(&mirror, &real, 0);
         let _ = std::fs::remove_dir(&mirror);
+        // Its parents too, while empty: every dry run's scratch copy has its own path, and
+        // their empty mirrors would pile up in the cache.
+        for dir in mirror.ancestors().skip(1) {
+            if dir == cache || !dir.starts_with(cache) || std::fs::remove_dir(dir).is_err() {
+                break;
+            }
+        }
     }
 }
 
@@ -867,6 +874,10 @@ pub fn remove_stale_temp_dirs() -> usize {
         if process_since(pid).is_none_or(|started| started > written)
             && std::fs::remove_dir_all(e.path()).is_ok()
         {
+            // And its bytecode in the cache (a killed dry run's scratch copy has some).
+            if let Bytecode::Cache(cache) = Bytecode::default_cache() {
+                forget_project_bytecode(&cache, &e.path());
+            }
             removed += 1;
         }
     }
@@ -991,6 +1002,44 @@ mod tests {
         }
         let _ = std::fs::remove_dir(&live);
         assert_eq!(left, (false, true, false));
+    }
+
+    #[test]
+    fn forgetting_a_dirs_bytecode_leaves_no_empty_mirror_dirs() {
+        let cache = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let cwd = work.path().join("proj");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let mirror = cache.path().join(cwd.strip_prefix("/").unwrap());
+        std::fs::create_dir_all(mirror.join("pkg")).unwrap();
+        std::fs::write(mirror.join("pkg/m.cpython-311.pyc"), b"x").unwrap();
+        // Someone else's bytecode beside it stays, and so do the dirs that hold it.
+        let other = cache.path().join("usr/lib/python3.11");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("os.cpython-311.pyc"), b"y").unwrap();
+        forget_project_bytecode(cache.path(), &cwd);
+        let mut left: Vec<String> = walkdir::WalkDir::new(cache.path())
+            .min_depth(1)
+            .into_iter()
+            .map(|e| {
+                let e = e.unwrap();
+                e.path()
+                    .strip_prefix(cache.path())
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "usr",
+                "usr/lib",
+                "usr/lib/python3.11",
+                "usr/lib/python3.11/os.cpython-311.pyc"
+            ]
+        );
     }
 
     #[test]

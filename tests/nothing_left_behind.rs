@@ -417,3 +417,63 @@ fn default_backups_are_per_user_so_a_second_user_is_not_locked_out() {
     }
     assert_eq!(std::fs::read_to_string(&root_copy).unwrap(), DEMO_MODULE);
 }
+
+/// Paths under `dir` whose name starts with `selfdebug-scratch` (mirrors of scratch copies).
+fn scratch_mirrors(dir: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("selfdebug-scratch")
+        })
+        .map(|e| e.path().to_path_buf())
+        .collect()
+}
+
+#[test]
+fn a_killed_dry_run_leaves_nothing_once_the_next_run_is_done() {
+    let h = held_project();
+    let p = &h.project;
+    let tmp = p.cache.join("tmp");
+    let pycache = p.cache.join("selfdebug/pycache");
+    h.hold("probe");
+    let mut run = p
+        .cmd(&["fix", "--dry-run", "--timeout", "600"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    h.wait_for("probe", 300);
+    run.kill().unwrap();
+    run.wait().unwrap();
+    // The dry run's pytest ran in its scratch copy, in the temp dir; it dies with the run.
+    wait_until("the killed dry run's pytest to die with it", 120, || {
+        processes_in(&tmp).is_empty()
+    });
+    h.release();
+    let scratch = format!("selfdebug-scratch-{}-", run.id());
+    let left = selfdebug_entries(&tmp);
+    assert!(left.iter().any(|n| n.starts_with(&scratch)), "{left:?}");
+    assert!(!scratch_mirrors(&pycache).is_empty());
+    // The user's tree was never written.
+    assert_eq!(p.read("words.py"), DEMO_MODULE);
+
+    let next = p.run(&["fix", "--dry-run", "--json"]);
+    assert_eq!(
+        next.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&next.stderr)
+    );
+    let v = json(&next);
+    assert_eq!(
+        v["patches"][0]["diff"],
+        "--- a/words.py\n+++ b/words.py\n@@ -1,3 +1,3 @@\n def to_upper(text):\n-    words = text.split()\n+    words = (text or \"\").split()\n     return \" \".join(w.upper() for w in words)\n"
+    );
+    // Neither the killed run's copy nor this run's, nor their bytecode, is left.
+    assert_eq!(selfdebug_entries(&tmp), Vec::<String>::new());
+    assert_eq!(scratch_mirrors(&pycache), Vec::<PathBuf>::new());
+    assert_eq!(p.read("words.py"), DEMO_MODULE);
+}

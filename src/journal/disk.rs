@@ -35,8 +35,8 @@ pub fn journals_home() -> PathBuf {
         .or_else(|| abs(std::env::var_os("HOME")).map(|h| h.join(".cache")))
     {
         Some(base) => base.join("selfdebug").join("journals"),
-        // Without HOME only. A refused per-user dir (not ours) is still named here: usually
-        // creating the journal in it then fails and says so (see the report of issue 8).
+        // Without HOME only. A per-user dir that is not ours is still named here; the
+        // journal dir made in it is 0700, but its parent is not checked.
         None => user_temp_dir()
             .unwrap_or_else(|_| std::env::temp_dir().join(format!("selfdebug-{}", uid())))
             .join("journals"),
