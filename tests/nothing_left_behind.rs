@@ -83,6 +83,34 @@ fn dry_run_during_a_real_run_refuses_and_prints_no_probe() {
 }
 
 #[test]
+fn two_dry_runs_at_once_both_work() {
+    let p = project::project(&[
+        ("conftest.py", ""),
+        ("words.py", DEMO_MODULE),
+        ("tests/test_words.py", WORDS_TEST),
+    ]);
+    // Each holds the lock only while it copies; the other waits for that, then goes on.
+    let spawn = || {
+        p.cmd(&["fix", "--dry-run", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    for out in [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()] {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert_eq!(json(&out)["files_patched"], serde_json::json!(["words.py"]));
+    }
+    assert_eq!(p.read("words.py"), DEMO_MODULE);
+    assert_eq!(
+        selfdebug_entries(&p.cache.join("tmp")),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
 fn a_rolled_back_run_leaves_no_backup_copy() {
     // The test wants an exception: no candidate can pass, every one is undone.
     let p = project::project(&[
@@ -186,6 +214,15 @@ fn sigkill_during_the_probe_kills_pytest_and_the_next_run_cleans_up() {
     // What the killed run left in the temp dir: the probe's dir (and the per-user folder).
     let left = selfdebug_entries(&tmp);
     assert!(left.iter().any(|n| n.starts_with(&probe_dir)), "{left:?}");
+    // A dry run does not copy the half-patched file either: the killed run must be restored.
+    let dry = p.run(&["fix", "--dry-run", "--json"]);
+    let stderr = String::from_utf8_lossy(&dry.stderr);
+    assert_eq!(dry.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains("was killed") && stderr.contains("selfdebug restore"),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&dry.stdout).contains("_selfdebug_probe"));
 
     let restored = p.run(&["restore", "--json"]);
     assert_eq!(
