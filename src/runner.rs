@@ -34,6 +34,18 @@
 //! Leftovers of a run that ended normally (a test's forgotten background process) are killed
 //! the same way: on Linux the exited leader is kept as a zombie (`waitid(WNOWAIT)`) while the
 //! group is killed, so its id cannot have been reused by then.
+//!
+//! On Linux every child also gets `PR_SET_PDEATHSIG(SIGKILL)`: when selfdebug itself dies
+//! (even by SIGKILL, when nothing of ours runs any more) the pytest it started dies with it
+//! instead of running on with a candidate or a probe in the file. The signal fires when the
+//! *thread* that spawned the child exits; [`run_command`] waits for the child in the thread
+//! that spawned it, so that thread always outlives it.
+//!
+//! # Temp dirs
+//!
+//! [`TempDir`]s are named `{prefix}-{pid}-{n}-{nanos}`. A run killed with SIGKILL cannot remove
+//! its own; [`remove_stale_temp_dirs`] (called when a run starts) removes the `selfdebug-*` ones
+//! of ours whose process is gone.
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -555,6 +567,13 @@ fn forget_project_bytecode(cache: &Path, cwd: &Path) {
         let mirror = cache.join(rel);
         remove_mirror(&mirror, &real, 0);
         let _ = std::fs::remove_dir(&mirror);
+        // Its parents too, while empty: every dry run's scratch copy has its own path, and
+        // their empty mirrors would pile up in the cache.
+        for dir in mirror.ancestors().skip(1) {
+            if dir == cache || !dir.starts_with(cache) || std::fs::remove_dir(dir).is_err() {
+                break;
+            }
+        }
     }
 }
 
@@ -601,6 +620,7 @@ pub fn run_command(mut cmd: Command, timeout: Duration) -> Result<CommandRun, Ru
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    die_with_parent(&mut cmd);
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| RunnerError::Spawn {
         program: program.clone(),
@@ -693,6 +713,30 @@ fn leader_exited(_child: &mut Child, pid: libc::pid_t) -> std::io::Result<bool> 
 fn leader_exited(child: &mut Child, _pid: libc::pid_t) -> std::io::Result<bool> {
     child.try_wait().map(|s| s.is_some())
 }
+
+/// Makes the child die when we do (see the module docs).
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe syscalls.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // We may have died between fork and prctl: then nobody will ever signal this child.
+            if libc::getppid() != parent {
+                libc::_exit(137);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut Command) {}
 
 fn kill_group(pgid: libc::pid_t) {
     // SAFETY: plain syscall; ESRCH (group already empty) is fine to ignore.
@@ -803,6 +847,97 @@ impl Drop for TempDir {
     }
 }
 
+/// Removes the [`TempDir`]s (`selfdebug-{prefix}-{pid}-{n}-{nanos}`) in the temp dir that a
+/// killed run of ours left: owned by us, a real directory, and whose pid is gone or now belongs
+/// to a process that started after the dir was last written (a reused pid). Another live
+/// run's dirs are never touched. Returns how many were removed.
+pub fn remove_stale_temp_dirs() -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return 0;
+    };
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(temp_dir_pid) else {
+            continue;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != uid || pid == std::process::id() {
+            continue;
+        }
+        let written = meta.modified().unwrap_or(UNIX_EPOCH);
+        if process_since(pid).is_none_or(|started| started > written)
+            && std::fs::remove_dir_all(e.path()).is_ok()
+        {
+            // And its bytecode in the cache (a killed dry run's scratch copy has some).
+            if let Bytecode::Cache(cache) = Bytecode::default_cache() {
+                forget_project_bytecode(&cache, &e.path());
+            }
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The pid in a [`TempDir`] name `selfdebug-{prefix}-{pid}-{n}-{hex nanos}`.
+fn temp_dir_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("selfdebug-")?;
+    let mut parts = rest.rsplitn(4, '-');
+    let nanos = parts.next()?;
+    let n = parts.next()?;
+    let pid = parts.next()?;
+    let prefix = parts.next()?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let ok = !prefix.is_empty()
+        && digits(n)
+        && !nanos.is_empty()
+        && nanos.bytes().all(|b| b.is_ascii_hexdigit())
+        && digits(pid);
+    ok.then(|| pid.parse().ok()).flatten()
+}
+
+/// When the process `pid` started (`None`: no such process, or a zombie). A live process whose
+/// start time cannot be read counts as started at the epoch, so its dirs are kept.
+fn process_since(pid: u32) -> Option<SystemTime> {
+    let id = libc::pid_t::try_from(pid).ok().filter(|&p| p > 0)?;
+    // SAFETY: signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(id, 0) };
+    if rc != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EPERM) {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields resume after the command name's last ')': state is field 3, starttime field 22.
+    let fields: Vec<&str> = stat
+        .rfind(')')
+        .map_or("", |i| &stat[i + 1..])
+        .split_whitespace()
+        .collect();
+    if matches!(fields.first(), Some(&"Z") | Some(&"X")) {
+        return None;
+    }
+    Some(start_time(fields.get(19).copied()).unwrap_or(UNIX_EPOCH))
+}
+
+/// Boot time plus the start time in clock ticks. `btime` is truncated to whole seconds, so
+/// this is a lower bound: a process is never judged younger than it is (its dirs stay).
+fn start_time(ticks: Option<&str>) -> Option<SystemTime> {
+    let ticks: u64 = ticks?.parse().ok()?;
+    let btime: u64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime ")?.trim().parse().ok())?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) })
+        .ok()
+        .filter(|&h| h > 0)?;
+    Some(UNIX_EPOCH + Duration::from_secs(btime) + Duration::from_millis(ticks * 1000 / hz))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -817,6 +952,94 @@ mod tests {
         std::fs::write(p.join("x"), b"x").unwrap();
         drop(a);
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn temp_dir_names_carry_the_pid() {
+        assert_eq!(temp_dir_pid("selfdebug-probe-4242-0-1a2b3c4d"), Some(4242));
+        assert_eq!(temp_dir_pid("selfdebug-scratch-7-12-0"), Some(7));
+        let made = TempDir::new("selfdebug-test").unwrap();
+        let name = made.path().file_name().unwrap().to_str().unwrap();
+        assert_eq!(temp_dir_pid(name), Some(std::process::id()));
+        // The per-user dir and the names of other tools are not ours to clean.
+        for other in [
+            "selfdebug-0",
+            "selfdebug-1000",
+            "selfdebug-probe-backup",
+            "selfdebug-x-12-3-zz",
+            "selfdebug--12-3-4",
+            "tmp-probe-1-2-3",
+        ] {
+            assert_eq!(temp_dir_pid(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn stale_temp_dirs_of_dead_pids_go_live_ones_stay() {
+        let base = std::env::temp_dir();
+        let mut gone = Command::new("true").spawn().unwrap();
+        let dead = base.join(format!("selfdebug-test-{}-0-0", gone.id()));
+        gone.wait().unwrap();
+        std::fs::create_dir_all(dead.join("sub")).unwrap();
+        // A live process that started before its dir was written may be its creator: kept.
+        let mut alive = Command::new("sleep").arg("30").spawn().unwrap();
+        let live = base.join(format!("selfdebug-test-{}-0-0", alive.id()));
+        std::fs::create_dir_all(&live).unwrap();
+        // A live process that started after the dir was last written reuses a dead run's pid.
+        let mut reuser = Command::new("sleep").arg("30").spawn().unwrap();
+        let reused = base.join(format!("selfdebug-test-{}-0-0", reuser.id()));
+        std::fs::create_dir_all(&reused).unwrap();
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::open(&reused)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+        remove_stale_temp_dirs();
+        let left = (dead.exists(), live.is_dir(), reused.exists());
+        for c in [&mut alive, &mut reuser] {
+            c.kill().unwrap();
+            c.wait().unwrap();
+        }
+        let _ = std::fs::remove_dir(&live);
+        assert_eq!(left, (false, true, false));
+    }
+
+    #[test]
+    fn forgetting_a_dirs_bytecode_leaves_no_empty_mirror_dirs() {
+        let cache = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let cwd = work.path().join("proj");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let mirror = cache.path().join(cwd.strip_prefix("/").unwrap());
+        std::fs::create_dir_all(mirror.join("pkg")).unwrap();
+        std::fs::write(mirror.join("pkg/m.cpython-311.pyc"), b"x").unwrap();
+        // Someone else's bytecode beside it stays, and so do the dirs that hold it.
+        let other = cache.path().join("usr/lib/python3.11");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("os.cpython-311.pyc"), b"y").unwrap();
+        forget_project_bytecode(cache.path(), &cwd);
+        let mut left: Vec<String> = walkdir::WalkDir::new(cache.path())
+            .min_depth(1)
+            .into_iter()
+            .map(|e| {
+                let e = e.unwrap();
+                e.path()
+                    .strip_prefix(cache.path())
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "usr",
+                "usr/lib",
+                "usr/lib/python3.11",
+                "usr/lib/python3.11/os.cpython-311.pyc"
+            ]
+        );
     }
 
     #[test]

@@ -20,9 +20,10 @@ const SKIP_DIRS: &[&str] = &[
     ".selfdebug-journal",
 ];
 
-/// A copy of a project in a temporary directory, removed on drop.
+/// A copy of a project in a temporary directory, removed on drop (and, after a kill, by the
+/// next run: see [`crate::runner::remove_stale_temp_dirs`]).
 pub struct Scratch {
-    dir: tempfile::TempDir,
+    dir: crate::runner::TempDir,
     root: PathBuf,
 }
 
@@ -30,9 +31,8 @@ impl Scratch {
     /// Copies `root` (files and symlinks as symlinks, without the skipped directories) to a
     /// new temporary directory named after it.
     pub fn copy_of(root: &Path) -> io::Result<Scratch> {
-        let dir = tempfile::Builder::new()
-            .prefix("selfdebug-scratch.")
-            .tempdir()?;
+        // Named with our pid, so a copy left by a killed run is recognised and removed later.
+        let dir = crate::runner::TempDir::new("selfdebug-scratch")?;
         let name = root
             .file_name()
             .map_or_else(|| "project".into(), |n| n.to_os_string());

@@ -52,7 +52,7 @@ pub struct Options {
     pub test_timeout: Duration,
     /// The user's pytest arguments, already checked by [`crate::pytest_args::check`].
     pub pytest_args: Vec<String>,
-    /// Where the original design's backup copies go (default: the system temp dir).
+    /// Where the original design's backup copies go (default: `{temp dir}/selfdebug-{uid}`).
     pub backup_dir: Option<PathBuf>,
     /// Wall time for the whole run: no candidate is started that cannot finish within it.
     pub time_budget: Duration,
@@ -121,6 +121,10 @@ pub trait Workspace {
 /// The dry run's workspace.
 pub struct ScratchWorkspace {
     scratch: Scratch,
+    /// Each written file's bytes as copied, before its first write: the patch is the difference
+    /// from these, never from the user's tree as it is at the end (which another run may be
+    /// changing by then).
+    originals: BTreeMap<PathBuf, Vec<u8>>,
 }
 
 impl Workspace for ScratchWorkspace {
@@ -130,10 +134,21 @@ impl Workspace for ScratchWorkspace {
     fn env(&self) -> Vec<(OsString, OsString)> {
         vec![("PYTHONPATH".into(), self.scratch.pythonpath().into())]
     }
-    fn record(&mut self, _path: &Path) -> Result<(), SessionError> {
+    fn record(&mut self, path: &Path) -> Result<(), SessionError> {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let std::collections::btree_map::Entry::Vacant(slot) = self.originals.entry(key) {
+            let bytes = std::fs::read(path).map_err(|e| {
+                SessionError::Environment(format!(
+                    "cannot read the scratch copy {}: {e}",
+                    path.display()
+                ))
+            })?;
+            slot.insert(bytes);
+        }
         Ok(())
     }
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+        self.record(path)?;
         std::fs::write(path, bytes).map_err(|e| {
             SessionError::Environment(format!(
                 "cannot write the scratch copy {}: {e}",
@@ -264,7 +279,7 @@ pub struct Report {
     pub validated: bool,
     /// Identifies this run in audit records.
     pub run_id: String,
-    /// Where the originals of the touched files were saved (backup copies stay).
+    /// Every backup copy that remains: those of files that keep a change.
     pub backups: Vec<Backup>,
     /// Time per phase of the run.
     pub phases: Phases,
@@ -319,6 +334,7 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
     let root = opts.root.path().to_path_buf();
     let rules = RuleSet::load(&root).map_err(|e| SessionError::BadInput(e.to_string()))?;
     let python = interpreter(&root, opts)?;
+    runner::remove_stale_temp_dirs();
     let journal = Journal::begin(&root, opts.backup_dir.as_deref())
         .map_err(|e| SessionError::Environment(e.to_string()))?;
     let mut ws = JournalWorkspace { journal };
@@ -362,9 +378,11 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
         let committed = journal
             .commit()
             .map_err(|e| SessionError::Environment(e.to_string()))?;
+        // Exactly the copies that remain: those of files that keep a change.
         report.backups = committed
             .files
             .iter()
+            .filter(|f| f.backup.is_some())
             .map(|f| Backup {
                 file: f.path.to_string_lossy().replace('\\', "/"),
                 backup: f.backup.as_ref().map(|b| b.to_string_lossy().into_owned()),
@@ -373,9 +391,20 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
             })
             .collect();
     } else {
-        journal
+        let restored = journal
             .rollback()
             .map_err(|e| SessionError::Environment(e.to_string()))?;
+        // Normally none: a restored file needs no backup; one that could not be removed is listed.
+        report.backups = restored
+            .backups
+            .iter()
+            .map(|b| Backup {
+                file: b.path.to_string_lossy().replace('\\', "/"),
+                backup: Some(b.backup.to_string_lossy().into_owned()),
+                original_hash: b.original_hash.clone(),
+                changed: false,
+            })
+            .collect();
         report.rollback = touched;
         report.patches.clear();
         for f in &mut report.failures {
@@ -409,13 +438,24 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
     let root = opts.root.path().to_path_buf();
     let rules = RuleSet::load(&root).map_err(|e| SessionError::BadInput(e.to_string()))?;
     if !opts.validate {
-        return propose_only(opts, &root, &rules, started);
+        // It reads the project's files: under the lock, like the copy of a dry run.
+        return journal::while_locked_for_copy(&root, || {
+            propose_only(opts, &root, &rules, started)
+        })
+        .map_err(|e| SessionError::Environment(dry_run_refused(&e)))?;
     }
     let python = interpreter(&root, opts)?;
-    let scratch = Scratch::copy_of(&root).map_err(|e| {
-        SessionError::Environment(format!("cannot copy the project to a scratch dir: {e}"))
-    })?;
-    let mut ws = ScratchWorkspace { scratch };
+    runner::remove_stale_temp_dirs();
+    // Under the project's lock, so no real run has a probe or a candidate in a file meanwhile.
+    let scratch = journal::while_locked_for_copy(&root, || Scratch::copy_of(&root))
+        .map_err(|e| SessionError::Environment(dry_run_refused(&e)))?
+        .map_err(|e| {
+            SessionError::Environment(format!("cannot copy the project to a scratch dir: {e}"))
+        })?;
+    let mut ws = ScratchWorkspace {
+        scratch,
+        originals: BTreeMap::new(),
+    };
     let mut report = run_loop(opts, &rules, python, &mut ws, started).map_err(|e| {
         if runner::interrupted() {
             SessionError::Environment("interrupted: the project was not changed (dry run)".into())
@@ -443,9 +483,12 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
         report.finish(started);
         return Ok(report);
     }
-    // The patched content lives in the scratch copy; the originals are the user's files.
-    report.patches = combine(ws.root(), &report.patches, |file| {
-        std::fs::read(root.join(file)).ok()
+    // The patched content lives in the scratch copy, and so do the originals (as copied).
+    let scratch_root = ws.root().to_path_buf();
+    report.patches = combine(&scratch_root, &report.patches, |file| {
+        let path = scratch_root.join(file);
+        let key = std::fs::canonicalize(&path).unwrap_or(path);
+        ws.originals.get(&key).cloned()
     });
     // Messages name the user's project, not the scratch copy that is gone after the run (the
     // probe keeps its scratch paths: they prove which copy was imported).
@@ -473,6 +516,14 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
     }
     report.finish(started);
     Ok(report)
+}
+
+/// Why a dry run did not start, and why it does not just go ahead.
+fn dry_run_refused(e: &JournalError) -> String {
+    format!(
+        "{e}; a dry run does not read a project while another run may have a probe or an \
+         unproven candidate in its files"
+    )
 }
 
 impl Report {
@@ -1336,6 +1387,8 @@ impl Runs<'_> {
             env: ws.env(),
             pytest_args: self.opts.pytest_args.clone(),
             test: None,
+            // The journal or the scratch copy holds the original.
+            backup: false,
         });
         match report {
             Ok(r) => {

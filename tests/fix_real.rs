@@ -1,6 +1,7 @@
 //! `selfdebug fix` writing into real projects (git and not), with real pytest: kept fixes,
 //! rollbacks that leave a dirty tree exactly as it was, a run killed with SIGKILL and its
-//! recovery, a candidate that hangs, and a second concurrent run.
+//! recovery, a candidate that hangs, and a second concurrent run. Tests that stop a run
+//! mid-way wait for what the fixture's own test reports (see `support::project::held_project`).
 
 mod support;
 
@@ -232,47 +233,44 @@ fn failed_run_outside_git_restores_everything() {
     assert_same(&before, &snapshot(&p.root));
 }
 
-/// A project whose candidates are slow to test (each run sleeps), to catch a run mid-way.
-fn slow_project() -> Project {
-    project(&[
-        ("conftest.py", ""),
-        ("words.py", DEMO_MODULE),
-        (
-            "tests/test_words.py",
-            "import time\nfrom words import to_upper\n\n\ndef test_none():\n    time.sleep(2)\n    assert to_upper(None) == \"\"\n",
-        ),
-    ])
-}
-
 #[test]
 fn sigkill_during_validation_then_restore() {
-    let p = slow_project();
+    let h = support::project::held_project();
+    let p = &h.project;
     p.git(&["init", "-q"]);
     p.git(&["add", "-A"]);
     p.git(&["commit", "-qm", "init"]);
     let before = snapshot(&p.root);
+    let original_hash = p.git(&["hash-object", "words.py"]);
+    // The run is stopped with a candidate in the file, inside that candidate's test run: the
+    // fixture's test says so itself (it is not guessed from reading a file being written).
+    h.hold("candidate");
     let mut child = p
-        .cmd(&["fix"])
+        .cmd(&["fix", "--timeout", "600"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until a candidate (not the probe) is in the file, then kill without warning.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let now = std::fs::read_to_string(p.root.join("words.py")).unwrap_or_default();
-        if now != DEMO_MODULE && !now.contains("_selfdebug_probe") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "no candidate was ever written");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    h.wait_for("candidate", 300);
+    let candidate = p.read("words.py");
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_ne!(
-        std::fs::read_to_string(p.root.join("words.py")).unwrap(),
-        DEMO_MODULE
-    );
+    h.release();
+    assert_ne!(candidate, DEMO_MODULE);
+    assert!(!candidate.contains("_selfdebug_probe"), "{candidate}");
+    assert_eq!(p.read("words.py"), candidate);
+    // The journal the killed run left names the file, with the original's hash.
+    let journals = p.cache.join("selfdebug/journals");
+    let dir = std::fs::read_dir(&journals)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("journal.json")).unwrap()).unwrap();
+    assert_eq!(doc["state"], "active");
+    assert_eq!(doc["files"][0]["path"], "words.py");
+    assert_eq!(doc["files"][0]["hash"], original_hash.trim());
     // The next run refuses to touch anything until the files are restored.
     let refused = p.run(&["fix"]);
     assert_eq!(refused.status.code(), Some(6));
@@ -302,20 +300,19 @@ fn sigkill_during_validation_then_restore() {
 
 #[test]
 fn second_concurrent_run_refuses() {
-    let p = slow_project();
+    let h = support::project::held_project();
+    let p = &h.project;
+    // The first run holds the lock while its probe's test run is held.
+    h.hold("probe");
     let mut first = p
-        .cmd(&["fix"])
+        .cmd(&["fix", "--timeout", "600"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // The first run holds the lock once it has touched the file (the probe).
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_to_string(p.root.join("words.py")).unwrap() == DEMO_MODULE {
-        assert!(Instant::now() < deadline, "the first run never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    h.wait_for("probe", 300);
     let second = p.run(&["fix"]);
+    h.release();
     assert_eq!(second.status.code(), Some(6));
     let msg = String::from_utf8_lossy(&second.stderr);
     assert!(msg.contains(&format!("pid {}", first.id())), "{msg}");

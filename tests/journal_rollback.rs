@@ -256,6 +256,10 @@ fn rollback_of_a_dirty_git_tree_is_byte_for_byte() {
     );
     assert!(refs(&root).is_empty());
     assert!(!root.join(".git/refs/selfdebug").exists());
+    // Restored files need no backup: none is left, and none is reported.
+    assert!(report.backups.is_empty());
+    let backups = env.backups.path().join("agent-self-debugger-loop");
+    assert_eq!(fs::read_dir(&backups).unwrap().count(), 0);
     // The journal is gone and the lock released.
     assert!(journal::pending(&root).unwrap().is_none());
     drop(env.begin());
@@ -292,7 +296,14 @@ fn commit_keeps_new_content_and_restores_mtime_of_unchanged_files() {
     assert!(refs(&root).is_empty());
     assert!(journal::pending(&root).unwrap().is_none());
 
-    // The original design's backup copy stays, with the original bytes.
+    // The original design's backup copy stays for the changed file only, with the original
+    // bytes; the unchanged file's copy is gone.
+    assert_eq!(report.files[0].backup, None);
+    let left: Vec<PathBuf> = fs::read_dir(env.backups.path().join("agent-self-debugger-loop"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(left, [report.files[1].backup.clone().unwrap()]);
     let backup = report.files[1].backup.clone().unwrap();
     assert!(backup.starts_with(env.backups.path().join("agent-self-debugger-loop")));
     let name = backup.file_name().unwrap().to_str().unwrap();

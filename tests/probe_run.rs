@@ -109,6 +109,7 @@ fn request<'a>(root: &'a Path, failure: &'a Failure, python: &'a Interpreter) ->
         env: Vec::new(),
         pytest_args: Vec::new(),
         test: None,
+        backup: true,
     }
 }
 

@@ -20,8 +20,9 @@ Exit codes of `fix`:
   5  escalated: the failures are environment or dependency problems, not code bugs
   6  error: pytest gave no verdict (internal error, interrupted, killed, unreadable output,
      the suite did not finish in time), or the tool could not work (no interpreter, pytest
-     missing, another run holds the lock, a killed run must be restored first), or
-     SIGINT/SIGTERM/SIGHUP arrived (every touched file was restored first)
+     missing, another run holds the lock (a dry run too), a killed run must be restored
+     first, the backup dir is not a private dir of yours), or SIGINT/SIGTERM/SIGHUP arrived
+     (every touched file was restored first)
   7  no tests: pytest collected no test, so nothing was checked
   8  proposed: --no-validate printed candidates; nothing was proven
 

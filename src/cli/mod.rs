@@ -118,6 +118,8 @@ pub struct FixArgs {
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub max_attempts: u32,
     /// Change nothing: validate candidates in a scratch copy and print the patch as a diff.
+    /// Refused (exit 6, naming its pid) while a real run works on the project: its files may
+    /// hold a probe or an unproven candidate.
     #[arg(long)]
     pub dry_run: bool,
     /// Print the top candidate of each failure in LOG without running anything (implies
@@ -159,7 +161,10 @@ pub struct FixArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Where backups of touched files go (default: the system temp dir).
+    /// Where the backup copies of patched files go, as
+    /// DIR/agent-self-debugger-loop/{basename}.{unix_ts}.bak (default DIR: {temp dir}/selfdebug-{uid},
+    /// private to the user; one owned by someone else or a symlink is refused). Only files that
+    /// keep a change keep a copy.
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
     #[command(flatten)]

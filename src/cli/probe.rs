@@ -122,6 +122,7 @@ fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
         } else {
             None
         },
+        backup: true,
     };
     let report = probe::probe(&req).map_err(|e| match e {
         ProbeError::Runner(_) | ProbeError::Restore(_) | ProbeError::Write { .. } => env_err(e),

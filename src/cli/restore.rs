@@ -25,6 +25,8 @@ pub fn run(args: &RestoreArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
+    // What a killed run left in the temp dir goes too (its files are restored just below).
+    crate::runner::remove_stale_temp_dirs();
     match journal::restore(root.path()) {
         Ok(r) => {
             let out = if args.json {

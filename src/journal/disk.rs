@@ -23,17 +23,24 @@ pub fn hash(bytes: &[u8]) -> String {
     }
 }
 
-/// `$XDG_CACHE_HOME/selfdebug/journals`, else `$HOME/.cache/selfdebug/journals`, else the temp
-/// dir: outside every project, so a run leaves nothing in the tree.
+/// `$XDG_CACHE_HOME/selfdebug/journals`, else `$HOME/.cache/selfdebug/journals`, else
+/// `{temp dir}/selfdebug-{uid}/journals` (per user, like the backups): outside every project,
+/// so a run leaves nothing in the tree.
 pub fn journals_home() -> PathBuf {
     let abs = |v: Option<std::ffi::OsString>| {
         v.map(PathBuf::from)
             .filter(|p| p.is_absolute() && !p.as_os_str().is_empty())
     };
-    let base = abs(std::env::var_os("XDG_CACHE_HOME"))
+    match abs(std::env::var_os("XDG_CACHE_HOME"))
         .or_else(|| abs(std::env::var_os("HOME")).map(|h| h.join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("selfdebug").join("journals")
+    {
+        Some(base) => base.join("selfdebug").join("journals"),
+        // Without HOME only. A per-user dir that is not ours is still named here; the
+        // journal dir made in it is 0700, but its parent is not checked.
+        None => user_temp_dir()
+            .unwrap_or_else(|_| std::env::temp_dir().join(format!("selfdebug-{}", uid())))
+            .join("journals"),
+    }
 }
 
 /// The journal dir of a (canonical) root: named by a hash of its path, so two projects never
@@ -119,6 +126,64 @@ pub fn write_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {
     replace_atomic(path, bytes, 0o600, &name)
 }
 
+/// The per-user temp dir, `{temp dir}/selfdebug-{uid}`: the default backup dir, so users of one machine
+/// never share (or lock each other out of) the original design's backup folder. Created 0700;
+/// an existing one must be a real directory (not a symlink) owned by us, else another user
+/// could read or plant our backups: then the error says why, in words fit for one line.
+pub fn user_temp_dir() -> Result<PathBuf, String> {
+    let dir = std::env::temp_dir().join(format!("selfdebug-{}", uid()));
+    // Not recursive: the temp dir itself is the system's; only our own folder is made here.
+    match fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+    }
+    check_private(&dir)?;
+    Ok(dir)
+}
+
+/// `dir` is a directory (not a symlink) owned by the current user; group and others lose any
+/// access it gave them (it holds copies of source code).
+pub fn check_private(dir: &Path) -> Result<(), String> {
+    let meta = fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if meta.file_type().is_symlink() {
+        return Err(format!("{} is a symlink, not a directory", dir.display()));
+    }
+    if !meta.is_dir() {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    if meta.uid() != uid() {
+        return Err(format!(
+            "{} belongs to uid {}, not to you (uid {})",
+            dir.display(),
+            meta.uid(),
+            uid()
+        ));
+    }
+    if meta.mode() & 0o077 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("cannot make {} private: {e}", dir.display()))?;
+    }
+    Ok(())
+}
+
+fn uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
+}
+
+/// Creates `{backup_dir}/agent-self-debugger-loop` if needed and checks that it is ours.
+pub fn backup_folder(backup_dir: &Path) -> Result<PathBuf, String> {
+    let dir = backup_dir.join(BACKUP_SUBDIR);
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    check_private(&dir)?;
+    Ok(dir)
+}
+
 /// The original design's backup copy: `{backup_dir}/agent-self-debugger-loop/{basename}.{ts}.bak`,
 /// with `.{k}` before `.bak` when that name is taken. Keeps the original's mtime.
 pub fn backup_copy(
@@ -127,11 +192,7 @@ pub fn backup_copy(
     bytes: &[u8],
     mtime: SystemTime,
 ) -> io::Result<PathBuf> {
-    let dir = backup_dir.join(BACKUP_SUBDIR);
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)?;
+    let dir = backup_folder(backup_dir).map_err(io::Error::other)?;
     let ts = unix_secs(SystemTime::now());
     for k in 0..10_000u32 {
         let name = if k == 0 {
@@ -229,6 +290,36 @@ mod tests {
                 Err(e) => -(e.duration().as_nanos() as i64),
             };
             assert_eq!(back, ns);
+        }
+    }
+
+    #[test]
+    fn backup_folder_must_be_a_private_dir_of_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = backup_folder(dir.path()).unwrap();
+        assert_eq!(made, dir.path().join(BACKUP_SUBDIR));
+        assert_eq!(mode_of(&fs::metadata(&made).unwrap()), 0o700);
+        // Ours but open to others: made private again.
+        fs::set_permissions(&made, fs::Permissions::from_mode(0o777)).unwrap();
+        backup_folder(dir.path()).unwrap();
+        assert_eq!(mode_of(&fs::metadata(&made).unwrap()), 0o700);
+        // A symlink planted where the folder goes is refused, not followed.
+        let other = tempfile::tempdir().unwrap();
+        let planted = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(other.path(), planted.path().join(BACKUP_SUBDIR)).unwrap();
+        let err = backup_folder(planted.path()).unwrap_err();
+        assert!(err.ends_with("is a symlink, not a directory"), "{err}");
+        // Someone else's folder (only root can make one here) is refused.
+        if uid() == 0 {
+            let theirs = tempfile::tempdir().unwrap();
+            let f = theirs.path().join(BACKUP_SUBDIR);
+            fs::create_dir(&f).unwrap();
+            std::os::unix::fs::chown(&f, Some(65534), None).unwrap();
+            let err = backup_folder(theirs.path()).unwrap_err();
+            assert!(
+                err.ends_with("belongs to uid 65534, not to you (uid 0)"),
+                "{err}"
+            );
         }
     }
 

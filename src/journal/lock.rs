@@ -28,6 +28,9 @@ pub struct LockInfo {
     /// by an unrelated process after a crash is not taken for the run.
     #[serde(default)]
     pub proc_start: Option<u64>,
+    /// Held by a dry run while it copies the project (seconds at most): others wait for it.
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 /// Held while deciding about and taking the lock; released on drop (closing the fd).
@@ -105,7 +108,7 @@ fn proc_stat(pid: u32) -> Option<(char, u64)> {
 
 /// Takes the lock for `run_id`. The caller holds the guard and has found no live lock; a stale
 /// one is replaced.
-pub fn take(dir: &Path, run_id: &str, since: SystemTime) -> io::Result<()> {
+pub fn take(dir: &Path, run_id: &str, since: SystemTime, dry_run: bool) -> io::Result<()> {
     let path = dir.join(LOCK_FILE);
     match fs::remove_file(&path) {
         Ok(()) => {}
@@ -117,6 +120,7 @@ pub fn take(dir: &Path, run_id: &str, since: SystemTime) -> io::Result<()> {
         since: disk::unix_secs(since),
         run_id: run_id.to_string(),
         proc_start: proc_stat(std::process::id()).map(|(_, s)| s),
+        dry_run,
     };
     let mut f = OpenOptions::new()
         .write(true)
@@ -171,7 +175,7 @@ mod tests {
     fn take_read_release() {
         let dir = tempfile::tempdir().unwrap();
         assert!(read(dir.path()).is_none());
-        take(dir.path(), "run-1", SystemTime::now()).unwrap();
+        take(dir.path(), "run-1", SystemTime::now(), false).unwrap();
         let l = read(dir.path()).unwrap();
         assert_eq!((l.pid, l.run_id.as_str()), (std::process::id(), "run-1"));
         // Not ours: stays.

@@ -2,16 +2,23 @@
 //!
 //! Before the first byte of a project file is written, its original bytes, hash, mtime and
 //! permissions are kept three times: a copy in the journal dir, the original design's backup copy
-//! (`{backup_dir}/agent-self-debugger-loop/{basename}.{unix_ts}.bak`), and, where the root is in a
-//! git repository, a blob in that repository under `refs/selfdebug/<run-id>/<n>` (it survives a
-//! wiped cache or temp dir). The journal file is written atomically and synced before the
-//! project file is touched, so a run killed at any moment leaves enough to restore every file.
+//! (`{backup_dir}/agent-self-debugger-loop/{basename}.{unix_ts}.bak`; default backup dir
+//! `{temp dir}/selfdebug-{uid}`, per user, checked to be ours and not a symlink), and, where
+//! the root is in a git repository, a blob in that repository under
+//! `refs/selfdebug/<run-id>/<n>` (it survives a wiped cache or temp dir). The journal file is
+//! written atomically and synced before the project file is touched, so a run killed at any
+//! moment leaves enough to restore every file. When the run ends, the backup copy stays only
+//! for a file that keeps a change: a rollback or `restore` removes them all.
+//!
+//! A dry run holds the same lock (marked `dry_run`) only while it copies the project, so no
+//! real run can have a probe or a candidate in a file meanwhile; see [`while_locked_for_copy`].
 //!
 //! Where things live (all outside the project, which is left with nothing of ours):
 //!
 //! ```text
 //! $XDG_CACHE_HOME/selfdebug/journals/<hash of the canonical root>/   (else ~/.cache/..., else tmp)
-//!     lock            O_EXCL; {"pid", "since", "run_id", "proc_start"}; stale when pid is dead
+//!     lock            O_EXCL; {"pid", "since", "run_id", "proc_start", "dry_run"}; stale when
+//!                     pid is dead
 //!     guard           flock'ed while the lock is checked or taken
 //!     journal.json    versioned JSON, see `Doc`
 //!     files/<n>.orig  the journal copies
@@ -31,12 +38,12 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use git2::{ErrorCode, Oid, Repository};
 use serde::{Deserialize, Serialize};
 
-pub use disk::{hash, BACKUP_SUBDIR};
+pub use disk::{hash, make_private_dir, user_temp_dir, BACKUP_SUBDIR};
 
 const FORMAT: &str = "selfdebug-journal";
 /// Version of `journal.json`; a journal of a newer version is never guessed at.
@@ -145,8 +152,21 @@ pub struct RestoreReport {
     /// The run whose files were restored; `None` when there was nothing to restore.
     pub run_id: Option<String>,
     pub files: Vec<RestoredFile>,
+    /// Backup copies that could not be removed and so remain (normally none: a restored file
+    /// needs no backup).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub backups: Vec<KeptBackup>,
     /// Things that did not stop the restore (a git ref that could not be deleted, ...).
     pub warnings: Vec<String>,
+}
+
+/// A backup copy that remains after a rollback.
+#[derive(Serialize, Debug, Clone)]
+pub struct KeptBackup {
+    /// Relative to the root.
+    pub path: PathBuf,
+    pub backup: PathBuf,
+    pub original_hash: String,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -158,7 +178,7 @@ pub struct CommittedFile {
     pub original_hash: String,
     /// Hash of the kept content; `None` when the file no longer exists.
     pub hash: Option<String>,
-    /// The original design's backup copy, which stays.
+    /// The original design's backup copy, which stays only when the file keeps a change.
     pub backup: Option<PathBuf>,
 }
 
@@ -187,6 +207,8 @@ pub enum JournalError {
         action: &'static str,
         source: io::Error,
     },
+    /// The backup dir cannot hold the backup copies (not ours, a symlink, not writable).
+    BackupDir { reason: String },
     /// `journal.json` cannot be understood.
     Corrupt { path: PathBuf, reason: String },
     /// Some files could not be restored; the journal is kept for another try.
@@ -227,6 +249,10 @@ impl fmt::Display for JournalError {
                 action,
                 source,
             } => write!(f, "could not {action} {}: {source}", path.display()),
+            JournalError::BackupDir { reason } => write!(
+                f,
+                "cannot keep the backup copies: {reason}; choose another dir with --backup-dir"
+            ),
             JournalError::Corrupt { path, reason } => write!(
                 f,
                 "journal {} cannot be read ({reason}); the backup copies it lists are under \
@@ -315,14 +341,20 @@ impl Journal {
     /// Takes the per-root lock and starts a journal. Errors: another live run holds the lock
     /// ([`JournalError::Locked`]), or a journal of a run that was killed is pending
     /// ([`JournalError::Pending`]): the caller tells the user to run `selfdebug restore`.
-    /// `backup_dir`: default [`std::env::temp_dir`].
+    /// `backup_dir`: default `{temp dir}/selfdebug-{uid}` (per user, see
+    /// [`user_temp_dir`]); its `agent-self-debugger-loop/` is checked here, before
+    /// anything is locked or written, so a bad one stops the run at once with a clear message.
     pub fn begin(root: &Path, backup_dir: Option<&Path>) -> Result<Journal, JournalError> {
         let given_root = absolute(root);
         let root = canonical_root(root)?;
+        let backup_dir = match backup_dir {
+            Some(d) => absolute(d),
+            None => disk::user_temp_dir().map_err(|reason| JournalError::BackupDir { reason })?,
+        };
+        disk::backup_folder(&backup_dir).map_err(|reason| JournalError::BackupDir { reason })?;
         let dir = disk::journal_dir(&root);
         disk::make_private_dir(&dir).map_err(io_err(&dir, "create the journal dir"))?;
-        let guard = lock::Guard::acquire(&dir).map_err(io_err(&dir, "lock the journal dir"))?;
-        check_lock(&root, &dir)?;
+        let guard = acquire_unlocked(&root, &dir)?;
         let mut warnings = Vec::new();
         if let Some(doc) = read_doc(&dir)? {
             if doc.state == State::Active && !doc.files.is_empty() {
@@ -337,10 +369,9 @@ impl Journal {
         }
         let now = SystemTime::now();
         let run_id = new_run_id(now);
-        lock::take(&dir, &run_id, now).map_err(io_err(&dir, "take the lock in"))?;
+        lock::take(&dir, &run_id, now, false).map_err(io_err(&dir, "take the lock in"))?;
         drop(guard);
 
-        let backup_dir = absolute(&backup_dir.map_or_else(std::env::temp_dir, Path::to_path_buf));
         let repo = match Repository::discover(&root) {
             Ok(r) => Some(r),
             Err(e) if e.code() == ErrorCode::NotFound => None,
@@ -455,8 +486,8 @@ impl Journal {
 
     /// Keeps the current contents: a recorded file whose bytes equal its original also gets its
     /// original mtime (and permissions) back, so an unchanged file is untouched in every
-    /// respect; removes the journal and the git refs, releases the lock. The backup copies in
-    /// the backup dir stay.
+    /// respect; removes the journal and the git refs, releases the lock. The backup copies of
+    /// files that keep a change stay in the backup dir; the others are removed.
     pub fn commit(mut self) -> Result<CommitReport, JournalError> {
         self.done = true;
         let mut warnings = std::mem::take(&mut self.warnings);
@@ -485,7 +516,7 @@ impl Journal {
                 changed,
                 original_hash: e.hash.clone(),
                 hash,
-                backup: e.backup.clone(),
+                backup: None,
             });
         }
         finish(
@@ -495,6 +526,10 @@ impl Journal {
             State::Committed,
             &mut warnings,
         );
+        // What `finish` left: the backups of changed files (and any it could not remove).
+        for (f, e) in files.iter_mut().zip(&self.doc.files) {
+            f.backup = e.backup.clone();
+        }
         lock::release(&self.dir, &self.doc.run_id);
         Ok(CommitReport {
             root: self.root.clone(),
@@ -525,6 +560,7 @@ impl Journal {
                 root: self.root.clone(),
                 run_id: Some(self.doc.run_id.clone()),
                 files,
+                backups: remaining_backups(&self.doc),
                 warnings,
             })
         } else {
@@ -573,10 +609,14 @@ impl Journal {
             .unwrap_or_default();
         let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
         let backup =
-            disk::backup_copy(&self.doc.backup_dir, &basename, &bytes, mtime).map_err(io_err(
-                &self.doc.backup_dir.join(BACKUP_SUBDIR),
-                "write a backup copy in (choose another with --backup-dir)",
-            ))?;
+            disk::backup_copy(&self.doc.backup_dir, &basename, &bytes, mtime).map_err(|e| {
+                JournalError::BackupDir {
+                    reason: format!(
+                        "cannot write one in {}: {e}",
+                        self.doc.backup_dir.join(BACKUP_SUBDIR).display()
+                    ),
+                }
+            })?;
         let (git_blob, git_ref) = self.store_in_git(n, &rel, &bytes, &hash);
 
         self.doc.files.push(Entry {
@@ -802,13 +842,13 @@ pub fn restore(root: &Path) -> Result<RestoreReport, JournalError> {
         root: root.clone(),
         run_id: None,
         files: Vec::new(),
+        backups: Vec::new(),
         warnings: Vec::new(),
     };
     if !dir.is_dir() {
         return Ok(report);
     }
-    let guard = lock::Guard::acquire(&dir).map_err(io_err(&dir, "lock the journal dir"))?;
-    check_lock(&root, &dir)?;
+    let guard = acquire_unlocked(&root, &dir)?;
     let doc = match read_doc(&dir)? {
         Some(doc) if doc.state == State::Active && !doc.files.is_empty() => doc,
         other => {
@@ -828,7 +868,7 @@ pub fn restore(root: &Path) -> Result<RestoreReport, JournalError> {
     }
     let now = SystemTime::now();
     let run_id = new_run_id(now);
-    lock::take(&dir, &run_id, now).map_err(io_err(&dir, "take the lock in"))?;
+    lock::take(&dir, &run_id, now, false).map_err(io_err(&dir, "take the lock in"))?;
     drop(guard);
 
     let repo = open_repo(&doc, &mut report.warnings);
@@ -844,6 +884,7 @@ pub fn restore(root: &Path) -> Result<RestoreReport, JournalError> {
         );
         report.run_id = Some(doc.run_id.clone());
         report.files = files;
+        report.backups = remaining_backups(&doc);
         Ok(report)
     } else {
         Err(JournalError::Unrecoverable {
@@ -892,6 +933,60 @@ fn new_run_id(now: SystemTime) -> String {
         d.subsec_micros(),
         std::process::id()
     )
+}
+
+/// How long a start waits for a dry run that holds the lock while it copies the project.
+const DRY_RUN_COPY_WAIT: Duration = Duration::from_secs(60);
+
+/// The guard, with no live lock in `dir`: a dry run copying the project is waited for (briefly:
+/// it only copies), a live real run is [`JournalError::Locked`].
+fn acquire_unlocked(root: &Path, dir: &Path) -> Result<lock::Guard, JournalError> {
+    let deadline = Instant::now() + DRY_RUN_COPY_WAIT;
+    loop {
+        let guard = lock::Guard::acquire(dir).map_err(io_err(dir, "lock the journal dir"))?;
+        match lock::read(dir) {
+            Some(l) if lock::is_live(&l) && l.dry_run && Instant::now() < deadline => {
+                drop(guard);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Some(l) if lock::is_live(&l) => {
+                return Err(JournalError::Locked {
+                    root: root.to_path_buf(),
+                    pid: l.pid,
+                    since: l.since,
+                })
+            }
+            _ => return Ok(guard),
+        }
+    }
+}
+
+/// Runs `copy` (a dry run copying the project) holding the project's lock, so that no real run
+/// can have a probe or an unproven candidate in a file while it is read. A real run holding
+/// the lock is [`JournalError::Locked`] and a killed run's journal [`JournalError::Pending`]
+/// (its files may be half-patched): the dry run refuses rather than copy them; another dry
+/// run copying is waited for.
+pub fn while_locked_for_copy<T>(root: &Path, copy: impl FnOnce() -> T) -> Result<T, JournalError> {
+    let root = canonical_root(root)?;
+    let dir = disk::journal_dir(&root);
+    disk::make_private_dir(&dir).map_err(io_err(&dir, "create the journal dir"))?;
+    let guard = acquire_unlocked(&root, &dir)?;
+    if let Some(doc) = read_doc(&dir)? {
+        if doc.state == State::Active && !doc.files.is_empty() {
+            return Err(JournalError::Pending {
+                root,
+                files: doc.files.iter().map(|e| e.path.clone()).collect(),
+                started: doc.started,
+            });
+        }
+    }
+    let now = SystemTime::now();
+    let run_id = new_run_id(now);
+    lock::take(&dir, &run_id, now, true).map_err(io_err(&dir, "take the lock in"))?;
+    drop(guard);
+    let out = copy();
+    lock::release(&dir, &run_id);
+    Ok(out)
 }
 
 fn check_lock(root: &Path, dir: &Path) -> Result<(), JournalError> {
@@ -973,7 +1068,8 @@ fn discard(dir: &Path, mut doc: Doc, warnings: &mut Vec<String>) {
 }
 
 /// Ends a journal: marks it finished (so a kill from here on leaves no "pending" journal that
-/// would undo a commit), deletes the git refs, removes the copies and the journal file.
+/// would undo a commit), deletes the git refs, removes the copies and the journal file, and
+/// the backup copies of files that keep no change (see [`drop_needless_backups`]).
 fn finish(
     dir: &Path,
     doc: &mut Doc,
@@ -987,6 +1083,7 @@ fn finish(
             warnings.push(e.to_string());
         }
     }
+    drop_needless_backups(&doc.root, &mut doc.files, state, warnings);
     delete_refs(repo, &doc.files, warnings);
     if let Some(repo) = repo {
         // libgit2 leaves the emptied ref dirs; they are ours, and the .git dir should look as
@@ -1008,6 +1105,48 @@ fn finish(
         }
     }
     disk::sync_dir(dir);
+}
+
+/// A backup copy is kept only for a file that keeps a change: after a rollback every file is
+/// its original again, and a file a run only probed (or undid) needs none. Entries whose copy
+/// is gone get `backup: None`, so what is reported is exactly what remains on disk.
+fn drop_needless_backups(
+    root: &Path,
+    entries: &mut [Entry],
+    state: State,
+    warnings: &mut Vec<String>,
+) {
+    for e in entries {
+        let Some(backup) = e.backup.clone() else {
+            continue;
+        };
+        let unchanged = state == State::RolledBack
+            || fs::read(root.join(&e.path)).is_ok_and(|b| disk::hash(&b) == e.hash);
+        if !unchanged {
+            continue;
+        }
+        match fs::remove_file(&backup) {
+            Ok(()) => e.backup = None,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => e.backup = None,
+            Err(err) => warnings.push(format!(
+                "could not remove the backup copy {}: {err}",
+                backup.display()
+            )),
+        }
+    }
+}
+
+fn remaining_backups(doc: &Doc) -> Vec<KeptBackup> {
+    doc.files
+        .iter()
+        .filter_map(|e| {
+            Some(KeptBackup {
+                path: e.path.clone(),
+                backup: e.backup.clone()?,
+                original_hash: e.hash.clone(),
+            })
+        })
+        .collect()
 }
 
 fn delete_refs(repo: Option<&Repository>, entries: &[Entry], warnings: &mut Vec<String>) {

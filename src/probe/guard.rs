@@ -56,7 +56,12 @@ pub struct FileGuard {
 impl FileGuard {
     /// Records `path`'s bytes (which must equal `original`) and times, saves a backup copy in
     /// the temp dir, then writes `new_bytes` in place (same inode and permissions).
-    pub fn write(path: &Path, original: &[u8], new_bytes: &[u8]) -> Result<FileGuard, String> {
+    pub fn write(
+        path: &Path,
+        original: &[u8],
+        new_bytes: &[u8],
+        backup: bool,
+    ) -> Result<FileGuard, String> {
         let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let on_disk = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
         if on_disk != original {
@@ -65,7 +70,11 @@ impl FileGuard {
                 path.display()
             ));
         }
-        let backup = save_backup(path, original);
+        let backup = if backup {
+            save_backup(path, original)
+        } else {
+            None
+        };
         let guard = FileGuard {
             path: path.to_path_buf(),
             original: original.to_vec(),
@@ -142,11 +151,11 @@ impl Drop for FileGuard {
     }
 }
 
-/// `<tmp>/selfdebug-probe-backup/<basename>.<pid>.<nanos>.orig`; `None` when the temp dir is
-/// not writable (the in-memory copy still restores).
+/// `<tmp>/selfdebug-<uid>/probe-backup/<basename>.<pid>.<nanos>.orig`, private to the user (it
+/// holds source code); `None` when it cannot be made (the in-memory copy still restores).
 fn save_backup(path: &Path, original: &[u8]) -> Option<PathBuf> {
-    let dir = std::env::temp_dir().join("selfdebug-probe-backup");
-    std::fs::create_dir_all(&dir).ok()?;
+    let dir = crate::journal::user_temp_dir().ok()?.join("probe-backup");
+    crate::journal::make_private_dir(&dir).ok()?;
     let nanos = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
@@ -177,7 +186,7 @@ mod tests {
             .set_modified(old)
             .unwrap();
         {
-            let g = FileGuard::write(&p, b"a = 1\r\n", b"probe\r\na = 1\r\n").unwrap();
+            let g = FileGuard::write(&p, b"a = 1\r\n", b"probe\r\na = 1\r\n", true).unwrap();
             assert_eq!(std::fs::read(&p).unwrap(), b"probe\r\na = 1\r\n");
             assert_eq!(g.original_hash(), hash(b"a = 1\r\n"));
         }
@@ -190,7 +199,7 @@ mod tests {
         let dir = crate::runner::TempDir::new("selfdebug-guard").unwrap();
         let p = dir.path().join("m.py");
         std::fs::write(&p, b"x").unwrap();
-        assert!(FileGuard::write(&p, b"y", b"z").is_err());
+        assert!(FileGuard::write(&p, b"y", b"z", true).is_err());
         assert_eq!(std::fs::read(&p).unwrap(), b"x");
     }
 }

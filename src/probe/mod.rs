@@ -52,6 +52,11 @@ pub struct ProbeRequest<'a> {
     pub pytest_args: Vec<String>,
     /// The node id to run; default: the failure's `test`.
     pub test: Option<String>,
+    /// Keep a copy of the original in the per-user temp dir while the probe is in the file
+    /// (for `selfdebug probe`, whose only other copy is in memory). `fix` says no: its journal
+    /// or scratch copy already holds the original, and a copy left by a killed run would pile
+    /// up in the temp dir.
+    pub backup: bool,
 }
 
 /// A value the probe saw.
@@ -403,12 +408,11 @@ pub fn probe(req: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
         ..RunSpec::new(&project)
     };
 
-    let guard = guard::FileGuard::write(&path, plan.source.bytes(), &plan.probed_bytes).map_err(
-        |message| ProbeError::Write {
+    let guard = guard::FileGuard::write(&path, plan.source.bytes(), &plan.probed_bytes, req.backup)
+        .map_err(|message| ProbeError::Write {
             path: path.clone(),
             message,
-        },
-    )?;
+        })?;
     let file_hash = guard.original_hash().to_string();
     let run = runner::run_pytest(req.interpreter, &spec);
     // Restore before anything else, whatever the run did.

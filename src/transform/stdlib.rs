@@ -461,9 +461,8 @@ pub fn load_or_build(
 /// Runs the index script (see the module docs) until it completes, skipping each module that
 /// crashed or hung the interpreter.
 pub fn build_text(python: &Interpreter) -> Result<String, String> {
-    let dir = tempfile::Builder::new()
-        .prefix("selfdebug-stdlib")
-        .tempdir()
+    // Named with our pid, so one left by a killed run is removed by the next (see runner).
+    let dir = runner::TempDir::new("selfdebug-stdlib")
         .map_err(|e| format!("cannot create a temp dir: {e}"))?;
     let out = dir.path().join("index.jsonl");
     let mut skip: Vec<String> = Vec::new();

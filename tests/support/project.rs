@@ -135,3 +135,116 @@ pub fn json(out: &Output) -> serde_json::Value {
         )
     })
 }
+
+/// The bug of the original design's demo (`text.split()` on `None`), whose one test reports in
+/// `marker` what it saw in the module as it ran (`original`, `probe` or `candidate`, one line
+/// per run), and while the file `hold` holds that word, waits: a test can stop a run of
+/// selfdebug in a state it can see unambiguously, for as long as it needs.
+pub const DEMO_MODULE: &str = "def to_upper(text):\n    words = text.split()\n    return \" \".join(w.upper() for w in words)\n";
+
+pub struct Held {
+    pub project: Project,
+    pub marker: PathBuf,
+    pub hold: PathBuf,
+}
+
+pub fn held_project() -> Held {
+    let p = project(&[]);
+    let marker = p.cache.join("marker");
+    let hold = p.cache.join("hold");
+    let test = format!(
+        "import os\nimport time\n\nimport words\nfrom words import to_upper\n\n\
+         ORIGINAL = {DEMO_MODULE:?}\nMARKER = {:?}\nHOLD = {:?}\n\n\n\
+         def _state():\n    with open(words.__file__) as f:\n        src = f.read()\n\
+         \x20   if \"_selfdebug_probe\" in src:\n        return \"probe\"\n\
+         \x20   return \"original\" if src == ORIGINAL else \"candidate\"\n\n\n\
+         def _held(state):\n    try:\n        with open(HOLD) as f:\n            return f.read() == state\n\
+         \x20   except OSError:\n        return False\n\n\n\
+         def test_none():\n    state = _state()\n    with open(MARKER, \"a\") as f:\n\
+         \x20       f.write(state + \"\\n\")\n    while _held(state):\n        time.sleep(0.05)\n\
+         \x20   assert to_upper(None) == \"\"\n",
+        marker.to_str().unwrap(),
+        hold.to_str().unwrap()
+    );
+    for (path, content) in [
+        ("conftest.py", ""),
+        ("words.py", DEMO_MODULE),
+        ("tests/test_words.py", test.as_str()),
+    ] {
+        let f = p.root.join(path);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, content).unwrap();
+    }
+    Held {
+        project: p,
+        marker,
+        hold,
+    }
+}
+
+impl Held {
+    /// Runs of the test that saw `state` stop until [`Held::release`].
+    pub fn hold(&self, state: &str) {
+        std::fs::write(&self.hold, state).unwrap();
+    }
+
+    pub fn release(&self) {
+        let _ = std::fs::remove_file(&self.hold);
+    }
+
+    /// Waits until a run of the test has reported `state` (a state the other process is in
+    /// now, if it is held), panicking after `secs`, which only bounds a broken run.
+    pub fn wait_for(&self, state: &str, secs: u64) {
+        wait_until(&format!("a test run that saw `{state}`"), secs, || {
+            std::fs::read_to_string(&self.marker)
+                .unwrap_or_default()
+                .lines()
+                .any(|l| l == state)
+        });
+    }
+
+    /// The states the test's runs reported, in order.
+    pub fn seen(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.marker)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// Polls `done` until it holds; `secs` only bounds a run that is broken, so it is generous.
+pub fn wait_until(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waited {secs} s for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Pids of the processes whose working directory is under `root` (pytest runs of selfdebug
+/// run in the project root).
+pub fn processes_in(root: &Path) -> Vec<u32> {
+    let root = root.canonicalize().unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path())))
+        .filter(|(_, p)| std::fs::read_link(p.join("cwd")).is_ok_and(|c| c.starts_with(&root)))
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// The names in `dir` that start with `selfdebug-`, sorted.
+pub fn selfdebug_entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("selfdebug-"))
+        .collect();
+    names.sort();
+    names
+}
