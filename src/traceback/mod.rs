@@ -66,7 +66,8 @@ impl std::fmt::Display for ParseError {
 pub fn parse(bytes: &[u8], root: &Path) -> Result<ParsedLog, ParseError> {
     let text = lines::decode(bytes);
     let text = lines::clean_text(&text);
-    let lines = lines::split_lines(&text);
+    let mut lines = lines::split_lines(&text);
+    lines::strip_ci_prefixes(&mut lines);
     let session = pytest_session::parse(&lines);
     let (kind, rootdir, raw) = if session.is_pytest {
         (LogKind::Pytest, session.rootdir, session.failures)

@@ -100,6 +100,12 @@ pub fn parse(lines: &[&str]) -> Session {
             }
             continue;
         }
+        if section == Section::None && entry_title(line).is_some() {
+            // A failure section pasted without its `=== FAILURES ===` banner (a CI log cut at
+            // the `___ test_x ___` header): read it as one. It counts as pytest output only if
+            // an entry under it holds a readable traceback.
+            section = Section::Failures;
+        }
         if !is_pytest && is_stats_line(line) {
             is_pytest = true;
         }
