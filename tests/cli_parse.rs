@@ -190,6 +190,13 @@ fn json_matches_schema() {
     for (_, log) in logs_of("handmade") {
         all.push(("demo".to_string(), log));
     }
+    let pasted = fixtures().join("tracebacks/pasted");
+    for entry in std::fs::read_dir(&pasted).unwrap() {
+        let project = entry.unwrap().file_name().into_string().unwrap();
+        for (_, log) in logs_of(&format!("pasted/{project}")) {
+            all.push((project.clone(), log));
+        }
+    }
     let mut docs: Vec<Vec<u8>> = Vec::new();
     for (project, log) in &all {
         let root = project_root(project);

@@ -78,3 +78,124 @@ fn failure_sections_cut_from_a_log_read_with_their_frames() {
         }
     }
 }
+
+/// The demo project in a temp dir with its real pytest log, then `utils/demo.py` edited as
+/// `edit` says: the log is now older than the code.
+fn stale_demo(edit: impl Fn(&str) -> String) -> (support::project::Project, std::path::PathBuf) {
+    let src = project_root("demo");
+    let files: Vec<(String, String)> = [
+        "conftest.py",
+        "tests/test_demo.py",
+        "utils/__init__.py",
+        "utils/demo.py",
+    ]
+    .iter()
+    .map(|p| (p.to_string(), std::fs::read_to_string(src.join(p)).unwrap()))
+    .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let proj = support::project::project(&refs);
+    let out = std::process::Command::new(support::python())
+        .args(["-m", "pytest", "-p", "no:cacheprovider", "--tb=long"])
+        .current_dir(&proj.root)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("PYTEST_ADDOPTS")
+        .output()
+        .expect("run pytest");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let log = proj.root.parent().unwrap().join("pytest.log");
+    std::fs::write(&log, &out.stdout).unwrap();
+    let code = proj.root.join("utils/demo.py");
+    let before = std::fs::read_to_string(&code).unwrap();
+    std::fs::write(&code, edit(&before)).unwrap();
+    (proj, log)
+}
+
+/// 35 lines of a new helper above `to_upper`: the failing `words = text.split()` moves from
+/// line 6 to 41.
+fn insert_helper(src: &str) -> String {
+    let mut helper =
+        String::from("def slug(text):\n    \"\"\"Lower-case words joined by dashes.\"\"\"\n");
+    for i in 0..30 {
+        helper.push_str(&format!("    # step {i}\n"));
+    }
+    helper.push_str("    return \"-\".join(text.lower().split())\n\n\n");
+    src.replacen("\n\ndef to_upper", &format!("\n\n{helper}def to_upper"), 1)
+}
+
+#[test]
+fn stale_log_is_reanchored_on_the_printed_source() {
+    let (proj, log) = stale_demo(insert_helper);
+    let moved = proj.read("utils/demo.py");
+    assert_eq!(moved.lines().nth(40), Some("    words = text.split()"));
+    let root = traceback::locate::absolute_root(&proj.root).unwrap();
+    let parsed = traceback::parse(&std::fs::read(&log).unwrap(), &root).unwrap();
+    let f = &parsed.failures[0];
+    let loc = f.location.as_ref().expect("location");
+    assert_eq!((loc.file.as_str(), loc.line), ("utils/demo.py", 41));
+    assert_eq!(loc.code.as_deref(), Some("words = text.split()"));
+    assert_eq!(
+        loc.stale,
+        Some(traceback::Stale {
+            printed_line: 6,
+            line: 41,
+            offset: 35
+        })
+    );
+    // The caret is mapped onto the line where the text is now: `text.split` at 12..22.
+    let c = loc.caret.expect("caret");
+    assert_eq!((c.line_start, c.line_end), (Some(12), Some(22)));
+    // Frames keep what the log printed.
+    assert_eq!(f.frames[2].line, 6);
+    assert!(f.rejected_frames.is_empty(), "{:?}", f.rejected_frames);
+
+    // `fix` repairs the line where the text is now (nothing run: --no-validate).
+    let out = proj.run(&["fix", support::path_str(&log), "--no-validate", "--json"]);
+    let v = support::project::json(&out);
+    assert_eq!(v["final_status"], "proposed", "{v}");
+    let diff = v["patches"][0]["diff"].as_str().unwrap();
+    assert!(diff.contains("@@ -38,"), "{diff}");
+    assert!(diff.contains("-    words = text.split()"), "{diff}");
+}
+
+#[test]
+fn log_whose_source_is_gone_is_refused_clearly() {
+    let (proj, log) = stale_demo(|src| {
+        insert_helper(src).replace("words = text.split()", "words = str(text).split()")
+    });
+    let root = traceback::locate::absolute_root(&proj.root).unwrap();
+    let parsed = traceback::parse(&std::fs::read(&log).unwrap(), &root).unwrap();
+    let f = &parsed.failures[0];
+    assert_eq!(f.location, None);
+    assert_eq!(
+        f.rejected_frames,
+        vec![traceback::RejectedFrame {
+            frame_index: 2,
+            file: "utils/demo.py".into(),
+            line: 6,
+            reason: traceback::RejectReason::SourceChanged,
+        }]
+    );
+    let out = proj.run(&["parse", support::path_str(&log)]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("  the log does not match the code: what it prints at utils/demo.py:6 is no longer there\n"),
+        "{text}"
+    );
+    let out = proj.run(&["fix", support::path_str(&log), "--no-validate", "--json"]);
+    let v = support::project::json(&out);
+    assert_eq!(
+        v["failures"][0]["reason"],
+        "the log does not match the code: the source line it prints at utils/demo.py:6 is no longer there (the log is older than the code); run pytest again for a fresh log",
+        "{v}"
+    );
+    assert_eq!(v["patches"], serde_json::json!([]));
+}

@@ -82,6 +82,19 @@ pub struct Failure {
     pub summary: Option<String>,
 }
 
+impl Failure {
+    /// The frame refused because the log no longer matches the code, when that is why there is
+    /// no location.
+    pub fn source_changed(&self) -> Option<&RejectedFrame> {
+        if self.location.is_some() {
+            return None;
+        }
+        self.rejected_frames
+            .iter()
+            .find(|r| r.reason == RejectReason::SourceChanged)
+    }
+}
+
 /// An exception with its own frames: a member of a group, or (inside [`ChainLink`]) a link.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ExceptionRecord {
@@ -157,6 +170,20 @@ pub struct Location {
     pub caret: Option<Caret>,
     /// Index into the frames of the exception it was chosen from.
     pub frame_index: usize,
+    /// Set when the log is older than the code: the printed source line was found at another
+    /// line near the printed one, and `line` is where it is now.
+    pub stale: Option<Stale>,
+}
+
+/// How far the printed source line moved since the log was written.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Stale {
+    /// The line number the log printed.
+    pub printed_line: u32,
+    /// Where the printed text is in the file now (the location's `line`).
+    pub line: u32,
+    /// `line - printed_line`: positive when lines were inserted above it since.
+    pub offset: i64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -184,4 +211,8 @@ pub enum RejectReason {
     Missing,
     /// A test file, skipped because a non-test frame exists.
     TestFile,
+    /// The chosen frame's printed source line is neither at its line nor near it
+    /// ([`crate::traceback::locate::REANCHOR_WINDOW`] lines either way): the log does not match
+    /// the code any more, and no location is given rather than a wrong one.
+    SourceChanged,
 }
