@@ -167,7 +167,7 @@ fn help_documents_exit_codes() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("1  the log is pytest output in which nothing failed"),
+        text.contains("1  the log is pytest output (or unittest output) in which nothing failed"),
         "{text}"
     );
     let out = selfdebug(&["--version"], None);

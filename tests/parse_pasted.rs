@@ -199,3 +199,169 @@ fn log_whose_source_is_gone_is_refused_clearly() {
     );
     assert_eq!(v["patches"], serde_json::json!([]));
 }
+
+/// (test, when, outcome, exc_type, msg, location) of every failure.
+type Essentials = (
+    Option<String>,
+    traceback::When,
+    traceback::Outcome,
+    String,
+    String,
+    Option<(String, u32)>,
+);
+
+fn essentials(parsed: &ParsedLog) -> Vec<Essentials> {
+    parsed
+        .failures
+        .iter()
+        .map(|f| {
+            (
+                f.test.clone(),
+                f.when,
+                f.outcome,
+                f.exc_type.clone(),
+                f.msg.clone(),
+                f.location.as_ref().map(|l| (l.file.clone(), l.line)),
+            )
+        })
+        .collect()
+}
+
+fn unittest_app_failures() -> Vec<Essentials> {
+    use traceback::{Outcome, When};
+    let s = |x: &str| x.to_string();
+    vec![
+        (
+            Some(s(
+                "tests/test_book.py::TestOwner::test_initials_without_owner",
+            )),
+            When::Call,
+            Outcome::Error,
+            s("AttributeError"),
+            s("'NoneType' object has no attribute 'split'"),
+            Some((s("ledger/book.py"), 15)),
+        ),
+        (
+            Some(s(
+                "tests/test_book.py::TestStatement::test_total_is_a_number",
+            )),
+            When::Setup,
+            Outcome::Error,
+            s("TypeError"),
+            s("'NoneType' object is not iterable"),
+            Some((s("ledger/book.py"), 7)),
+        ),
+        (
+            Some(s(
+                "tests/test_book.py::TestBalance::test_refund_counts_negative",
+            )),
+            When::Call,
+            Outcome::Failed,
+            s("AssertionError"),
+            s("13 != 7"),
+            Some((s("tests/test_book.py"), 12)),
+        ),
+    ]
+}
+
+#[test]
+fn unittest_output_names_the_test_and_keeps_fail_apart_from_error() {
+    for shape in [
+        "unittest",
+        "unittest-verbose",
+        "unittest-py310",
+        "github-actions",
+    ] {
+        let parsed = pasted("unittest_app", shape);
+        assert_eq!(parsed.kind, traceback::LogKind::Unittest, "{shape}");
+        assert_eq!(essentials(&parsed), unittest_app_failures(), "{shape}");
+        let f = &parsed.failures[0];
+        let headline = if shape == "unittest-py310" {
+            "test_initials_without_owner (tests.test_book.TestOwner)"
+        } else {
+            "test_initials_without_owner (tests.test_book.TestOwner.test_initials_without_owner)"
+        };
+        assert_eq!(f.headline.as_deref(), Some(headline), "{shape}");
+        let frames: Vec<(&str, u32, Option<&str>)> = f
+            .frames
+            .iter()
+            .map(|fr| (fr.file.as_str(), fr.line, fr.func.as_deref()))
+            .collect();
+        assert_eq!(
+            frames,
+            vec![
+                (
+                    "tests/test_book.py",
+                    17,
+                    Some("test_initials_without_owner")
+                ),
+                ("ledger/book.py", 15, Some("owner_initials")),
+            ],
+            "{shape}"
+        );
+    }
+    // Without the project, the test keeps unittest's own id.
+    let log = fixtures().join("tracebacks/pasted/unittest_app/unittest.txt");
+    let parsed = parse(&log, "demo");
+    assert_eq!(
+        parsed.failures[2].test.as_deref(),
+        Some("tests.test_book.TestBalance.test_refund_counts_negative")
+    );
+}
+
+#[test]
+fn a_real_unittest_run_is_repaired_by_fix() {
+    let src = project_root("unittest_app");
+    let names = [
+        "ledger/__init__.py",
+        "ledger/book.py",
+        "tests/__init__.py",
+        "tests/test_book.py",
+    ];
+    let files: Vec<(String, String)> = names
+        .iter()
+        .map(|p| (p.to_string(), std::fs::read_to_string(src.join(p)).unwrap()))
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let proj = support::project::project(&refs);
+    let out = std::process::Command::new(support::python())
+        .args(["-m", "unittest"])
+        .current_dir(&proj.root)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("run unittest");
+    assert_eq!(out.status.code(), Some(1));
+    let log = proj.root.parent().unwrap().join("unittest.log");
+    std::fs::write(&log, &out.stderr).unwrap();
+    let root = traceback::locate::absolute_root(&proj.root).unwrap();
+    let parsed = traceback::parse(&out.stderr, &root).unwrap();
+    assert_eq!(essentials(&parsed), unittest_app_failures());
+
+    // pytest runs unittest suites, so the node ids are what `fix` proves the repairs with.
+    let before = proj.snapshot();
+    let out = proj.run(&["fix", support::path_str(&log), "--dry-run", "--json"]);
+    let v = support::project::json(&out);
+    support::project::assert_same(&before, &proj.snapshot());
+    let diffs: Vec<&str> = v["patches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["diff"].as_str().unwrap())
+        .collect();
+    assert!(
+        diffs.iter().any(|d| d
+            .contains("+    return \"\".join(part[0] for part in (name or \"\").split()).upper()")),
+        "{v}"
+    );
+    assert!(
+        diffs
+            .iter()
+            .any(|d| d.contains("+    for entry in entries or []:")),
+        "{v}"
+    );
+    // The FAIL is an assertion in the test itself: reported, not patched.
+    assert_eq!(v["final_status"], "partial", "{v}");
+}

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::traceback::{Failure, Frame, ParsedLog, When};
+use crate::traceback::{Failure, Frame, Outcome, ParsedLog, When};
 
 pub fn json(parsed: &ParsedLog) -> String {
     // Serializing plain data with string keys cannot fail.
@@ -20,6 +20,7 @@ pub fn human(parsed: &ParsedLog) -> String {
         if n == 1 { "" } else { "s" },
         match parsed.kind {
             crate::traceback::LogKind::Pytest => "pytest",
+            crate::traceback::LogKind::Unittest => "unittest",
             crate::traceback::LogKind::Cpython => "Python traceback",
         },
         parsed.root
@@ -33,6 +34,7 @@ pub fn human(parsed: &ParsedLog) -> String {
 
 fn failure(out: &mut String, f: &Failure) {
     let what = match f.when {
+        When::Call if f.outcome == Outcome::Error => "ERROR",
         When::Call => "FAILED",
         When::Setup => "ERROR at setup",
         When::Teardown => "ERROR at teardown",

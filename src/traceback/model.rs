@@ -23,7 +23,31 @@ pub struct ParsedLog {
 #[serde(rename_all = "snake_case")]
 pub enum LogKind {
     Pytest,
+    /// `python -m unittest` output (`FAIL: test_x (pkg.mod.Class.test_x)` blocks).
+    Unittest,
     Cpython,
+}
+
+/// What the test runner called the failure; unittest's FAIL/ERROR and pytest's FAILED/ERROR
+/// keep their distinction here (an assertion that did not hold vs. an exception raised).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// pytest `FAILED`, unittest `FAIL`.
+    Failed,
+    /// pytest `ERROR` (setup, teardown, collection), unittest `ERROR`, a bare traceback.
+    Error,
+}
+
+impl Outcome {
+    /// pytest reports a failure in the test body as FAILED and everything else as ERROR.
+    pub fn of_pytest(when: When) -> Outcome {
+        if when == When::Call {
+            Outcome::Failed
+        } else {
+            Outcome::Error
+        }
+    }
 }
 
 /// The phase a failure happened in.
@@ -58,10 +82,14 @@ pub enum TbStyle {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Failure {
     /// pytest node id (`tests/test_x.py::TestA::test_b[param]`); a path for collection errors;
-    /// null for a bare traceback or when the log does not name the test.
+    /// for unittest output the node id when the test module's file is under the root, else
+    /// unittest's own id (`pkg.mod.TestA.test_b`); null for a bare traceback or when the log
+    /// does not name the test.
     pub test: Option<String>,
     pub when: When,
-    /// The section title pytest printed (`TestA.test_b[param]`), when there was one.
+    pub outcome: Outcome,
+    /// The section title pytest printed (`TestA.test_b[param]`), or unittest's description
+    /// (`test_b (pkg.mod.TestA.test_b)`), when there was one.
     pub headline: Option<String>,
     pub style: TbStyle,
     /// Qualified exception type as printed (`shop.errors.PaymentError`, `AssertionError`).
