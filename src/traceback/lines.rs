@@ -94,7 +94,14 @@ pub fn strip_ci_prefixes(lines: &mut [&str]) {
     // Pass 1: count; nothing is changed unless a kind is on most lines.
     let (mut outer, mut container, mut inner, mut nonempty) = (0usize, 0usize, 0usize, 0usize);
     let mut markers = false;
-    for line in lines.iter() {
+    for (i, line) in lines.iter().enumerate() {
+        // Even if every remaining line had a prefix, none would be on most lines: stop
+        // counting (a plain pytest log stops about half-way) and look only for markers.
+        let most_so_far = outer.max(container).max(inner);
+        if nonempty >= 2 * most_so_far + (lines.len() - i) {
+            markers |= lines[i..].iter().any(|l| l.starts_with("section_"));
+            break;
+        }
         if line.is_empty() {
             continue;
         }
@@ -141,6 +148,9 @@ pub fn strip_ci_prefixes(lines: &mut [&str]) {
 /// `...+02:00`) and the one space after it (or the end of an empty line).
 fn timestamp_len(line: &str) -> Option<usize> {
     let b = line.as_bytes();
+    if !b.first().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
     let digits = |from: usize, n: usize| {
         b.get(from..from + n)
             .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
@@ -187,6 +197,10 @@ fn timestamp_len(line: &str) -> Option<usize> {
 /// width; an empty line may end at the bar).
 fn container_len(line: &str) -> Option<usize> {
     let b = line.as_bytes();
+    // Most lines of a log start with a space or punctuation: reject those at once.
+    if !b.first().is_some_and(u8::is_ascii_alphanumeric) {
+        return None;
+    }
     let name = b
         .iter()
         .take(128)
