@@ -365,3 +365,49 @@ fn a_real_unittest_run_is_repaired_by_fix() {
     // The FAIL is an assertion in the test itself: reported, not patched.
     assert_eq!(v["final_status"], "partial", "{v}");
 }
+
+#[test]
+fn the_design_demo_trace_is_read_not_refused() {
+    let log = fixtures().join("tracebacks/pasted/demo/design.txt");
+    let root = project_root("demo");
+    let out = support::selfdebug(
+        &[
+            "parse",
+            support::path_str(&log),
+            "--root",
+            support::path_str(&root),
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &v["failures"][0];
+    assert_eq!(f["headline"], "test_foo");
+    assert_eq!(
+        (f["when"].as_str(), f["outcome"].as_str()),
+        (Some("call"), Some("failed"))
+    );
+    assert_eq!(f["exc_type"], "AttributeError");
+    let frame = &f["frames"][0];
+    assert_eq!(
+        (
+            frame["file"].as_str(),
+            frame["printed_file"].as_str(),
+            frame["line"].as_u64()
+        ),
+        (Some("utils/demo.py"), Some("utils\\demo.py"), Some(41))
+    );
+    assert_eq!(frame["code"], "y = utils.to_upper(None)");
+    // That text is not in the demo project's utils/demo.py: no location is made up.
+    assert_eq!(f["location"], serde_json::Value::Null);
+    assert_eq!(
+        f["rejected_frames"],
+        serde_json::json!([{"frame_index": 0, "file": "utils/demo.py", "line": 41, "reason": "source_changed"}])
+    );
+}
