@@ -243,6 +243,7 @@ mod tests {
         Failure {
             test: None,
             when: crate::traceback::When::Call,
+            outcome: crate::traceback::Outcome::Failed,
             headline: None,
             style: crate::traceback::TbStyle::Long,
             exc_type: exc.into(),

@@ -41,6 +41,9 @@ pub struct Candidate {
 pub enum PlanError {
     /// The traceback has no frame in the project's own code.
     NoLocation,
+    /// The log is older than the code: the printed source of the frame to repair (file, line
+    /// as printed) is no longer in the file near that line.
+    SourceChanged(String, u32),
     /// The location is a test file and tests may not be edited.
     TestFile(String),
     /// The file is outside the root, behind a symlink leading out of it, or unreadable.
@@ -56,10 +59,21 @@ pub enum PlanError {
     NoRule(String),
 }
 
+impl PlanError {
+    /// Why `failure` has no location: a log that no longer matches the code, or no frame in it.
+    pub fn no_location(failure: &Failure) -> PlanError {
+        match failure.source_changed() {
+            Some(r) => PlanError::SourceChanged(r.file.clone(), r.line),
+            None => PlanError::NoLocation,
+        }
+    }
+}
+
 impl std::fmt::Display for PlanError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             PlanError::NoLocation => f.write_str("no frame of the traceback is in the project's own code"),
+            PlanError::SourceChanged(file, line) => write!(f, "the log does not match the code: the source line it prints at {file}:{line} is no longer there (the log is older than the code); run pytest again for a fresh log"),
             PlanError::TestFile(file) => write!(f, "{file} is a test file; pass --allow-tests to let selfdebug edit it"),
             PlanError::Confined(msg) => f.write_str(msg),
             PlanError::Unparseable(file, msg) => write!(f, "{file} does not parse as Python 3 ({msg}) and no rule could repair it; it was not touched"),
@@ -85,7 +99,10 @@ pub struct PlanInput<'a> {
 /// Ranked candidates for one failure: rules by confidence, then each transform's own order.
 pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
     let failure = input.failure;
-    let loc = failure.location.as_ref().ok_or(PlanError::NoLocation)?;
+    let loc = failure
+        .location
+        .as_ref()
+        .ok_or_else(|| PlanError::no_location(failure))?;
     // Confinement first: a symlink leading out of the root is refused as such, whatever its
     // name looks like.
     let path = confined_path(input.root, &loc.file)?;
@@ -175,7 +192,7 @@ fn plan_text(
 ) -> Result<Vec<Candidate>, PlanError> {
     let failure = input.failure;
     let Some(loc) = failure.location.as_ref() else {
-        return Err(PlanError::NoLocation);
+        return Err(PlanError::no_location(failure));
     };
     let column = loc.caret.and_then(|c| c.line_start).map(|c| c as usize);
     let mut out: Vec<Candidate> = Vec::new();

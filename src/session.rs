@@ -911,7 +911,7 @@ fn work_on(
 ) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
     let Some(loc) = failure.location.as_ref() else {
         ctx.reason
-            .get_or_insert_with(|| plan::PlanError::NoLocation.to_string());
+            .get_or_insert_with(|| plan::PlanError::no_location(failure).to_string());
         return Ok(None);
     };
     if let Ok(path) = plan::confined_path(ws.root(), &loc.file) {

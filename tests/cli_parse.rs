@@ -167,7 +167,7 @@ fn help_documents_exit_codes() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("1  the log is pytest output in which nothing failed"),
+        text.contains("1  the log is pytest output (or unittest output) in which nothing failed"),
         "{text}"
     );
     let out = selfdebug(&["--version"], None);
@@ -189,6 +189,13 @@ fn json_matches_schema() {
     }
     for (_, log) in logs_of("handmade") {
         all.push(("demo".to_string(), log));
+    }
+    let pasted = fixtures().join("tracebacks/pasted");
+    for entry in std::fs::read_dir(&pasted).unwrap() {
+        let project = entry.unwrap().file_name().into_string().unwrap();
+        for (_, log) in logs_of(&format!("pasted/{project}")) {
+            all.push((project.clone(), log));
+        }
     }
     let mut docs: Vec<Vec<u8>> = Vec::new();
     for (project, log) in &all {

@@ -88,16 +88,26 @@ fn digest(parsed: &ParsedLog) -> String {
             writeln!(out, "    {}", frame_line(fr)).unwrap();
         }
         match &f.location {
-            Some(l) => writeln!(
-                out,
-                "  location: {}:{} {:?} frame {} `{}`",
-                l.file,
-                l.line,
-                l.func,
-                l.frame_index,
-                l.code.as_deref().unwrap_or("")
-            )
-            .unwrap(),
+            Some(l) => {
+                writeln!(
+                    out,
+                    "  location: {}:{} {:?} frame {} `{}`",
+                    l.file,
+                    l.line,
+                    l.func,
+                    l.frame_index,
+                    l.code.as_deref().unwrap_or("")
+                )
+                .unwrap();
+                if let Some(st) = l.stale {
+                    writeln!(
+                        out,
+                        "  stale: printed line {}, now {} ({:+})",
+                        st.printed_line, st.line, st.offset
+                    )
+                    .unwrap();
+                }
+            }
             None => writeln!(out, "  location: none").unwrap(),
         }
         let mut reasons: Vec<String> = f
@@ -272,6 +282,33 @@ fn design_demo_trace_parses() {
         f.frames[0].code.as_deref(),
         Some("y = utils.to_upper(None)")
     );
+    // The trace prints a test's line at `utils\demo.py:41`; the demo project's file has no such
+    // text anywhere: the log does not match this code, and no location is made up.
+    assert_eq!(f.location, None);
+    assert_eq!(
+        f.source_changed().map(|r| (r.file.as_str(), r.line)),
+        Some(("utils/demo.py", 41))
+    );
+}
+
+#[test]
+fn windows_native_log_is_reanchored_onto_the_demo() {
+    // The same failure in native style prints `words = text.split()` at line 41 of a longer
+    // utils\demo.py; in the fixture project that text is line 6.
+    let log = support::fixtures().join("tracebacks/handmade/windows-native.txt");
+    let parsed = parse_file(&log, &project_root("demo"));
+    let loc = parsed.failures[0].location.as_ref().expect("location");
+    assert_eq!((loc.file.as_str(), loc.line), ("utils/demo.py", 6));
+    assert_eq!(
+        loc.stale,
+        Some(traceback::Stale {
+            printed_line: 41,
+            line: 6,
+            offset: -35
+        })
+    );
+    let c = loc.caret.expect("caret");
+    assert_eq!((c.line_start, c.line_end), (Some(12), Some(22)));
 }
 
 #[test]

@@ -63,6 +63,19 @@ const PIECES: &[&str] = &[
     "E   File \"x.py\", line 1",
     "utils\\demo.py:41: AttributeError",
     "C:\\x\\y.py:3: in f",
+    "2026-11-30T10:00:00.1234567Z E   KeyError: 'k'",
+    "2026-11-30T10:00:00.1234567Z web-1  | 2026-11-30T10:00:00+00:00 ",
+    "web_1  | tests/test_demo.py:10: in test_foo",
+    "web_1  |",
+    "section_start:1700000000:step_script\r\u{1b}[0K",
+    "section_end:1700000000:step_script",
+    "======================================================================",
+    "----------------------------------------------------------------------",
+    "FAIL: test_x (a.b.C.test_x)",
+    "ERROR: setUpClass (a.b.C)",
+    "ERROR: a.b (unittest.loader._FailedTest.a.b)",
+    "Ran 3 tests in 0.001s",
+    "Stdout:",
 ];
 
 fn parse_no_panic(bytes: &[u8]) {
@@ -108,7 +121,7 @@ fn ten_thousand_frames() {
     let mut log = String::from("Traceback (most recent call last):\n");
     for i in 0..10_000 {
         log.push_str(&format!(
-            "  File \"/tmp/x/utils/demo.py\", line {}, in to_upper\n    return to_upper(x)\n           ^^^^^^^^^^^\n",
+            "  File \"/tmp/x/utils/demo.py\", line {}, in to_upper\n    words = text.split()\n            ^^^^^^^^^^\n",
             i % 13 + 1
         ));
     }
@@ -124,6 +137,15 @@ fn ten_thousand_frames() {
         Some("utils/demo.py")
     );
     assert_eq!(f.location.as_ref().map(|l| l.frame_index), Some(9_999));
+    // The innermost frame prints line 3 (9999 % 13 + 1); the printed text is line 6 there.
+    assert_eq!(
+        f.location.as_ref().and_then(|l| l.stale),
+        Some(traceback::Stale {
+            printed_line: 3,
+            line: 6,
+            offset: 3
+        })
+    );
 }
 
 #[test]

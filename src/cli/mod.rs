@@ -17,8 +17,8 @@ use crate::project::ProjectRoot;
 const PARSE_EXIT_CODES: &str = "\
 Exit codes of `parse`:
   0  at least one failure was read
-  1  the log is pytest output in which nothing failed
-  2  bad input: unreadable file, not a pytest log or Python traceback, bad flags";
+  1  the log is pytest output (or unittest output) in which nothing failed
+  2  bad input: unreadable file, not a pytest log, unittest output or Python traceback, bad flags";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -38,7 +38,9 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Read a pytest log (any --tb style) or a Python traceback and print its failures.
+    /// Read a pytest log (any --tb style; a failure section cut out of a CI log; CI time
+    /// stamps and container prefixes), `python -m unittest` output, or a Python traceback, and
+    /// print its failures.
     #[command(after_help = PARSE_EXIT_CODES)]
     Parse(ParseArgs),
     /// Run the failing test once with a probe before the failing statement and report the

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::traceback::{Failure, Frame, ParsedLog, When};
+use crate::traceback::{Failure, Frame, Outcome, ParsedLog, When};
 
 pub fn json(parsed: &ParsedLog) -> String {
     // Serializing plain data with string keys cannot fail.
@@ -20,6 +20,7 @@ pub fn human(parsed: &ParsedLog) -> String {
         if n == 1 { "" } else { "s" },
         match parsed.kind {
             crate::traceback::LogKind::Pytest => "pytest",
+            crate::traceback::LogKind::Unittest => "unittest",
             crate::traceback::LogKind::Cpython => "Python traceback",
         },
         parsed.root
@@ -33,6 +34,7 @@ pub fn human(parsed: &ParsedLog) -> String {
 
 fn failure(out: &mut String, f: &Failure) {
     let what = match f.when {
+        When::Call if f.outcome == Outcome::Error => "ERROR",
         When::Call => "FAILED",
         When::Setup => "ERROR at setup",
         When::Teardown => "ERROR at teardown",
@@ -81,6 +83,13 @@ fn failure(out: &mut String, f: &Failure) {
                 .map(|f| format!(" in {f}"))
                 .unwrap_or_default();
             let _ = writeln!(out, "  at {}:{}{func}", loc.file, loc.line);
+            if let Some(st) = loc.stale {
+                let _ = writeln!(
+                    out,
+                    "  (the log is older than the code: it printed line {}, the line is now {} ({:+}))",
+                    st.printed_line, st.line, st.offset
+                );
+            }
             if let Some(code) = &loc.code {
                 let _ = writeln!(out, "      {code}");
                 if let Some(c) = loc.caret {
@@ -90,9 +99,18 @@ fn failure(out: &mut String, f: &Failure) {
                 }
             }
         }
-        None => {
-            let _ = writeln!(out, "  no frame in the project's own code");
-        }
+        None => match f.source_changed() {
+            Some(r) => {
+                let _ = writeln!(
+                    out,
+                    "  the log does not match the code: what it prints at {}:{} is no longer there",
+                    r.file, r.line
+                );
+            }
+            None => {
+                let _ = writeln!(out, "  no frame in the project's own code");
+            }
+        },
     }
     // Frames outside the project (pytest internals in native style) only add noise here.
     let shown: Vec<String> = f

@@ -41,6 +41,7 @@ pub fn parse(bytes: &[u8], root: &Path) -> Option<Failure> {
         SessionFailure {
             test: None,
             when: When::Collect,
+            outcome: super::Outcome::Error,
             headline: Some(format!("conftest {conftest}")),
             style,
             record,

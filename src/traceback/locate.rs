@@ -4,8 +4,22 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-use super::model::{ExceptionRecord, Frame, Location, RejectReason, RejectedFrame};
+use super::model::{Caret, ExceptionRecord, Frame, Location, RejectReason, RejectedFrame, Stale};
 use super::FastHash;
+
+/// How far from the printed line number the printed source text is looked for, either way,
+/// when a log is older than the code.
+pub const REANCHOR_WINDOW: usize = 200;
+
+/// Where the printed source line of a frame is in the file as it is now.
+enum Anchor {
+    /// At the printed line, or nothing to compare (no code printed, file unreadable).
+    AsPrinted,
+    /// Nearby: the log is stale.
+    Moved(u32),
+    /// Nowhere near: the code changed.
+    Gone,
+}
 
 /// What a printed path turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,29 +85,55 @@ impl Resolver {
             // pytest and CPython print the line stripped; map onto the real one only when it is
             // still the same line (the file may have changed since the log was written).
             if let Some(real) = real.filter(|l| l.trim() == code.trim()) {
-                let indent = (real.chars().count() - real.trim_start().chars().count()) as u32;
-                caret.line_start = Some(indent + caret.code_start);
-                caret.line_end = Some(indent + caret.code_end);
-                caret.line_focus_start = Some(indent + caret.focus_start);
-                caret.line_focus_end = Some(indent + caret.focus_end);
+                map_caret(caret, &real);
             }
         }
     }
 
+    fn source_lines(&mut self, path: &Path) -> Option<&Vec<String>> {
+        self.sources
+            .entry(path.to_path_buf())
+            .or_insert_with(|| {
+                let bytes = std::fs::read(path).ok()?;
+                Some(
+                    String::from_utf8_lossy(&bytes)
+                        .lines()
+                        .map(str::to_string)
+                        .collect(),
+                )
+            })
+            .as_ref()
+    }
+
     fn source_line(&mut self, path: &Path, line: u32) -> Option<String> {
-        let lines = self.sources.entry(path.to_path_buf()).or_insert_with(|| {
-            let bytes = std::fs::read(path).ok()?;
-            Some(
-                String::from_utf8_lossy(&bytes)
-                    .lines()
-                    .map(str::to_string)
-                    .collect(),
-            )
-        });
-        lines
-            .as_ref()?
+        self.source_lines(path)?
             .get((line as usize).checked_sub(1)?)
             .cloned()
+    }
+
+    /// Finds the frame's printed source text in the file: at the printed line, else the
+    /// nearest line within [`REANCHOR_WINDOW`] that reads the same once stripped (lines
+    /// below first at equal distance: code is more often inserted above a bug than removed).
+    fn anchor(&mut self, path: &Path, frame: &Frame) -> Anchor {
+        let Some(code) = frame.code.as_deref().map(str::trim) else {
+            return Anchor::AsPrinted;
+        };
+        let Some(lines) = self.source_lines(path) else {
+            return Anchor::AsPrinted;
+        };
+        let at = frame.line as usize;
+        let same = |n: usize| n >= 1 && lines.get(n - 1).is_some_and(|l| l.trim() == code);
+        if same(at) {
+            return Anchor::AsPrinted;
+        }
+        for d in 1..=REANCHOR_WINDOW {
+            for n in [at.checked_add(d), at.checked_sub(d)].into_iter().flatten() {
+                if same(n) {
+                    return u32::try_from(n).map_or(Anchor::Gone, Anchor::Moved);
+                }
+            }
+        }
+        Anchor::Gone
     }
 
     /// The location among `frames` (deepest project frame, else deepest test frame) and the
@@ -137,20 +177,46 @@ impl Resolver {
                 }
             }
         }
-        rejected.sort_by_key(|r| r.frame_index);
         let location = chosen.and_then(|i| {
             let f = &frames[i];
             let r = self.resolve_path(&f.printed_file);
+            let (file, abs) = (r.rel.clone()?, r.abs.clone()?);
+            let (line, stale, caret) = match self.anchor(&abs, f) {
+                Anchor::AsPrinted => (f.line, None, f.caret),
+                Anchor::Moved(line) => {
+                    let mut caret = f.caret;
+                    if let (Some(c), Some(real)) = (caret.as_mut(), self.source_line(&abs, line)) {
+                        map_caret(c, &real);
+                    }
+                    let stale = Stale {
+                        printed_line: f.line,
+                        line,
+                        offset: i64::from(line) - i64::from(f.line),
+                    };
+                    (line, Some(stale), caret)
+                }
+                Anchor::Gone => {
+                    rejected.push(RejectedFrame {
+                        frame_index: i,
+                        file: f.file.clone(),
+                        line: f.line,
+                        reason: RejectReason::SourceChanged,
+                    });
+                    return None;
+                }
+            };
             Some(Location {
-                file: r.rel.clone()?,
-                path: r.abs.as_ref()?.to_string_lossy().into_owned(),
-                line: f.line,
+                file,
+                path: abs.to_string_lossy().into_owned(),
+                line,
                 func: f.func.clone(),
                 code: f.code.clone(),
-                caret: f.caret,
+                caret,
                 frame_index: i,
+                stale,
             })
         });
+        rejected.sort_by_key(|r| r.frame_index);
         (location, rejected)
     }
 
@@ -240,6 +306,15 @@ impl Resolver {
             rejected(RejectReason::OutsideRoot)
         }
     }
+}
+
+/// Sets the caret's columns on the real source line `real` (printed code is de-indented).
+fn map_caret(caret: &mut Caret, real: &str) {
+    let indent = (real.chars().count() - real.trim_start().chars().count()) as u32;
+    caret.line_start = Some(indent + caret.code_start);
+    caret.line_end = Some(indent + caret.code_end);
+    caret.line_focus_start = Some(indent + caret.focus_start);
+    caret.line_focus_end = Some(indent + caret.focus_end);
 }
 
 fn is_drive(p: &str) -> bool {

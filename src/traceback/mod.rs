@@ -1,9 +1,10 @@
 //! Reading pytest output (every `--tb` style, summaries, xdist, colour) and bare CPython
 //! tracebacks into [`Failure`]s with a chosen [`Location`].
 //!
-//! Stages: [`lines`] cleans bytes into lines; [`pytest_session`] finds sections and entries;
-//! [`pytest_body`] and [`native`] read one traceback; [`locate`] resolves paths and picks the
-//! frame to repair.
+//! Stages: [`lines`] cleans bytes into lines (and strips CI line prefixes); [`pytest_session`]
+//! finds sections and entries, else [`unittest`] reads unittest's blocks; [`pytest_body`] and
+//! [`native`] read one traceback; [`locate`] resolves paths and picks the frame to repair
+//! (re-anchoring a log older than the code).
 
 pub mod conftest;
 pub mod lines;
@@ -13,6 +14,7 @@ pub mod native;
 pub mod pytest_body;
 pub mod pytest_session;
 pub mod text;
+pub mod unittest;
 
 use std::hash::Hasher;
 use std::path::Path;
@@ -66,10 +68,13 @@ impl std::fmt::Display for ParseError {
 pub fn parse(bytes: &[u8], root: &Path) -> Result<ParsedLog, ParseError> {
     let text = lines::decode(bytes);
     let text = lines::clean_text(&text);
-    let lines = lines::split_lines(&text);
+    let mut lines = lines::split_lines(&text);
+    lines::strip_ci_prefixes(&mut lines);
     let session = pytest_session::parse(&lines);
     let (kind, rootdir, raw) = if session.is_pytest {
         (LogKind::Pytest, session.rootdir, session.failures)
+    } else if let Some(failures) = unittest::parse(&lines, root) {
+        (LogKind::Unittest, None, failures)
     } else {
         let blocks = native::split_cpython_log(&lines);
         if blocks.is_empty() {
@@ -81,6 +86,7 @@ pub fn parse(bytes: &[u8], root: &Path) -> Result<ParsedLog, ParseError> {
             .map(|record| pytest_session::SessionFailure {
                 test: None,
                 when: When::Unknown,
+                outcome: Outcome::Error,
                 headline: None,
                 style: TbStyle::Native,
                 record,
@@ -107,6 +113,7 @@ fn finish(f: pytest_session::SessionFailure, resolver: &mut locate::Resolver) ->
     Failure {
         test: f.test,
         when: f.when,
+        outcome: f.outcome,
         headline: f.headline,
         style: f.style,
         exc_type: record.exc_type,

@@ -23,7 +23,31 @@ pub struct ParsedLog {
 #[serde(rename_all = "snake_case")]
 pub enum LogKind {
     Pytest,
+    /// `python -m unittest` output (`FAIL: test_x (pkg.mod.Class.test_x)` blocks).
+    Unittest,
     Cpython,
+}
+
+/// What the test runner called the failure; unittest's FAIL/ERROR and pytest's FAILED/ERROR
+/// keep their distinction here (an assertion that did not hold vs. an exception raised).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// pytest `FAILED`, unittest `FAIL`.
+    Failed,
+    /// pytest `ERROR` (setup, teardown, collection), unittest `ERROR`, a bare traceback.
+    Error,
+}
+
+impl Outcome {
+    /// pytest reports a failure in the test body as FAILED and everything else as ERROR.
+    pub fn of_pytest(when: When) -> Outcome {
+        if when == When::Call {
+            Outcome::Failed
+        } else {
+            Outcome::Error
+        }
+    }
 }
 
 /// The phase a failure happened in.
@@ -58,10 +82,14 @@ pub enum TbStyle {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Failure {
     /// pytest node id (`tests/test_x.py::TestA::test_b[param]`); a path for collection errors;
-    /// null for a bare traceback or when the log does not name the test.
+    /// for unittest output the node id when the test module's file is under the root, else
+    /// unittest's own id (`pkg.mod.TestA.test_b`); null for a bare traceback or when the log
+    /// does not name the test.
     pub test: Option<String>,
     pub when: When,
-    /// The section title pytest printed (`TestA.test_b[param]`), when there was one.
+    pub outcome: Outcome,
+    /// The section title pytest printed (`TestA.test_b[param]`), or unittest's description
+    /// (`test_b (pkg.mod.TestA.test_b)`), when there was one.
     pub headline: Option<String>,
     pub style: TbStyle,
     /// Qualified exception type as printed (`shop.errors.PaymentError`, `AssertionError`).
@@ -80,6 +108,19 @@ pub struct Failure {
     pub rejected_frames: Vec<RejectedFrame>,
     /// The message of the short-summary line, as printed (pytest may cut it with `...`).
     pub summary: Option<String>,
+}
+
+impl Failure {
+    /// The frame refused because the log no longer matches the code, when that is why there is
+    /// no location.
+    pub fn source_changed(&self) -> Option<&RejectedFrame> {
+        if self.location.is_some() {
+            return None;
+        }
+        self.rejected_frames
+            .iter()
+            .find(|r| r.reason == RejectReason::SourceChanged)
+    }
 }
 
 /// An exception with its own frames: a member of a group, or (inside [`ChainLink`]) a link.
@@ -157,6 +198,20 @@ pub struct Location {
     pub caret: Option<Caret>,
     /// Index into the frames of the exception it was chosen from.
     pub frame_index: usize,
+    /// Set when the log is older than the code: the printed source line was found at another
+    /// line near the printed one, and `line` is where it is now.
+    pub stale: Option<Stale>,
+}
+
+/// How far the printed source line moved since the log was written.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Stale {
+    /// The line number the log printed.
+    pub printed_line: u32,
+    /// Where the printed text is in the file now (the location's `line`).
+    pub line: u32,
+    /// `line - printed_line`: positive when lines were inserted above it since.
+    pub offset: i64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -184,4 +239,8 @@ pub enum RejectReason {
     Missing,
     /// A test file, skipped because a non-test frame exists.
     TestFile,
+    /// The chosen frame's printed source line is neither at its line nor near it
+    /// ([`crate::traceback::locate::REANCHOR_WINDOW`] lines either way): the log does not match
+    /// the code any more, and no location is given rather than a wrong one.
+    SourceChanged,
 }

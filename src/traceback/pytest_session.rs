@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::lines::strip_xdist_prefix;
-use super::model::{ExceptionRecord, TbStyle, When};
+use super::model::{ExceptionRecord, Outcome, TbStyle, When};
 use super::pytest_body::{self, is_captured_header};
 use super::text;
 use super::FastHash;
@@ -13,6 +13,7 @@ use super::FastHash;
 pub struct SessionFailure {
     pub test: Option<String>,
     pub when: When,
+    pub outcome: Outcome,
     pub headline: Option<String>,
     pub style: TbStyle,
     pub record: ExceptionRecord,
@@ -100,6 +101,12 @@ pub fn parse(lines: &[&str]) -> Session {
             }
             continue;
         }
+        if section == Section::None && entry_title(line).is_some() {
+            // A failure section pasted without its `=== FAILURES ===` banner (a CI log cut at
+            // the `___ test_x ___` header): read it as one. It counts as pytest output only if
+            // an entry under it holds a readable traceback.
+            section = Section::Failures;
+        }
         if !is_pytest && is_stats_line(line) {
             is_pytest = true;
         }
@@ -155,13 +162,15 @@ pub fn parse(lines: &[&str]) -> Session {
                         _ => SummaryKind::Failed,
                     };
                     let paired = summary.take_next(kind);
+                    let when = if kind == SummaryKind::Failed {
+                        When::Call
+                    } else {
+                        When::Unknown
+                    };
                     failures.push(SessionFailure {
                         test: paired.as_ref().map(|s| s.0.clone()),
-                        when: if kind == SummaryKind::Failed {
-                            When::Call
-                        } else {
-                            When::Unknown
-                        },
+                        when,
+                        outcome: Outcome::of_pytest(when),
                         headline: None,
                         style: TbStyle::Line,
                         record: e.record,
@@ -192,6 +201,7 @@ pub fn parse(lines: &[&str]) -> Session {
                 failures.push(SessionFailure {
                     test,
                     when,
+                    outcome: Outcome::of_pytest(when),
                     headline: Some(headline.clone()),
                     style,
                     record,
@@ -229,6 +239,7 @@ fn from_summary(
     SessionFailure {
         test,
         when,
+        outcome: Outcome::of_pytest(when),
         headline: headline.cloned(),
         style: TbStyle::Summary,
         record: ExceptionRecord {
