@@ -7,7 +7,7 @@
 //! | 0 | `Green` |
 //! | 1 | `Failed` with the failures read; `Error` when none can be read |
 //! | 2 (interrupted), 3 (internal error), other, signal | `Error` with pytest's message |
-//! | 4 | `Failed` when a `conftest.py` (or what it imports) raised; else `Usage` |
+//! | 4 | `Failed` when a `conftest.py` (or what it imports) raised, or a selected test's module failed to import; else `Usage` |
 //! | 5 | `NoTests` |
 //! | killed at the time limit | `TimedOut` |
 //! | ended by the plugin's hang backstop | `Error` naming the test and its frame |
@@ -82,7 +82,14 @@ pub fn read(run: &PytestRun, root: &Path) -> Verdict {
         }
         (Some(4), _) => match traceback::conftest::parse(&log, root) {
             Some(f) => Verdict::Failed(vec![f]),
-            None => Verdict::Usage(usage_message(&log)),
+            // A selected test whose module does not import (`found no collectors`): the
+            // collection error is the failure, not the arguments.
+            None => match traceback::parse(&log, root).map(|p| p.failures) {
+                Ok(f) if !f.is_empty() && f.iter().all(|f| f.when == traceback::When::Collect) => {
+                    Verdict::Failed(f)
+                }
+                _ => Verdict::Usage(usage_message(&log)),
+            },
         },
         (Some(5), _) => Verdict::NoTests,
         (Some(2), _) => Verdict::Error(format!(

@@ -171,6 +171,12 @@ pub struct SubExpr {
     pub in_lambda: bool,
     /// Inside a comprehension or generator expression within the statement.
     pub in_comprehension: bool,
+    /// Inside an f-string's replacement field (`f"{x}"`): its value is formatted as text.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub in_fstring: bool,
+    /// The iterable of a comprehension's `for` (`[y for y in x]`): its value is iterated.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub iterated: bool,
     #[serde(flatten)]
     pub kind: SubExprKind,
 }
@@ -794,6 +800,8 @@ fn make(
                     line: first_line,
                     in_lambda: false,
                     in_comprehension: false,
+                    in_fstring: false,
+                    iterated: false,
                     kind: SubExprKind::AugAssign {
                         op: aug_op_str(&a.op),
                         target: node_range(&*a.target),
@@ -910,15 +918,22 @@ fn attr_name_range(text: &str, range: &Range<usize>) -> Range<usize> {
 /// Every interesting sub-expression under `roots`, sorted by (start, longest first).
 fn sub_exprs(pm: &ParsedModule, roots: &[Node<'_>]) -> Vec<SubExpr> {
     let mut out = Vec::new();
-    let mut stack: Vec<(Node, usize, bool, bool)> =
-        roots.iter().rev().map(|n| (*n, 1, false, false)).collect();
+    // (node, depth, in a lambda, in a comprehension, in an f-string)
+    let mut stack: Vec<(Node, usize, bool, bool, bool)> = roots
+        .iter()
+        .rev()
+        .map(|n| (*n, 1, false, false, false))
+        .collect();
     let mut kids = Vec::new();
-    while let Some((node, depth, in_lambda, in_comp)) = stack.pop() {
+    // The `for ... in X` iterables of the comprehensions seen so far (parents come first).
+    let mut iterables: Vec<Range<usize>> = Vec::new();
+    while let Some((node, depth, in_lambda, in_comp, in_fstr)) = stack.pop() {
         if depth > MAX_AST_DEPTH {
             continue;
         }
         let mut child_lambda = in_lambda;
         let mut child_comp = in_comp;
+        let mut child_fstr = in_fstr;
         if let Node::Expr(e) = node {
             let range = node_range(e);
             let kind = match e {
@@ -967,11 +982,28 @@ fn sub_exprs(pm: &ParsedModule, roots: &[Node<'_>]) -> Vec<SubExpr> {
                     child_lambda = true;
                     None
                 }
-                Expr::ListComp(_)
-                | Expr::SetComp(_)
-                | Expr::DictComp(_)
-                | Expr::GeneratorExp(_) => {
+                Expr::ListComp(c) => {
+                    iterables.extend(c.generators.iter().map(|g| node_range(&g.iter)));
                     child_comp = true;
+                    None
+                }
+                Expr::SetComp(c) => {
+                    iterables.extend(c.generators.iter().map(|g| node_range(&g.iter)));
+                    child_comp = true;
+                    None
+                }
+                Expr::DictComp(c) => {
+                    iterables.extend(c.generators.iter().map(|g| node_range(&g.iter)));
+                    child_comp = true;
+                    None
+                }
+                Expr::GeneratorExp(c) => {
+                    iterables.extend(c.generators.iter().map(|g| node_range(&g.iter)));
+                    child_comp = true;
+                    None
+                }
+                Expr::JoinedStr(_) => {
+                    child_fstr = true;
                     None
                 }
                 _ => None,
@@ -979,9 +1011,11 @@ fn sub_exprs(pm: &ParsedModule, roots: &[Node<'_>]) -> Vec<SubExpr> {
             if let Some(kind) = kind {
                 out.push(SubExpr {
                     line: pm.line_of(range.start),
-                    range,
                     in_lambda,
                     in_comprehension: in_comp,
+                    in_fstring: in_fstr,
+                    iterated: iterables.contains(&range),
+                    range,
                     kind,
                 });
             }
@@ -993,7 +1027,7 @@ fn sub_exprs(pm: &ParsedModule, roots: &[Node<'_>]) -> Vec<SubExpr> {
             kids.drain(..)
                 .rev()
                 .filter(|k| !matches!(k, Node::Stmt(_) | Node::Handler(_)))
-                .map(|k| (k, depth + 1, child_lambda, child_comp)),
+                .map(|k| (k, depth + 1, child_lambda, child_comp, child_fstr)),
         );
     }
     out.sort_by(|a, b| {

@@ -510,12 +510,21 @@ fn use_defaults(ctx: &Context, t: &Target) -> Vec<String> {
             _ => {}
         }
     }
-    // Iterated by the `for` header.
-    if matches!(ctx.located.kind, StmtKind::For | StmtKind::AsyncFor)
-        && ctx.located.is_header()
-        && is_for_iter(ctx, r)
+    // Iterated by the `for` header or a comprehension's `for`.
+    if t.expr.iterated
+        || (matches!(ctx.located.kind, StmtKind::For | StmtKind::AsyncFor)
+            && ctx.located.is_header()
+            && is_for_iter(ctx, r))
     {
         out.push("[]".into());
+    }
+    // Formatted into an f-string as it is: text, in a quote the f-string allows inside
+    // (before Python 3.12 not its own delimiter).
+    if out.is_empty()
+        && t.expr.in_fstring
+        && shared::parent_of(ctx.located, r).is_none_or(|p| !p.in_fstring)
+    {
+        out.push(fstring_empty(ctx, t));
     }
     // Returned, and the test says the type.
     if out.is_empty() && shared::is_returned(ctx, r) {
@@ -529,6 +538,32 @@ fn use_defaults(ctx: &Context, t: &Target) -> Vec<String> {
     }
     out.dedup();
     out
+}
+
+/// An empty string literal that may stand inside the f-string around `t`: the quote of the
+/// key's own literal (already legal there), else the quote the f-string does not use.
+fn fstring_empty(ctx: &Context, t: &Target) -> String {
+    let key = ctx.text(&t.slice).trim_start();
+    if key.starts_with('\'') {
+        return "''".into();
+    }
+    if key.starts_with('"') {
+        return "\"\"".into();
+    }
+    let before = &ctx.source.text()[..t.expr.range.start];
+    let open = before
+        .rmatch_indices(['"', '\''])
+        .find(|(i, _)| {
+            before[..*i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| matches!(c, 'f' | 'F' | 'r' | 'R'))
+        })
+        .map(|(_, q)| q);
+    match open {
+        Some("\"") => "''".into(),
+        _ => "\"\"".into(),
+    }
 }
 
 /// `range` is the iterable of the located `for` header.
