@@ -1067,6 +1067,13 @@ fn work_on(
                 None if first_verdict.failures().is_none() => Some(first_verdict.describe()),
                 None => None,
             };
+            if next
+                .as_ref()
+                .is_some_and(|n| n.exc_type == crate::plugin::TIMEOUT_EXC)
+            {
+                // The candidate made the test hang: stopped at the per-test limit.
+                attempt.outcome = "timeout";
+            }
             // A different failure (not the same exception at the same place) is progress.
             if let Some(next) = next.filter(|n| is_progress(failure, n)) {
                 attempt.outcome = "progressed";

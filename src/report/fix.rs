@@ -227,7 +227,7 @@ pub fn human_log(report: &Report) -> String {
                     "the test now fails differently ({}); working on that",
                     a.new_failure.as_deref().unwrap_or("?")
                 ),
-                "timeout" => "rejected: the run timed out".to_string(),
+                "timeout" => "rejected: the test hung (stopped at the time limit)".to_string(),
                 "suite_error" => format!(
                     "rejected: the full run gave no verdict ({})",
                     a.new_failure.as_deref().unwrap_or("?")
