@@ -5,116 +5,11 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use support::path_str;
-
-/// A temp project from (path, content) pairs, with its own cache dir for selfdebug.
-struct Project {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    cache: PathBuf,
-}
-
-fn project(files: &[(&str, &str)]) -> Project {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("proj");
-    for (path, content) in files {
-        let p = root.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, content).unwrap();
-    }
-    let cache = tmp.path().join("cache");
-    std::fs::create_dir_all(&cache).unwrap();
-    Project {
-        _tmp: tmp,
-        root,
-        cache,
-    }
-}
-
-impl Project {
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_selfdebug"));
-        cmd.args(args)
-            .arg("--root")
-            .arg(&self.root)
-            .env("XDG_CACHE_HOME", &self.cache)
-            .env("TMPDIR", self.cache.join("tmp"))
-            .stdin(Stdio::null());
-        std::fs::create_dir_all(self.cache.join("tmp")).unwrap();
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        self.cmd(args).output().unwrap()
-    }
-
-    fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(&self.root)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-}
-
-/// Every file under `root` (`.git` included): bytes, mode and mtime.
-fn snapshot(root: &Path) -> BTreeMap<String, (Vec<u8>, u32, std::time::SystemTime)> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut out = BTreeMap::new();
-    for e in walkdir::WalkDir::new(root) {
-        let e = e.unwrap();
-        if !e.file_type().is_file() {
-            continue;
-        }
-        let rel = e.path().strip_prefix(root).unwrap().display().to_string();
-        let meta = e.metadata().unwrap();
-        out.insert(
-            rel,
-            (
-                std::fs::read(e.path()).unwrap(),
-                meta.permissions().mode(),
-                meta.modified().unwrap(),
-            ),
-        );
-    }
-    out
-}
-
-/// Compares two snapshots, naming the files that differ instead of dumping bytes.
-fn assert_same(
-    before: &BTreeMap<String, (Vec<u8>, u32, std::time::SystemTime)>,
-    after: &BTreeMap<String, (Vec<u8>, u32, std::time::SystemTime)>,
-) {
-    let mut diffs = Vec::new();
-    for (k, v) in before {
-        match after.get(k) {
-            None => diffs.push(format!("{k}: gone")),
-            Some(a) if a.0 != v.0 => diffs.push(format!("{k}: bytes differ")),
-            Some(a) if a.1 != v.1 => diffs.push(format!("{k}: mode {:o} -> {:o}", v.1, a.1)),
-            Some(a) if a.2 != v.2 => diffs.push(format!("{k}: mtime {:?} -> {:?}", v.2, a.2)),
-            _ => {}
-        }
-    }
-    for k in after.keys().filter(|k| !before.contains_key(*k)) {
-        diffs.push(format!("{k}: new"));
-    }
-    assert!(diffs.is_empty(), "the tree changed: {diffs:#?}");
-}
+use support::project::{assert_same, project, snapshot, Project};
 
 const DEMO_MODULE: &str = "def to_upper(text):\n    words = text.split()\n    return \" \".join(w.upper() for w in words)\n";
 
@@ -244,14 +139,7 @@ fn sigkill_during_validation_then_restore() {
     let original_hash = p.git(&["hash-object", "words.py"]);
     // The run is stopped with a candidate in the file, inside that candidate's test run: the
     // fixture's test says so itself (it is not guessed from reading a file being written).
-    h.hold("candidate");
-    let mut child = p
-        .cmd(&["fix", "--timeout", "600"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    h.wait_for("candidate", 300);
+    let mut child = h.start("candidate", &["fix", "--timeout", "600"]);
     let candidate = p.read("words.py");
     child.kill().unwrap();
     child.wait().unwrap();
@@ -303,14 +191,7 @@ fn second_concurrent_run_refuses() {
     let h = support::project::held_project();
     let p = &h.project;
     // The first run holds the lock while its probe's test run is held.
-    h.hold("probe");
-    let mut first = p
-        .cmd(&["fix", "--timeout", "600"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    h.wait_for("probe", 300);
+    let mut first = h.start("probe", &["fix", "--timeout", "600"]);
     let second = p.run(&["fix"]);
     h.release();
     assert_eq!(second.status.code(), Some(6));

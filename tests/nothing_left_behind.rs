@@ -46,14 +46,7 @@ fn listing(dir: &Path) -> Vec<PathBuf> {
 fn dry_run_during_a_real_run_refuses_and_prints_no_probe() {
     let h = held_project();
     let p = &h.project;
-    h.hold("probe");
-    let mut real = p
-        .cmd(&["fix", "--timeout", "600"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    h.wait_for("probe", 300);
+    let mut real = h.start("probe", &["fix", "--timeout", "600"]);
     // The real run's probe is in the user's file right now, and stays while we look.
     assert!(p.read("words.py").contains("_selfdebug_probe"));
     let dry = p.run(&["fix", "--dry-run", "--json"]);
@@ -186,14 +179,7 @@ fn sigkill_during_the_probe_kills_pytest_and_the_next_run_cleans_up() {
     let h = held_project();
     let p = &h.project;
     let tmp = p.cache.join("tmp");
-    h.hold("probe");
-    let mut run = p
-        .cmd(&["fix", "--timeout", "600"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    h.wait_for("probe", 300);
+    let mut run = h.start("probe", &["fix", "--timeout", "600"]);
     let probe_dir = format!("selfdebug-probe-{}-", run.id());
     assert!(
         selfdebug_entries(&tmp)
@@ -475,14 +461,7 @@ fn a_killed_dry_run_leaves_nothing_once_the_next_run_is_done() {
     let p = &h.project;
     let tmp = p.cache.join("tmp");
     let pycache = p.cache.join("selfdebug/pycache");
-    h.hold("probe");
-    let mut run = p
-        .cmd(&["fix", "--dry-run", "--timeout", "600"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    h.wait_for("probe", 300);
+    let mut run = h.start("probe", &["fix", "--dry-run", "--timeout", "600"]);
     run.kill().unwrap();
     run.wait().unwrap();
     // The dry run's pytest ran in its scratch copy, in the temp dir; it dies with the run.

@@ -12,8 +12,6 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
-use crate::project::ProjectRoot;
-
 const PARSE_EXIT_CODES: &str = "\
 Exit codes of `parse`:
   0  at least one failure was read
@@ -241,11 +239,6 @@ fn read_log(path: &Path) -> Result<Vec<u8>, String> {
         .read_to_end(&mut buf)
         .map_err(|e| format!("cannot read standard input: {e}"))?;
     Ok(buf)
-}
-
-/// `--root`, or the root found from the current directory (see [`crate::project`]).
-fn project_root(root: Option<&Path>) -> Result<ProjectRoot, String> {
-    ProjectRoot::find(root)
 }
 
 /// How error messages name the LOG argument.

@@ -13,7 +13,7 @@ pub fn run(args: &ParseArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    let root = match super::project_root(args.root.as_deref()) {
+    let root = match crate::project::ProjectRoot::find(args.root.as_deref()) {
         Ok(r) => r,
         Err(msg) => {
             error(msg);

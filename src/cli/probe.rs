@@ -43,7 +43,7 @@ fn env_err(msg: impl ToString) -> Failed {
 }
 
 fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
-    let root = super::project_root(args.root.as_deref())
+    let root = crate::project::ProjectRoot::find(args.root.as_deref())
         .map_err(bad)?
         .path()
         .to_path_buf();

@@ -18,7 +18,7 @@ files, the git index and untracked files are never touched. Journals live outsid
 project, in $XDG_CACHE_HOME/selfdebug/journals/ (else ~/.cache/selfdebug/journals/).";
 
 pub fn run(args: &RestoreArgs) -> i32 {
-    let root = match super::project_root(args.root.as_deref()) {
+    let root = match crate::project::ProjectRoot::find(args.root.as_deref()) {
         Ok(r) => r,
         Err(msg) => {
             error(msg);

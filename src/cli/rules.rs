@@ -5,7 +5,7 @@ use crate::rules::RuleSet;
 use crate::{exit, report};
 
 pub fn run(args: &RulesArgs) -> i32 {
-    let root = match super::project_root(args.root.as_deref()) {
+    let root = match crate::project::ProjectRoot::find(args.root.as_deref()) {
         Ok(r) => r,
         Err(msg) => {
             error(msg);

@@ -203,6 +203,21 @@ impl Held {
         });
     }
 
+    /// Starts `selfdebug ARGS` (quiet) with runs that see `state` held, and returns once one
+    /// of them is there.
+    pub fn start(&self, state: &str, args: &[&str]) -> std::process::Child {
+        self.hold(state);
+        let child = self
+            .project
+            .cmd(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.wait_for(state, 300);
+        child
+    }
+
     /// The states the test's runs reported, in order.
     pub fn seen(&self) -> Vec<String> {
         std::fs::read_to_string(&self.marker)
