@@ -132,6 +132,21 @@ review: invents a default for None: check that None is legitimate here%0A%0A\
 }
 
 #[test]
+fn a_run_that_cannot_start_is_one_annotation() {
+    let p = repo();
+    let out = run(&mut selfdebug(
+        &p,
+        &["fix", "--output-format", "github", "--budget", "bogus=1"],
+    ));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stdout),
+        "::error title=selfdebug%3A bad input::--budget bogus=1: unknown category (one of \
+         environment, data, logic, syntax, dependency, timeout, unknown)\n"
+    );
+}
+
+#[test]
 fn parse_github_has_one_error_per_failure() {
     let p = repo();
     let log = run(Command::new(support::python())

@@ -80,7 +80,10 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
                     "{}",
                     github::command(
                         "error",
-                        &[("title", Some(format!("selfdebug: {}", stop.status)))],
+                        &[(
+                            "title",
+                            Some(format!("selfdebug: {}", stop.status.replace('_', " ")))
+                        )],
                         &stop.message
                     )
                 );

@@ -34,8 +34,7 @@ Exit codes of `parse`:
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-    /// Colour on a terminal: `auto` (only when the stream is a terminal and NO_COLOR is not
-    /// set), `always` (wins over NO_COLOR), `never`. JSON and GitHub output are never coloured.
+    /// When to colour the patch and the log of `fix` (JSON and GitHub output never are).
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 }
@@ -173,9 +172,8 @@ pub struct FixArgs {
     /// Print one JSON object on stdout (short for `--output-format json`).
     #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
-    /// `text`: the patch on stdout, the log on stderr; `json`: one JSON object on stdout;
-    /// `github`: GitHub Actions annotations on stdout (`::error` per failure not fixed,
-    /// `::notice`/`::warning` per kept safe/unsafe patch), the log on stderr.
+    /// What to print on stdout. `github`: an `::error` annotation per failure not fixed, a
+    /// `::notice` per kept safe patch and a `::warning` per kept unsafe one (see docs/ci.md).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
     /// Where the backup copies of patched files go, as
@@ -218,8 +216,8 @@ pub struct ParseArgs {
     /// (short for `--output-format json`).
     #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
-    /// `text`, `json`, or `github`: one GitHub Actions `::error` annotation per failure, at
-    /// its location.
+    /// What to print. `github`: one GitHub Actions `::error` annotation per failure, at its
+    /// location.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
 }

@@ -42,12 +42,11 @@ pub fn wants_json(json: bool, format: Option<TextOrJson>) -> bool {
 #[derive(clap::ValueEnum, serde::Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum ColorChoice {
-    /// Colour when the stream is a terminal, unless NO_COLOR is set (CLICOLOR_FORCE or
-    /// FORCE_COLOR turn it on for a stream that is not one).
+    /// Colour a stream that is a terminal (not TERM=dumb), unless NO_COLOR is set;
+    /// CLICOLOR_FORCE or FORCE_COLOR colour one that is not.
     #[default]
     Auto,
-    /// Always colour, even when piped and with NO_COLOR set: an explicit flag wins over the
-    /// environment, as no-color.org asks.
+    /// Colour even when piped and with NO_COLOR set (the flag wins over the environment).
     Always,
     /// Never colour.
     Never,
