@@ -747,6 +747,14 @@ pub fn run_loop(
         match result {
             Some((steps, after)) => {
                 let after_keys = failure_keys(&after);
+                // A kept patch moves lines: a failure still waiting is read again from the run
+                // that proved the patch, so its location is that of the current code.
+                for waiting in queue.iter_mut() {
+                    let key = failure_key(waiting);
+                    if let Some(now) = after.iter().find(|f| failure_key(f) == key) {
+                        *waiting = now.clone();
+                    }
+                }
                 if blind {
                     // The suite can now be seen: what fails in it is work, not breakage.
                     queue.extend(
