@@ -4,8 +4,10 @@ use std::time::Duration;
 
 use super::{error, read_log, FixArgs};
 use crate::category::Budgets;
+use crate::command::{CommandJudge, OutputChecks};
 use crate::project::ProjectRoot;
 use crate::report::fix as report;
+use crate::sandbox::Sandbox;
 use crate::session::{self, Options, SessionError};
 use crate::{exit, pytest_args};
 
@@ -111,6 +113,7 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
     if args.max_attempts == 0 {
         return Err(Stop::bad("--max-attempts must be at least 1"));
     }
+    let (judge, sandbox) = judge_options(args, dry_run)?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| root.path().to_path_buf());
     let (pytest_args, notes) =
         pytest_args::check(&root.rebase_args(&args.pytest_args, &cwd)).map_err(Stop::bad)?;
@@ -139,6 +142,9 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
             .time_budget
             .map_or(session::DEFAULT_TIME_BUDGET, Duration::from_secs),
         notes,
+        judge,
+        sandbox,
+        install_missing: args.install_missing,
     };
     let report = if dry_run {
         session::dry_run(&opts)?
@@ -174,4 +180,63 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
         }
     }
     Ok(report::exit_code(report::final_status(&report)))
+}
+
+/// `--cmd` with its output checks, and `--sandbox`: checked before anything runs.
+fn judge_options(
+    args: &FixArgs,
+    dry_run: bool,
+) -> Result<(Option<CommandJudge>, Option<Sandbox>), Stop> {
+    if args.install_missing && dry_run {
+        return Err(Stop::bad(
+            "--install-missing changes the interpreter's packages; a dry run changes nothing",
+        ));
+    }
+    let judge = match &args.command {
+        None => None,
+        Some(line) => {
+            let clash = [
+                (args.log.is_some(), "a LOG"),
+                (args.test.is_some(), "--module"),
+                (!args.pytest_args.is_empty(), "pytest arguments"),
+                (args.no_validate, "--no-validate"),
+            ];
+            if let Some((_, what)) = clash.iter().find(|(c, _)| *c) {
+                return Err(Stop::bad(format!(
+                    "--cmd runs a command instead of pytest: it takes no {what}"
+                )));
+            }
+            let expect_stdout = match &args.expect_stdout {
+                Some(p) => Some((
+                    p.clone(),
+                    std::fs::read(p)
+                        .map_err(|e| Stop::bad(format!("--expect-stdout {}: {e}", p.display())))?,
+                )),
+                None => None,
+            };
+            let stdout_regex = match &args.expect_stdout_regex {
+                Some(r) => Some(
+                    regex::bytes::Regex::new(r)
+                        .map_err(|e| Stop::bad(format!("--expect-stdout-regex: {e}")))?,
+                ),
+                None => None,
+            };
+            let checks = OutputChecks {
+                expect_stdout,
+                stdout_regex,
+                stderr_empty: args.stderr_empty,
+            };
+            Some(CommandJudge::new(line, checks).map_err(Stop::bad)?)
+        }
+    };
+    let sandbox = if args.sandbox {
+        Some(Sandbox::find().map_err(|message| Stop {
+            status: "error",
+            code: exit::ENVIRONMENT,
+            message,
+        })?)
+    } else {
+        None
+    };
+    Ok((judge, sandbox))
 }
