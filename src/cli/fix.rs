@@ -18,12 +18,14 @@ Exit codes of `fix`:
      --module matches no test; nothing was touched
   3  partial: some failures have a proven patch, others not (or hung, or are flaky)
   4  not fixed: no failure could be fixed (no candidate passed, the test hung past
-     --test-timeout, or it is flaky); every touched file was restored
+     --test-timeout, or it is flaky; with --cmd also a command that exits 0 but fails an
+     output check, which no rule can work on); every touched file was restored
   5  escalated: the failures are environment or dependency problems, not code bugs
   6  error: pytest gave no verdict (internal error, interrupted, killed, unreadable output,
      the suite did not finish in time), or the tool could not work (no interpreter, pytest
      missing, another run holds the lock (a dry run too), a killed run must be restored
-     first, the backup dir is not a private dir of yours), or SIGINT/SIGTERM/SIGHUP arrived
+     first, the backup dir is not a private dir of yours, --sandbox without a working
+     bwrap), or SIGINT/SIGTERM/SIGHUP arrived
      (every touched file was restored first)
   7  no tests: pytest collected no test, so nothing was checked
   8  proposed: --no-validate printed candidates; nothing was proven
