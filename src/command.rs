@@ -61,7 +61,12 @@ pub struct OutputMismatch {
     pub expected: String,
     /// What the run printed on the checked stream.
     pub actual: String,
+    /// `expected` or `actual` was cut to its first [`MISMATCH_CAP`] bytes.
+    pub truncated: bool,
 }
+
+/// Bytes of each side an [`OutputMismatch`] keeps (the JSON and a model prompt stay small).
+pub const MISMATCH_CAP: usize = 16 << 10;
 
 impl OutputMismatch {
     /// One line for the report.
@@ -152,30 +157,31 @@ impl CommandJudge {
 
     /// The first output check a run fails (`None`: all hold, or none was asked for).
     pub fn mismatch(&self, run: &PytestRun) -> Option<OutputMismatch> {
-        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let text = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(MISMATCH_CAP)]).into_owned();
         let c = &self.checks;
-        let mismatch = |check, expected: String, actual: &[u8]| OutputMismatch {
+        let mismatch = |check, expected: &[u8], actual: &[u8]| OutputMismatch {
             command: self.line.clone(),
             check,
-            expected,
+            expected: text(expected),
             actual: text(actual),
+            truncated: expected.len().max(actual.len()) > MISMATCH_CAP,
         };
         if let Some((_, want)) = &c.expect_stdout {
             if run.stdout != *want {
-                return Some(mismatch("expect_stdout", text(want), &run.stdout));
+                return Some(mismatch("expect_stdout", want, &run.stdout));
             }
         }
         if let Some(re) = &c.stdout_regex {
             if !re.is_match(&run.stdout) {
                 return Some(mismatch(
                     "expect_stdout_regex",
-                    re.as_str().to_string(),
+                    re.as_str().as_bytes(),
                     &run.stdout,
                 ));
             }
         }
         if c.stderr_empty && !run.stderr.is_empty() {
-            return Some(mismatch("stderr_empty", String::new(), &run.stderr));
+            return Some(mismatch("stderr_empty", b"", &run.stderr));
         }
         None
     }

@@ -271,6 +271,10 @@ pub struct FailureOutcome {
     /// Why it is not fixed, or what to do instead (escalations).
     pub reason: Option<String>,
     pub probe: Option<ProbeReport>,
+    /// Command mode: the output check a run that exited 0 failed (expected vs actual), for
+    /// a `selfdebug.OutputCheckFailed` failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_check: Option<crate::command::OutputMismatch>,
 }
 
 pub struct Report {
@@ -574,6 +578,7 @@ pub fn run_loop(
         phases: Phases::default(),
         deselect: Vec::new(),
         installed: Vec::new(),
+        last_mismatch: None,
     };
     let selection = match &opts.test {
         Some(t) => Some(s.resolve_selection(ws, t)?),
@@ -699,6 +704,7 @@ pub fn run_loop(
                     h.describe()
                 )),
                 probe: None,
+                output_check: None,
             }
         })
         .collect();
@@ -714,6 +720,8 @@ pub fn run_loop(
         let (category, mut suggestion) = category::categorize(&failure, root);
         let mut outcome = outcome_of(&failure, category);
         if failure.exc_type == OUTPUT_CHECK_EXC {
+            // The command has one failure at a time: the last run's is this one.
+            outcome.output_check = s.last_mismatch.clone();
             outcome.status = "not_fixed";
             outcome.reason = Some(format!(
                 "{}; without a traceback no rule applies: only the LLM fallback (--llm) can \
@@ -1335,6 +1343,8 @@ struct Runs<'a> {
     deselect: Vec<String>,
     /// `--install-missing`: every install tried (each distribution once per run).
     installed: Vec<Install>,
+    /// Command mode: the output check the last run failed, if it exited 0 and failed one.
+    last_mismatch: Option<crate::command::OutputMismatch>,
 }
 
 impl Runs<'_> {
@@ -1372,6 +1382,11 @@ impl Runs<'_> {
             None => runner::run_pytest(&self.python, &spec),
         }
         .map_err(|e| SessionError::Environment(e.to_string()))?;
+        if let Some(judge) = &self.opts.judge {
+            self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
+                .then(|| judge.mismatch(&run))
+                .flatten();
+        }
         self.count += 1;
         self.total += run.duration;
         self.add_phase(phase, run.duration);
@@ -1639,6 +1654,7 @@ fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {
         status: "no_candidate",
         reason: None,
         probe: None,
+        output_check: None,
     }
 }
 

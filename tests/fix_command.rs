@@ -155,6 +155,17 @@ fn a_script_with_wrong_output_is_refused_without_a_traceback() {
         f["reason"]
     );
     assert_eq!(v["attempts"], 0);
+    // What the LLM fallback (and a reader) needs: the check, expected and actual output.
+    assert_eq!(
+        f["output_check"],
+        serde_json::json!({
+            "command": "python total.py",
+            "check": "expect_stdout",
+            "expected": "6\n",
+            "actual": "5\n",
+            "truncated": false
+        })
+    );
     // The regex check and the stderr check say so in their own words.
     let (out, v) = fix(
         &p,
