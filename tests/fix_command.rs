@@ -66,9 +66,17 @@ fn fix(p: &Project, extra: &[&str]) -> (std::process::Output, serde_json::Value)
 #[test]
 fn a_key_error_in_a_script_is_fixed_and_proven_by_its_output() {
     let p = project(&[("shipping.py", SHIPPING), ("want.txt", "7\n10\n")]);
+    let audit = p.root.parent().unwrap().join("audit.jsonl");
     let (out, v) = fix(
         &p,
-        &["--cmd", "python shipping.py", "--expect-stdout", "want.txt"],
+        &[
+            "--cmd",
+            "python shipping.py",
+            "--expect-stdout",
+            "want.txt",
+            "--audit-log",
+            audit.to_str().unwrap(),
+        ],
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(p.read("shipping.py"), SHIPPING_FIXED);
@@ -99,6 +107,23 @@ fn a_key_error_in_a_script_is_fixed_and_proven_by_its_output() {
     assert_eq!(v["patches"][0]["rules"], serde_json::json!(["key-missing"]));
     // Baseline, probe, the candidate: three runs of the command.
     assert_eq!(v["pytest_runs"], 3);
+    // The audit record names the judge.
+    let line: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&audit).unwrap().trim()).unwrap();
+    assert_eq!(
+        (
+            &line["judge"],
+            &line["command"],
+            &line["outcome"],
+            &line["stdout"]
+        ),
+        (
+            &"command".into(),
+            &"python shipping.py".into(),
+            &"accepted".into(),
+            &"7\n10".into()
+        )
+    );
     assert!(
         stderr(&out).contains("proven: the command passes"),
         "{}",

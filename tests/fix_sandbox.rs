@@ -59,7 +59,12 @@ fn the_sandbox_blocks_the_network_and_writes_outside_the_workspace() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(json(&out)["failures"], serde_json::json!([]));
+    let v = json(&out);
+    assert_eq!(v["failures"], serde_json::json!([]));
+    assert_eq!(
+        (&v["judge"], &v["command"]),
+        (&"pytest".into(), &serde_json::Value::Null)
+    );
     assert!(outside.is_file());
     std::fs::remove_file(&outside).unwrap();
 

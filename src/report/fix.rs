@@ -196,7 +196,9 @@ pub fn human_log(report: &Report) -> String {
         let _ = writeln!(out, "selfdebug: note: {n}");
     }
     if report.nothing_failed {
-        out.push_str(if validated {
+        out.push_str(if validated && report.judge == "command" {
+            "selfdebug: pass: the command ran and passed; nothing to fix\n"
+        } else if validated {
             "selfdebug: pass: the tests ran and nothing fails; nothing to fix\n"
         } else {
             "selfdebug: the log shows no failure; nothing to propose\n"
