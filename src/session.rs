@@ -626,18 +626,22 @@ pub fn run_loop(
             )))
         }
         Verdict::TimedOut => {
+            let what = if opts.judge.is_some() {
+                "the command"
+            } else {
+                "the test suite"
+            };
             return Err(SessionError::Pytest(if s.out_of_time() {
                 format!(
-                    "the test suite did not finish within the time budget of {} s \
-                     (--time-budget)",
+                    "{what} did not finish within the time budget of {} s (--time-budget)",
                     opts.time_budget.as_secs()
                 )
             } else {
                 format!(
-                    "the test suite did not finish within {} s (--timeout)",
+                    "{what} did not finish within {} s (--timeout)",
                     s.timeout.as_secs()
                 )
-            }))
+            }));
         }
     };
     if opts.timeout.is_none() {

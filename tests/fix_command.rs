@@ -272,6 +272,20 @@ fn a_failure_without_a_traceback_is_reported_not_patched() {
 }
 
 #[test]
+fn a_command_that_hangs_is_killed_at_the_timeout() {
+    let p = project(&[("hang.py", "import time\ntime.sleep(600)\n")]);
+    let started = std::time::Instant::now();
+    let (out, v) = fix(&p, &["--cmd", "python hang.py", "--timeout", "2"]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert_eq!(
+        v["error"],
+        "the command did not finish within 2 s (--timeout)"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    assert!(support::project::processes_in(&p.root).is_empty());
+}
+
+#[test]
 fn command_mode_refuses_what_belongs_to_pytest() {
     let p = project(&[("a.py", "print(1)\n")]);
     for (args, msg) in [
