@@ -2,7 +2,8 @@
 //! no network (`--unshare-net`: only a private loopback), the whole file system read-only
 //! (`--ro-bind / /`) except the run's directory (the project or its scratch copy), the temp
 //! dir (probe output, the plugin's hang files, scratch copies) and the tool's bytecode cache;
-//! a fresh `/dev` and `/proc`. The sandbox dies with us (`--die-with-parent`).
+//! a fresh `/dev` and `/proc`, its own pid namespace and session. The sandbox dies with the
+//! `bwrap` process (`--die-with-parent`), which the runner kills at the timeout.
 //!
 //! It is for running generated or untrusted code: a test cannot reach the network or write
 //! outside the workspace. It is not a defence against a kernel exploit. bubblewrap needs
@@ -63,7 +64,17 @@ impl Sandbox {
     /// the program are appended by the caller.
     pub fn command(&self, program: &Path, cwd: &Path) -> Command {
         let mut cmd = Command::new(&self.bwrap);
-        cmd.args(["--unshare-net", "--die-with-parent", "--ro-bind", "/", "/"]);
+        // --new-session: no way to push input into our terminal (TIOCSTI). It leaves our
+        // process group, so killing the group reaches only bwrap; --die-with-parent and
+        // --unshare-pid then take the whole sandbox down with it (its pid 1 dies, and with it
+        // every process inside).
+        cmd.args([
+            "--unshare-net",
+            "--unshare-pid",
+            "--new-session",
+            "--die-with-parent",
+        ]);
+        cmd.args(["--ro-bind", "/", "/"]);
         cmd.args(["--dev", "/dev", "--proc", "/proc"]);
         for dir in writable_dirs(cwd) {
             cmd.arg("--bind").arg(&dir).arg(&dir);

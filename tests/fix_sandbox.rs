@@ -141,6 +141,40 @@ fn a_command_runs_in_the_sandbox_too() {
 }
 
 #[test]
+fn a_sandboxed_command_that_hangs_is_killed_with_everything_it_started() {
+    require_sandbox!();
+    // The script starts a child that would outlive it, then hangs.
+    let script = "import subprocess, sys, time\n\
+                  subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n\
+                  time.sleep(600)\n";
+    let p = project(&[("hang.py", script)]);
+    let started = std::time::Instant::now();
+    let out = p.run(&[
+        "fix",
+        "--json",
+        "--sandbox",
+        "--timeout",
+        "3",
+        "--cmd",
+        "python hang.py",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(6),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        json(&out)["error"],
+        "the command did not finish within 3 s (--timeout)"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    support::project::wait_until("the sandbox is gone", 10, || {
+        support::project::processes_in(&p.root).is_empty()
+    });
+}
+
+#[test]
 fn a_missing_bwrap_is_a_clear_error() {
     let p = project(&[("test_a.py", "def test_a():\n    pass\n")]);
     let out = p
