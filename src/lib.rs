@@ -12,6 +12,7 @@ pub mod journal;
 pub mod plan;
 pub mod plugin;
 pub mod probe;
+pub mod progress;
 pub mod project;
 pub mod pytest_args;
 pub mod report;

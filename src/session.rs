@@ -588,6 +588,7 @@ pub fn run_loop(
     // through the plugin's backstop: it is reported, left out of every later run, and the
     // baseline is taken again so that the other failures are still worked on.
     let mut hung = Vec::new();
+    crate::progress::phase("running the test suite (baseline)");
     let baseline = loop {
         let run = s.run(ws, &[], Phase::Baseline)?;
         match &run.hang {
@@ -717,10 +718,13 @@ pub fn run_loop(
     let mut accepted: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
     let mut accepted_cands: Vec<Candidate> = Vec::new();
     let mut out_of_time = false;
+    let mut worked_on = 0;
     while let Some(failure) = queue.pop_front() {
         if runner::interrupted() {
             break;
         }
+        worked_on += 1;
+        crate::progress::failure(worked_on, worked_on + queue.len(), failure.test.as_deref());
         let (category, mut suggestion) = category::categorize(&failure, root);
         let mut outcome = outcome_of(&failure, category);
         if failure.exc_type == OUTPUT_CHECK_EXC {
@@ -1000,6 +1004,7 @@ fn work_on(
     if let Ok(path) = plan::confined_path(ws.root(), &loc.file) {
         ws.record(&path)?;
     }
+    crate::progress::step(|| "probing the failing line".into());
     let report = s.probe(ws, failure);
     let facts = report.as_ref().map(probe_facts);
     // The probe run is the failure's second run on unchanged code: a failure of the baseline
@@ -1057,7 +1062,9 @@ fn work_on(
         return Ok(None);
     }
     let key = failure_key(failure);
-    for cand in candidates {
+    let of = candidates.len();
+    for (n, cand) in candidates.into_iter().enumerate() {
+        let label = || format!("candidate {}/{of} ({})", n + 1, cand.fix.rule);
         if *ctx.budget == 0 || runner::interrupted() {
             ctx.reason.get_or_insert(format!(
                 "attempt budget for {} failures used up",
@@ -1084,6 +1091,7 @@ fn work_on(
         } else {
             Phase::Candidate
         };
+        crate::progress::step(|| format!("{}: running the test", label()));
         let first = s.run(ws, &targeted, phase)?;
         let first_verdict = s.read(&first, ws.root());
         let mut attempt = s.attempt_record(failure, ctx.category, depth, &cand, &first);
@@ -1100,6 +1108,7 @@ fn work_on(
             let suite_verdict = if targeted.is_empty() {
                 first_verdict
             } else {
+                crate::progress::step(|| format!("{}: running the whole suite", label()));
                 let suite = s.run(ws, &[], Phase::Confirm)?;
                 s.read(&suite, ws.root())
             };

@@ -1,5 +1,6 @@
 //! `selfdebug fix`: prove repairs with pytest.
 
+use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use super::{error, read_log, FixArgs};
@@ -7,6 +8,8 @@ use crate::category::Budgets;
 use crate::command::{CommandJudge, OutputChecks};
 use crate::project::ProjectRoot;
 use crate::report::fix as report;
+use crate::report::format::{output_format, ColorChoice, OutputFormat};
+use crate::report::{github, style};
 use crate::sandbox::Sandbox;
 use crate::session::{self, Options, SessionError};
 use crate::{exit, pytest_args};
@@ -59,18 +62,37 @@ impl From<SessionError> for Stop {
     }
 }
 
-pub fn run(args: &FixArgs) -> i32 {
+pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
     crate::runner::install_interrupt_handler();
+    let format = output_format(args.json, args.output_format);
+    // Progress only for a person watching: text output with stderr on a terminal.
+    if format == OutputFormat::Text && std::io::stderr().is_terminal() {
+        crate::progress::install(Box::new(crate::progress::Terminal::new()));
+    }
     let root = ProjectRoot::find(args.root.as_deref());
     let result = root
         .as_ref()
         .map_err(|m| Stop::bad(m.clone()))
-        .and_then(|root| run_in(args, root));
+        .and_then(|root| run_in(args, root, format, color));
+    crate::progress::clear();
     match result {
         Ok(code) => code,
         Err(stop) => {
             error(&stop.message);
-            if args.json {
+            if format == OutputFormat::Github {
+                print!(
+                    "{}",
+                    github::command(
+                        "error",
+                        &[(
+                            "title",
+                            Some(format!("selfdebug: {}", stop.status.replace('_', " ")))
+                        )],
+                        &stop.message
+                    )
+                );
+            }
+            if format == OutputFormat::Json {
                 let root = root
                     .as_ref()
                     .ok()
@@ -91,7 +113,12 @@ pub fn run(args: &FixArgs) -> i32 {
     }
 }
 
-fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
+fn run_in(
+    args: &FixArgs,
+    root: &ProjectRoot,
+    format: OutputFormat,
+    color: ColorChoice,
+) -> Result<i32, Stop> {
     let dry_run = args.dry_run || args.no_validate;
     if !dry_run {
         if let Some(msg) = session::pending_journal(root) {
@@ -119,7 +146,7 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| root.path().to_path_buf());
     let (pytest_args, notes) =
         pytest_args::check(&root.rebase_args(&args.pytest_args, &cwd)).map_err(Stop::bad)?;
-    if !args.json {
+    if format != OutputFormat::Json {
         eprintln!("selfdebug: {}", root.describe());
     }
     let opts = Options {
@@ -153,9 +180,16 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
     } else {
         session::fix(&opts)?
     };
-    eprint!("{}", report::human_log(&report));
+    crate::progress::clear();
+    let log = report::human_log(&report);
+    // Colour is for the text view only: next to JSON or annotations the log stays plain.
+    let text = format == OutputFormat::Text;
+    if text && color.enabled(std::io::stderr().is_terminal()) {
+        eprint!("{}", style::paint_log(&log));
+    } else {
+        eprint!("{log}");
+    }
     if let Some(path) = &args.audit_log {
-        use std::io::Write;
         let written = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -168,17 +202,27 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
             ));
         }
     }
-    if args.json {
-        print!("{}", report::json(&report));
-    } else {
-        // The patch on stdout: what was applied, or in a dry run what would be.
-        // The file's own bytes (a latin-1 file's patch is latin-1), so `git apply` takes it.
-        let mut stdout = std::io::stdout().lock();
-        for p in &report.patches {
-            let _ = std::io::Write::write_all(
-                &mut stdout,
-                &crate::edit::diff_bytes(&p.diff, p.diff_encoding),
-            );
+    match format {
+        OutputFormat::Json => print!("{}", report::json(&report)),
+        OutputFormat::Github => print!(
+            "{}",
+            github::fix(&report, &github::repo_prefix(root.path()))
+        ),
+        OutputFormat::Text => {
+            // The patch on stdout: what was applied, or in a dry run what would be.
+            // The file's own bytes (a latin-1 file's patch is latin-1), so `git apply` takes
+            // it; coloured only for a terminal (or --color always), never into a pipe.
+            let paint = color.enabled(std::io::stdout().is_terminal());
+            let mut stdout = std::io::stdout().lock();
+            for p in &report.patches {
+                let bytes = crate::edit::diff_bytes(&p.diff, p.diff_encoding);
+                let bytes = if paint {
+                    style::paint_diff(&bytes)
+                } else {
+                    bytes
+                };
+                let _ = stdout.write_all(&bytes);
+            }
         }
     }
     Ok(report::exit_code(report::final_status(&report)))

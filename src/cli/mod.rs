@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
+use crate::report::format::{ColorChoice, OutputFormat, TextOrJson};
+
 const PARSE_EXIT_CODES: &str = "\
 Exit codes of `parse`:
   0  at least one failure was read
@@ -32,6 +34,9 @@ Exit codes of `parse`:
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour the patch and the log of `fix` (JSON and GitHub output never are).
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 #[derive(Subcommand, Debug)]
@@ -83,9 +88,12 @@ pub struct ProbeArgs {
     /// Probe only this failing test (a pytest node id).
     #[arg(long = "module", value_name = "NODEID")]
     pub test: Option<String>,
-    /// Print JSON instead of the human view.
-    #[arg(long)]
+    /// Print JSON instead of the human view (short for `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
+    /// `text` (the human view) or `json`.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<TextOrJson>,
     #[command(flatten)]
     pub python: PythonArgs,
 }
@@ -96,9 +104,12 @@ pub struct RulesArgs {
     /// current directory as for `fix`.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Print JSON instead of the catalogue.
-    #[arg(long)]
+    /// Print JSON instead of the catalogue (short for `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
+    /// `text` (the catalogue) or `json`.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<TextOrJson>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -159,9 +170,13 @@ pub struct FixArgs {
     /// Append one JSON line per attempt to this file.
     #[arg(long, value_name = "FILE")]
     pub audit_log: Option<PathBuf>,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
+    /// Print one JSON object on stdout (short for `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
+    /// What to print on stdout. `github`: an `::error` annotation per failure not fixed, a
+    /// `::notice` per kept safe patch and a `::warning` per kept unsafe one (see docs/ci.md).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<OutputFormat>,
     /// Where the backup copies of patched files go, as
     /// DIR/agent-self-debugger-loop/{basename}.{unix_ts}.bak (default DIR: {temp dir}/selfdebug-{uid},
     /// private to the user; one owned by someone else or a symlink is refused). Only files that
@@ -209,9 +224,12 @@ pub struct RestoreArgs {
     /// directory as for `fix`.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
+    /// Print one JSON object on stdout (short for `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
+    /// `text` or `json`.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<TextOrJson>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -223,9 +241,14 @@ pub struct ParseArgs {
     /// directory as for `fix`.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Print one JSON document (see schema/parse.schema.json) instead of the human view.
-    #[arg(long)]
+    /// Print one JSON document (see schema/parse.schema.json) instead of the human view
+    /// (short for `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
+    /// What to print. `github`: one GitHub Actions `::error` annotation per failure, at its
+    /// location.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<OutputFormat>,
 }
 
 /// Runs the command line and returns the process exit code.
@@ -247,7 +270,7 @@ pub fn run() -> i32 {
         Command::Parse(args) => parse::run(&args),
         Command::Probe(args) => probe::run(&args),
         Command::Rules(args) => rules::run(&args),
-        Command::Fix(args) => fix::run(&args),
+        Command::Fix(args) => fix::run(&args, cli.color),
         Command::Restore(args) => restore::run(&args),
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::{error, log_name, read_log, ProbeArgs};
 use crate::probe::{self, ProbeError, ProbeRequest};
+use crate::report::format::wants_json;
 use crate::runner::{self, RunSpec};
 use crate::traceback::{self, Failure};
 use crate::{exit, report};
@@ -128,7 +129,7 @@ fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
         ProbeError::Runner(_) | ProbeError::Restore(_) | ProbeError::Write { .. } => env_err(e),
         _ => bad(e.to_string()),
     })?;
-    let out = if args.json {
+    let out = if wants_json(args.json, args.output_format) {
         report::probe::json(&report)
     } else {
         report::probe::human(&report)

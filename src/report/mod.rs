@@ -1,7 +1,10 @@
 //! Rendering results for people (stderr/stdout text) and for programs (JSON).
 
 pub mod fix;
+pub mod format;
+pub mod github;
 pub mod parse;
 pub mod probe;
 pub mod restore;
 pub mod rules;
+pub mod style;
