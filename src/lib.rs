@@ -4,8 +4,10 @@
 //! [`syntax`] → [`edit`] fixes. See `DESIGN.md` in the shared folder for the whole pipeline.
 pub mod category;
 pub mod cli;
+pub mod command;
 pub mod edit;
 pub mod exit;
+pub mod install;
 pub mod journal;
 pub mod plan;
 pub mod plugin;
@@ -16,6 +18,7 @@ pub mod pytest_args;
 pub mod report;
 pub mod rules;
 pub mod runner;
+pub mod sandbox;
 pub mod scratch;
 pub mod session;
 pub mod source;

@@ -12,13 +12,16 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use crate::category::{self, Budgets};
+use crate::command::{CommandJudge, OUTPUT_CHECK_EXC};
 use crate::edit;
+use crate::install::{self, Install};
 use crate::journal::{self, Journal, JournalError};
 use crate::plan::{self, Candidate, PlanInput};
 use crate::probe::{self, ProbeReport, ProbeRequest};
 use crate::project::ProjectRoot;
 use crate::rules::{Category, RuleSet};
 use crate::runner::{self, Interpreter, PytestRun, RunSpec};
+use crate::sandbox::Sandbox;
 use crate::scratch::Scratch;
 use crate::source::{Encoding, SourceFile};
 use crate::traceback::{self, Failure, When};
@@ -58,6 +61,12 @@ pub struct Options {
     pub time_budget: Duration,
     /// Said to the user in the report (pytest arguments set aside, ...).
     pub notes: Vec<String>,
+    /// `--cmd`: this command is the judge instead of pytest (see [`crate::command`]).
+    pub judge: Option<CommandJudge>,
+    /// `--sandbox`: every judge run under bubblewrap (see [`crate::sandbox`]).
+    pub sandbox: Option<Sandbox>,
+    /// `--install-missing`: a missing third-party module is installed once with pip.
+    pub install_missing: bool,
 }
 
 /// `--time-budget` when none is given: a CI job or a hook gets its answer within 15 minutes.
@@ -262,6 +271,10 @@ pub struct FailureOutcome {
     /// Why it is not fixed, or what to do instead (escalations).
     pub reason: Option<String>,
     pub probe: Option<ProbeReport>,
+    /// Command mode: the output check a run that exited 0 failed (expected vs actual), for
+    /// a `selfdebug.OutputCheckFailed` failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_check: Option<crate::command::OutputMismatch>,
 }
 
 pub struct Report {
@@ -289,6 +302,12 @@ pub struct Report {
     pub notes: Vec<String>,
     /// The time budget ran out before every failure was tried.
     pub out_of_time: bool,
+    /// `pytest`, or `command` (`--cmd`).
+    pub judge: &'static str,
+    /// The judge command as given (`--cmd`).
+    pub command: Option<String>,
+    /// `--install-missing`: what was installed, and whether pip succeeded.
+    pub installed: Vec<Install>,
 }
 
 /// Milliseconds spent per phase; `tool` is everything outside pytest processes.
@@ -363,7 +382,7 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
     let all_fixed = report
         .failures
         .iter()
-        .all(|f| matches!(f.status, "fixed" | "fixed_by_another_patch"));
+        .all(|f| matches!(f.status, "fixed" | "fixed_by_another_patch" | "installed"));
     let keep = !report.patches.is_empty() && (!opts.all_or_nothing || all_fixed);
     let touched = !journal.files().is_empty();
     if keep {
@@ -472,7 +491,7 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
     let all_fixed = report
         .failures
         .iter()
-        .all(|f| matches!(f.status, "fixed" | "fixed_by_another_patch"));
+        .all(|f| matches!(f.status, "fixed" | "fixed_by_another_patch" | "installed"));
     if opts.all_or_nothing && !all_fixed && !report.patches.is_empty() {
         report.patches.clear();
         for f in &mut report.failures {
@@ -558,6 +577,8 @@ pub fn run_loop(
         baseline: Duration::ZERO,
         phases: Phases::default(),
         deselect: Vec::new(),
+        installed: Vec::new(),
+        last_mismatch: None,
     };
     let selection = match &opts.test {
         Some(t) => Some(s.resolve_selection(ws, t)?),
@@ -581,7 +602,7 @@ pub fn run_loop(
     s.baseline = baseline.duration;
     // The baseline is read once: its failures are both the reference set and, without a log,
     // the failures to work on.
-    let baseline_failures = match verdict::read(&baseline, ws.root()) {
+    let baseline_failures = match s.read(&baseline, ws.root()) {
         Verdict::Green => Vec::new(),
         Verdict::Failed(f) => f,
         Verdict::NoTests => {
@@ -606,18 +627,22 @@ pub fn run_loop(
             )))
         }
         Verdict::TimedOut => {
+            let what = if opts.judge.is_some() {
+                "the command"
+            } else {
+                "the test suite"
+            };
             return Err(SessionError::Pytest(if s.out_of_time() {
                 format!(
-                    "the test suite did not finish within the time budget of {} s \
-                     (--time-budget)",
+                    "{what} did not finish within the time budget of {} s (--time-budget)",
                     opts.time_budget.as_secs()
                 )
             } else {
                 format!(
-                    "the test suite did not finish within {} s (--timeout)",
+                    "{what} did not finish within {} s (--timeout)",
                     s.timeout.as_secs()
                 )
-            }))
+            }));
         }
     };
     if opts.timeout.is_none() {
@@ -684,6 +709,7 @@ pub fn run_loop(
                     h.describe()
                 )),
                 probe: None,
+                output_check: None,
             }
         })
         .collect();
@@ -699,8 +725,53 @@ pub fn run_loop(
         }
         worked_on += 1;
         crate::progress::failure(worked_on, worked_on + queue.len(), failure.test.as_deref());
-        let (category, suggestion) = category::categorize(&failure, root);
+        let (category, mut suggestion) = category::categorize(&failure, root);
         let mut outcome = outcome_of(&failure, category);
+        if failure.exc_type == OUTPUT_CHECK_EXC {
+            // The command has one failure at a time: the last run's is this one.
+            outcome.output_check = s.last_mismatch.clone();
+            outcome.status = "not_fixed";
+            outcome.reason = Some(format!(
+                "{}; without a traceback no rule applies: only the LLM fallback (--llm) can \
+                 work on wrong output",
+                failure.msg
+            ));
+            outcomes.push(outcome);
+            continue;
+        }
+        if category == Category::Dependency && opts.install_missing {
+            if let Some(after) = s.install_missing(ws, &failure, &mut suggestion)? {
+                // The same test (or the command) failing differently now, and failures that
+                // the missing module hid, are work like the rest.
+                let key = failure_key(&failure);
+                queue.extend(
+                    after
+                        .iter()
+                        .filter(|f| {
+                            (failure_key(f) == key || !current.contains(&failure_key(f)))
+                                && selected(f)
+                        })
+                        .cloned(),
+                );
+                current = failure_keys(&after);
+                let gone = !after.iter().any(|f| {
+                    failure_key(f) == key && f.exc_type == failure.exc_type && f.msg == failure.msg
+                });
+                if gone {
+                    let i = s.installed.last();
+                    outcome.status = "installed";
+                    outcome.reason = i.map(|i| {
+                        format!(
+                            "installed {} with pip for the missing module `{}`; the failure \
+                             is gone",
+                            i.distribution, i.module
+                        )
+                    });
+                    outcomes.push(outcome);
+                    continue;
+                }
+            }
+        }
         if matches!(category, Category::Environment | Category::Dependency) {
             outcome.status = "escalated";
             outcome.reason = suggestion;
@@ -834,6 +905,9 @@ pub fn run_loop(
         root: opts.root.path().to_string_lossy().into_owned(),
         notes,
         out_of_time,
+        judge: judge_name(opts),
+        command: opts.judge.as_ref().map(|j| j.line.clone()),
+        installed: s.installed,
     })
 }
 
@@ -858,6 +932,15 @@ fn hang_place(
         .or_else(|_| Path::new(file).strip_prefix(root))
         .map_or_else(|_| file.to_string(), |p| p.to_string_lossy().into_owned());
     (Some(file), line.parse().ok(), func)
+}
+
+/// `pytest` or `command`: which judge proved the run (the JSON's `judge`).
+fn judge_name(opts: &Options) -> &'static str {
+    if opts.judge.is_some() {
+        "command"
+    } else {
+        "pytest"
+    }
 }
 
 /// Hard hangs (beyond the per-test timer's reach) deselected before the baseline gives up.
@@ -944,7 +1027,7 @@ fn work_on(
     if passed_again {
         let test: Vec<String> = failure.test.iter().cloned().collect();
         let again = s.run(ws, &test, Phase::Probe)?;
-        if matches!(verdict::read(&again, ws.root()), Verdict::Green) {
+        if matches!(s.read(&again, ws.root()), Verdict::Green) {
             ctx.flaky = true;
             ctx.reason = Some(format!(
                 "flaky: the test failed in the first run and passed twice when run again on \
@@ -1018,7 +1101,7 @@ fn work_on(
         };
         crate::progress::step(|| format!("{}: running the test", label()));
         let first = s.run(ws, &targeted, phase)?;
-        let first_verdict = verdict::read(&first, ws.root());
+        let first_verdict = s.read(&first, ws.root());
         let mut attempt = s.attempt_record(failure, ctx.category, depth, &cand, &first);
         let mut result = None;
         let gone = match (&first_verdict, targeted.is_empty()) {
@@ -1035,7 +1118,7 @@ fn work_on(
             } else {
                 crate::progress::step(|| format!("{}: running the whole suite", label()));
                 let suite = s.run(ws, &[], Phase::Confirm)?;
-                verdict::read(&suite, ws.root())
+                s.read(&suite, ws.root())
             };
             match suite_verdict {
                 Verdict::TimedOut => attempt.outcome = "timeout",
@@ -1127,8 +1210,10 @@ fn is_progress(before: &Failure, after: &Failure) -> bool {
         let parts: Vec<&str> = l.file.split('/').collect();
         traceback::locate::is_test_file(&parts)
     });
-    // A hang is no step forward: no rule repairs it.
+    // A hang is no step forward: no rule repairs it; nor is a command that now exits 0 with
+    // the wrong output (the candidate's wrong result, like an assertion in a test).
     !in_tests
+        && after.exc_type != OUTPUT_CHECK_EXC
         && after.exc_type != crate::plugin::TIMEOUT_EXC
         && (before.exc_type != after.exc_type || place(before) != place(after))
 }
@@ -1240,6 +1325,9 @@ fn propose_only(
         root: opts.root.path().to_string_lossy().into_owned(),
         notes: opts.notes.clone(),
         out_of_time: false,
+        judge: judge_name(opts),
+        command: opts.judge.as_ref().map(|j| j.line.clone()),
+        installed: Vec::new(),
     };
     report.finish(started);
     Ok(report)
@@ -1249,6 +1337,10 @@ fn propose_only(
 pub fn interpreter(root: &Path, opts: &Options) -> Result<Interpreter, SessionError> {
     let python = runner::find_interpreter(root, opts.python.as_deref())
         .map_err(|e| SessionError::Environment(e.to_string()))?;
+    if opts.judge.is_some() {
+        // A command needs no pytest.
+        return Ok(python);
+    }
     runner::prepare(&python).map_err(|e| SessionError::Environment(e.to_string()))
 }
 
@@ -1270,6 +1362,10 @@ struct Runs<'a> {
     phases: Phases,
     /// Tests left out of every run (`--deselect`): they hung beyond the per-test timer.
     deselect: Vec<String>,
+    /// `--install-missing`: every install tried (each distribution once per run).
+    installed: Vec<Install>,
+    /// Command mode: the output check the last run failed, if it exited 0 and failed one.
+    last_mismatch: Option<crate::command::OutputMismatch>,
 }
 
 impl Runs<'_> {
@@ -1301,12 +1397,76 @@ impl Runs<'_> {
         spec.env = ws.env();
         spec.timeout = self.run_timeout();
         spec.test_timeout = Some(self.test_limit(spec.timeout));
-        let run = runner::run_pytest(&self.python, &spec)
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        spec.sandbox = self.opts.sandbox.clone();
+        let run = match &self.opts.judge {
+            Some(judge) => judge.run(&self.python, &spec),
+            None => runner::run_pytest(&self.python, &spec),
+        }
+        .map_err(|e| SessionError::Environment(e.to_string()))?;
+        if let Some(judge) = &self.opts.judge {
+            self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
+                .then(|| judge.mismatch(&run))
+                .flatten();
+        }
         self.count += 1;
         self.total += run.duration;
         self.add_phase(phase, run.duration);
         Ok(run)
+    }
+
+    /// `--install-missing` for one dependency failure: pip installs the missing module's
+    /// distribution (once per run), then the judge runs the whole selection again. Returns
+    /// that run's failures, or `None` when nothing was installed (not a missing module, tried
+    /// before, pip failed, no verdict); `suggestion` then says why.
+    fn install_missing(
+        &mut self,
+        ws: &dyn Workspace,
+        failure: &Failure,
+        suggestion: &mut Option<String>,
+    ) -> Result<Option<Vec<Failure>>, SessionError> {
+        let Some(module) = install::missing_module(failure) else {
+            return Ok(None);
+        };
+        let dist = install::distribution(&module);
+        if self.installed.iter().any(|i| i.distribution == dist) {
+            return Ok(None);
+        }
+        let done = install::pip_install(&self.python, &module, &dist, &ws.env());
+        let ok = done.ok;
+        let detail = done.detail.clone();
+        self.installed.push(done);
+        if !ok {
+            *suggestion = Some(format!(
+                "`python -m pip install {dist}` failed (--install-missing): {detail}"
+            ));
+            return Ok(None);
+        }
+        let run = self.run(ws, &[], Phase::Baseline)?;
+        let after = self
+            .read(&run, ws.root())
+            .failures()
+            .map(<[Failure]>::to_vec);
+        if after.is_none() {
+            *suggestion = Some(format!(
+                "installed {dist} (--install-missing), but the run after it gave no verdict"
+            ));
+        } else {
+            *suggestion = Some(format!(
+                "installed {dist} (--install-missing), but the failure persists: {}",
+                suggestion
+                    .as_deref()
+                    .unwrap_or("check the project's dependencies")
+            ));
+        }
+        Ok(after)
+    }
+
+    /// What a run of the judge says: pytest's verdict, or the command's.
+    fn read(&self, run: &PytestRun, root: &Path) -> Verdict {
+        match &self.opts.judge {
+            Some(judge) => judge.verdict(run, root),
+            None => verdict::read(run, root),
+        }
     }
 
     fn add_phase(&mut self, phase: Phase, d: Duration) {
@@ -1401,19 +1561,36 @@ impl Runs<'_> {
     }
 
     fn probe(&mut self, ws: &dyn Workspace, failure: &Failure) -> Option<ProbeReport> {
-        failure.test.as_ref()?;
-        let report = probe::probe(&ProbeRequest {
-            project_dir: ws.root(),
-            failure,
-            interpreter: &self.python,
-            timeout: self.run_timeout(),
-            test_timeout: Some(self.test_limit(self.run_timeout())),
-            env: ws.env(),
-            pytest_args: self.opts.pytest_args.clone(),
-            test: None,
-            // The journal or the scratch copy holds the original.
-            backup: false,
-        });
+        if self.opts.judge.is_none() {
+            failure.test.as_ref()?;
+        }
+        let opts = self.opts;
+        let python = &self.python;
+        // The probe's run is a judge run like any other: the command, or pytest.
+        let run = |spec: &RunSpec| {
+            let mut spec = spec.clone();
+            spec.sandbox = opts.sandbox.clone();
+            match &opts.judge {
+                Some(judge) => judge.run(python, &spec),
+                None => runner::run_pytest(python, &spec),
+            }
+        };
+        let report = probe::probe_with(
+            &ProbeRequest {
+                project_dir: ws.root(),
+                failure,
+                interpreter: &self.python,
+                timeout: self.run_timeout(),
+                test_timeout: Some(self.test_limit(self.run_timeout())),
+                env: ws.env(),
+                pytest_args: self.opts.pytest_args.clone(),
+                // A command's failure names no test: the command is what runs.
+                test: opts.judge.as_ref().map(|j| j.headline()),
+                // The journal or the scratch copy holds the original.
+                backup: false,
+            },
+            &run,
+        );
         match report {
             Ok(r) => {
                 let d = Duration::from_millis(r.test_outcome.duration_ms);
@@ -1498,6 +1675,7 @@ fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {
         status: "no_candidate",
         reason: None,
         probe: None,
+        output_check: None,
     }
 }
 

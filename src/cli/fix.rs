@@ -5,10 +5,12 @@ use std::time::Duration;
 
 use super::{error, read_log, FixArgs};
 use crate::category::Budgets;
+use crate::command::{CommandJudge, OutputChecks};
 use crate::project::ProjectRoot;
 use crate::report::fix as report;
 use crate::report::format::{output_format, ColorChoice, OutputFormat};
 use crate::report::{github, style};
+use crate::sandbox::Sandbox;
 use crate::session::{self, Options, SessionError};
 use crate::{exit, pytest_args};
 
@@ -19,12 +21,14 @@ Exit codes of `fix`:
      --module matches no test; nothing was touched
   3  partial: some failures have a proven patch, others not (or hung, or are flaky)
   4  not fixed: no failure could be fixed (no candidate passed, the test hung past
-     --test-timeout, or it is flaky); every touched file was restored
+     --test-timeout, or it is flaky; with --cmd also a command that exits 0 but fails an
+     output check, which no rule can work on); every touched file was restored
   5  escalated: the failures are environment or dependency problems, not code bugs
   6  error: pytest gave no verdict (internal error, interrupted, killed, unreadable output,
      the suite did not finish in time), or the tool could not work (no interpreter, pytest
      missing, another run holds the lock (a dry run too), a killed run must be restored
-     first, the backup dir is not a private dir of yours), or SIGINT/SIGTERM/SIGHUP arrived
+     first, the backup dir is not a private dir of yours, --sandbox without a working
+     bwrap), or SIGINT/SIGTERM/SIGHUP arrived
      (every touched file was restored first)
   7  no tests: pytest collected no test, so nothing was checked
   8  proposed: --no-validate printed candidates; nothing was proven
@@ -138,6 +142,7 @@ fn run_in(
     if args.max_attempts == 0 {
         return Err(Stop::bad("--max-attempts must be at least 1"));
     }
+    let (judge, sandbox) = judge_options(args, dry_run)?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| root.path().to_path_buf());
     let (pytest_args, notes) =
         pytest_args::check(&root.rebase_args(&args.pytest_args, &cwd)).map_err(Stop::bad)?;
@@ -166,6 +171,9 @@ fn run_in(
             .time_budget
             .map_or(session::DEFAULT_TIME_BUDGET, Duration::from_secs),
         notes,
+        judge,
+        sandbox,
+        install_missing: args.install_missing,
     };
     let report = if dry_run {
         session::dry_run(&opts)?
@@ -218,4 +226,63 @@ fn run_in(
         }
     }
     Ok(report::exit_code(report::final_status(&report)))
+}
+
+/// `--cmd` with its output checks, and `--sandbox`: checked before anything runs.
+fn judge_options(
+    args: &FixArgs,
+    dry_run: bool,
+) -> Result<(Option<CommandJudge>, Option<Sandbox>), Stop> {
+    if args.install_missing && dry_run {
+        return Err(Stop::bad(
+            "--install-missing changes the interpreter's packages; a dry run changes nothing",
+        ));
+    }
+    let judge = match &args.command {
+        None => None,
+        Some(line) => {
+            let clash = [
+                (args.log.is_some(), "a LOG"),
+                (args.test.is_some(), "--module"),
+                (!args.pytest_args.is_empty(), "pytest arguments"),
+                (args.no_validate, "--no-validate"),
+            ];
+            if let Some((_, what)) = clash.iter().find(|(c, _)| *c) {
+                return Err(Stop::bad(format!(
+                    "--cmd runs a command instead of pytest: it takes no {what}"
+                )));
+            }
+            let expect_stdout = match &args.expect_stdout {
+                Some(p) => Some((
+                    p.clone(),
+                    std::fs::read(p)
+                        .map_err(|e| Stop::bad(format!("--expect-stdout {}: {e}", p.display())))?,
+                )),
+                None => None,
+            };
+            let stdout_regex = match &args.expect_stdout_regex {
+                Some(r) => Some(
+                    regex::bytes::Regex::new(r)
+                        .map_err(|e| Stop::bad(format!("--expect-stdout-regex: {e}")))?,
+                ),
+                None => None,
+            };
+            let checks = OutputChecks {
+                expect_stdout,
+                stdout_regex,
+                stderr_empty: args.stderr_empty,
+            };
+            Some(CommandJudge::new(line, checks).map_err(Stop::bad)?)
+        }
+    };
+    let sandbox = if args.sandbox {
+        Some(Sandbox::find().map_err(|message| Stop {
+            status: "error",
+            code: exit::ENVIRONMENT,
+            message,
+        })?)
+    } else {
+        None
+    };
+    Ok((judge, sandbox))
 }

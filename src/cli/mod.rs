@@ -55,7 +55,8 @@ pub enum Command {
     Rules(RulesArgs),
     /// Propose and prove repairs for failing tests.
     #[command(after_help = fix::EXIT_CODES)]
-    Fix(FixArgs),
+    // Boxed: it has far more flags than the others (clippy::large_enum_variant).
+    Fix(Box<FixArgs>),
     /// Restore the files of a selfdebug run that was killed, from its journal, verifying each
     /// by hash. Touches nothing else.
     #[command(after_help = restore::EXIT_CODES)]
@@ -182,6 +183,34 @@ pub struct FixArgs {
     /// keep a change keep a copy.
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
+    /// Command mode: this command is the judge instead of pytest, e.g.
+    /// `--cmd 'python script.py in.csv'`. Split into words like a shell does (quotes,
+    /// backslashes) and run without a shell from the root; a first word `python`/`python3`
+    /// is the project's interpreter. Pass: exit status 0 and the output checks; the failure
+    /// is read from the traceback on stderr.
+    #[arg(long = "cmd", value_name = "COMMAND")]
+    pub command: Option<String>,
+    /// With --cmd: a passing run prints exactly this file's bytes on stdout.
+    #[arg(long, value_name = "FILE", requires = "command")]
+    pub expect_stdout: Option<PathBuf>,
+    /// With --cmd: a passing run's stdout has a match for this regex (Rust regex syntax;
+    /// `(?s)^...$` for the whole output).
+    #[arg(long, value_name = "REGEX", requires = "command")]
+    pub expect_stdout_regex: Option<String>,
+    /// With --cmd: a run that prints anything on stderr has failed.
+    #[arg(long, requires = "command")]
+    pub stderr_empty: bool,
+    /// Answer a ModuleNotFoundError for a module that is not in the project with
+    /// `python -m pip install DIST` into the project's interpreter (once per distribution;
+    /// `yaml` → PyYAML, `cv2` → opencv-python, ...), then run again. Never by default. Not
+    /// with --dry-run, which changes nothing.
+    #[arg(long)]
+    pub install_missing: bool,
+    /// Run every judge run (pytest or --cmd) under bubblewrap (`bwrap`): no network, the
+    /// file system read-only except the workspace and the temp dir. Exit 6 when bwrap is
+    /// missing or cannot run here.
+    #[arg(long)]
+    pub sandbox: bool,
     #[command(flatten)]
     pub python: PythonArgs,
     /// Extra arguments for every pytest run (after `--`).
