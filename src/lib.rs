@@ -4,6 +4,7 @@
 //! [`syntax`] → [`edit`] fixes. See `DESIGN.md` in the shared folder for the whole pipeline.
 pub mod category;
 pub mod cli;
+pub mod config;
 pub mod edit;
 pub mod exit;
 pub mod journal;
