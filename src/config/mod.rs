@@ -10,6 +10,7 @@
 
 pub mod glob;
 pub mod select;
+pub mod settings;
 mod tree;
 
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use tree::{Located, Node};
 
 pub use glob::Pattern;
 pub use select::{RuleSelection, Selector};
+pub use settings::{Flags, Settings, SettingsError, Shown, Source};
 
 /// The file names looked for in the root, strongest first.
 pub const FILES: [&str; 3] = [".selfdebug.toml", "selfdebug.toml", "pyproject.toml"];
@@ -512,9 +514,9 @@ mod tests {
         assert_eq!(c.time_budget.unwrap().line, 9);
         assert_eq!(c.pytest_args.unwrap().value, ["-x", "-q"]);
         assert_eq!(c.python.unwrap().value, d.path().join(".venv/bin/python"));
-        assert_eq!(c.safe_only.unwrap().value, true);
-        assert_eq!(c.allow_tests.unwrap().value, false);
-        assert_eq!(c.all_or_nothing.unwrap().value, true);
+        assert!(c.safe_only.unwrap().value);
+        assert!(!c.allow_tests.unwrap().value);
+        assert!(c.all_or_nothing.unwrap().value);
         assert_eq!(c.backup_dir.unwrap().value, d.path().join("bak"));
         assert_eq!(c.audit_log.unwrap().value, d.path().join("audit.jsonl"));
         assert_eq!(c.selection.select.unwrap()[0].line, 17);
