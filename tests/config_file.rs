@@ -157,6 +157,32 @@ fn an_excluded_file_is_never_written_nor_run_with_a_candidate() {
     assert_eq!(v["pytest_runs"], 1);
     assert_eq!(v["attempt_records"], serde_json::json!([]));
     assert_same(&before, &p.snapshot());
+    // Proposing from a log (nothing run) leaves it out too.
+    let log = std::process::Command::new(support::python())
+        .args(["-m", "pytest", "-p", "no:cacheprovider"])
+        .current_dir(&p.root)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let log_path = p.cache.join("pytest.log");
+    std::fs::write(&log_path, &log.stdout).unwrap();
+    let out = p.run(&[
+        "fix",
+        "--json",
+        "--no-validate",
+        support::path_str(&log_path),
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(
+        statuses(&v),
+        [(
+            "no_candidate".to_string(),
+            "words.py is excluded by extend-exclude ('words.py'): never patched".to_string()
+        )]
+    );
+    assert_eq!(v["patches"], serde_json::json!([]));
+    assert_same(&before, &p.snapshot());
 }
 
 #[test]
@@ -400,5 +426,33 @@ fn config_prints_every_setting_with_its_source() {
         s["timeout"],
         serde_json::json!({"value": null, "source": "default"})
     );
+    // What select = ["null-guard", "name"], ignore = ["null-guard-call"] leaves out.
+    let on = [
+        "name-did-you-mean",
+        "name-import-project",
+        "name-import-stdlib",
+        "name-import-stdlib-ranked",
+        "name-nearest",
+        "null-guard-attribute",
+        "null-guard-binop-left",
+        "null-guard-binop-right",
+        "null-guard-iterate",
+        "null-guard-len",
+        "null-guard-subscript",
+    ];
+    let all: Vec<String> = std::fs::read_dir(support::repo().join("rules"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".toml").map(str::to_string)
+        })
+        .collect();
+    let mut off: Vec<String> = all
+        .into_iter()
+        .filter(|id| !on.contains(&id.as_str()))
+        .collect();
+    off.sort();
+    assert!(off.contains(&"null-guard-call".to_string()));
+    assert_eq!(v["rules_off"], serde_json::json!(off));
     assert_eq!(p.read("words.py"), DEMO_MODULE);
 }

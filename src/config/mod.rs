@@ -634,6 +634,17 @@ mod tests {
                 "extend-exclude: '../up' must stay under the project root".into()
             )
         );
+        assert_eq!(
+            problem(&[("selfdebug.toml", "timeout = 1979-05-27\n")]),
+            (
+                Some(1),
+                "'timeout' must be a positive whole number, not a date-time".into()
+            )
+        );
+        assert_eq!(
+            problem(&[("pyproject.toml", &py("[tool.selfdebug.foo]\nx = 1\n"))]),
+            (Some(5), "unknown key 'foo' in [tool.selfdebug]".into())
+        );
         let (line, msg) = problem(&[("selfdebug.toml", "a = 1\nb = [\n")]);
         assert_eq!(line, Some(3));
         assert!(msg.starts_with("invalid TOML: "), "{msg}");

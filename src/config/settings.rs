@@ -72,6 +72,8 @@ pub struct Settings {
     pub llm: LlmConfig,
     /// Every setting in `selfdebug config`'s order (sorted by key).
     pub shown: Vec<Shown>,
+    /// The ids of the rules (built in and the project's) that the selection turns off.
+    pub rules_off: Vec<String>,
 }
 
 /// The default of `--max-attempts` (the original design's).
@@ -332,6 +334,12 @@ impl Settings {
                 .collect(),
             llm: config.llm.clone(),
             shown: m.shown,
+            rules_off: rules
+                .rules()
+                .iter()
+                .filter(|r| !config.selection.enabled(&r.id))
+                .map(|r| r.id.clone())
+                .collect(),
         })
     }
 }

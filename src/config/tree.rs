@@ -15,6 +15,8 @@ const START: &str = "$__serde_spanned_private_start";
 const END: &str = "$__serde_spanned_private_end";
 const VALUE: &str = "$__serde_spanned_private_value";
 const FIELDS: &[&str] = &[START, END, VALUE];
+// toml_datetime's: a date-time is a map with this one key.
+const DATETIME: &str = "$__toml_private_datetime";
 
 /// A value and its byte span, when toml knows it.
 #[derive(Debug)]
@@ -36,6 +38,8 @@ pub enum Node {
     Int(i64),
     /// No setting takes a float; only its kind is kept.
     Float,
+    /// Nor a date or time.
+    Datetime,
     Str(String),
     Array(Vec<Located<Node>>),
     /// Keys in file order.
@@ -49,6 +53,7 @@ impl Node {
             Node::Bool(_) => "a boolean",
             Node::Int(_) => "an integer",
             Node::Float => "a float",
+            Node::Datetime => "a date-time",
             Node::Str(_) => "a string",
             Node::Array(_) => "an array",
             Node::Table(_) => "a table",
@@ -144,12 +149,14 @@ impl<'de> Visitor<'de> for NodeVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut entries = Vec::new();
         let mut first = true;
-        // A date-time is a map with one private key, which fails here as a value no setting
-        // takes; toml reports it at the value.
         while let Some(key) = map.next_key::<Located<String>>()? {
             if first && key.span.is_none() && key.value == START {
                 // Not a table: toml's span map around the real value.
                 return spanned_rest(map);
+            }
+            if first && key.span.is_none() && key.value == DATETIME {
+                map.next_value::<de::IgnoredAny>()?;
+                return Ok(plain(Node::Datetime));
             }
             first = false;
             let value = map.next_value::<Located<Node>>()?;

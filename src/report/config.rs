@@ -65,6 +65,10 @@ pub fn human(root: &ProjectRoot, s: &Settings) -> String {
             (r.key.clone(), value, source_text(s, &r.source))
         })
         .collect();
+    out.push_str(&match s.rules_off.as_slice() {
+        [] => "rules: all tried\n".to_string(),
+        off => format!("rules off (select/ignore): {}\n", off.join(", ")),
+    });
     let kw = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let vw = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
     out.push('\n');
@@ -101,6 +105,7 @@ pub fn json(root: &ProjectRoot, s: &Settings) -> String {
         "root": root.path().to_string_lossy(),
         "config_file": s.file.as_ref().map(|f| f.path.to_string_lossy().into_owned()),
         "shadowed": s.shadowed,
+        "rules_off": s.rules_off,
         "settings": settings,
     });
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
