@@ -5,6 +5,7 @@
 pub mod category;
 pub mod cli;
 pub mod command;
+pub mod config;
 pub mod edit;
 pub mod exit;
 pub mod install;

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::category::{self, Budgets};
 use crate::command::{CommandJudge, OUTPUT_CHECK_EXC};
+use crate::config::{settings::excluded_by, Pattern, RuleSelection};
 use crate::edit;
 use crate::install::{self, Install};
 use crate::journal::{self, Journal, JournalError};
@@ -67,6 +68,27 @@ pub struct Options {
     pub sandbox: Option<Sandbox>,
     /// `--install-missing`: a missing third-party module is installed once with pip.
     pub install_missing: bool,
+    /// The configured rule selection (`select`/`ignore`): rules it leaves out propose nothing.
+    pub selection: RuleSelection,
+    /// `extend-exclude`: files never patched (nor probed); their candidates are dropped unrun.
+    pub exclude: Vec<Pattern>,
+}
+
+/// The rules in force: built in and the project's own, as the configuration selects them.
+fn load_rules(root: &Path, opts: &Options) -> Result<RuleSet, SessionError> {
+    let mut rules = RuleSet::load(root).map_err(|e| SessionError::BadInput(e.to_string()))?;
+    opts.selection.apply(&mut rules);
+    Ok(rules)
+}
+
+/// Why a file is not to be patched, when `extend-exclude` says so.
+fn excluded(opts: &Options, rel: &str) -> Option<String> {
+    excluded_by(&opts.exclude, rel).map(|p| {
+        format!(
+            "{rel} is excluded by extend-exclude ('{}'): never patched",
+            p.text
+        )
+    })
 }
 
 /// `--time-budget` when none is given: a CI job or a hook gets its answer within 15 minutes.
@@ -351,7 +373,7 @@ pub struct Backup {
 pub fn fix(opts: &Options) -> Result<Report, SessionError> {
     let started = Instant::now();
     let root = opts.root.path().to_path_buf();
-    let rules = RuleSet::load(&root).map_err(|e| SessionError::BadInput(e.to_string()))?;
+    let rules = load_rules(&root, opts)?;
     let python = interpreter(&root, opts)?;
     runner::remove_stale_temp_dirs();
     let journal = Journal::begin(&root, opts.backup_dir.as_deref())
@@ -455,7 +477,7 @@ pub fn pending_journal(root: &ProjectRoot) -> Option<String> {
 pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
     let started = Instant::now();
     let root = opts.root.path().to_path_buf();
-    let rules = RuleSet::load(&root).map_err(|e| SessionError::BadInput(e.to_string()))?;
+    let rules = load_rules(&root, opts)?;
     if !opts.validate {
         // It reads the project's files: under the lock, like the copy of a dry run.
         return journal::while_locked_for_copy(&root, || {
@@ -1009,6 +1031,10 @@ fn work_on(
             .get_or_insert_with(|| plan::PlanError::no_location(failure).to_string());
         return Ok(None);
     };
+    if let Some(why) = excluded(s.opts, &loc.file) {
+        ctx.reason.get_or_insert(why);
+        return Ok(None);
+    }
     if let Ok(path) = plan::confined_path(ws.root(), &loc.file) {
         ws.record(&path)?;
     }
@@ -1049,10 +1075,23 @@ fn work_on(
     }) {
         Ok(c) => c,
         Err(e) => {
-            ctx.reason.get_or_insert(e.to_string());
+            let mut why = e.to_string();
+            if matches!(e, plan::PlanError::NoRule(_)) && !s.opts.selection.is_default() {
+                why.push_str(" (the configuration's select/ignore leaves rules out)");
+            }
+            ctx.reason.get_or_insert(why);
             return Ok(None);
         }
     };
+    // A candidate that edits an excluded file is dropped before it is written.
+    let mut candidates = candidates;
+    let before = candidates.len();
+    candidates.retain(|c| excluded(s.opts, &c.file).is_none());
+    if candidates.is_empty() && before > 0 {
+        ctx.reason
+            .get_or_insert("every candidate edits a file excluded by extend-exclude".into());
+        return Ok(None);
+    }
     let total = candidates.len();
     let candidates: Vec<Candidate> = candidates
         .into_iter()
@@ -1254,6 +1293,15 @@ fn propose_only(
             outcomes.push(outcome);
             continue;
         }
+        if let Some(why) = failure
+            .location
+            .as_ref()
+            .and_then(|l| excluded(opts, &l.file))
+        {
+            outcome.reason = Some(why);
+            outcomes.push(outcome);
+            continue;
+        }
         let planned = plan::plan(&PlanInput {
             root,
             failure,
@@ -1261,6 +1309,10 @@ fn propose_only(
             probe: None,
             allow_tests: opts.allow_tests,
             stdlib: &stdlib,
+        })
+        .map(|mut c| {
+            c.retain(|c| excluded(opts, &c.file).is_none());
+            c
         });
         match planned {
             Ok(c) => match c.into_iter().find(|c| c.safe || !opts.safe_only) {

@@ -1,15 +1,15 @@
 //! `selfdebug fix`: prove repairs with pytest.
 
 use std::io::{IsTerminal, Write};
-use std::time::Duration;
 
 use super::{error, read_log, FixArgs};
-use crate::category::Budgets;
 use crate::command::{CommandJudge, OutputChecks};
+use crate::config::{Config, Flags, Settings};
 use crate::project::ProjectRoot;
 use crate::report::fix as report;
 use crate::report::format::{output_format, ColorChoice, OutputFormat};
 use crate::report::{github, style};
+use crate::rules::RuleSet;
 use crate::sandbox::Sandbox;
 use crate::session::{self, Options, SessionError};
 use crate::{exit, pytest_args};
@@ -113,6 +113,39 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
     }
 }
 
+/// The command line's values, `None` where a flag was not given (the file or default then
+/// decides).
+fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
+    let tri = |on: bool, off: bool| match (on, off) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    };
+    Flags {
+        max_attempts: args.max_attempts,
+        budget: args.budget.clone(),
+        timeout: args.python.timeout,
+        test_timeout: args.test_timeout,
+        time_budget: args.time_budget,
+        // Typed relative to where the user is; pytest runs in the root.
+        pytest_args: (!args.pytest_args.is_empty())
+            .then(|| root.rebase_args(&args.pytest_args, cwd)),
+        python: args.python.python.clone(),
+        safe_only: tri(args.safe_only, args.no_safe_only),
+        allow_tests: tri(args.allow_tests, args.no_allow_tests),
+        all_or_nothing: tri(args.all_or_nothing, args.no_all_or_nothing),
+        backup_dir: args.backup_dir.clone(),
+        audit_log: args.audit_log.clone(),
+    }
+}
+
+/// The configuration file, the rules it selects from and the flags, merged (bad input: exit 2).
+pub fn settings(root: &ProjectRoot, flags: &Flags) -> Result<Settings, String> {
+    let config = Config::load(root.path()).map_err(|e| e.to_string())?;
+    let rules = RuleSet::load(root.path()).map_err(|e| e.to_string())?;
+    Settings::resolve(&config, flags, &rules).map_err(|e| e.to_string())
+}
+
 fn run_in(
     args: &FixArgs,
     root: &ProjectRoot,
@@ -120,6 +153,19 @@ fn run_in(
     color: ColorChoice,
 ) -> Result<i32, Stop> {
     let dry_run = args.dry_run || args.no_validate;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| root.path().to_path_buf());
+    let settings = settings(root, &flags(args, root, &cwd)).map_err(Stop::bad)?;
+    if args.show_settings {
+        print!(
+            "{}",
+            if format == OutputFormat::Json {
+                crate::report::config::json(root, &settings)
+            } else {
+                crate::report::config::human(root, &settings)
+            }
+        );
+        return Ok(exit::OK);
+    }
     if !dry_run {
         if let Some(msg) = session::pending_journal(root) {
             return Err(Stop {
@@ -135,45 +181,40 @@ fn run_in(
         .map(read_log)
         .transpose()
         .map_err(Stop::bad)?;
-    let mut budgets = Budgets::default();
-    for spec in &args.budget {
-        budgets.set(spec).map_err(Stop::bad)?;
-    }
-    if args.max_attempts == 0 {
+    if settings.max_attempts == 0 {
         return Err(Stop::bad("--max-attempts must be at least 1"));
     }
     let (judge, sandbox) = judge_options(args, dry_run)?;
-    let cwd = std::env::current_dir().unwrap_or_else(|_| root.path().to_path_buf());
-    let (pytest_args, notes) =
-        pytest_args::check(&root.rebase_args(&args.pytest_args, &cwd)).map_err(Stop::bad)?;
+    let (pytest_args, notes) = pytest_args::check(&settings.pytest_args).map_err(Stop::bad)?;
     if format != OutputFormat::Json {
-        eprintln!("selfdebug: {}", root.describe());
+        match &settings.file {
+            Some(f) => eprintln!("selfdebug: {}; config: {}", root.describe(), f.name),
+            None => eprintln!("selfdebug: {}", root.describe()),
+        }
     }
     let opts = Options {
         root: root.clone(),
         log,
         test: args.test.clone(),
-        max_attempts: args.max_attempts,
+        max_attempts: settings.max_attempts,
         validate: !args.no_validate,
-        python: args.python.python.clone(),
-        timeout: args.python.timeout.map(Duration::from_secs),
-        test_timeout: args
-            .test_timeout
-            .map_or(crate::runner::DEFAULT_TEST_TIMEOUT, Duration::from_secs),
+        python: settings.python.clone(),
+        timeout: settings.timeout,
+        test_timeout: settings.test_timeout,
         pytest_args,
-        allow_tests: args.allow_tests,
+        allow_tests: settings.allow_tests,
         dry_run,
-        safe_only: args.safe_only,
-        all_or_nothing: args.all_or_nothing,
-        budgets,
-        backup_dir: args.backup_dir.clone(),
-        time_budget: args
-            .time_budget
-            .map_or(session::DEFAULT_TIME_BUDGET, Duration::from_secs),
+        safe_only: settings.safe_only,
+        all_or_nothing: settings.all_or_nothing,
+        budgets: settings.budgets.clone(),
+        backup_dir: settings.backup_dir.clone(),
+        time_budget: settings.time_budget,
         notes,
         judge,
         sandbox,
         install_missing: args.install_missing,
+        selection: settings.selection.clone(),
+        exclude: settings.exclude.clone(),
     };
     let report = if dry_run {
         session::dry_run(&opts)?
@@ -189,7 +230,7 @@ fn run_in(
     } else {
         eprint!("{log}");
     }
-    if let Some(path) = &args.audit_log {
+    if let Some(path) = &settings.audit_log {
         let written = std::fs::OpenOptions::new()
             .create(true)
             .append(true)

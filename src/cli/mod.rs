@@ -1,6 +1,7 @@
 //! The command line: flags and dispatch only. Each subcommand lives in its own file and calls
 //! into the library; the process exit code is returned, never `exit`ed from deep inside.
 
+mod config;
 mod fix;
 mod parse;
 mod probe;
@@ -61,6 +62,11 @@ pub enum Command {
     /// by hash. Touches nothing else.
     #[command(after_help = restore::EXIT_CODES)]
     Restore(RestoreArgs),
+    /// Print the effective settings of `fix` in this project and where each comes from: the
+    /// default, or the configuration file and line (`[tool.selfdebug]` in pyproject.toml, or
+    /// selfdebug.toml / .selfdebug.toml in the root). `fix ... --show-settings` adds its flags.
+    #[command(after_help = config::EXIT_CODES)]
+    Config(ConfigArgs),
 }
 
 /// How to run the project's Python (shared by the commands that run pytest).
@@ -126,9 +132,9 @@ pub struct FixArgs {
     /// collected `...::test_x` and `test_x[param]`). One that matches no test is bad input.
     #[arg(long = "module", value_name = "NODEID")]
     pub test: Option<String>,
-    /// Candidates to try per failure before giving up.
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    pub max_attempts: u32,
+    /// Candidates to try per failure before giving up (default 4).
+    #[arg(long, value_name = "N")]
+    pub max_attempts: Option<u32>,
     /// Change nothing: validate candidates in a scratch copy and print the patch as a diff.
     /// Refused (exit 6, naming its pid) while a real run works on the project: its files may
     /// hold a probe or an unproven candidate.
@@ -140,9 +146,12 @@ pub struct FixArgs {
     pub no_validate: bool,
     /// Try only fixes of rules marked safe: one right answer that the failure itself names
     /// (see `selfdebug rules`). By default every rule is tried and pytest decides; unsafe
-    /// patches say what a reviewer should check.
-    #[arg(long)]
+    /// patches say what a reviewer should check. `--no-safe-only` undoes `safe-only = true`
+    /// of the configuration file.
+    #[arg(long, overrides_with = "no_safe_only")]
     pub safe_only: bool,
+    #[arg(long, hide = true, overrides_with = "safe_only")]
+    pub no_safe_only: bool,
     /// Accepted for compatibility; unsafe rules are tried by default now.
     #[arg(long, hide = true)]
     pub unsafe_fixes: bool,
@@ -156,12 +165,17 @@ pub struct FixArgs {
     /// `time budget used up`.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub time_budget: Option<u64>,
-    /// Keep no fix unless every failure is fixed.
-    #[arg(long)]
+    /// Keep no fix unless every failure is fixed (`--no-all-or-nothing` undoes the file's).
+    #[arg(long, overrides_with = "no_all_or_nothing")]
     pub all_or_nothing: bool,
-    /// Let fixes edit test files (by default the tests are the specification).
-    #[arg(long)]
+    #[arg(long, hide = true, overrides_with = "all_or_nothing")]
+    pub no_all_or_nothing: bool,
+    /// Let fixes edit test files (by default the tests are the specification;
+    /// `--no-allow-tests` undoes the file's `allow-tests = true`).
+    #[arg(long, overrides_with = "no_allow_tests")]
     pub allow_tests: bool,
+    #[arg(long, hide = true, overrides_with = "allow_tests")]
+    pub no_allow_tests: bool,
     /// Attempts per failure category, e.g. `--budget logic=6` (defaults: environment 1,
     /// dependency 2, data 2, syntax 3, logic 4, unknown 2; environment and dependency failures
     /// are reported, never patched).
@@ -211,11 +225,30 @@ pub struct FixArgs {
     /// missing or cannot run here.
     #[arg(long)]
     pub sandbox: bool,
+    /// Print the effective settings (these flags over the configuration file over the
+    /// defaults, each with its source) and exit without running anything.
+    #[arg(long)]
+    pub show_settings: bool,
     #[command(flatten)]
     pub python: PythonArgs,
-    /// Extra arguments for every pytest run (after `--`).
+    /// Extra arguments for every pytest run (after `--`; they replace the configuration
+    /// file's `pytest-args`).
     #[arg(last = true, value_name = "PYTEST_ARGS")]
     pub pytest_args: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ConfigArgs {
+    /// Project root whose configuration is read. Default: found from the current directory
+    /// as for `fix`.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Print one JSON object (see schema/config.schema.json; short for `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
+    pub json: bool,
+    /// `text` (one line per setting) or `json`.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<TextOrJson>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -272,6 +305,7 @@ pub fn run() -> i32 {
         Command::Rules(args) => rules::run(&args),
         Command::Fix(args) => fix::run(&args, cli.color),
         Command::Restore(args) => restore::run(&args),
+        Command::Config(args) => config::run(&args),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Rendering results for people (stderr/stdout text) and for programs (JSON).
 
+pub mod config;
 pub mod fix;
 pub mod format;
 pub mod github;
