@@ -741,6 +741,8 @@ pub fn run_loop(
     let mut accepted_cands: Vec<Candidate> = Vec::new();
     let mut out_of_time = false;
     let mut worked_on = 0;
+    // Where a failure was before a kept patch moved it (see below).
+    let mut first_place: BTreeMap<(String, When), (String, u32)> = BTreeMap::new();
     while let Some(failure) = queue.pop_front() {
         if runner::interrupted() {
             break;
@@ -749,6 +751,10 @@ pub fn run_loop(
         crate::progress::failure(worked_on, worked_on + queue.len(), failure.test.as_deref());
         let (category, mut suggestion) = category::categorize(&failure, root);
         let mut outcome = outcome_of(&failure, category);
+        if let Some((file, line)) = first_place.get(&failure_key(&failure)) {
+            outcome.file = Some(file.clone());
+            outcome.line = Some(*line);
+        }
         if failure.exc_type == OUTPUT_CHECK_EXC {
             // The command has one failure at a time: the last run's is this one.
             outcome.output_check = s.last_mismatch.clone();
@@ -841,10 +847,16 @@ pub fn run_loop(
             Some((steps, after)) => {
                 let after_keys = failure_keys(&after);
                 // A kept patch moves lines: a failure still waiting is read again from the run
-                // that proved the patch, so its location is that of the current code.
+                // that proved the patch, so its location is that of the current code. The
+                // report keeps the place the run found it at (the code that was tested).
                 for waiting in queue.iter_mut() {
                     let key = failure_key(waiting);
                     if let Some(now) = after.iter().find(|f| failure_key(f) == key) {
+                        if let Some(loc) = &waiting.location {
+                            first_place
+                                .entry(key)
+                                .or_insert_with(|| (loc.file.clone(), loc.line));
+                        }
                         *waiting = now.clone();
                     }
                 }
