@@ -7,6 +7,7 @@ pub mod cli;
 pub mod edit;
 pub mod exit;
 pub mod journal;
+pub mod llm;
 pub mod plan;
 pub mod plugin;
 pub mod probe;
