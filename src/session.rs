@@ -26,6 +26,8 @@ use crate::transform::stdlib::Stdlib;
 use crate::transform::ProbeFacts;
 use crate::verdict::{self, Verdict};
 
+mod llm;
+
 /// What the user asked for.
 pub struct Options {
     pub root: ProjectRoot,
@@ -58,6 +60,8 @@ pub struct Options {
     pub time_budget: Duration,
     /// Said to the user in the report (pytest arguments set aside, ...).
     pub notes: Vec<String>,
+    /// The model fallback (`--llm`): off (none) unless the user asks.
+    pub llm: Option<crate::llm::LlmConfig>,
 }
 
 /// `--time-budget` when none is given: a CI job or a hook gets its answer within 15 minutes.
@@ -197,10 +201,13 @@ pub struct Attempt {
     pub safe: bool,
     /// `safe` or `unsafe` (see [`applicability`]).
     pub applicability: &'static str,
+    /// `rule` or `llm` (the model fallback; its `rule` is `llm` too).
+    pub source: &'static str,
     pub diff: String,
     /// `accepted`, `still_failing`, `progressed` (a different failure now: worked on as the
     /// next step), `new_failures`, `suite_error` (the full run gave no verdict), `timeout`,
-    /// `not_validated`.
+    /// `not_validated`, `refused` (a model's answer refused before any run: `new_failure`
+    /// says why).
     pub outcome: &'static str,
     /// Tests that passed before and failed with this candidate.
     pub broke: Vec<String>,
@@ -212,6 +219,9 @@ pub struct Attempt {
     pub stderr_tail: String,
     pub timestamp_ms: u64,
     pub duration_ms: u64,
+    /// The model's request and answer (the audit log has them; the JSON does not).
+    #[serde(skip)]
+    pub exchange: Option<crate::llm::Exchange>,
 }
 
 /// A proven (or, with `--no-validate`, proposed) change to one file.
@@ -224,6 +234,8 @@ pub struct Patch {
     pub safe: bool,
     /// `safe` when every rule behind it is safe, else `unsafe`.
     pub applicability: &'static str,
+    /// `rule`, or `llm` when a model wrote (part of) it.
+    pub source: &'static str,
     /// For unsafe patches: what a reviewer should check, one line per unsafe rule.
     pub review: Vec<String>,
     pub validated: bool,
@@ -289,6 +301,8 @@ pub struct Report {
     pub notes: Vec<String>,
     /// The time budget ran out before every failure was tried.
     pub out_of_time: bool,
+    /// What the model fallback did; none when it was off.
+    pub llm: Option<crate::llm::Usage>,
 }
 
 /// Milliseconds spent per phase; `tool` is everything outside pytest processes.
@@ -558,6 +572,7 @@ pub fn run_loop(
         baseline: Duration::ZERO,
         phases: Phases::default(),
         deselect: Vec::new(),
+        llm: opts.llm.clone().map(crate::llm::Llm::new),
     };
     let selection = match &opts.test {
         Some(t) => Some(s.resolve_selection(ws, t)?),
@@ -791,7 +806,11 @@ pub fn run_loop(
             titles: vec![c.fix.title.clone()],
             safe: c.safe,
             applicability: applicability(c.safe),
-            review: review_notes(rules, std::slice::from_ref(&c.fix.rule)),
+            source: c.source,
+            review: match c.source {
+                "llm" => vec![llm::REVIEW.to_string()],
+                _ => review_notes(rules, std::slice::from_ref(&c.fix.rule)),
+            },
             validated: true,
             diff: c.diff.clone(),
             diff_encoding: c.diff_encoding,
@@ -822,6 +841,7 @@ pub fn run_loop(
         root: opts.root.path().to_string_lossy().into_owned(),
         notes,
         out_of_time,
+        llm: s.llm.as_ref().map(|l| l.usage()),
     })
 }
 
@@ -919,6 +939,8 @@ fn work_on(
     }
     let report = s.probe(ws, failure);
     let facts = report.as_ref().map(probe_facts);
+    // The model, when asked for, takes over where the rules end (see `llm::Turn`).
+    let mut model = llm::Turn::new(s, failure, report.as_ref());
     // The probe run is the failure's second run on unchanged code: a failure of the baseline
     // that does not come back is flaky, and no patch can be proven against it. The probe
     // cannot change behaviour, but a run without it makes sure before the verdict.
@@ -952,6 +974,11 @@ fn work_on(
         stdlib: &s.stdlib,
     }) {
         Ok(c) => c,
+        // What no rule knows (a wrong result asserted in the test) is the model's to try.
+        Err(e) if model.is_some() && llm::may_try(&e) => {
+            ctx.reason.get_or_insert(e.to_string());
+            Vec::new()
+        }
         Err(e) => {
             ctx.reason.get_or_insert(e.to_string());
             return Ok(None);
@@ -962,7 +989,7 @@ fn work_on(
         .into_iter()
         .filter(|c| c.safe || !s.opts.safe_only)
         .collect();
-    if candidates.is_empty() {
+    if candidates.is_empty() && (total > 0 || model.is_none()) {
         ctx.reason.get_or_insert(if total > 0 {
             format!(
                 "{total} candidate{} from unsafe rules not tried (--safe-only)",
@@ -974,7 +1001,8 @@ fn work_on(
         return Ok(None);
     }
     let key = failure_key(failure);
-    for cand in candidates {
+    let mut candidates = candidates.into_iter();
+    loop {
         if *ctx.budget == 0 || runner::interrupted() {
             ctx.reason.get_or_insert(format!(
                 "attempt budget for {} failures used up",
@@ -986,6 +1014,16 @@ fn work_on(
             ctx.reason = Some(TIME_BUDGET_USED_UP.into());
             break;
         }
+        let cand = match candidates.next() {
+            Some(c) => c,
+            None => match model.as_mut() {
+                Some(m) => match m.next(s, ws, ctx, failure, depth) {
+                    Some(c) => c,
+                    None => break,
+                },
+                None => break,
+            },
+        };
         *ctx.budget -= 1;
         let previous = ctx
             .accepted
@@ -1099,6 +1137,9 @@ fn work_on(
             None => ws.write(&cand.path, &previous)?,
         }
     }
+    if let Some(m) = model {
+        m.finish(ctx);
+    }
     Ok(None)
 }
 
@@ -1174,6 +1215,7 @@ fn propose_only(
                         title: top.fix.title.clone(),
                         safe: top.safe,
                         applicability: applicability(top.safe),
+                        source: top.source,
                         diff: top.diff.clone(),
                         outcome: "not_validated",
                         broke: Vec::new(),
@@ -1183,6 +1225,7 @@ fn propose_only(
                         stderr_tail: String::new(),
                         timestamp_ms: now_ms(),
                         duration_ms: 0,
+                        exchange: None,
                     });
                     patches.push(Patch {
                         file: top.file,
@@ -1191,6 +1234,7 @@ fn propose_only(
                         titles: vec![top.fix.title],
                         safe: top.safe,
                         applicability: applicability(top.safe),
+                        source: top.source,
                         validated: false,
                         diff: top.diff,
                         diff_encoding: top.diff_encoding,
@@ -1223,6 +1267,7 @@ fn propose_only(
         root: opts.root.path().to_string_lossy().into_owned(),
         notes: opts.notes.clone(),
         out_of_time: false,
+        llm: None,
     };
     report.finish(started);
     Ok(report)
@@ -1253,6 +1298,8 @@ struct Runs<'a> {
     phases: Phases,
     /// Tests left out of every run (`--deselect`): they hung beyond the per-test timer.
     deselect: Vec<String>,
+    /// The opt-in model fallback (`--llm`), asked when the rules have nothing (left).
+    llm: Option<crate::llm::Llm>,
 }
 
 impl Runs<'_> {
@@ -1428,6 +1475,7 @@ impl Runs<'_> {
             title: cand.fix.title.clone(),
             safe: cand.safe,
             applicability: applicability(cand.safe),
+            source: cand.source,
             diff: cand.diff.clone(),
             outcome: "still_failing",
             broke: Vec::new(),
@@ -1437,6 +1485,11 @@ impl Runs<'_> {
             stderr_tail: tail(&run.stderr, 40),
             timestamp_ms: now_ms(),
             duration_ms: 0,
+            // A model's candidate carries the request and answer it came from.
+            exchange: match cand.source {
+                "llm" => self.llm.as_mut().and_then(|l| l.pending.take()),
+                _ => None,
+            },
         }
     }
 }
@@ -1549,6 +1602,11 @@ pub fn combine(
             titles: parts.iter().flat_map(|p| p.titles.clone()).collect(),
             safe: parts.iter().all(|p| p.safe),
             applicability: applicability(parts.iter().all(|p| p.safe)),
+            source: if parts.iter().any(|p| p.source == "llm") {
+                "llm"
+            } else {
+                "rule"
+            },
             review: parts.iter().fold(Vec::new(), |mut acc, p| {
                 for r in &p.review {
                     if !acc.contains(r) {

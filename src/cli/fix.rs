@@ -139,6 +139,7 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
             .time_budget
             .map_or(session::DEFAULT_TIME_BUDGET, Duration::from_secs),
         notes,
+        llm: args.llm.config(),
     };
     let report = if dry_run {
         session::dry_run(&opts)?

@@ -2,6 +2,7 @@
 //! into the library; the process exit code is returned, never `exit`ed from deep inside.
 
 mod fix;
+mod llm;
 mod parse;
 mod probe;
 mod restore;
@@ -169,6 +170,8 @@ pub struct FixArgs {
     pub backup_dir: Option<PathBuf>,
     #[command(flatten)]
     pub python: PythonArgs,
+    #[command(flatten)]
+    pub llm: llm::LlmArgs,
     /// Extra arguments for every pytest run (after `--`).
     #[arg(last = true, value_name = "PYTEST_ARGS")]
     pub pytest_args: Vec<String>,
