@@ -134,7 +134,9 @@ pub fn build(input: &PromptInput) -> Vec<Message> {
         ));
     }
     let env = input.env;
-    out.push_str("\n## Environment\n\n");
+    if *env != Snapshot::default() {
+        out.push_str("\n## Environment\n\n");
+    }
     if !env.python.is_empty() {
         out.push_str(&format!("Python {}\n", env.python));
     }
@@ -322,7 +324,12 @@ fn numbered(source: &SourceFile, first: usize, last: usize) -> String {
         let Some(text) = source.line_text(n) else {
             break;
         };
-        out.push_str(&format!("{n:>4} | {text}\n"));
+        // The text exactly (the model copies it into SEARCH); no trailing space on blank lines.
+        if text.is_empty() {
+            out.push_str(&format!("{n:>4} |\n"));
+        } else {
+            out.push_str(&format!("{n:>4} | {text}\n"));
+        }
     }
     out
 }
