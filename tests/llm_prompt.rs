@@ -64,6 +64,8 @@ fn an_assertion_in_the_test_shows_the_module_it_imports() {
         env: &env(),
         previous: &previous,
         allow_tests: false,
+        spec: None,
+        files: &[],
     });
     insta::assert_snapshot!("assertion_in_test", text);
 }
@@ -95,6 +97,8 @@ fn a_crash_in_a_long_module_shows_its_function_and_class_header() {
         env: &Snapshot::default(),
         previous: &[],
         allow_tests: true,
+        spec: None,
+        files: &[],
     });
     insta::assert_snapshot!("crash_in_method", text);
 }
@@ -112,4 +116,39 @@ fn the_snapshot_asks_the_real_interpreter() {
     assert_eq!(snap.packages.len(), 1, "{snap:?}");
     assert_eq!(snap.packages[0].0, "pytest");
     assert_eq!(snap.neighbours, vec!["data.csv: a,b | 1,2 | 3,4", "m.py"]);
+}
+
+#[test]
+fn a_failed_output_check_shows_the_command_and_the_script() {
+    // Command mode's failure of its own kind: exit 0, wrong output, no traceback and no test.
+    let p = project(&[(
+        "report.py",
+        "import sys\n\n\ndef main(args):\n    print(len(args))\n\n\nmain(sys.argv)\n",
+    )]);
+    let failure = traceback::Failure {
+        test: None,
+        when: traceback::When::Call,
+        outcome: traceback::Outcome::Failed,
+        headline: None,
+        style: traceback::TbStyle::Native,
+        exc_type: "OutputMismatch".into(),
+        msg: "stdout differs from expected.txt: got '3', expected '2'".into(),
+        frames: Vec::new(),
+        chain: Vec::new(),
+        sub_exceptions: Vec::new(),
+        location: None,
+        rejected_frames: Vec::new(),
+        summary: None,
+    };
+    let text = user_message(&PromptInput {
+        root: &p.root,
+        failure: &failure,
+        probe: None,
+        env: &Snapshot::default(),
+        previous: &[],
+        allow_tests: false,
+        spec: Some("Command: python report.py a b\nExpected stdout (exact):\n2\n"),
+        files: &["report.py".to_string()],
+    });
+    insta::assert_snapshot!("output_check", text);
 }

@@ -131,7 +131,9 @@ fn path_above(lines: &[&str]) -> Option<String> {
             .trim()
             .trim_matches(|c| c == '`' || c == '*')
             .trim_end_matches(':')
-            .trim();
+            .trim()
+            // Markdown escapes `_` in names (`my\_module.py`).
+            .replace("\\_", "_");
         return (!p.is_empty() && !p.contains(char::is_whitespace)).then(|| p.to_string());
     }
     None
@@ -161,6 +163,16 @@ pub fn to_edit(text: &str, block: &Block) -> Result<Edit, MatchError> {
     if search.iter().all(|l| l.trim().is_empty()) {
         return Err(MatchError::EmptySearch);
     }
+    match edit_for(text, &search, block) {
+        // Models sometimes open SEARCH with a blank line the file does not have there.
+        Err(MatchError::NotFound) if search.len() > 1 && search[0].trim().is_empty() => {
+            edit_for(text, &search[1..], block)
+        }
+        r => r,
+    }
+}
+
+fn edit_for(text: &str, search: &[&str], block: &Block) -> Result<Edit, MatchError> {
     let file = file_lines(text);
     let content = |i: usize| strip_eol(&text[file[i].clone()]);
     let n = search.len();
@@ -169,12 +181,17 @@ pub fn to_edit(text: &str, block: &Block) -> Result<Edit, MatchError> {
             .find(|&i| (0..n).all(|k| eq(content(i + k), search[k])))
     };
     let exact = found(&|a, b| a == b);
-    let (at, reindent) = match exact {
-        Some(i) => (i, false),
-        None => (
-            found(&|a, b| a.trim_start() == b.trim_start()).ok_or(MatchError::NotFound)?,
-            true,
-        ),
+    let (at, shift) = match exact {
+        Some(i) => (i, Shift::Add(String::new())),
+        None => {
+            // Leading whitespace may differ, but by the same shift on every line (as Aider
+            // requires), so the block's structure is the file's.
+            let shifted = (0..(file.len() + 1).saturating_sub(n)).find_map(|i| {
+                let matched: Vec<&str> = (i..i + n).map(content).collect();
+                shift_of(search, &matched).map(|sh| (i, sh))
+            });
+            shifted.ok_or(MatchError::NotFound)?
+        }
     };
     let region = file[at].start..file[at + n - 1].end;
     let last = &text[file[at + n - 1].clone()];
@@ -191,18 +208,9 @@ pub fn to_edit(text: &str, block: &Block) -> Result<Edit, MatchError> {
         }
         e => e,
     };
-    let (from, to) = if reindent {
-        indent_shift(&search, &(at..at + n).map(content).collect::<Vec<_>>())
-    } else {
-        (String::new(), String::new())
-    };
     let mut new = String::new();
     for line in block.replace.lines() {
-        if reindent && !line.trim().is_empty() {
-            new.push_str(&reindented(line, &from, &to));
-        } else {
-            new.push_str(line);
-        }
+        new.push_str(&shift.apply(line));
         new.push_str(eol);
     }
     if last.len() == strip_eol(last).len() && !new.is_empty() {
@@ -247,30 +255,45 @@ fn strip_eol(line: &str) -> &str {
     line.trim_end_matches(['\n', '\r'])
 }
 
-fn leading(line: &str) -> &str {
-    &line[..line.len() - line.trim_start().len()]
+/// How the model's indentation differs from the file's, the same on every line (as Aider
+/// requires): the file's lines are the model's with a prefix added, or with one removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Shift {
+    Add(String),
+    Remove(String),
 }
 
-/// The indentation the model wrote (`from`) and the file's (`to`) on the first non-blank line.
-fn indent_shift(search: &[&str], matched: &[&str]) -> (String, String) {
-    search
+impl Shift {
+    /// A replacement line indented as the file is (blank lines stay as written).
+    fn apply(&self, line: &str) -> String {
+        if line.trim().is_empty() {
+            return line.to_string();
+        }
+        match self {
+            Shift::Add(p) => format!("{p}{line}"),
+            Shift::Remove(p) => line.strip_prefix(p.as_str()).unwrap_or(line).to_string(),
+        }
+    }
+}
+
+/// The uniform shift that turns the `search` lines into the `matched` file lines, if any.
+fn shift_of(search: &[&str], matched: &[&str]) -> Option<Shift> {
+    let (s, m) = search
         .iter()
         .zip(matched)
-        .find(|(s, _)| !s.trim().is_empty())
-        .map(|(s, m)| (leading(s).to_string(), leading(m).to_string()))
-        .unwrap_or_default()
-}
-
-/// `line` with the model's indentation `from` swapped for the file's `to`; a line indented
-/// less than `from` gets what the file adds, when the file only adds.
-fn reindented(line: &str, from: &str, to: &str) -> String {
-    if let Some(rest) = line.strip_prefix(from) {
-        return format!("{to}{rest}");
-    }
-    match to.strip_suffix(from) {
-        Some(added) if !from.is_empty() => format!("{added}{line}"),
-        _ => line.to_string(),
-    }
+        .find(|(s, _)| !s.trim().is_empty())?;
+    let shift = if let Some(p) = m.strip_suffix(*s) {
+        Shift::Add(p.to_string())
+    } else {
+        Shift::Remove(s.strip_suffix(*m)?.to_string())
+    };
+    let leading_ws = |p: &str| p.chars().all(|c| c == ' ' || c == '\t');
+    let uniform = search.iter().zip(matched).all(|(s, m)| match &shift {
+        _ if s.trim().is_empty() => m.trim().is_empty(),
+        Shift::Add(p) => leading_ws(p) && format!("{p}{s}") == *m,
+        Shift::Remove(p) => leading_ws(p) && format!("{p}{m}") == *s,
+    });
+    uniform.then_some(shift)
 }
 
 /// Replaces `region` of `text` by `new`, cut down to the bytes that actually change.
@@ -371,6 +394,21 @@ mod tests {
         let text = "x = 1\ny = 2";
         let e = to_edit(text, &block("y = 2\n", "y = 3\n")).unwrap();
         assert_eq!(apply(text, &[e]).unwrap(), "x = 1\ny = 3");
+    }
+
+    #[test]
+    fn a_shift_that_is_not_uniform_does_not_match() {
+        let text = "if a:\n    x = 1\n    y = 2\n";
+        // `y = 2` shown one level deeper than `x = 1`: not the file's structure.
+        let b = block("x = 1\n    y = 2\n", "x = 3\n    y = 4\n");
+        assert_eq!(to_edit(text, &b), Err(MatchError::NotFound));
+    }
+
+    #[test]
+    fn a_spurious_blank_first_search_line_is_dropped() {
+        let text = "x = 1\ny = 2\n";
+        let e = to_edit(text, &block("\ny = 2\n", "y = 3\n")).unwrap();
+        assert_eq!(apply(text, &[e]).unwrap(), "x = 1\ny = 3\n");
     }
 
     #[test]

@@ -53,6 +53,12 @@ pub struct PromptInput<'a> {
     pub env: &'a Snapshot,
     pub previous: &'a [Previous],
     pub allow_tests: bool,
+    /// For a failure without a test (command mode, a failed output check): the command and
+    /// what its output should have been, shown as the specification.
+    pub spec: Option<&'a str>,
+    /// Files (relative to the root) to show whole when no frame names the code: the script a
+    /// command runs.
+    pub files: &'a [String],
 }
 
 /// Traceback and output lines kept per earlier try (the original design's token discipline).
@@ -122,6 +128,12 @@ pub fn build(input: &PromptInput) -> Vec<Message> {
     let (code, tests) = code_and_tests(input);
     for (file, text) in &code {
         out.push_str(&format!("\n## {file}\n\n```python\n{text}```\n"));
+    }
+    if let Some(spec) = input.spec {
+        out.push_str(&format!(
+            "\n## What is expected (the specification)\n\n{}\n",
+            spec.trim_end()
+        ));
     }
     for (file, text) in &tests {
         out.push_str(&format!(
@@ -222,6 +234,13 @@ fn code_and_tests(input: &PromptInput) -> (Shown, Shown) {
                         code.push((module.clone(), whole(&t)));
                     }
                 }
+            }
+        }
+    }
+    if code.is_empty() && tests.is_empty() {
+        for f in input.files {
+            if let Some(t) = read(input.root, f) {
+                code.push((f.clone(), whole(&t)));
             }
         }
     }

@@ -109,6 +109,8 @@ impl Turn {
                 env: self.env.as_ref().expect("set on the first ask"),
                 previous: &self.previous,
                 allow_tests: s.opts.allow_tests,
+                spec: None,
+                files: &[],
             });
             let answer = llm.ask(&messages);
             let exchange = llm.exchanges.last().cloned();
