@@ -4,18 +4,23 @@
 //! [`syntax`] → [`edit`] fixes. See `DESIGN.md` in the shared folder for the whole pipeline.
 pub mod category;
 pub mod cli;
+pub mod command;
+pub mod config;
 pub mod edit;
 pub mod exit;
+pub mod install;
 pub mod journal;
 pub mod llm;
 pub mod plan;
 pub mod plugin;
 pub mod probe;
+pub mod progress;
 pub mod project;
 pub mod pytest_args;
 pub mod report;
 pub mod rules;
 pub mod runner;
+pub mod sandbox;
 pub mod scratch;
 pub mod session;
 pub mod source;

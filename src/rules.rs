@@ -449,6 +449,11 @@ impl RuleSet {
         }
     }
 
+    /// Keeps the rules `keep` says yes to (the configured rule selection).
+    pub fn retain(&mut self, keep: impl FnMut(&Rule) -> bool) {
+        self.rules.retain(keep);
+    }
+
     /// All rules, sorted by id.
     pub fn rules(&self) -> &[Rule] {
         &self.rules

@@ -326,6 +326,9 @@ pub struct RunSpec {
     /// fails where it is stuck. `None`: no per-test limit.
     pub test_timeout: Option<Duration>,
     pub bytecode: Bytecode,
+    /// Run under bubblewrap: no network, the file system read-only except the run's
+    /// directory and the temp dirs (`--sandbox`; see [`crate::sandbox`]).
+    pub sandbox: Option<crate::sandbox::Sandbox>,
 }
 
 /// Where runs keep bytecode; see the module docs. Neither ever reads a stale `.pyc` of the
@@ -373,6 +376,7 @@ impl RunSpec {
             timeout: DEFAULT_TIMEOUT,
             test_timeout: None,
             bytecode: Bytecode::default_cache(),
+            sandbox: None,
         }
     }
 }
@@ -439,7 +443,7 @@ pub fn run_pytest(python: &Interpreter, spec: &RunSpec) -> Result<PytestRun, Run
     args.extend(spec.node_ids.iter().cloned());
     args.extend(spec.extra_args.iter().cloned());
 
-    let mut cmd = Command::new(&python.path);
+    let mut cmd = program_command(&python.path, spec);
     cmd.arg("-m")
         .arg("pytest")
         .args(&args)
@@ -484,6 +488,54 @@ pub fn run_pytest(python: &Interpreter, spec: &RunSpec) -> Result<PytestRun, Run
         }
     }
 
+    let run = run_with_bytecode(cmd, spec)?;
+    // Only a run that ended with the dump counts: after a kill at the run's timeout the file
+    // of the test that was running holds no stack.
+    let hang = hang_dir
+        .as_ref()
+        .filter(|_| !run.timed_out)
+        .and_then(|d| crate::plugin::Hang::read(d.path()));
+    Ok(PytestRun {
+        exit_code: run.exit_code,
+        signal: run.signal,
+        stdout: run.stdout,
+        stderr: run.stderr,
+        duration: run.duration,
+        timed_out: run.timed_out,
+        node_ids: spec.node_ids.clone(),
+        args,
+        hang,
+    })
+}
+
+/// Runs `program ARGS` (command mode's judge) from `spec.cwd` with the same environment
+/// discipline as pytest runs: bytecode never read from or written into the project, the
+/// timeout and process-group handling of [`run_command`], the sandbox when asked for.
+/// `spec.node_ids`, `extra_args` and `test_timeout` are pytest's and are not used.
+pub fn run_program(
+    program: &Path,
+    args: &[String],
+    spec: &RunSpec,
+) -> Result<CommandRun, RunnerError> {
+    let mut cmd = program_command(program, spec);
+    cmd.args(args).current_dir(&spec.cwd);
+    for (k, v) in &spec.env {
+        cmd.env(k, v);
+    }
+    run_with_bytecode(cmd, spec)
+}
+
+/// `program`, or bubblewrap running it when the spec asks for the sandbox.
+fn program_command(program: &Path, spec: &RunSpec) -> Command {
+    match &spec.sandbox {
+        Some(sb) => sb.command(program, &spec.cwd),
+        None => Command::new(program),
+    }
+}
+
+/// Sets `PYTHONPYCACHEPREFIX` as the module docs say, runs `cmd`, and forgets the project's
+/// bytecode again.
+fn run_with_bytecode(mut cmd: Command, spec: &RunSpec) -> Result<CommandRun, RunnerError> {
     // A private cache that cannot be made (or is not private) falls back to a fresh dir.
     let cache = match &spec.bytecode {
         Bytecode::Cache(dir) if private_dir(dir) => Some(dir.clone()),
@@ -510,24 +562,7 @@ pub fn run_pytest(python: &Interpreter, spec: &RunSpec) -> Result<PytestRun, Run
     if let Some(dir) = &cache {
         forget_project_bytecode(dir, &spec.cwd);
     }
-    let run = run?;
-    // Only a run that ended with the dump counts: after a kill at the run's timeout the file
-    // of the test that was running holds no stack.
-    let hang = hang_dir
-        .as_ref()
-        .filter(|_| !run.timed_out)
-        .and_then(|d| crate::plugin::Hang::read(d.path()));
-    Ok(PytestRun {
-        exit_code: run.exit_code,
-        signal: run.signal,
-        stdout: run.stdout,
-        stderr: run.stderr,
-        duration: run.duration,
-        timed_out: run.timed_out,
-        node_ids: spec.node_ids.clone(),
-        args,
-        hang,
-    })
+    run
 }
 
 /// Creates `dir` (mode 0700) if needed; true when it is a directory owned by us that nobody

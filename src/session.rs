@@ -12,13 +12,17 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use crate::category::{self, Budgets};
+use crate::command::{CommandJudge, OUTPUT_CHECK_EXC};
+use crate::config::{settings::excluded_by, Pattern, RuleSelection};
 use crate::edit;
+use crate::install::{self, Install};
 use crate::journal::{self, Journal, JournalError};
 use crate::plan::{self, Candidate, PlanInput};
 use crate::probe::{self, ProbeReport, ProbeRequest};
 use crate::project::ProjectRoot;
 use crate::rules::{Category, RuleSet};
 use crate::runner::{self, Interpreter, PytestRun, RunSpec};
+use crate::sandbox::Sandbox;
 use crate::scratch::Scratch;
 use crate::source::{Encoding, SourceFile};
 use crate::traceback::{self, Failure, When};
@@ -60,8 +64,35 @@ pub struct Options {
     pub time_budget: Duration,
     /// Said to the user in the report (pytest arguments set aside, ...).
     pub notes: Vec<String>,
+    /// `--cmd`: this command is the judge instead of pytest (see [`crate::command`]).
+    pub judge: Option<CommandJudge>,
+    /// `--sandbox`: every judge run under bubblewrap (see [`crate::sandbox`]).
+    pub sandbox: Option<Sandbox>,
+    /// `--install-missing`: a missing third-party module is installed once with pip.
+    pub install_missing: bool,
+    /// The configured rule selection (`select`/`ignore`): rules it leaves out propose nothing.
+    pub selection: RuleSelection,
+    /// `extend-exclude`: files never patched (nor probed); their candidates are dropped unrun.
+    pub exclude: Vec<Pattern>,
     /// The model fallback (`--llm`): off (none) unless the user asks.
     pub llm: Option<crate::llm::LlmConfig>,
+}
+
+/// The rules in force: built in and the project's own, as the configuration selects them.
+fn load_rules(root: &Path, opts: &Options) -> Result<RuleSet, SessionError> {
+    let mut rules = RuleSet::load(root).map_err(|e| SessionError::BadInput(e.to_string()))?;
+    opts.selection.apply(&mut rules);
+    Ok(rules)
+}
+
+/// Why a file is not to be patched, when `extend-exclude` says so.
+fn excluded(opts: &Options, rel: &str) -> Option<String> {
+    excluded_by(&opts.exclude, rel).map(|p| {
+        format!(
+            "{rel} is excluded by extend-exclude ('{}'): never patched",
+            p.text
+        )
+    })
 }
 
 /// `--time-budget` when none is given: a CI job or a hook gets its answer within 15 minutes.
@@ -274,6 +305,10 @@ pub struct FailureOutcome {
     /// Why it is not fixed, or what to do instead (escalations).
     pub reason: Option<String>,
     pub probe: Option<ProbeReport>,
+    /// Command mode: the output check a run that exited 0 failed (expected vs actual), for
+    /// a `selfdebug.OutputCheckFailed` failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_check: Option<crate::command::OutputMismatch>,
 }
 
 pub struct Report {
@@ -301,6 +336,12 @@ pub struct Report {
     pub notes: Vec<String>,
     /// The time budget ran out before every failure was tried.
     pub out_of_time: bool,
+    /// `pytest`, or `command` (`--cmd`).
+    pub judge: &'static str,
+    /// The judge command as given (`--cmd`).
+    pub command: Option<String>,
+    /// `--install-missing`: what was installed, and whether pip succeeded.
+    pub installed: Vec<Install>,
     /// What the model fallback did; none when it was off.
     pub llm: Option<crate::llm::Usage>,
 }
@@ -346,7 +387,7 @@ pub struct Backup {
 pub fn fix(opts: &Options) -> Result<Report, SessionError> {
     let started = Instant::now();
     let root = opts.root.path().to_path_buf();
-    let rules = RuleSet::load(&root).map_err(|e| SessionError::BadInput(e.to_string()))?;
+    let rules = load_rules(&root, opts)?;
     let python = interpreter(&root, opts)?;
     runner::remove_stale_temp_dirs();
     let journal = Journal::begin(&root, opts.backup_dir.as_deref())
@@ -377,7 +418,7 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
     let all_fixed = report
         .failures
         .iter()
-        .all(|f| matches!(f.status, "fixed" | "fixed_by_another_patch"));
+        .all(|f| matches!(f.status, "fixed" | "fixed_by_another_patch" | "installed"));
     let keep = !report.patches.is_empty() && (!opts.all_or_nothing || all_fixed);
     let touched = !journal.files().is_empty();
     if keep {
@@ -450,7 +491,7 @@ pub fn pending_journal(root: &ProjectRoot) -> Option<String> {
 pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
     let started = Instant::now();
     let root = opts.root.path().to_path_buf();
-    let rules = RuleSet::load(&root).map_err(|e| SessionError::BadInput(e.to_string()))?;
+    let rules = load_rules(&root, opts)?;
     if !opts.validate {
         // It reads the project's files: under the lock, like the copy of a dry run.
         return journal::while_locked_for_copy(&root, || {
@@ -486,7 +527,7 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
     let all_fixed = report
         .failures
         .iter()
-        .all(|f| matches!(f.status, "fixed" | "fixed_by_another_patch"));
+        .all(|f| matches!(f.status, "fixed" | "fixed_by_another_patch" | "installed"));
     if opts.all_or_nothing && !all_fixed && !report.patches.is_empty() {
         report.patches.clear();
         for f in &mut report.failures {
@@ -572,6 +613,8 @@ pub fn run_loop(
         baseline: Duration::ZERO,
         phases: Phases::default(),
         deselect: Vec::new(),
+        installed: Vec::new(),
+        last_mismatch: None,
         llm: opts.llm.clone().map(crate::llm::Llm::new),
     };
     let selection = match &opts.test {
@@ -582,6 +625,7 @@ pub fn run_loop(
     // through the plugin's backstop: it is reported, left out of every later run, and the
     // baseline is taken again so that the other failures are still worked on.
     let mut hung = Vec::new();
+    crate::progress::phase("running the test suite (baseline)");
     let baseline = loop {
         let run = s.run(ws, &[], Phase::Baseline)?;
         match &run.hang {
@@ -595,7 +639,7 @@ pub fn run_loop(
     s.baseline = baseline.duration;
     // The baseline is read once: its failures are both the reference set and, without a log,
     // the failures to work on.
-    let baseline_failures = match verdict::read(&baseline, ws.root()) {
+    let baseline_failures = match s.read(&baseline, ws.root()) {
         Verdict::Green => Vec::new(),
         Verdict::Failed(f) => f,
         Verdict::NoTests => {
@@ -620,18 +664,22 @@ pub fn run_loop(
             )))
         }
         Verdict::TimedOut => {
+            let what = if opts.judge.is_some() {
+                "the command"
+            } else {
+                "the test suite"
+            };
             return Err(SessionError::Pytest(if s.out_of_time() {
                 format!(
-                    "the test suite did not finish within the time budget of {} s \
-                     (--time-budget)",
+                    "{what} did not finish within the time budget of {} s (--time-budget)",
                     opts.time_budget.as_secs()
                 )
             } else {
                 format!(
-                    "the test suite did not finish within {} s (--timeout)",
+                    "{what} did not finish within {} s (--timeout)",
                     s.timeout.as_secs()
                 )
-            }))
+            }));
         }
     };
     if opts.timeout.is_none() {
@@ -698,6 +746,7 @@ pub fn run_loop(
                     h.describe()
                 )),
                 probe: None,
+                output_check: None,
             }
         })
         .collect();
@@ -706,12 +755,60 @@ pub fn run_loop(
     let mut accepted: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
     let mut accepted_cands: Vec<Candidate> = Vec::new();
     let mut out_of_time = false;
+    let mut worked_on = 0;
     while let Some(failure) = queue.pop_front() {
         if runner::interrupted() {
             break;
         }
-        let (category, suggestion) = category::categorize(&failure, root);
+        worked_on += 1;
+        crate::progress::failure(worked_on, worked_on + queue.len(), failure.test.as_deref());
+        let (category, mut suggestion) = category::categorize(&failure, root);
         let mut outcome = outcome_of(&failure, category);
+        if failure.exc_type == OUTPUT_CHECK_EXC {
+            // The command has one failure at a time: the last run's is this one.
+            outcome.output_check = s.last_mismatch.clone();
+            outcome.status = "not_fixed";
+            outcome.reason = Some(format!(
+                "{}; without a traceback no rule applies: only the LLM fallback (--llm) can \
+                 work on wrong output",
+                failure.msg
+            ));
+            outcomes.push(outcome);
+            continue;
+        }
+        if category == Category::Dependency && opts.install_missing {
+            if let Some(after) = s.install_missing(ws, &failure, &mut suggestion)? {
+                // The same test (or the command) failing differently now, and failures that
+                // the missing module hid, are work like the rest.
+                let key = failure_key(&failure);
+                queue.extend(
+                    after
+                        .iter()
+                        .filter(|f| {
+                            (failure_key(f) == key || !current.contains(&failure_key(f)))
+                                && selected(f)
+                        })
+                        .cloned(),
+                );
+                current = failure_keys(&after);
+                let gone = !after.iter().any(|f| {
+                    failure_key(f) == key && f.exc_type == failure.exc_type && f.msg == failure.msg
+                });
+                if gone {
+                    let i = s.installed.last();
+                    outcome.status = "installed";
+                    outcome.reason = i.map(|i| {
+                        format!(
+                            "installed {} with pip for the missing module `{}`; the failure \
+                             is gone",
+                            i.distribution, i.module
+                        )
+                    });
+                    outcomes.push(outcome);
+                    continue;
+                }
+            }
+        }
         if matches!(category, Category::Environment | Category::Dependency) {
             outcome.status = "escalated";
             outcome.reason = suggestion;
@@ -758,6 +855,14 @@ pub fn run_loop(
         match result {
             Some((steps, after)) => {
                 let after_keys = failure_keys(&after);
+                // A kept patch moves lines: a failure still waiting is read again from the run
+                // that proved the patch, so its location is that of the current code.
+                for waiting in queue.iter_mut() {
+                    let key = failure_key(waiting);
+                    if let Some(now) = after.iter().find(|f| failure_key(f) == key) {
+                        *waiting = now.clone();
+                    }
+                }
                 if blind {
                     // The suite can now be seen: what fails in it is work, not breakage.
                     queue.extend(
@@ -841,6 +946,9 @@ pub fn run_loop(
         root: opts.root.path().to_string_lossy().into_owned(),
         notes,
         out_of_time,
+        judge: judge_name(opts),
+        command: opts.judge.as_ref().map(|j| j.line.clone()),
+        installed: s.installed,
         llm: s.llm.as_ref().map(|l| l.usage()),
     })
 }
@@ -866,6 +974,15 @@ fn hang_place(
         .or_else(|_| Path::new(file).strip_prefix(root))
         .map_or_else(|_| file.to_string(), |p| p.to_string_lossy().into_owned());
     (Some(file), line.parse().ok(), func)
+}
+
+/// `pytest` or `command`: which judge proved the run (the JSON's `judge`).
+fn judge_name(opts: &Options) -> &'static str {
+    if opts.judge.is_some() {
+        "command"
+    } else {
+        "pytest"
+    }
 }
 
 /// Hard hangs (beyond the per-test timer's reach) deselected before the baseline gives up.
@@ -934,9 +1051,14 @@ fn work_on(
             .get_or_insert_with(|| plan::PlanError::no_location(failure).to_string());
         return Ok(None);
     };
+    if let Some(why) = excluded(s.opts, &loc.file) {
+        ctx.reason.get_or_insert(why);
+        return Ok(None);
+    }
     if let Ok(path) = plan::confined_path(ws.root(), &loc.file) {
         ws.record(&path)?;
     }
+    crate::progress::step(|| "probing the failing line".into());
     let report = s.probe(ws, failure);
     let facts = report.as_ref().map(probe_facts);
     // The model, when asked for, takes over where the rules end (see `llm::Turn`).
@@ -953,7 +1075,7 @@ fn work_on(
     if passed_again {
         let test: Vec<String> = failure.test.iter().cloned().collect();
         let again = s.run(ws, &test, Phase::Probe)?;
-        if matches!(verdict::read(&again, ws.root()), Verdict::Green) {
+        if matches!(s.read(&again, ws.root()), Verdict::Green) {
             ctx.flaky = true;
             ctx.reason = Some(format!(
                 "flaky: the test failed in the first run and passed twice when run again on \
@@ -980,10 +1102,23 @@ fn work_on(
             Vec::new()
         }
         Err(e) => {
-            ctx.reason.get_or_insert(e.to_string());
+            let mut why = e.to_string();
+            if matches!(e, plan::PlanError::NoRule(_)) && !s.opts.selection.is_default() {
+                why.push_str(" (the configuration's select/ignore leaves rules out)");
+            }
+            ctx.reason.get_or_insert(why);
             return Ok(None);
         }
     };
+    // A candidate that edits an excluded file is dropped before it is written.
+    let mut candidates = candidates;
+    let before = candidates.len();
+    candidates.retain(|c| excluded(s.opts, &c.file).is_none());
+    if candidates.is_empty() && before > 0 {
+        ctx.reason
+            .get_or_insert("every candidate edits a file excluded by extend-exclude".into());
+        return Ok(None);
+    }
     let total = candidates.len();
     let candidates: Vec<Candidate> = candidates
         .into_iter()
@@ -1001,7 +1136,8 @@ fn work_on(
         return Ok(None);
     }
     let key = failure_key(failure);
-    let mut candidates = candidates.into_iter();
+    let of = candidates.len();
+    let mut candidates = candidates.into_iter().enumerate();
     loop {
         if *ctx.budget == 0 || runner::interrupted() {
             ctx.reason.get_or_insert(format!(
@@ -1014,15 +1150,20 @@ fn work_on(
             ctx.reason = Some(TIME_BUDGET_USED_UP.into());
             break;
         }
-        let cand = match candidates.next() {
-            Some(c) => c,
+        // The rules' candidates first, then (with --llm) the model's, one request each.
+        let (n, cand) = match candidates.next() {
+            Some((n, c)) => (Some(n), c),
             None => match model.as_mut() {
                 Some(m) => match m.next(s, ws, ctx, failure, depth) {
-                    Some(c) => c,
+                    Some(c) => (None, c),
                     None => break,
                 },
                 None => break,
             },
+        };
+        let label = || match n {
+            Some(n) => format!("candidate {}/{of} ({})", n + 1, cand.fix.rule),
+            None => format!("the model's candidate ({})", cand.fix.rule),
         };
         *ctx.budget -= 1;
         let previous = ctx
@@ -1039,8 +1180,9 @@ fn work_on(
         } else {
             Phase::Candidate
         };
+        crate::progress::step(|| format!("{}: running the test", label()));
         let first = s.run(ws, &targeted, phase)?;
-        let first_verdict = verdict::read(&first, ws.root());
+        let first_verdict = s.read(&first, ws.root());
         let mut attempt = s.attempt_record(failure, ctx.category, depth, &cand, &first);
         let mut result = None;
         let gone = match (&first_verdict, targeted.is_empty()) {
@@ -1055,8 +1197,9 @@ fn work_on(
             let suite_verdict = if targeted.is_empty() {
                 first_verdict
             } else {
+                crate::progress::step(|| format!("{}: running the whole suite", label()));
                 let suite = s.run(ws, &[], Phase::Confirm)?;
-                verdict::read(&suite, ws.root())
+                s.read(&suite, ws.root())
             };
             match suite_verdict {
                 Verdict::TimedOut => attempt.outcome = "timeout",
@@ -1151,8 +1294,10 @@ fn is_progress(before: &Failure, after: &Failure) -> bool {
         let parts: Vec<&str> = l.file.split('/').collect();
         traceback::locate::is_test_file(&parts)
     });
-    // A hang is no step forward: no rule repairs it.
+    // A hang is no step forward: no rule repairs it; nor is a command that now exits 0 with
+    // the wrong output (the candidate's wrong result, like an assertion in a test).
     !in_tests
+        && after.exc_type != OUTPUT_CHECK_EXC
         && after.exc_type != crate::plugin::TIMEOUT_EXC
         && (before.exc_type != after.exc_type || place(before) != place(after))
 }
@@ -1193,6 +1338,15 @@ fn propose_only(
             outcomes.push(outcome);
             continue;
         }
+        if let Some(why) = failure
+            .location
+            .as_ref()
+            .and_then(|l| excluded(opts, &l.file))
+        {
+            outcome.reason = Some(why);
+            outcomes.push(outcome);
+            continue;
+        }
         let planned = plan::plan(&PlanInput {
             root,
             failure,
@@ -1200,6 +1354,10 @@ fn propose_only(
             probe: None,
             allow_tests: opts.allow_tests,
             stdlib: &stdlib,
+        })
+        .map(|mut c| {
+            c.retain(|c| excluded(opts, &c.file).is_none());
+            c
         });
         match planned {
             Ok(c) => match c.into_iter().find(|c| c.safe || !opts.safe_only) {
@@ -1267,6 +1425,9 @@ fn propose_only(
         root: opts.root.path().to_string_lossy().into_owned(),
         notes: opts.notes.clone(),
         out_of_time: false,
+        judge: judge_name(opts),
+        command: opts.judge.as_ref().map(|j| j.line.clone()),
+        installed: Vec::new(),
         llm: None,
     };
     report.finish(started);
@@ -1277,6 +1438,10 @@ fn propose_only(
 pub fn interpreter(root: &Path, opts: &Options) -> Result<Interpreter, SessionError> {
     let python = runner::find_interpreter(root, opts.python.as_deref())
         .map_err(|e| SessionError::Environment(e.to_string()))?;
+    if opts.judge.is_some() {
+        // A command needs no pytest.
+        return Ok(python);
+    }
     runner::prepare(&python).map_err(|e| SessionError::Environment(e.to_string()))
 }
 
@@ -1298,6 +1463,10 @@ struct Runs<'a> {
     phases: Phases,
     /// Tests left out of every run (`--deselect`): they hung beyond the per-test timer.
     deselect: Vec<String>,
+    /// `--install-missing`: every install tried (each distribution once per run).
+    installed: Vec<Install>,
+    /// Command mode: the output check the last run failed, if it exited 0 and failed one.
+    last_mismatch: Option<crate::command::OutputMismatch>,
     /// The opt-in model fallback (`--llm`), asked when the rules have nothing (left).
     llm: Option<crate::llm::Llm>,
 }
@@ -1331,12 +1500,76 @@ impl Runs<'_> {
         spec.env = ws.env();
         spec.timeout = self.run_timeout();
         spec.test_timeout = Some(self.test_limit(spec.timeout));
-        let run = runner::run_pytest(&self.python, &spec)
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        spec.sandbox = self.opts.sandbox.clone();
+        let run = match &self.opts.judge {
+            Some(judge) => judge.run(&self.python, &spec),
+            None => runner::run_pytest(&self.python, &spec),
+        }
+        .map_err(|e| SessionError::Environment(e.to_string()))?;
+        if let Some(judge) = &self.opts.judge {
+            self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
+                .then(|| judge.mismatch(&run))
+                .flatten();
+        }
         self.count += 1;
         self.total += run.duration;
         self.add_phase(phase, run.duration);
         Ok(run)
+    }
+
+    /// `--install-missing` for one dependency failure: pip installs the missing module's
+    /// distribution (once per run), then the judge runs the whole selection again. Returns
+    /// that run's failures, or `None` when nothing was installed (not a missing module, tried
+    /// before, pip failed, no verdict); `suggestion` then says why.
+    fn install_missing(
+        &mut self,
+        ws: &dyn Workspace,
+        failure: &Failure,
+        suggestion: &mut Option<String>,
+    ) -> Result<Option<Vec<Failure>>, SessionError> {
+        let Some(module) = install::missing_module(failure) else {
+            return Ok(None);
+        };
+        let dist = install::distribution(&module);
+        if self.installed.iter().any(|i| i.distribution == dist) {
+            return Ok(None);
+        }
+        let done = install::pip_install(&self.python, &module, &dist, &ws.env());
+        let ok = done.ok;
+        let detail = done.detail.clone();
+        self.installed.push(done);
+        if !ok {
+            *suggestion = Some(format!(
+                "`python -m pip install {dist}` failed (--install-missing): {detail}"
+            ));
+            return Ok(None);
+        }
+        let run = self.run(ws, &[], Phase::Baseline)?;
+        let after = self
+            .read(&run, ws.root())
+            .failures()
+            .map(<[Failure]>::to_vec);
+        if after.is_none() {
+            *suggestion = Some(format!(
+                "installed {dist} (--install-missing), but the run after it gave no verdict"
+            ));
+        } else {
+            *suggestion = Some(format!(
+                "installed {dist} (--install-missing), but the failure persists: {}",
+                suggestion
+                    .as_deref()
+                    .unwrap_or("check the project's dependencies")
+            ));
+        }
+        Ok(after)
+    }
+
+    /// What a run of the judge says: pytest's verdict, or the command's.
+    fn read(&self, run: &PytestRun, root: &Path) -> Verdict {
+        match &self.opts.judge {
+            Some(judge) => judge.verdict(run, root),
+            None => verdict::read(run, root),
+        }
     }
 
     fn add_phase(&mut self, phase: Phase, d: Duration) {
@@ -1431,19 +1664,36 @@ impl Runs<'_> {
     }
 
     fn probe(&mut self, ws: &dyn Workspace, failure: &Failure) -> Option<ProbeReport> {
-        failure.test.as_ref()?;
-        let report = probe::probe(&ProbeRequest {
-            project_dir: ws.root(),
-            failure,
-            interpreter: &self.python,
-            timeout: self.run_timeout(),
-            test_timeout: Some(self.test_limit(self.run_timeout())),
-            env: ws.env(),
-            pytest_args: self.opts.pytest_args.clone(),
-            test: None,
-            // The journal or the scratch copy holds the original.
-            backup: false,
-        });
+        if self.opts.judge.is_none() {
+            failure.test.as_ref()?;
+        }
+        let opts = self.opts;
+        let python = &self.python;
+        // The probe's run is a judge run like any other: the command, or pytest.
+        let run = |spec: &RunSpec| {
+            let mut spec = spec.clone();
+            spec.sandbox = opts.sandbox.clone();
+            match &opts.judge {
+                Some(judge) => judge.run(python, &spec),
+                None => runner::run_pytest(python, &spec),
+            }
+        };
+        let report = probe::probe_with(
+            &ProbeRequest {
+                project_dir: ws.root(),
+                failure,
+                interpreter: &self.python,
+                timeout: self.run_timeout(),
+                test_timeout: Some(self.test_limit(self.run_timeout())),
+                env: ws.env(),
+                pytest_args: self.opts.pytest_args.clone(),
+                // A command's failure names no test: the command is what runs.
+                test: opts.judge.as_ref().map(|j| j.headline()),
+                // The journal or the scratch copy holds the original.
+                backup: false,
+            },
+            &run,
+        );
         match report {
             Ok(r) => {
                 let d = Duration::from_millis(r.test_outcome.duration_ms);
@@ -1534,6 +1784,7 @@ fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {
         status: "no_candidate",
         reason: None,
         probe: None,
+        output_check: None,
     }
 }
 

@@ -1,11 +1,16 @@
 //! `selfdebug fix`: prove repairs with pytest.
 
-use std::time::Duration;
+use std::io::{IsTerminal, Write};
 
 use super::{error, read_log, FixArgs};
-use crate::category::Budgets;
+use crate::command::{CommandJudge, OutputChecks};
+use crate::config::{Config, Flags, Settings};
 use crate::project::ProjectRoot;
 use crate::report::fix as report;
+use crate::report::format::{output_format, ColorChoice, OutputFormat};
+use crate::report::{github, style};
+use crate::rules::RuleSet;
+use crate::sandbox::Sandbox;
 use crate::session::{self, Options, SessionError};
 use crate::{exit, pytest_args};
 
@@ -16,12 +21,14 @@ Exit codes of `fix`:
      --module matches no test; nothing was touched
   3  partial: some failures have a proven patch, others not (or hung, or are flaky)
   4  not fixed: no failure could be fixed (no candidate passed, the test hung past
-     --test-timeout, or it is flaky); every touched file was restored
+     --test-timeout, or it is flaky; with --cmd also a command that exits 0 but fails an
+     output check, which no rule can work on); every touched file was restored
   5  escalated: the failures are environment or dependency problems, not code bugs
   6  error: pytest gave no verdict (internal error, interrupted, killed, unreadable output,
      the suite did not finish in time), or the tool could not work (no interpreter, pytest
      missing, another run holds the lock (a dry run too), a killed run must be restored
-     first, the backup dir is not a private dir of yours), or SIGINT/SIGTERM/SIGHUP arrived
+     first, the backup dir is not a private dir of yours, --sandbox without a working
+     bwrap), or SIGINT/SIGTERM/SIGHUP arrived
      (every touched file was restored first)
   7  no tests: pytest collected no test, so nothing was checked
   8  proposed: --no-validate printed candidates; nothing was proven
@@ -55,18 +62,37 @@ impl From<SessionError> for Stop {
     }
 }
 
-pub fn run(args: &FixArgs) -> i32 {
+pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
     crate::runner::install_interrupt_handler();
+    let format = output_format(args.json, args.output_format);
+    // Progress only for a person watching: text output with stderr on a terminal.
+    if format == OutputFormat::Text && std::io::stderr().is_terminal() {
+        crate::progress::install(Box::new(crate::progress::Terminal::new()));
+    }
     let root = ProjectRoot::find(args.root.as_deref());
     let result = root
         .as_ref()
         .map_err(|m| Stop::bad(m.clone()))
-        .and_then(|root| run_in(args, root));
+        .and_then(|root| run_in(args, root, format, color));
+    crate::progress::clear();
     match result {
         Ok(code) => code,
         Err(stop) => {
             error(&stop.message);
-            if args.json {
+            if format == OutputFormat::Github {
+                print!(
+                    "{}",
+                    github::command(
+                        "error",
+                        &[(
+                            "title",
+                            Some(format!("selfdebug: {}", stop.status.replace('_', " ")))
+                        )],
+                        &stop.message
+                    )
+                );
+            }
+            if format == OutputFormat::Json {
                 let root = root
                     .as_ref()
                     .ok()
@@ -87,8 +113,59 @@ pub fn run(args: &FixArgs) -> i32 {
     }
 }
 
-fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
+/// The command line's values, `None` where a flag was not given (the file or default then
+/// decides).
+fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
+    let tri = |on: bool, off: bool| match (on, off) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    };
+    Flags {
+        max_attempts: args.max_attempts,
+        budget: args.budget.clone(),
+        timeout: args.python.timeout,
+        test_timeout: args.test_timeout,
+        time_budget: args.time_budget,
+        // Typed relative to where the user is; pytest runs in the root.
+        pytest_args: (!args.pytest_args.is_empty())
+            .then(|| root.rebase_args(&args.pytest_args, cwd)),
+        python: args.python.python.clone(),
+        safe_only: tri(args.safe_only, args.no_safe_only),
+        allow_tests: tri(args.allow_tests, args.no_allow_tests),
+        all_or_nothing: tri(args.all_or_nothing, args.no_all_or_nothing),
+        backup_dir: args.backup_dir.clone(),
+        audit_log: args.audit_log.clone(),
+    }
+}
+
+/// The configuration file, the rules it selects from and the flags, merged (bad input: exit 2).
+pub fn settings(root: &ProjectRoot, flags: &Flags) -> Result<Settings, String> {
+    let config = Config::load(root.path()).map_err(|e| e.to_string())?;
+    let rules = RuleSet::load(root.path()).map_err(|e| e.to_string())?;
+    Settings::resolve(&config, flags, &rules).map_err(|e| e.to_string())
+}
+
+fn run_in(
+    args: &FixArgs,
+    root: &ProjectRoot,
+    format: OutputFormat,
+    color: ColorChoice,
+) -> Result<i32, Stop> {
     let dry_run = args.dry_run || args.no_validate;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| root.path().to_path_buf());
+    let settings = settings(root, &flags(args, root, &cwd)).map_err(Stop::bad)?;
+    if args.show_settings {
+        print!(
+            "{}",
+            if format == OutputFormat::Json {
+                crate::report::config::json(root, &settings)
+            } else {
+                crate::report::config::human(root, &settings)
+            }
+        );
+        return Ok(exit::OK);
+    }
     if !dry_run {
         if let Some(msg) = session::pending_journal(root) {
             return Err(Stop {
@@ -104,41 +181,40 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
         .map(read_log)
         .transpose()
         .map_err(Stop::bad)?;
-    let mut budgets = Budgets::default();
-    for spec in &args.budget {
-        budgets.set(spec).map_err(Stop::bad)?;
-    }
-    if args.max_attempts == 0 {
+    if settings.max_attempts == 0 {
         return Err(Stop::bad("--max-attempts must be at least 1"));
     }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| root.path().to_path_buf());
-    let (pytest_args, notes) =
-        pytest_args::check(&root.rebase_args(&args.pytest_args, &cwd)).map_err(Stop::bad)?;
-    if !args.json {
-        eprintln!("selfdebug: {}", root.describe());
+    let (judge, sandbox) = judge_options(args, dry_run)?;
+    let (pytest_args, notes) = pytest_args::check(&settings.pytest_args).map_err(Stop::bad)?;
+    if format != OutputFormat::Json {
+        match &settings.file {
+            Some(f) => eprintln!("selfdebug: {}; config: {}", root.describe(), f.name),
+            None => eprintln!("selfdebug: {}", root.describe()),
+        }
     }
     let opts = Options {
         root: root.clone(),
         log,
         test: args.test.clone(),
-        max_attempts: args.max_attempts,
+        max_attempts: settings.max_attempts,
         validate: !args.no_validate,
-        python: args.python.python.clone(),
-        timeout: args.python.timeout.map(Duration::from_secs),
-        test_timeout: args
-            .test_timeout
-            .map_or(crate::runner::DEFAULT_TEST_TIMEOUT, Duration::from_secs),
+        python: settings.python.clone(),
+        timeout: settings.timeout,
+        test_timeout: settings.test_timeout,
         pytest_args,
-        allow_tests: args.allow_tests,
+        allow_tests: settings.allow_tests,
         dry_run,
-        safe_only: args.safe_only,
-        all_or_nothing: args.all_or_nothing,
-        budgets,
-        backup_dir: args.backup_dir.clone(),
-        time_budget: args
-            .time_budget
-            .map_or(session::DEFAULT_TIME_BUDGET, Duration::from_secs),
+        safe_only: settings.safe_only,
+        all_or_nothing: settings.all_or_nothing,
+        budgets: settings.budgets.clone(),
+        backup_dir: settings.backup_dir.clone(),
+        time_budget: settings.time_budget,
         notes,
+        judge,
+        sandbox,
+        install_missing: args.install_missing,
+        selection: settings.selection.clone(),
+        exclude: settings.exclude.clone(),
         llm: args.llm.config(),
     };
     let report = if dry_run {
@@ -146,9 +222,16 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
     } else {
         session::fix(&opts)?
     };
-    eprint!("{}", report::human_log(&report));
-    if let Some(path) = &args.audit_log {
-        use std::io::Write;
+    crate::progress::clear();
+    let log = report::human_log(&report);
+    // Colour is for the text view only: next to JSON or annotations the log stays plain.
+    let text = format == OutputFormat::Text;
+    if text && color.enabled(std::io::stderr().is_terminal()) {
+        eprint!("{}", style::paint_log(&log));
+    } else {
+        eprint!("{log}");
+    }
+    if let Some(path) = &settings.audit_log {
         let written = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -161,18 +244,87 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
             ));
         }
     }
-    if args.json {
-        print!("{}", report::json(&report));
-    } else {
-        // The patch on stdout: what was applied, or in a dry run what would be.
-        // The file's own bytes (a latin-1 file's patch is latin-1), so `git apply` takes it.
-        let mut stdout = std::io::stdout().lock();
-        for p in &report.patches {
-            let _ = std::io::Write::write_all(
-                &mut stdout,
-                &crate::edit::diff_bytes(&p.diff, p.diff_encoding),
-            );
+    match format {
+        OutputFormat::Json => print!("{}", report::json(&report)),
+        OutputFormat::Github => print!(
+            "{}",
+            github::fix(&report, &github::repo_prefix(root.path()))
+        ),
+        OutputFormat::Text => {
+            // The patch on stdout: what was applied, or in a dry run what would be.
+            // The file's own bytes (a latin-1 file's patch is latin-1), so `git apply` takes
+            // it; coloured only for a terminal (or --color always), never into a pipe.
+            let paint = color.enabled(std::io::stdout().is_terminal());
+            let mut stdout = std::io::stdout().lock();
+            for p in &report.patches {
+                let bytes = crate::edit::diff_bytes(&p.diff, p.diff_encoding);
+                let bytes = if paint {
+                    style::paint_diff(&bytes)
+                } else {
+                    bytes
+                };
+                let _ = stdout.write_all(&bytes);
+            }
         }
     }
     Ok(report::exit_code(report::final_status(&report)))
+}
+
+/// `--cmd` with its output checks, and `--sandbox`: checked before anything runs.
+fn judge_options(
+    args: &FixArgs,
+    dry_run: bool,
+) -> Result<(Option<CommandJudge>, Option<Sandbox>), Stop> {
+    if args.install_missing && dry_run {
+        return Err(Stop::bad(
+            "--install-missing changes the interpreter's packages; a dry run changes nothing",
+        ));
+    }
+    let judge = match &args.command {
+        None => None,
+        Some(line) => {
+            let clash = [
+                (args.log.is_some(), "a LOG"),
+                (args.test.is_some(), "--module"),
+                (!args.pytest_args.is_empty(), "pytest arguments"),
+                (args.no_validate, "--no-validate"),
+            ];
+            if let Some((_, what)) = clash.iter().find(|(c, _)| *c) {
+                return Err(Stop::bad(format!(
+                    "--cmd runs a command instead of pytest: it takes no {what}"
+                )));
+            }
+            let expect_stdout = match &args.expect_stdout {
+                Some(p) => Some((
+                    p.clone(),
+                    std::fs::read(p)
+                        .map_err(|e| Stop::bad(format!("--expect-stdout {}: {e}", p.display())))?,
+                )),
+                None => None,
+            };
+            let stdout_regex = match &args.expect_stdout_regex {
+                Some(r) => Some(
+                    regex::bytes::Regex::new(r)
+                        .map_err(|e| Stop::bad(format!("--expect-stdout-regex: {e}")))?,
+                ),
+                None => None,
+            };
+            let checks = OutputChecks {
+                expect_stdout,
+                stdout_regex,
+                stderr_empty: args.stderr_empty,
+            };
+            Some(CommandJudge::new(line, checks).map_err(Stop::bad)?)
+        }
+    };
+    let sandbox = if args.sandbox {
+        Some(Sandbox::find().map_err(|message| Stop {
+            status: "error",
+            code: exit::ENVIRONMENT,
+            message,
+        })?)
+    } else {
+        None
+    };
+    Ok((judge, sandbox))
 }

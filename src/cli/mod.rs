@@ -1,6 +1,7 @@
 //! The command line: flags and dispatch only. Each subcommand lives in its own file and calls
 //! into the library; the process exit code is returned, never `exit`ed from deep inside.
 
+mod config;
 mod fix;
 mod llm;
 mod parse;
@@ -12,6 +13,8 @@ use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
+
+use crate::report::format::{ColorChoice, OutputFormat, TextOrJson};
 
 const PARSE_EXIT_CODES: &str = "\
 Exit codes of `parse`:
@@ -33,6 +36,9 @@ Exit codes of `parse`:
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour the patch and the log of `fix` (JSON and GitHub output never are).
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 #[derive(Subcommand, Debug)]
@@ -51,11 +57,17 @@ pub enum Command {
     Rules(RulesArgs),
     /// Propose and prove repairs for failing tests.
     #[command(after_help = fix::EXIT_CODES)]
-    Fix(FixArgs),
+    // Boxed: it has far more flags than the others (clippy::large_enum_variant).
+    Fix(Box<FixArgs>),
     /// Restore the files of a selfdebug run that was killed, from its journal, verifying each
     /// by hash. Touches nothing else.
     #[command(after_help = restore::EXIT_CODES)]
     Restore(RestoreArgs),
+    /// Print the effective settings of `fix` in this project and where each comes from: the
+    /// default, or the configuration file and line (`[tool.selfdebug]` in pyproject.toml, or
+    /// selfdebug.toml / .selfdebug.toml in the root). `fix ... --show-settings` adds its flags.
+    #[command(after_help = config::EXIT_CODES)]
+    Config(ConfigArgs),
 }
 
 /// How to run the project's Python (shared by the commands that run pytest).
@@ -83,9 +95,12 @@ pub struct ProbeArgs {
     /// Probe only this failing test (a pytest node id).
     #[arg(long = "module", value_name = "NODEID")]
     pub test: Option<String>,
-    /// Print JSON instead of the human view.
-    #[arg(long)]
+    /// Print JSON instead of the human view (short for `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
+    /// `text` (the human view) or `json`.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<TextOrJson>,
     #[command(flatten)]
     pub python: PythonArgs,
 }
@@ -96,9 +111,12 @@ pub struct RulesArgs {
     /// current directory as for `fix`.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Print JSON instead of the catalogue.
-    #[arg(long)]
+    /// Print JSON instead of the catalogue (short for `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
+    /// `text` (the catalogue) or `json`.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<TextOrJson>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -115,9 +133,9 @@ pub struct FixArgs {
     /// collected `...::test_x` and `test_x[param]`). One that matches no test is bad input.
     #[arg(long = "module", value_name = "NODEID")]
     pub test: Option<String>,
-    /// Candidates to try per failure before giving up.
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    pub max_attempts: u32,
+    /// Candidates to try per failure before giving up (default 4).
+    #[arg(long, value_name = "N")]
+    pub max_attempts: Option<u32>,
     /// Change nothing: validate candidates in a scratch copy and print the patch as a diff.
     /// Refused (exit 6, naming its pid) while a real run works on the project: its files may
     /// hold a probe or an unproven candidate.
@@ -129,9 +147,12 @@ pub struct FixArgs {
     pub no_validate: bool,
     /// Try only fixes of rules marked safe: one right answer that the failure itself names
     /// (see `selfdebug rules`). By default every rule is tried and pytest decides; unsafe
-    /// patches say what a reviewer should check.
-    #[arg(long)]
+    /// patches say what a reviewer should check. `--no-safe-only` undoes `safe-only = true`
+    /// of the configuration file.
+    #[arg(long, overrides_with = "no_safe_only")]
     pub safe_only: bool,
+    #[arg(long, hide = true, overrides_with = "safe_only")]
+    pub no_safe_only: bool,
     /// Accepted for compatibility; unsafe rules are tried by default now.
     #[arg(long, hide = true)]
     pub unsafe_fixes: bool,
@@ -145,12 +166,17 @@ pub struct FixArgs {
     /// `time budget used up`.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub time_budget: Option<u64>,
-    /// Keep no fix unless every failure is fixed.
-    #[arg(long)]
+    /// Keep no fix unless every failure is fixed (`--no-all-or-nothing` undoes the file's).
+    #[arg(long, overrides_with = "no_all_or_nothing")]
     pub all_or_nothing: bool,
-    /// Let fixes edit test files (by default the tests are the specification).
-    #[arg(long)]
+    #[arg(long, hide = true, overrides_with = "all_or_nothing")]
+    pub no_all_or_nothing: bool,
+    /// Let fixes edit test files (by default the tests are the specification;
+    /// `--no-allow-tests` undoes the file's `allow-tests = true`).
+    #[arg(long, overrides_with = "no_allow_tests")]
     pub allow_tests: bool,
+    #[arg(long, hide = true, overrides_with = "allow_tests")]
+    pub no_allow_tests: bool,
     /// Attempts per failure category, e.g. `--budget logic=6` (defaults: environment 1,
     /// dependency 2, data 2, syntax 3, logic 4, unknown 2; environment and dependency failures
     /// are reported, never patched).
@@ -159,22 +185,73 @@ pub struct FixArgs {
     /// Append one JSON line per attempt to this file.
     #[arg(long, value_name = "FILE")]
     pub audit_log: Option<PathBuf>,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
+    /// Print one JSON object on stdout (short for `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
+    /// What to print on stdout. `github`: an `::error` annotation per failure not fixed, a
+    /// `::notice` per kept safe patch and a `::warning` per kept unsafe one (see docs/ci.md).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<OutputFormat>,
     /// Where the backup copies of patched files go, as
     /// DIR/agent-self-debugger-loop/{basename}.{unix_ts}.bak (default DIR: {temp dir}/selfdebug-{uid},
     /// private to the user; one owned by someone else or a symlink is refused). Only files that
     /// keep a change keep a copy.
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
+    /// Command mode: this command is the judge instead of pytest, e.g.
+    /// `--cmd 'python script.py in.csv'`. Split into words like a shell does (quotes,
+    /// backslashes) and run without a shell from the root; a first word `python`/`python3`
+    /// is the project's interpreter. Pass: exit status 0 and the output checks; the failure
+    /// is read from the traceback on stderr.
+    #[arg(long = "cmd", value_name = "COMMAND")]
+    pub command: Option<String>,
+    /// With --cmd: a passing run prints exactly this file's bytes on stdout.
+    #[arg(long, value_name = "FILE", requires = "command")]
+    pub expect_stdout: Option<PathBuf>,
+    /// With --cmd: a passing run's stdout has a match for this regex (Rust regex syntax;
+    /// `(?s)^...$` for the whole output).
+    #[arg(long, value_name = "REGEX", requires = "command")]
+    pub expect_stdout_regex: Option<String>,
+    /// With --cmd: a run that prints anything on stderr has failed.
+    #[arg(long, requires = "command")]
+    pub stderr_empty: bool,
+    /// Answer a ModuleNotFoundError for a module that is not in the project with
+    /// `python -m pip install DIST` into the project's interpreter (once per distribution;
+    /// `yaml` → PyYAML, `cv2` → opencv-python, ...), then run again. Never by default. Not
+    /// with --dry-run, which changes nothing.
+    #[arg(long)]
+    pub install_missing: bool,
+    /// Run every judge run (pytest or --cmd) under bubblewrap (`bwrap`): no network, the
+    /// file system read-only except the workspace and the temp dir. Exit 6 when bwrap is
+    /// missing or cannot run here.
+    #[arg(long)]
+    pub sandbox: bool,
+    /// Print the effective settings (these flags over the configuration file over the
+    /// defaults, each with its source) and exit without running anything.
+    #[arg(long)]
+    pub show_settings: bool,
     #[command(flatten)]
     pub python: PythonArgs,
     #[command(flatten)]
     pub llm: llm::LlmArgs,
-    /// Extra arguments for every pytest run (after `--`).
+    /// Extra arguments for every pytest run (after `--`; they replace the configuration
+    /// file's `pytest-args`).
     #[arg(last = true, value_name = "PYTEST_ARGS")]
     pub pytest_args: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ConfigArgs {
+    /// Project root whose configuration is read. Default: found from the current directory
+    /// as for `fix`.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Print one JSON object (see schema/config.schema.json; short for `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
+    pub json: bool,
+    /// `text` (one line per setting) or `json`.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<TextOrJson>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -183,9 +260,12 @@ pub struct RestoreArgs {
     /// directory as for `fix`.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
+    /// Print one JSON object on stdout (short for `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
+    /// `text` or `json`.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<TextOrJson>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -197,9 +277,14 @@ pub struct ParseArgs {
     /// directory as for `fix`.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Print one JSON document (see schema/parse.schema.json) instead of the human view.
-    #[arg(long)]
+    /// Print one JSON document (see schema/parse.schema.json) instead of the human view
+    /// (short for `--output-format json`).
+    #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
+    /// What to print. `github`: one GitHub Actions `::error` annotation per failure, at its
+    /// location.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<OutputFormat>,
 }
 
 /// Runs the command line and returns the process exit code.
@@ -221,8 +306,9 @@ pub fn run() -> i32 {
         Command::Parse(args) => parse::run(&args),
         Command::Probe(args) => probe::run(&args),
         Command::Rules(args) => rules::run(&args),
-        Command::Fix(args) => fix::run(&args),
+        Command::Fix(args) => fix::run(&args, cli.color),
         Command::Restore(args) => restore::run(&args),
+        Command::Config(args) => config::run(&args),
     }
 }
 

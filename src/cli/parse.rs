@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use super::{error, log_name, read_log, ParseArgs};
+use crate::report::format::{output_format, OutputFormat};
 use crate::{exit, report, traceback};
 
 pub fn run(args: &ParseArgs) -> i32 {
@@ -27,10 +28,10 @@ pub fn run(args: &ParseArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    let out = if args.json {
-        report::parse::json(&parsed)
-    } else {
-        report::parse::human(&parsed)
+    let out = match output_format(args.json, args.output_format) {
+        OutputFormat::Json => report::parse::json(&parsed),
+        OutputFormat::Github => report::github::parse(&parsed),
+        OutputFormat::Text => report::parse::human(&parsed),
     };
     print!("{out}");
     if parsed.failures.is_empty() {

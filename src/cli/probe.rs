@@ -1,10 +1,9 @@
 //! `selfdebug probe`: find a failure (in a log, or by running pytest), probe it, print what the
 //! probe saw.
 
-use std::time::Duration;
-
 use super::{error, log_name, read_log, ProbeArgs};
 use crate::probe::{self, ProbeError, ProbeRequest};
+use crate::report::format::wants_json;
 use crate::runner::{self, RunSpec};
 use crate::traceback::{self, Failure};
 use crate::{exit, report};
@@ -43,22 +42,24 @@ fn env_err(msg: impl ToString) -> Failed {
 }
 
 fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
-    let root = crate::project::ProjectRoot::find(args.root.as_deref())
-        .map_err(bad)?
-        .path()
-        .to_path_buf();
+    let project = crate::project::ProjectRoot::find(args.root.as_deref()).map_err(bad)?;
+    // `python` and `timeout` of the configuration file apply here too (flags first).
+    let flags = crate::config::Flags {
+        python: args.python.python.clone(),
+        timeout: args.python.timeout,
+        ..Default::default()
+    };
+    let settings = super::fix::settings(&project, &flags).map_err(bad)?;
+    let root = project.path().to_path_buf();
     // Bad input is found before anything runs.
     let log = match &args.log {
         Some(p) => Some(read_log(p).map_err(bad)?),
         None => None,
     };
     let interpreter =
-        runner::find_interpreter(&root, args.python.python.as_deref()).map_err(env_err)?;
+        runner::find_interpreter(&root, settings.python.as_deref()).map_err(env_err)?;
     runner::ensure_pytest(&interpreter).map_err(env_err)?;
-    let timeout = args
-        .python
-        .timeout
-        .map_or(runner::DEFAULT_TIMEOUT, Duration::from_secs);
+    let timeout = settings.timeout.unwrap_or(runner::DEFAULT_TIMEOUT);
     // Ctrl-C during the run kills pytest's group and lets the file be restored.
     runner::install_interrupt_handler();
 
@@ -128,7 +129,7 @@ fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
         ProbeError::Runner(_) | ProbeError::Restore(_) | ProbeError::Write { .. } => env_err(e),
         _ => bad(e.to_string()),
     })?;
-    let out = if args.json {
+    let out = if wants_json(args.json, args.output_format) {
         report::probe::json(&report)
     } else {
         report::probe::human(&report)

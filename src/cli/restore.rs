@@ -1,6 +1,7 @@
 //! `selfdebug restore`: bring back the files of a run that was killed.
 
 use super::{error, RestoreArgs};
+use crate::report::format::wants_json;
 use crate::{exit, journal, report};
 
 /// `after_help` of `selfdebug restore`.
@@ -29,7 +30,7 @@ pub fn run(args: &RestoreArgs) -> i32 {
     crate::runner::remove_stale_temp_dirs();
     match journal::restore(root.path()) {
         Ok(r) => {
-            let out = if args.json {
+            let out = if wants_json(args.json, args.output_format) {
                 report::restore::json(&r, exit::OK)
             } else {
                 report::restore::human(&r)
@@ -40,7 +41,7 @@ pub fn run(args: &RestoreArgs) -> i32 {
         Err(e) => {
             // Locked, or a file that cannot be restored: the message names the pid or the file.
             error(&e);
-            if args.json {
+            if wants_json(args.json, args.output_format) {
                 print!("{}", report::restore::json_error(&e, exit::ENVIRONMENT));
             }
             exit::ENVIRONMENT

@@ -1,6 +1,7 @@
 //! `selfdebug rules`: list the rules in force (built in and the project's own).
 
 use super::{error, RulesArgs};
+use crate::report::format::wants_json;
 use crate::rules::RuleSet;
 use crate::{exit, report};
 
@@ -20,7 +21,7 @@ pub fn run(args: &RulesArgs) -> i32 {
             return exit::BAD_INPUT;
         }
     };
-    let out = if args.json {
+    let out = if wants_json(args.json, args.output_format) {
         report::rules::json(&set)
     } else {
         report::rules::human(&set)

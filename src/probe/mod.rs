@@ -366,6 +366,17 @@ fn unique_key() -> String {
 
 /// Runs the probe described in the module docs.
 pub fn probe(req: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
+    probe_with(req, &|spec: &RunSpec| {
+        runner::run_pytest(req.interpreter, spec)
+    })
+}
+
+/// [`probe`] with another judge: `run` runs the probed code (`fix --cmd` runs its command;
+/// the spec's node id is then the command's headline and is not used).
+pub fn probe_with(
+    req: &ProbeRequest<'_>,
+    run: &dyn Fn(&RunSpec) -> Result<runner::PytestRun, RunnerError>,
+) -> Result<ProbeReport, ProbeError> {
     let started = Instant::now();
     let loc = req
         .failure
@@ -414,7 +425,7 @@ pub fn probe(req: &ProbeRequest<'_>) -> Result<ProbeReport, ProbeError> {
             message,
         })?;
     let file_hash = guard.original_hash().to_string();
-    let run = runner::run_pytest(req.interpreter, &spec);
+    let run = run(&spec);
     // Restore before anything else, whatever the run did.
     guard.restore().map_err(ProbeError::Restore)?;
     let run = run.map_err(ProbeError::Runner)?;
@@ -577,8 +588,15 @@ fn outcome(run: &runner::PytestRun, project: &Path, test: &str, exc_type: &str) 
         exit_code: run.exit_code,
         timed_out: run.timed_out,
         passed: run.passed(),
-        reproduced: failure
-            .is_some_and(|f| f.test.as_deref() == Some(test) && f.exc_type == exc_type),
+        reproduced: failure.is_some_and(|f| {
+            // A bare traceback (a command's stderr) names no test: it is the one that ran.
+            let same_test = f.test.as_deref() == Some(test)
+                || (f.test.is_none()
+                    && parsed
+                        .as_ref()
+                        .is_some_and(|p| p.kind == traceback::LogKind::Cpython));
+            same_test && f.exc_type == exc_type
+        }),
         exc_type: failure.map(|f| f.exc_type.clone()),
         msg: failure.map(|f| f.msg.clone()),
         duration_ms: millis(run.duration),

@@ -21,7 +21,7 @@ pub fn final_status(report: &Report) -> &'static str {
             .filter(|f| statuses.contains(&f.status))
             .count()
     };
-    let fixed = count(&["fixed", "fixed_by_another_patch"]);
+    let fixed = count(&["fixed", "fixed_by_another_patch", "installed"]);
     let escalated = count(&["escalated"]);
     if !report.validated {
         // Nothing ran: nothing is proven, whatever was proposed.
@@ -132,6 +132,12 @@ struct Summary<'a> {
     root: &'a str,
     notes: &'a [String],
     out_of_time: bool,
+    /// `pytest`, or `command` (`--cmd`).
+    judge: &'static str,
+    /// The judge command as given; null for pytest runs.
+    command: Option<&'a str>,
+    /// `--install-missing`: each pip install and whether it succeeded.
+    installed: &'a [crate::install::Install],
     pytest_runs: usize,
     pytest_ms: u64,
     phases_ms: &'a Phases,
@@ -171,6 +177,9 @@ pub fn json(report: &Report) -> String {
         root: &report.root,
         notes: &report.notes,
         out_of_time: report.out_of_time,
+        judge: report.judge,
+        command: report.command.as_deref(),
+        installed: &report.installed,
         pytest_runs: report.pytest_runs,
         pytest_ms: report.pytest_ms,
         phases_ms: &report.phases,
@@ -206,7 +215,9 @@ pub fn human_log(report: &Report) -> String {
         }
     }
     if report.nothing_failed {
-        out.push_str(if validated {
+        out.push_str(if validated && report.judge == "command" {
+            "selfdebug: pass: the command ran and passed; nothing to fix\n"
+        } else if validated {
             "selfdebug: pass: the tests ran and nothing fails; nothing to fix\n"
         } else {
             "selfdebug: the log shows no failure; nothing to propose\n"
@@ -214,7 +225,11 @@ pub fn human_log(report: &Report) -> String {
         return out;
     }
     for f in &report.failures {
-        let test = f.test.as_deref().unwrap_or("(no test named)");
+        let test = f
+            .test
+            .as_deref()
+            .or(report.command.as_deref())
+            .unwrap_or("(no test named)");
         let at = match (&f.file, f.line) {
             (Some(file), Some(line)) => format!(" at {file}:{line}"),
             _ => String::new(),
@@ -257,11 +272,24 @@ pub fn human_log(report: &Report) -> String {
                 ),
                 _ => "proposed (not validated)".to_string(),
             };
+            // One command is the judge: it is what passes or fails, not a test.
+            let what = if report.judge == "command" {
+                what.replace("the test", "the command")
+            } else {
+                what
+            };
             let _ = writeln!(out, "  [{}] {}: {what}", a.rule, a.title);
         }
         match f.status {
             "fixed" => {}
             "fixed_by_another_patch" => out.push_str("  fixed by the patch of another failure\n"),
+            "installed" => {
+                let why = f
+                    .reason
+                    .as_deref()
+                    .unwrap_or("installed the missing module");
+                let _ = writeln!(out, "  {why}");
+            }
             "not_validated" => {}
             "escalated" => {
                 let why = f.reason.as_deref().unwrap_or("not a code bug");
@@ -283,9 +311,14 @@ pub fn human_log(report: &Report) -> String {
         }
     }
     let status = final_status(report);
+    let judge = if report.judge == "command" {
+        "command"
+    } else {
+        "pytest"
+    };
     let _ = writeln!(
         out,
-        "selfdebug: {status}: {} patch{} {}; {} pytest run{} ({} ms in pytest, {} ms in all)",
+        "selfdebug: {status}: {} patch{} {}; {} {judge} run{} ({} ms in {judge}, {} ms in all)",
         report.patches.len(),
         if report.patches.len() == 1 { "" } else { "es" },
         match (validated, report.dry_run) {
@@ -333,6 +366,8 @@ pub fn audit_lines(report: &Report) -> String {
             "duration_ms": a.duration_ms,
             "success": a.outcome == "accepted",
             "dry_run": report.dry_run,
+            "judge": report.judge,
+            "command": report.command,
             "source": a.source,
             "llm": a.exchange,
         });

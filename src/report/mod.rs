@@ -1,7 +1,11 @@
 //! Rendering results for people (stderr/stdout text) and for programs (JSON).
 
+pub mod config;
 pub mod fix;
+pub mod format;
+pub mod github;
 pub mod parse;
 pub mod probe;
 pub mod restore;
 pub mod rules;
+pub mod style;

@@ -1,0 +1,369 @@
+//! The effective settings of a run: a command-line flag, else the configuration file, else the
+//! default; each with where it came from (`selfdebug config`, `fix --show-settings`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{At, Config, ConfigError, ConfigFile, LlmConfig, Pattern, RuleSelection};
+use crate::category::Budgets;
+use crate::rules::{Category, RuleSet};
+
+/// What the command line said; `None`: the flag was not given.
+#[derive(Debug, Default, Clone)]
+pub struct Flags {
+    pub max_attempts: Option<u32>,
+    /// `CATEGORY=N` specs, applied over the file's budgets.
+    pub budget: Vec<String>,
+    pub timeout: Option<u64>,
+    pub test_timeout: Option<u64>,
+    pub time_budget: Option<u64>,
+    /// After `--` (already rebased onto the root); `None` when nothing followed `--`.
+    pub pytest_args: Option<Vec<String>>,
+    pub python: Option<PathBuf>,
+    pub safe_only: Option<bool>,
+    pub allow_tests: Option<bool>,
+    pub all_or_nothing: Option<bool>,
+    pub backup_dir: Option<PathBuf>,
+    pub audit_log: Option<PathBuf>,
+}
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    /// The configuration file, at this line.
+    File(usize),
+    /// This flag (`--max-attempts`).
+    Flag(&'static str),
+}
+
+/// One line of `selfdebug config`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    pub key: String,
+    /// `null`: not set, the tool decides (an auto-detected interpreter, a derived timeout).
+    pub value: Value,
+    pub source: Source,
+}
+
+/// The values a run uses.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub file: Option<ConfigFile>,
+    pub shadowed: Vec<&'static str>,
+    pub max_attempts: u32,
+    pub budgets: Budgets,
+    /// `None`: derived from the baseline run.
+    pub timeout: Option<Duration>,
+    pub test_timeout: Duration,
+    pub time_budget: Duration,
+    /// Not yet checked by [`crate::pytest_args::check`].
+    pub pytest_args: Vec<String>,
+    pub python: Option<PathBuf>,
+    pub safe_only: bool,
+    pub allow_tests: bool,
+    pub all_or_nothing: bool,
+    pub backup_dir: Option<PathBuf>,
+    pub audit_log: Option<PathBuf>,
+    pub selection: RuleSelection,
+    pub exclude: Vec<Pattern>,
+    pub llm: LlmConfig,
+    /// Every setting in `selfdebug config`'s order (sorted by key).
+    pub shown: Vec<Shown>,
+    /// The ids of the rules (built in and the project's) that the selection turns off.
+    pub rules_off: Vec<String>,
+}
+
+/// The default of `--max-attempts` (the original design's).
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 4;
+
+struct Merge {
+    shown: Vec<Shown>,
+}
+
+impl Merge {
+    /// Flag, else file, else default; recorded for display with `show`.
+    fn pick<T: Clone>(
+        &mut self,
+        key: &str,
+        flag: (&'static str, Option<T>),
+        file: Option<&At<T>>,
+        default: T,
+        show: impl Fn(&T) -> Value,
+    ) -> T {
+        let (value, source) = match (flag.1, file) {
+            (Some(v), _) => (v, Source::Flag(flag.0)),
+            (None, Some(at)) => (at.value.clone(), Source::File(at.line)),
+            (None, None) => (default, Source::Default),
+        };
+        self.shown.push(Shown {
+            key: key.to_string(),
+            value: show(&value),
+            source,
+        });
+        value
+    }
+
+    fn file_only(&mut self, key: &str, value: Value, line: Option<usize>) {
+        self.shown.push(Shown {
+            key: key.to_string(),
+            value,
+            source: line.map_or(Source::Default, Source::File),
+        });
+    }
+}
+
+fn path_value(p: &Option<PathBuf>) -> Value {
+    p.as_ref()
+        .map_or(Value::Null, |p| json!(p.to_string_lossy()))
+}
+
+impl Settings {
+    /// Merges `flags` over `config`. `rules` (built in and the project's own) checks that every
+    /// rule selector names a rule. A bad `--budget` spec is an `Err(String)` of the flag's own.
+    pub fn resolve(
+        config: &Config,
+        flags: &Flags,
+        rules: &RuleSet,
+    ) -> Result<Settings, SettingsError> {
+        if let Some(file) = &config.file {
+            config.selection.check(rules).map_err(|(line, problem)| {
+                SettingsError::Config(ConfigError {
+                    file: super::shown_path(&file.path),
+                    line: Some(line),
+                    problem,
+                })
+            })?;
+        }
+        let mut m = Merge { shown: Vec::new() };
+        let all_or_nothing = m.pick(
+            "all-or-nothing",
+            ("--all-or-nothing", flags.all_or_nothing),
+            config.all_or_nothing.as_ref(),
+            false,
+            |v| json!(v),
+        );
+        let allow_tests = m.pick(
+            "allow-tests",
+            ("--allow-tests", flags.allow_tests),
+            config.allow_tests.as_ref(),
+            false,
+            |v| json!(v),
+        );
+        let audit_log = m.pick(
+            "audit-log",
+            ("--audit-log", flags.audit_log.clone().map(Some)),
+            config
+                .audit_log
+                .as_ref()
+                .map(|a| At {
+                    value: Some(a.value.clone()),
+                    line: a.line,
+                })
+                .as_ref(),
+            None,
+            path_value,
+        );
+        let backup_dir = m.pick(
+            "backup-dir",
+            ("--backup-dir", flags.backup_dir.clone().map(Some)),
+            config
+                .backup_dir
+                .as_ref()
+                .map(|a| At {
+                    value: Some(a.value.clone()),
+                    line: a.line,
+                })
+                .as_ref(),
+            None,
+            path_value,
+        );
+        // Budgets: each category on its own (default, then the file, then `--budget`).
+        let mut budgets = Budgets::default();
+        let mut from_flag = Budgets(Default::default());
+        for spec in &flags.budget {
+            from_flag.set(spec).map_err(SettingsError::Flag)?;
+        }
+        for cat in Category::ALL {
+            let file = config.budget.get(&cat);
+            let value = m.pick(
+                &format!("budget.{}", cat.as_str()),
+                ("--budget", from_flag.0.get(&cat).copied()),
+                file,
+                budgets.get(cat),
+                |v| json!(v),
+            );
+            budgets.0.insert(cat, value);
+        }
+        m.file_only(
+            "extend-exclude",
+            json!(config
+                .extend_exclude
+                .iter()
+                .map(|p| p.value.text.clone())
+                .collect::<Vec<_>>()),
+            config.extend_exclude.first().map(|p| p.line),
+        );
+        let sel = &config.selection;
+        let texts = |list: &[super::Selector]| -> Value {
+            json!(list.iter().map(|s| s.text.clone()).collect::<Vec<_>>())
+        };
+        m.file_only(
+            "extend-select",
+            texts(&sel.extend_select),
+            sel.extend_select.first().map(|s| s.line),
+        );
+        m.file_only(
+            "ignore",
+            texts(&sel.ignore),
+            sel.ignore.first().map(|s| s.line),
+        );
+        let llm = &config.llm;
+        m.file_only(
+            "llm.enabled",
+            json!(llm.enabled.as_ref().is_some_and(|a| a.value)),
+            llm.enabled.as_ref().map(|a| a.line),
+        );
+        m.file_only(
+            "llm.max-calls",
+            llm.max_calls
+                .as_ref()
+                .map_or(Value::Null, |a| json!(a.value)),
+            llm.max_calls.as_ref().map(|a| a.line),
+        );
+        m.file_only(
+            "llm.model",
+            llm.model.as_ref().map_or(Value::Null, |a| json!(a.value)),
+            llm.model.as_ref().map(|a| a.line),
+        );
+        m.file_only(
+            "llm.url",
+            llm.url.as_ref().map_or(Value::Null, |a| json!(a.value)),
+            llm.url.as_ref().map(|a| a.line),
+        );
+        let max_attempts = m.pick(
+            "max-attempts",
+            ("--max-attempts", flags.max_attempts),
+            config.max_attempts.as_ref(),
+            DEFAULT_MAX_ATTEMPTS,
+            |v| json!(v),
+        );
+        let pytest_args = m.pick(
+            "pytest-args",
+            ("-- PYTEST_ARGS", flags.pytest_args.clone()),
+            config.pytest_args.as_ref(),
+            Vec::new(),
+            |v| json!(v),
+        );
+        let python = m.pick(
+            "python",
+            ("--python", flags.python.clone().map(Some)),
+            config
+                .python
+                .as_ref()
+                .map(|a| At {
+                    value: Some(a.value.clone()),
+                    line: a.line,
+                })
+                .as_ref(),
+            None,
+            path_value,
+        );
+        let safe_only = m.pick(
+            "safe-only",
+            ("--safe-only", flags.safe_only),
+            config.safe_only.as_ref(),
+            false,
+            |v| json!(v),
+        );
+        m.file_only(
+            "select",
+            sel.select.as_deref().map_or(json!(["ALL"]), texts),
+            sel.select.as_ref().and_then(|s| s.first()).map(|s| s.line),
+        );
+        let test_timeout = m.pick(
+            "test-timeout",
+            ("--test-timeout", flags.test_timeout),
+            config.test_timeout.as_ref(),
+            crate::runner::DEFAULT_TEST_TIMEOUT.as_secs(),
+            |v| json!(v),
+        );
+        let time_budget = m.pick(
+            "time-budget",
+            ("--time-budget", flags.time_budget),
+            config.time_budget.as_ref(),
+            crate::session::DEFAULT_TIME_BUDGET.as_secs(),
+            |v| json!(v),
+        );
+        let timeout = m.pick(
+            "timeout",
+            ("--timeout", flags.timeout.map(Some)),
+            config
+                .timeout
+                .as_ref()
+                .map(|a| At {
+                    value: Some(a.value),
+                    line: a.line,
+                })
+                .as_ref(),
+            None,
+            |v| v.map_or(Value::Null, |s| json!(s)),
+        );
+        Ok(Settings {
+            file: config.file.clone(),
+            shadowed: config.shadowed.clone(),
+            max_attempts,
+            budgets,
+            timeout: timeout.map(Duration::from_secs),
+            test_timeout: Duration::from_secs(test_timeout),
+            time_budget: Duration::from_secs(time_budget),
+            pytest_args,
+            python,
+            safe_only,
+            allow_tests,
+            all_or_nothing,
+            backup_dir,
+            audit_log,
+            selection: config.selection.clone(),
+            exclude: config
+                .extend_exclude
+                .iter()
+                .map(|p| p.value.clone())
+                .collect(),
+            llm: config.llm.clone(),
+            shown: m.shown,
+            rules_off: rules
+                .rules()
+                .iter()
+                .filter(|r| !config.selection.enabled(&r.id))
+                .map(|r| r.id.clone())
+                .collect(),
+        })
+    }
+}
+
+/// Why the settings cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsError {
+    /// A problem in the configuration file (one line, with the file and line).
+    Config(ConfigError),
+    /// A bad flag value (`--budget x=1`).
+    Flag(String),
+}
+
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingsError::Config(e) => e.fmt(f),
+            SettingsError::Flag(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Whether `rel` (relative to the root, `/`-separated) is never to be patched, and by which
+/// pattern.
+pub fn excluded_by<'a>(patterns: &'a [Pattern], rel: &str) -> Option<&'a Pattern> {
+    patterns.iter().find(|p| p.matches(rel))
+}

@@ -1,0 +1,114 @@
+//! `selfdebug config` and `fix --show-settings`: the effective settings, each with its source.
+
+use serde_json::{json, Map, Value};
+
+use crate::config::{Settings, Source};
+use crate::project::ProjectRoot;
+
+/// `config --json`'s schema version (schema/config.schema.json).
+pub const CONFIG_SCHEMA_VERSION: u32 = 1;
+
+fn file_name(s: &Settings) -> Option<&'static str> {
+    s.file.as_ref().map(|f| f.name)
+}
+
+fn source_text(s: &Settings, source: &Source) -> String {
+    match source {
+        Source::Default => "default".to_string(),
+        Source::File(line) => format!("{}:{line}", file_name(s).unwrap_or("?")),
+        Source::Flag(flag) => (*flag).to_string(),
+    }
+}
+
+/// What a setting left to the tool means (instead of `null`).
+fn unset(key: &str) -> &'static str {
+    match key {
+        "python" => "(auto: $VIRTUAL_ENV, .venv/, venv/, python3)",
+        "timeout" => "(auto: 10x the baseline run, 30-600 s)",
+        _ => "(none)",
+    }
+}
+
+/// One line per setting, `KEY  VALUE  SOURCE`, values as TOML would spell them.
+pub fn human(root: &ProjectRoot, s: &Settings) -> String {
+    let mut out = format!("root: {}\n", root.describe().trim_start_matches("root "));
+    match &s.file {
+        Some(f) => {
+            out.push_str(&format!("config: {} ({})\n", f.path.display(), f.table()));
+            for name in &s.shadowed {
+                out.push_str(&format!(
+                    "ignored: {name} (the file above takes precedence)\n"
+                ));
+            }
+        }
+        None => out.push_str(
+            "config: none (no [tool.selfdebug] in pyproject.toml, no selfdebug.toml or .selfdebug.toml)\n",
+        ),
+    }
+    let rows: Vec<(String, String, String)> = s
+        .shown
+        .iter()
+        .map(|r| {
+            let value = match &r.value {
+                Value::Null => unset(&r.key).to_string(),
+                // TOML's spelling of a list: `["-x", "-q"]`.
+                Value::Array(items) => format!(
+                    "[{}]",
+                    items
+                        .iter()
+                        .map(Value::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                v => v.to_string(),
+            };
+            (r.key.clone(), value, source_text(s, &r.source))
+        })
+        .collect();
+    out.push_str(&match s.rules_off.as_slice() {
+        [] => "rules: all tried\n".to_string(),
+        off => format!("rules off (select/ignore): {}\n", off.join(", ")),
+    });
+    let kw = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let vw = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
+    out.push('\n');
+    for (k, v, src) in rows {
+        let pad = vw - v.chars().count();
+        out.push_str(&format!("{k:kw$}  {v}{}  {src}\n", " ".repeat(pad)));
+    }
+    out
+}
+
+/// One JSON object (schema/config.schema.json).
+pub fn json(root: &ProjectRoot, s: &Settings) -> String {
+    let mut settings = Map::new();
+    for r in &s.shown {
+        let mut entry = Map::new();
+        entry.insert("value".into(), r.value.clone());
+        match &r.source {
+            Source::Default => {
+                entry.insert("source".into(), json!("default"));
+            }
+            Source::File(line) => {
+                entry.insert("source".into(), json!("file"));
+                entry.insert("line".into(), json!(line));
+            }
+            Source::Flag(flag) => {
+                entry.insert("source".into(), json!("flag"));
+                entry.insert("flag".into(), json!(flag));
+            }
+        }
+        settings.insert(r.key.clone(), Value::Object(entry));
+    }
+    let doc = json!({
+        "schema_version": CONFIG_SCHEMA_VERSION,
+        "root": root.path().to_string_lossy(),
+        "config_file": s.file.as_ref().map(|f| f.path.to_string_lossy().into_owned()),
+        "shadowed": s.shadowed,
+        "rules_off": s.rules_off,
+        "settings": settings,
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
