@@ -10,6 +10,7 @@ pub mod edit;
 pub mod exit;
 pub mod install;
 pub mod journal;
+pub mod llm;
 pub mod plan;
 pub mod plugin;
 pub mod probe;

@@ -24,6 +24,8 @@ pub struct Candidate {
     pub category: Category,
     /// Whether the rule is marked safe (tried even under `--safe-only`).
     pub safe: bool,
+    /// `rule` (rules/*.toml) or `llm` (the opt-in model fallback).
+    pub source: &'static str,
     /// Unified diff of the original bytes (see [`edit::unified_diff_bytes`]).
     pub diff: String,
     /// How `diff` maps to the patch's bytes: `utf-8` or `iso-8859-1`.
@@ -172,6 +174,7 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
                 fix,
                 category: m.rule.category,
                 safe: m.rule.safe,
+                source: "rule",
                 path: path.clone(),
                 original: source.bytes().to_vec(),
                 patched,
@@ -249,6 +252,7 @@ fn push_candidate(
         fix,
         category: rule.category,
         safe: rule.safe,
+        source: "rule",
         path: path.to_path_buf(),
         original: source.bytes().to_vec(),
         patched,

@@ -30,6 +30,8 @@ use crate::transform::stdlib::Stdlib;
 use crate::transform::ProbeFacts;
 use crate::verdict::{self, Verdict};
 
+mod llm;
+
 /// What the user asked for.
 pub struct Options {
     pub root: ProjectRoot,
@@ -72,6 +74,8 @@ pub struct Options {
     pub selection: RuleSelection,
     /// `extend-exclude`: files never patched (nor probed); their candidates are dropped unrun.
     pub exclude: Vec<Pattern>,
+    /// The model fallback (`--llm`): off (none) unless the user asks.
+    pub llm: Option<crate::llm::LlmConfig>,
 }
 
 /// The rules in force: built in and the project's own, as the configuration selects them.
@@ -228,10 +232,13 @@ pub struct Attempt {
     pub safe: bool,
     /// `safe` or `unsafe` (see [`applicability`]).
     pub applicability: &'static str,
+    /// `rule` or `llm` (the model fallback; its `rule` is `llm` too).
+    pub source: &'static str,
     pub diff: String,
     /// `accepted`, `still_failing`, `progressed` (a different failure now: worked on as the
     /// next step), `new_failures`, `suite_error` (the full run gave no verdict), `timeout`,
-    /// `not_validated`.
+    /// `not_validated`, `refused` (a model's answer refused before any run: `new_failure`
+    /// says why).
     pub outcome: &'static str,
     /// Tests that passed before and failed with this candidate.
     pub broke: Vec<String>,
@@ -243,6 +250,9 @@ pub struct Attempt {
     pub stderr_tail: String,
     pub timestamp_ms: u64,
     pub duration_ms: u64,
+    /// The model's request and answer (the audit log has them; the JSON does not).
+    #[serde(skip)]
+    pub exchange: Option<crate::llm::Exchange>,
 }
 
 /// A proven (or, with `--no-validate`, proposed) change to one file.
@@ -255,6 +265,8 @@ pub struct Patch {
     pub safe: bool,
     /// `safe` when every rule behind it is safe, else `unsafe`.
     pub applicability: &'static str,
+    /// `rule`, or `llm` when a model wrote (part of) it.
+    pub source: &'static str,
     /// For unsafe patches: what a reviewer should check, one line per unsafe rule.
     pub review: Vec<String>,
     pub validated: bool,
@@ -330,6 +342,8 @@ pub struct Report {
     pub command: Option<String>,
     /// `--install-missing`: what was installed, and whether pip succeeded.
     pub installed: Vec<Install>,
+    /// What the model fallback did; none when it was off.
+    pub llm: Option<crate::llm::Usage>,
 }
 
 /// Milliseconds spent per phase; `tool` is everything outside pytest processes.
@@ -601,6 +615,7 @@ pub fn run_loop(
         deselect: Vec::new(),
         installed: Vec::new(),
         last_mismatch: None,
+        llm: opts.llm.clone().map(crate::llm::Llm::new),
     };
     let selection = match &opts.test {
         Some(t) => Some(s.resolve_selection(ws, t)?),
@@ -908,7 +923,11 @@ pub fn run_loop(
             titles: vec![c.fix.title.clone()],
             safe: c.safe,
             applicability: applicability(c.safe),
-            review: review_notes(rules, std::slice::from_ref(&c.fix.rule)),
+            source: c.source,
+            review: match c.source {
+                "llm" => vec![llm::REVIEW.to_string()],
+                _ => review_notes(rules, std::slice::from_ref(&c.fix.rule)),
+            },
             validated: true,
             diff: c.diff.clone(),
             diff_encoding: c.diff_encoding,
@@ -942,6 +961,7 @@ pub fn run_loop(
         judge: judge_name(opts),
         command: opts.judge.as_ref().map(|j| j.line.clone()),
         installed: s.installed,
+        llm: s.llm.as_ref().map(|l| l.usage()),
     })
 }
 
@@ -1053,6 +1073,8 @@ fn work_on(
     crate::progress::step(|| "probing the failing line".into());
     let report = s.probe(ws, failure);
     let facts = report.as_ref().map(probe_facts);
+    // The model, when asked for, takes over where the rules end (see `llm::Turn`).
+    let mut model = llm::Turn::new(s, failure, report.as_ref());
     // The probe run is the failure's second run on unchanged code: a failure of the baseline
     // that does not come back is flaky, and no patch can be proven against it. The probe
     // cannot change behaviour, but a run without it makes sure before the verdict.
@@ -1086,6 +1108,11 @@ fn work_on(
         stdlib: &s.stdlib,
     }) {
         Ok(c) => c,
+        // What no rule knows (a wrong result asserted in the test) is the model's to try.
+        Err(e) if model.is_some() && llm::may_try(&e) => {
+            ctx.reason.get_or_insert(e.to_string());
+            Vec::new()
+        }
         Err(e) => {
             let mut why = e.to_string();
             if matches!(e, plan::PlanError::NoRule(_)) && !s.opts.selection.is_default() {
@@ -1109,7 +1136,7 @@ fn work_on(
         .into_iter()
         .filter(|c| c.safe || !s.opts.safe_only)
         .collect();
-    if candidates.is_empty() {
+    if candidates.is_empty() && (total > 0 || model.is_none()) {
         ctx.reason.get_or_insert(if total > 0 {
             format!(
                 "{total} candidate{} from unsafe rules not tried (--safe-only)",
@@ -1122,8 +1149,8 @@ fn work_on(
     }
     let key = failure_key(failure);
     let of = candidates.len();
-    for (n, cand) in candidates.into_iter().enumerate() {
-        let label = || format!("candidate {}/{of} ({})", n + 1, cand.fix.rule);
+    let mut candidates = candidates.into_iter().enumerate();
+    loop {
         if *ctx.budget == 0 || runner::interrupted() {
             ctx.reason.get_or_insert(format!(
                 "attempt budget for {} failures used up",
@@ -1135,6 +1162,21 @@ fn work_on(
             ctx.reason = Some(TIME_BUDGET_USED_UP.into());
             break;
         }
+        // The rules' candidates first, then (with --llm) the model's, one request each.
+        let (n, cand) = match candidates.next() {
+            Some((n, c)) => (Some(n), c),
+            None => match model.as_mut() {
+                Some(m) => match m.next(s, ws, ctx, failure, depth) {
+                    Some(c) => (None, c),
+                    None => break,
+                },
+                None => break,
+            },
+        };
+        let label = || match n {
+            Some(n) => format!("candidate {}/{of} ({})", n + 1, cand.fix.rule),
+            None => format!("the model's candidate ({})", cand.fix.rule),
+        };
         *ctx.budget -= 1;
         let previous = ctx
             .accepted
@@ -1250,6 +1292,9 @@ fn work_on(
             None => ws.write(&cand.path, &previous)?,
         }
     }
+    if let Some(m) = model {
+        m.finish(ctx);
+    }
     Ok(None)
 }
 
@@ -1340,6 +1385,7 @@ fn propose_only(
                         title: top.fix.title.clone(),
                         safe: top.safe,
                         applicability: applicability(top.safe),
+                        source: top.source,
                         diff: top.diff.clone(),
                         outcome: "not_validated",
                         broke: Vec::new(),
@@ -1349,6 +1395,7 @@ fn propose_only(
                         stderr_tail: String::new(),
                         timestamp_ms: now_ms(),
                         duration_ms: 0,
+                        exchange: None,
                     });
                     patches.push(Patch {
                         file: top.file,
@@ -1357,6 +1404,7 @@ fn propose_only(
                         titles: vec![top.fix.title],
                         safe: top.safe,
                         applicability: applicability(top.safe),
+                        source: top.source,
                         validated: false,
                         diff: top.diff,
                         diff_encoding: top.diff_encoding,
@@ -1392,6 +1440,7 @@ fn propose_only(
         judge: judge_name(opts),
         command: opts.judge.as_ref().map(|j| j.line.clone()),
         installed: Vec::new(),
+        llm: None,
     };
     report.finish(started);
     Ok(report)
@@ -1430,6 +1479,8 @@ struct Runs<'a> {
     installed: Vec<Install>,
     /// Command mode: the output check the last run failed, if it exited 0 and failed one.
     last_mismatch: Option<crate::command::OutputMismatch>,
+    /// The opt-in model fallback (`--llm`), asked when the rules have nothing (left).
+    llm: Option<crate::llm::Llm>,
 }
 
 impl Runs<'_> {
@@ -1686,6 +1737,7 @@ impl Runs<'_> {
             title: cand.fix.title.clone(),
             safe: cand.safe,
             applicability: applicability(cand.safe),
+            source: cand.source,
             diff: cand.diff.clone(),
             outcome: "still_failing",
             broke: Vec::new(),
@@ -1695,6 +1747,11 @@ impl Runs<'_> {
             stderr_tail: tail(&run.stderr, 40),
             timestamp_ms: now_ms(),
             duration_ms: 0,
+            // A model's candidate carries the request and answer it came from.
+            exchange: match cand.source {
+                "llm" => self.llm.as_mut().and_then(|l| l.pending.take()),
+                _ => None,
+            },
         }
     }
 }
@@ -1808,6 +1865,11 @@ pub fn combine(
             titles: parts.iter().flat_map(|p| p.titles.clone()).collect(),
             safe: parts.iter().all(|p| p.safe),
             applicability: applicability(parts.iter().all(|p| p.safe)),
+            source: if parts.iter().any(|p| p.source == "llm") {
+                "llm"
+            } else {
+                "rule"
+            },
             review: parts.iter().fold(Vec::new(), |mut acc, p| {
                 for r in &p.review {
                     if !acc.contains(r) {

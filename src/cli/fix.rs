@@ -215,6 +215,7 @@ fn run_in(
         install_missing: args.install_missing,
         selection: settings.selection.clone(),
         exclude: settings.exclude.clone(),
+        llm: args.llm.config(),
     };
     let report = if dry_run {
         session::dry_run(&opts)?

@@ -3,6 +3,7 @@
 
 mod config;
 mod fix;
+mod llm;
 mod parse;
 mod probe;
 mod restore;
@@ -231,6 +232,8 @@ pub struct FixArgs {
     pub show_settings: bool,
     #[command(flatten)]
     pub python: PythonArgs,
+    #[command(flatten)]
+    pub llm: llm::LlmArgs,
     /// Extra arguments for every pytest run (after `--`; they replace the configuration
     /// file's `pytest-args`).
     #[arg(last = true, value_name = "PYTEST_ARGS")]

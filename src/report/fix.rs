@@ -93,6 +93,7 @@ pub fn error_json(
         "pytest_runs": 0,
         "pytest_ms": 0,
         "duration_ms": 0,
+        "llm": null,
     });
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
     s.push('\n');
@@ -141,6 +142,8 @@ struct Summary<'a> {
     pytest_ms: u64,
     phases_ms: &'a Phases,
     duration_ms: u64,
+    /// The model fallback's use (null: it was off).
+    llm: Option<&'a crate::llm::Usage>,
 }
 
 pub fn json(report: &Report) -> String {
@@ -181,6 +184,7 @@ pub fn json(report: &Report) -> String {
         pytest_ms: report.pytest_ms,
         phases_ms: &report.phases,
         duration_ms: report.duration_ms,
+        llm: report.llm.as_ref(),
     };
     let mut s = serde_json::to_string_pretty(&summary).unwrap_or_default();
     s.push('\n');
@@ -194,6 +198,21 @@ pub fn human_log(report: &Report) -> String {
     let mut out = String::new();
     for n in &report.notes {
         let _ = writeln!(out, "selfdebug: note: {n}");
+    }
+    if let Some(l) = &report.llm {
+        let _ = writeln!(
+            out,
+            "selfdebug: llm: {} at {}: {} request{}, {} answer{} from the cache",
+            l.model,
+            l.url,
+            l.requests,
+            if l.requests == 1 { "" } else { "s" },
+            l.cached,
+            if l.cached == 1 { "" } else { "s" }
+        );
+        if let Some(why) = &l.stopped {
+            let _ = writeln!(out, "selfdebug: llm: {why}");
+        }
     }
     if report.nothing_failed {
         out.push_str(if validated && report.judge == "command" {
@@ -243,6 +262,10 @@ pub fn human_log(report: &Report) -> String {
                     a.new_failure.as_deref().unwrap_or("?")
                 ),
                 "timeout" => "rejected: the test hung (stopped at the time limit)".to_string(),
+                "refused" => format!(
+                    "refused before any run: {}",
+                    a.new_failure.as_deref().unwrap_or("?")
+                ),
                 "suite_error" => format!(
                     "rejected: the full run gave no verdict ({})",
                     a.new_failure.as_deref().unwrap_or("?")
@@ -345,6 +368,20 @@ pub fn audit_lines(report: &Report) -> String {
             "dry_run": report.dry_run,
             "judge": report.judge,
             "command": report.command,
+            "source": a.source,
+            "llm": a.exchange,
+        });
+        out.push_str(&record.to_string());
+        out.push('\n');
+    }
+    // A request that produced no candidate (the server failed, the answer was not one) is
+    // recorded too: what was asked and what came back.
+    for e in report.llm.iter().flat_map(|l| &l.failed) {
+        let record = serde_json::json!({
+            "task_id": report.run_id,
+            "kind": "llm_exchange",
+            "success": false,
+            "llm": e,
         });
         out.push_str(&record.to_string());
         out.push('\n');

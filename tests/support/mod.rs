@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod llm_server;
 pub mod plans;
 pub mod project;
 

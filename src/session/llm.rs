@@ -1,0 +1,250 @@
+//! The model's turn in the attempt loop: when the rules' candidates for a failure are used up
+//! (or none match), [`Turn::next`] asks the model, one request per attempt and within the
+//! category's budget, and hands back its answer as a candidate that the loop proves exactly
+//! like a rule's. An answer refused before any run ([`crate::llm::candidate`]) is an attempt
+//! too, so a model that loops ends with the budget; each request carries the earlier
+//! candidates and the failures they led to.
+
+use super::{now_ms, Attempt, Candidate, Runs, Step, Workspace, TIME_BUDGET_USED_UP};
+use crate::llm::prompt::{self, Previous, PromptInput, Snapshot};
+use crate::llm::{candidate, Exchange};
+use crate::plan::PlanError;
+use crate::probe::ProbeReport;
+use crate::traceback::Failure;
+
+/// What a reviewer of a model's patch is told.
+pub const REVIEW: &str = "written by a model (--llm): pytest proved it; read the whole change";
+
+/// Plan errors that leave the failure to the model: no rule knows it, or the only project
+/// frame is the test (an assertion: the test is the specification, the code it calls is to
+/// blame). A file the tool may not write stays nobody's.
+pub fn may_try(e: &PlanError) -> bool {
+    matches!(
+        e,
+        PlanError::NoRule(_)
+            | PlanError::TestFile(_)
+            | PlanError::NotLocated(..)
+            | PlanError::Unparseable(..)
+    )
+}
+
+/// The model's share of one failure's attempts.
+pub struct Turn {
+    probe: Option<ProbeReport>,
+    /// Asked of the interpreter when the model is first asked.
+    env: Option<Snapshot>,
+    previous: Vec<Previous>,
+    /// The patched bytes of every candidate so far: a repeat is refused without a run.
+    tried: Vec<Vec<u8>>,
+    /// The last candidate handed out: the index its attempt record gets, and its diff.
+    pending: Option<(usize, String)>,
+    /// What the rules said before the model was asked.
+    rules_said: Option<String>,
+    asked: bool,
+    stopped: Option<String>,
+}
+
+impl Turn {
+    /// None unless the model may be asked: `--llm` and not `--safe-only` (its edits are unsafe).
+    pub fn new(s: &Runs, _failure: &Failure, probe: Option<&ProbeReport>) -> Option<Turn> {
+        (s.llm.is_some() && !s.opts.safe_only).then(|| Turn {
+            probe: probe.cloned(),
+            env: None,
+            previous: Vec::new(),
+            tried: Vec::new(),
+            pending: None,
+            rules_said: None,
+            asked: false,
+            stopped: None,
+        })
+    }
+
+    /// The model's next candidate, or none (the reason is kept for [`Turn::finish`]).
+    pub fn next(
+        &mut self,
+        s: &mut Runs,
+        ws: &dyn Workspace,
+        ctx: &mut Step,
+        failure: &Failure,
+        depth: usize,
+    ) -> Option<Candidate> {
+        if let Some((at, diff)) = self.pending.take() {
+            if let Some(a) = ctx.attempts.get(at) {
+                self.previous.push(Previous {
+                    diff,
+                    outcome: led_to(a),
+                });
+            }
+        }
+        if !self.asked {
+            self.asked = true;
+            self.rules_said = ctx.reason.clone();
+            self.env = Some(prompt::snapshot(
+                &s.python,
+                ws.root(),
+                &prompt_files(failure),
+            ));
+        }
+        loop {
+            if *ctx.budget == 0 || crate::runner::interrupted() {
+                self.stopped = Some(format!(
+                    "attempt budget for {} failures used up",
+                    ctx.category.as_str()
+                ));
+                return None;
+            }
+            if !s.time_for_a_candidate() {
+                ctx.reason = Some(TIME_BUDGET_USED_UP.into());
+                return None;
+            }
+            let llm = s.llm.as_mut()?;
+            if let Some(why) = llm.unavailable() {
+                self.stopped = Some(why);
+                return None;
+            }
+            let messages = prompt::build(&PromptInput {
+                root: ws.root(),
+                failure,
+                probe: self.probe.as_ref(),
+                env: self.env.as_ref().expect("set on the first ask"),
+                previous: &self.previous,
+                allow_tests: s.opts.allow_tests,
+                spec: None,
+                files: &[],
+            });
+            let answer = llm.ask(&messages);
+            let exchange = llm.exchanges.last().cloned();
+            let answer = match answer {
+                Ok(a) => a,
+                Err(e) => {
+                    self.stopped = Some(format!("the model gave no usable answer: {e}"));
+                    return None;
+                }
+            };
+            let model = llm.config.model.clone();
+            let cand = candidate::from_answer(
+                ws.root(),
+                &answer,
+                &model,
+                ctx.category,
+                s.opts.allow_tests,
+            )
+            .and_then(|c| match self.tried.iter().position(|t| *t == c.patched) {
+                Some(i) => Err(format!(
+                    "the answer repeats the model's candidate number {}",
+                    i + 1
+                )),
+                None => Ok(c),
+            });
+            match cand {
+                Ok(c) => {
+                    self.tried.push(c.patched.clone());
+                    self.pending = Some((ctx.attempts.len(), c.diff.clone()));
+                    // The attempt record made for it carries the exchange to the audit log.
+                    if let Some(l) = s.llm.as_mut() {
+                        l.pending = exchange;
+                    }
+                    return Some(c);
+                }
+                Err(why) => {
+                    *ctx.budget -= 1;
+                    self.previous.push(Previous {
+                        diff: String::new(),
+                        outcome: format!("Refused before any run: {why}."),
+                    });
+                    let a = refused(s, failure, ctx, depth, why, exchange);
+                    ctx.attempts.push(a);
+                }
+            }
+        }
+    }
+
+    /// The failure's reason, once the loop is over without a proven candidate.
+    pub fn finish(self, ctx: &mut Step) {
+        if !self.asked || ctx.reason.as_deref() == Some(TIME_BUDGET_USED_UP) {
+            return;
+        }
+        let why = self.stopped.unwrap_or_else(|| "no candidate passed".into());
+        ctx.reason = Some(match self.rules_said {
+            Some(r) => format!("{r}; model fallback: {why}"),
+            None => format!("model fallback: {why}"),
+        });
+    }
+}
+
+/// The files whose imports and neighbours describe the environment: the project frames'
+/// files, deepest first (the test's when it is the only one).
+fn prompt_files(failure: &Failure) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    for f in failure.frames.iter().rev().filter(|f| f.resolved.is_some()) {
+        if !files.contains(&f.file) {
+            files.push(f.file.clone());
+        }
+    }
+    files
+}
+
+/// What an earlier candidate led to, for the next request: the outcome and pytest's last lines.
+fn led_to(a: &Attempt) -> String {
+    let what = match a.outcome {
+        "still_failing" | "progressed" => "The test still fails",
+        "new_failures" => "Other tests broke",
+        "timeout" => "The test hung",
+        "suite_error" => "The full run gave no verdict",
+        _ => "It was not kept",
+    };
+    let mut out = what.to_string();
+    if let Some(nf) = &a.new_failure {
+        out.push_str(&format!(": {nf}"));
+    }
+    if !a.broke.is_empty() {
+        out.push_str(&format!(" (broke {})", a.broke.join(", ")));
+    }
+    out.push_str(".\n");
+    let output = prompt::tail(&a.stdout_tail);
+    if !output.trim().is_empty() {
+        out.push_str(&format!("pytest said (last lines):\n```\n{output}\n```\n"));
+    }
+    out
+}
+
+/// The record of an answer refused before any run.
+fn refused(
+    s: &mut Runs,
+    failure: &Failure,
+    ctx: &Step,
+    depth: usize,
+    why: String,
+    exchange: Option<Exchange>,
+) -> Attempt {
+    s.attempt_no += 1;
+    Attempt {
+        attempt: s.attempt_no,
+        test: failure.test.clone(),
+        step: depth,
+        category: ctx.category,
+        file: failure
+            .location
+            .as_ref()
+            .map(|l| l.file.clone())
+            .unwrap_or_default(),
+        rule: candidate::RULE.to_string(),
+        title: format!(
+            "answer of {}",
+            s.llm.as_ref().map_or("", |l| l.config.model.as_str())
+        ),
+        safe: false,
+        applicability: super::applicability(false),
+        source: "llm",
+        diff: String::new(),
+        outcome: "refused",
+        broke: Vec::new(),
+        new_failure: Some(why),
+        exit_code: None,
+        stdout_tail: String::new(),
+        stderr_tail: String::new(),
+        timestamp_ms: now_ms(),
+        duration_ms: exchange.as_ref().map_or(0, |e| e.duration_ms),
+        exchange,
+    }
+}
