@@ -409,3 +409,50 @@ fn no_key_means_no_authorization_header() {
                 == 0
     );
 }
+
+#[test]
+fn the_fallback_can_be_turned_on_and_pointed_by_pyproject_toml() {
+    let p = shop();
+    let server = served(vec![answer(RIGHT)]);
+    std::fs::write(
+        p.root.join("pyproject.toml"),
+        format!(
+            "[tool.selfdebug.llm]\nenabled = true\nurl = \"{}\"\nmodel = \"{MODEL}\"\nmax-tokens = 512\n",
+            server.url
+        ),
+    );
+    let out = p
+        .cmd(&["fix", "--json", "--llm-no-cache"])
+        .env("SELFDEBUG_LLM_API_KEY", KEY)
+        .env_remove("SELFDEBUG_LLM")
+        .env_remove("SELFDEBUG_LLM_URL")
+        .env_remove("SELFDEBUG_LLM_MODEL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].body["model"], MODEL);
+    assert_eq!(reqs[0].body["max_tokens"], 512);
+    assert_eq!(p.read("shop.py"), SHOP_FIXED);
+    // `selfdebug config` says where each came from; a flag wins over the file.
+    let shown = p
+        .cmd(&["fix", "--show-settings", "--json", "--llm-max-tokens", "64"])
+        .env_remove("SELFDEBUG_LLM")
+        .output()
+        .unwrap();
+    let s = &json(&shown)["settings"];
+    assert_eq!(
+        s["llm.enabled"],
+        serde_json::json!({"line": 2, "source": "file", "value": true})
+    );
+    assert_eq!(
+        s["llm.url"],
+        serde_json::json!({"line": 3, "source": "file", "value": server.url})
+    );
+    assert_eq!(
+        s["llm.max-tokens"],
+        serde_json::json!({"flag": "--llm-max-tokens", "source": "flag", "value": 64})
+    );
+    support::assert_valid("config.schema.json", None, &[&shown.stdout]);
+}

@@ -121,6 +121,7 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
         (_, true) => Some(false),
         _ => None,
     };
+    let (llm, llm_url, llm_model) = args.llm.given();
     Flags {
         max_attempts: args.max_attempts,
         budget: args.budget.clone(),
@@ -136,6 +137,13 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
         all_or_nothing: tri(args.all_or_nothing, args.no_all_or_nothing),
         backup_dir: args.backup_dir.clone(),
         audit_log: args.audit_log.clone(),
+        sandbox: args.sandbox.then_some(true),
+        install_missing: args.install_missing.then_some(true),
+        llm,
+        llm_url,
+        llm_model,
+        llm_max_calls: args.llm.llm_max_calls,
+        llm_max_tokens: args.llm.llm_max_tokens,
     }
 }
 
@@ -184,7 +192,7 @@ fn run_in(
     if settings.max_attempts == 0 {
         return Err(Stop::bad("--max-attempts must be at least 1"));
     }
-    let (judge, sandbox) = judge_options(args, dry_run)?;
+    let (judge, sandbox) = judge_options(args, &settings, dry_run)?;
     let (pytest_args, notes) = pytest_args::check(&settings.pytest_args).map_err(Stop::bad)?;
     if format != OutputFormat::Json {
         match &settings.file {
@@ -212,10 +220,10 @@ fn run_in(
         notes,
         judge,
         sandbox,
-        install_missing: args.install_missing,
+        install_missing: settings.install_missing,
         selection: settings.selection.clone(),
         exclude: settings.exclude.clone(),
-        llm: args.llm.config(),
+        llm: args.llm.config(&settings.llm),
     };
     let report = if dry_run {
         session::dry_run(&opts)?
@@ -273,9 +281,10 @@ fn run_in(
 /// `--cmd` with its output checks, and `--sandbox`: checked before anything runs.
 fn judge_options(
     args: &FixArgs,
+    settings: &Settings,
     dry_run: bool,
 ) -> Result<(Option<CommandJudge>, Option<Sandbox>), Stop> {
-    if args.install_missing && dry_run {
+    if settings.install_missing && dry_run {
         return Err(Stop::bad(
             "--install-missing changes the interpreter's packages; a dry run changes nothing",
         ));
@@ -317,7 +326,7 @@ fn judge_options(
             Some(CommandJudge::new(line, checks).map_err(Stop::bad)?)
         }
     };
-    let sandbox = if args.sandbox {
+    let sandbox = if settings.sandbox {
         Some(Sandbox::find().map_err(|message| Stop {
             status: "error",
             code: exit::ENVIRONMENT,

@@ -1,5 +1,6 @@
 //! The `--llm*` flags of `fix` and the environment variables behind them.
 
+use crate::config::LlmSettings;
 use crate::llm::{self, LlmConfig};
 
 const HEADING: &str = "LLM fallback (off by default)";
@@ -20,27 +21,58 @@ pub struct LlmArgs {
     /// Model name (env SELFDEBUG_LLM_MODEL; default gpt-4o-mini).
     #[arg(long, value_name = "NAME", help_heading = HEADING)]
     pub llm_model: Option<String>,
-    /// Requests per run at most (answers from the cache are free).
-    #[arg(long, value_name = "N", default_value_t = llm::DEFAULT_MAX_CALLS, help_heading = HEADING)]
-    pub llm_max_calls: u32,
-    /// `max_tokens` of each request.
-    #[arg(long, value_name = "N", default_value_t = llm::DEFAULT_MAX_TOKENS, help_heading = HEADING,
+    /// Requests per run at most (default 6; answers from the cache are free).
+    #[arg(long, value_name = "N", help_heading = HEADING)]
+    pub llm_max_calls: Option<u32>,
+    /// `max_tokens` of each request (default 2048).
+    #[arg(long, value_name = "N", help_heading = HEADING,
           value_parser = clap::value_parser!(u32).range(1..))]
-    pub llm_max_tokens: u32,
+    pub llm_max_tokens: Option<u32>,
     /// Neither read nor write the answer cache (~/.cache/selfdebug/llm/).
     #[arg(long, help_heading = HEADING)]
     pub llm_no_cache: bool,
 }
 
 impl LlmArgs {
-    /// The configuration, or none when the fallback is off.
-    pub fn config(&self) -> Option<LlmConfig> {
-        if !(self.llm || llm::enabled_by_env()) {
+    /// What the flags and the `SELFDEBUG_LLM*` variables say (they win over the file's
+    /// `[tool.selfdebug.llm]`): `(--llm, --llm-url, --llm-model)` with the name that said each.
+    #[allow(clippy::type_complexity)]
+    pub fn given(
+        &self,
+    ) -> (
+        Option<(bool, &'static str)>,
+        Option<(String, &'static str)>,
+        Option<(String, &'static str)>,
+    ) {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let on = if self.llm {
+            Some((true, "--llm"))
+        } else if llm::enabled_by_env() {
+            Some((true, "SELFDEBUG_LLM"))
+        } else {
+            None
+        };
+        let url = self
+            .llm_url
+            .clone()
+            .map(|u| (u, "--llm-url"))
+            .or_else(|| env("SELFDEBUG_LLM_URL").map(|u| (u, "SELFDEBUG_LLM_URL")));
+        let model = self
+            .llm_model
+            .clone()
+            .map(|m| (m, "--llm-model"))
+            .or_else(|| env("SELFDEBUG_LLM_MODEL").map(|m| (m, "SELFDEBUG_LLM_MODEL")));
+        (on, url, model)
+    }
+
+    /// The client's configuration from the merged settings, or none when the fallback is off.
+    pub fn config(&self, s: &LlmSettings) -> Option<LlmConfig> {
+        if !s.enabled {
             return None;
         }
-        let mut c = LlmConfig::from_env(self.llm_url.clone(), self.llm_model.clone());
-        c.max_calls = self.llm_max_calls;
-        c.max_tokens = self.llm_max_tokens;
+        let mut c = LlmConfig::from_env(Some(s.url.clone()), Some(s.model.clone()));
+        c.max_calls = s.max_calls;
+        c.max_tokens = s.max_tokens;
         c.cache = !self.llm_no_cache;
         Some(c)
     }

@@ -22,13 +22,13 @@ use tree::{Located, Node};
 
 pub use glob::Pattern;
 pub use select::{RuleSelection, Selector};
-pub use settings::{Flags, Settings, SettingsError, Shown, Source};
+pub use settings::{Flags, LlmSettings, Settings, SettingsError, Shown, Source};
 
 /// The file names looked for in the root, strongest first.
 pub const FILES: [&str; 3] = [".selfdebug.toml", "selfdebug.toml", "pyproject.toml"];
 
 /// The keys of the settings table, sorted (for "did you mean" and the docs).
-pub const KEYS: [&str; 17] = [
+pub const KEYS: [&str; 19] = [
     "all-or-nothing",
     "allow-tests",
     "audit-log",
@@ -37,19 +37,21 @@ pub const KEYS: [&str; 17] = [
     "extend-exclude",
     "extend-select",
     "ignore",
+    "install-missing",
     "llm",
     "max-attempts",
     "pytest-args",
     "python",
     "safe-only",
+    "sandbox",
     "select",
     "test-timeout",
     "time-budget",
     "timeout",
 ];
 
-/// The keys of the `llm` sub-table: stored for the LLM fallback, not used yet.
-pub const LLM_KEYS: [&str; 4] = ["enabled", "max-calls", "model", "url"];
+/// The keys of the `llm` sub-table (the LLM fallback's settings).
+pub const LLM_KEYS: [&str; 5] = ["enabled", "max-calls", "max-tokens", "model", "url"];
 
 /// A value and the 1-based line it was written on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,14 +80,15 @@ impl ConfigFile {
     }
 }
 
-/// `[tool.selfdebug.llm]`: the OpenAI-compatible fallback's settings (read and shown; the
-/// fallback itself does not exist yet).
+/// `[tool.selfdebug.llm]`: the OpenAI-compatible fallback's settings. The key is never
+/// read from a file (only from the environment), so a committed pyproject.toml cannot leak it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LlmConfig {
     pub enabled: Option<At<bool>>,
     pub url: Option<At<String>>,
     pub model: Option<At<String>>,
     pub max_calls: Option<At<u32>>,
+    pub max_tokens: Option<At<u32>>,
 }
 
 /// What the file says; `None` or empty: not set there.
@@ -109,6 +112,8 @@ pub struct Config {
     /// Absolute (relative paths are resolved against the file's directory).
     pub backup_dir: Option<At<PathBuf>>,
     pub audit_log: Option<At<PathBuf>>,
+    pub sandbox: Option<At<bool>>,
+    pub install_missing: Option<At<bool>>,
     pub selection: RuleSelection,
     pub extend_exclude: Vec<At<Pattern>>,
     pub llm: LlmConfig,
@@ -370,6 +375,8 @@ impl Reader<'_> {
                 "all-or-nothing" => c.all_or_nothing = Some(self.boolean(k, v)?),
                 "backup-dir" => c.backup_dir = Some(self.path(k, v)?),
                 "audit-log" => c.audit_log = Some(self.path(k, v)?),
+                "sandbox" => c.sandbox = Some(self.boolean(k, v)?),
+                "install-missing" => c.install_missing = Some(self.boolean(k, v)?),
                 "python" => {
                     let s = self.string(k, v)?;
                     if s.value.is_empty() {
@@ -464,6 +471,7 @@ impl Reader<'_> {
                 "url" => llm.url = Some(self.string(&name, v)?),
                 "model" => llm.model = Some(self.string(&name, v)?),
                 "max-calls" => llm.max_calls = Some(self.int32(&name, v, 0)?),
+                "max-tokens" => llm.max_tokens = Some(self.int32(&name, v, 1)?),
                 _ => return Err(self.unknown(key, &LLM_KEYS, &table)),
             }
         }

@@ -27,6 +27,26 @@ pub struct Flags {
     pub all_or_nothing: Option<bool>,
     pub backup_dir: Option<PathBuf>,
     pub audit_log: Option<PathBuf>,
+    pub sandbox: Option<bool>,
+    pub install_missing: Option<bool>,
+    /// `--llm` or `SELFDEBUG_LLM=1`, with the name that said it.
+    pub llm: Option<(bool, &'static str)>,
+    /// `--llm-url`, else `SELFDEBUG_LLM_URL` (with the name that said it); likewise the model.
+    pub llm_url: Option<(String, &'static str)>,
+    pub llm_model: Option<(String, &'static str)>,
+    pub llm_max_calls: Option<u32>,
+    pub llm_max_tokens: Option<u32>,
+}
+
+/// The LLM fallback's settings after the merge (the key is only ever read from the
+/// environment, by [`crate::llm::LlmConfig::from_env`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LlmSettings {
+    pub enabled: bool,
+    pub url: String,
+    pub model: String,
+    pub max_calls: u32,
+    pub max_tokens: u32,
 }
 
 /// Where a setting's value came from.
@@ -69,7 +89,9 @@ pub struct Settings {
     pub audit_log: Option<PathBuf>,
     pub selection: RuleSelection,
     pub exclude: Vec<Pattern>,
-    pub llm: LlmConfig,
+    pub sandbox: bool,
+    pub install_missing: bool,
+    pub llm: LlmSettings,
     /// Every setting in `selfdebug config`'s order (sorted by key).
     pub shown: Vec<Shown>,
     /// The ids of the rules (built in and the project's) that the selection turns off.
@@ -220,29 +242,14 @@ impl Settings {
             texts(&sel.ignore),
             sel.ignore.first().map(|s| s.line),
         );
-        let llm = &config.llm;
-        m.file_only(
-            "llm.enabled",
-            json!(llm.enabled.as_ref().is_some_and(|a| a.value)),
-            llm.enabled.as_ref().map(|a| a.line),
+        let install_missing = m.pick(
+            "install-missing",
+            ("--install-missing", flags.install_missing),
+            config.install_missing.as_ref(),
+            false,
+            |v| json!(v),
         );
-        m.file_only(
-            "llm.max-calls",
-            llm.max_calls
-                .as_ref()
-                .map_or(Value::Null, |a| json!(a.value)),
-            llm.max_calls.as_ref().map(|a| a.line),
-        );
-        m.file_only(
-            "llm.model",
-            llm.model.as_ref().map_or(Value::Null, |a| json!(a.value)),
-            llm.model.as_ref().map(|a| a.line),
-        );
-        m.file_only(
-            "llm.url",
-            llm.url.as_ref().map_or(Value::Null, |a| json!(a.value)),
-            llm.url.as_ref().map(|a| a.line),
-        );
+        let llm = resolve_llm(&mut m, &config.llm, flags);
         let max_attempts = m.pick(
             "max-attempts",
             ("--max-attempts", flags.max_attempts),
@@ -275,6 +282,13 @@ impl Settings {
             "safe-only",
             ("--safe-only", flags.safe_only),
             config.safe_only.as_ref(),
+            false,
+            |v| json!(v),
+        );
+        let sandbox = m.pick(
+            "sandbox",
+            ("--sandbox", flags.sandbox),
+            config.sandbox.as_ref(),
             false,
             |v| json!(v),
         );
@@ -332,7 +346,9 @@ impl Settings {
                 .iter()
                 .map(|p| p.value.clone())
                 .collect(),
-            llm: config.llm.clone(),
+            sandbox,
+            install_missing,
+            llm,
             shown: m.shown,
             rules_off: rules
                 .rules()
@@ -366,4 +382,59 @@ impl std::fmt::Display for SettingsError {
 /// pattern.
 pub fn excluded_by<'a>(patterns: &'a [Pattern], rel: &str) -> Option<&'a Pattern> {
     patterns.iter().find(|p| p.matches(rel))
+}
+
+/// `[tool.selfdebug.llm]` under the flags and the `SELFDEBUG_LLM*` variables.
+fn resolve_llm(m: &mut Merge, file: &LlmConfig, flags: &Flags) -> LlmSettings {
+    let (on, on_name) = flags.llm.map_or((None, "--llm"), |(v, n)| (Some(v), n));
+    let enabled = m.pick(
+        "llm.enabled",
+        (on_name, on),
+        file.enabled.as_ref(),
+        false,
+        |v| json!(v),
+    );
+    let max_calls = m.pick(
+        "llm.max-calls",
+        ("--llm-max-calls", flags.llm_max_calls),
+        file.max_calls.as_ref(),
+        crate::llm::DEFAULT_MAX_CALLS,
+        |v| json!(v),
+    );
+    let max_tokens = m.pick(
+        "llm.max-tokens",
+        ("--llm-max-tokens", flags.llm_max_tokens),
+        file.max_tokens.as_ref(),
+        crate::llm::DEFAULT_MAX_TOKENS,
+        |v| json!(v),
+    );
+    let (model, model_name) = flags
+        .llm_model
+        .clone()
+        .map_or((None, "--llm-model"), |(v, n)| (Some(v), n));
+    let model = m.pick(
+        "llm.model",
+        (model_name, model),
+        file.model.as_ref(),
+        crate::llm::DEFAULT_MODEL.to_string(),
+        |v| json!(v),
+    );
+    let (url, url_name) = flags
+        .llm_url
+        .clone()
+        .map_or((None, "--llm-url"), |(v, n)| (Some(v), n));
+    let url = m.pick(
+        "llm.url",
+        (url_name, url),
+        file.url.as_ref(),
+        crate::llm::DEFAULT_URL.to_string(),
+        |v| json!(v),
+    );
+    LlmSettings {
+        enabled,
+        url,
+        model,
+        max_calls,
+        max_tokens,
+    }
 }
