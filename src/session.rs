@@ -26,6 +26,8 @@ use crate::transform::stdlib::Stdlib;
 use crate::transform::ProbeFacts;
 use crate::verdict::{self, Verdict};
 
+mod search;
+
 /// What the user asked for.
 pub struct Options {
     pub root: ProjectRoot,
@@ -56,12 +58,17 @@ pub struct Options {
     pub backup_dir: Option<PathBuf>,
     /// Wall time for the whole run: no candidate is started that cannot finish within it.
     pub time_budget: Duration,
+    /// Wall time of the search over small edits, per failure (`--search-time`).
+    pub search_time: Duration,
     /// Said to the user in the report (pytest arguments set aside, ...).
     pub notes: Vec<String>,
 }
 
 /// `--time-budget` when none is given: a CI job or a hook gets its answer within 15 minutes.
 pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(900);
+
+/// `--search-time` when none is given (see [`search`]).
+pub const DEFAULT_SEARCH_TIME: Duration = Duration::from_secs(60);
 
 /// Why the session could not run at all. Nothing is left changed in any of these cases.
 #[derive(Debug)]
@@ -262,6 +269,10 @@ pub struct FailureOutcome {
     /// Why it is not fixed, or what to do instead (escalations).
     pub reason: Option<String>,
     pub probe: Option<ProbeReport>,
+    /// Wrong-output failures: the statements the test spectrum ranks most suspicious, best
+    /// first (see [`crate::localize`]), whether or not a fix was found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suspicious: Vec<crate::localize::Suspicious>,
 }
 
 pub struct Report {
@@ -683,6 +694,7 @@ pub fn run_loop(
                     h.describe()
                 )),
                 probe: None,
+                suspicious: Vec::new(),
             }
         })
         .collect();
@@ -735,9 +747,11 @@ pub fn run_loop(
             first_probe: None,
             reason: None,
             flaky: false,
+            suspicious: Vec::new(),
         };
         let result = work_on(&mut s, ws, &mut ctx, &failure, 0)?;
         outcome.probe = ctx.first_probe.take();
+        outcome.suspicious = std::mem::take(&mut ctx.suspicious);
         let reason = ctx.reason.take();
         let flaky = ctx.flaky;
         match result {
@@ -791,7 +805,10 @@ pub fn run_loop(
             titles: vec![c.fix.title.clone()],
             safe: c.safe,
             applicability: applicability(c.safe),
-            review: review_notes(rules, std::slice::from_ref(&c.fix.rule)),
+            review: review_notes(rules, std::slice::from_ref(&c.fix.rule))
+                .into_iter()
+                .chain(search::review(&c.fix))
+                .collect(),
             validated: true,
             diff: c.diff.clone(),
             diff_encoding: c.diff_encoding,
@@ -895,6 +912,8 @@ struct Step<'a> {
     reason: Option<String>,
     /// The failure did not come back when the unchanged code ran again.
     flaky: bool,
+    /// What the search's localization ranked (reported with the failure).
+    suspicious: Vec<crate::localize::Suspicious>,
 }
 
 /// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
@@ -952,6 +971,10 @@ fn work_on(
         stdlib: &s.stdlib,
     }) {
         Ok(c) => c,
+        // Wrong output and failures no rule knows: the search over small edits.
+        Err(e) if depth == 0 && search::applies(s, ctx, failure, &e) => {
+            return search::search(s, ws, ctx, failure, &e);
+        }
         Err(e) => {
             ctx.reason.get_or_insert(e.to_string());
             return Ok(None);
@@ -1481,6 +1504,7 @@ fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {
         status: "no_candidate",
         reason: None,
         probe: None,
+        suspicious: Vec::new(),
     }
 }
 

@@ -138,6 +138,9 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
         time_budget: args
             .time_budget
             .map_or(session::DEFAULT_TIME_BUDGET, Duration::from_secs),
+        search_time: args
+            .search_time
+            .map_or(session::DEFAULT_SEARCH_TIME, Duration::from_secs),
         notes,
     };
     let report = if dry_run {
