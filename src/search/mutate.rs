@@ -274,8 +274,16 @@ impl Mutator<'_> {
                     self.operator("compare", cmp_symbol(op), prev..r.start, false);
                     prev = r.end;
                 }
-                for operand in std::iter::once(c.left.as_ref()).chain(&c.comparators) {
-                    self.plus_minus_one(operand);
+                // Against a literal (`n == 1`), only the literal moves: `n + 1 == 1` says
+                // `n == 0` the way nobody writes it.
+                let operands = || std::iter::once(c.left.as_ref()).chain(&c.comparators);
+                if !operands()
+                    .any(|o| int_literal(self.text, o).is_some() || is_negative_literal(o))
+                {
+                    // Moving an operand is rarer than fixing the operator (`>=` → `>`).
+                    for operand in operands() {
+                        self.plus_minus_one(operand, 0.5);
+                    }
                 }
             }
             Expr::BinOp(b) => {
@@ -333,15 +341,15 @@ impl Mutator<'_> {
             Expr::Subscript(s) => match s.slice.as_ref() {
                 Expr::Slice(sl) => {
                     for part in [&sl.lower, &sl.upper].into_iter().flatten() {
-                        self.plus_minus_one(part);
+                        self.plus_minus_one(part, 1.0);
                     }
                 }
-                index => self.plus_minus_one(index),
+                index => self.plus_minus_one(index, 1.0),
             },
             Expr::Call(c) => {
                 if matches!(c.func.as_ref(), Expr::Name(n) if n.id.as_str() == "range") {
                     for a in &c.args {
-                        self.plus_minus_one(a);
+                        self.plus_minus_one(a, 1.0);
                     }
                 }
                 self.swap_args(c);
@@ -374,7 +382,7 @@ impl Mutator<'_> {
 
     /// `e` → `e + 1` / `e - 1` for an integer-valued position; `a - 1` → `a`; a literal `n`
     /// → `n + 1` / `n - 1`.
-    fn plus_minus_one(&mut self, e: &Expr) {
+    fn plus_minus_one(&mut self, e: &Expr, scale: f64) {
         let r = rng(e.range());
         match e {
             // A literal is handled by `constant` (±1 there), wherever it is.
@@ -396,7 +404,7 @@ impl Mutator<'_> {
                     "plus-minus-one",
                     format!("drop `{op} {k}`"),
                     vec![Edit::deletion(left_end..r.end)],
-                    1.0,
+                    scale,
                 );
             }
             _ => {
@@ -411,7 +419,7 @@ impl Mutator<'_> {
                         "plus-minus-one",
                         format!("`{}` → `{} {op}`", one_line(&inner), one_line(&wrapped)),
                         vec![Edit::replacement(r.clone(), format!("{wrapped} {op}"))],
-                        w,
+                        w * scale,
                     );
                 }
             }
@@ -649,6 +657,10 @@ fn int_literal(text: &str, e: &Expr) -> Option<i64> {
         }
         _ => None,
     }
+}
+
+fn is_negative_literal(e: &Expr) -> bool {
+    matches!(e, Expr::UnaryOp(u) if matches!(u.op, UnaryOp::USub) && matches!(u.operand.as_ref(), Expr::Constant(_)))
 }
 
 fn cmp_symbol(op: &CmpOp) -> &'static str {

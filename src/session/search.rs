@@ -3,7 +3,8 @@
 //! error no rule knows, or a `RecursionError`), one coverage run ranks the statements
 //! ([`crate::localize`]) and the ranked candidates are proven like any other:
 //!
-//! 1. the failing test alone, with `-x` (a wrong guess fails fast);
+//! 1. the failing test, with every other failing test that ran the edited line, with `-x` (a
+//!    wrong guess fails fast; one edit must account for all of them);
 //! 2. the passing tests that ran the edited line, with `-x` (cheap, and where a wrong edit
 //!    shows first);
 //! 3. the whole suite, baseline-aware: no test that passed before may fail.
@@ -32,7 +33,9 @@ const REPORTED: usize = 10;
 /// Whether the search takes over a failure that planning gave up on.
 pub(super) fn applies(s: &Runs, ctx: &Step, failure: &Failure, e: &PlanError) -> bool {
     failure.test.is_some()
-        && ctx.category == Category::Logic
+        // A project's own exception type (`bank.InsufficientFunds`) is `unknown`: raised on a
+        // wrong branch, it is wrong output too.
+        && matches!(ctx.category, Category::Logic | Category::Unknown)
         && !s.opts.safe_only
         && s.opts.validate
         && matches!(
@@ -168,7 +171,19 @@ fn prove(
         .unwrap_or_else(|| cand.original.clone());
     ws.write(&cand.path, &cand.patched)?;
     let started = Instant::now();
-    let targeted: Vec<String> = failure.test.iter().cloned().collect();
+    // Every failing test that runs the edited line must pass: an edit that fixes one of them
+    // and leaves the others failing there is a guess that fits one test (it would be kept,
+    // since the others failed before too, and then block the right fix).
+    let mut targeted: Vec<String> = failure.test.iter().cloned().collect();
+    targeted.extend(
+        covering
+            .iter()
+            .filter(|t| spectrum.tests.get(*t).is_some_and(|c| c.failed))
+            .filter(|t| ctx.current.iter().any(|(c, _)| c == *t))
+            .filter(|t| !targeted.contains(t))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
     let first = s.run_with(ws, &targeted, &["-x"], Phase::Candidate)?;
     let mut attempt = s.attempt_record(failure, ctx.category, 0, cand, &first);
     let mut accepted = None;
