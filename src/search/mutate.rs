@@ -458,7 +458,8 @@ impl Mutator<'_> {
                         );
                     }
                     // The two directions share the family's prior, like other families' alternatives.
-                    for (m, w) in [(n + 1, 0.5), (n - 1, 0.5)] {
+                    let alternatives = [(n.checked_add(1), 0.5), (n.checked_sub(1), 0.5)];
+                    for (m, w) in alternatives.into_iter().filter_map(|(m, w)| Some((m?, w))) {
                         if m < 0 || (addend && m == 0) {
                             continue; // `-1` as a literal would be a new unary expression
                         }

@@ -184,7 +184,7 @@ fn prove(
             .cloned()
             .collect::<Vec<_>>(),
     );
-    let first = s.run_with(ws, &targeted, &["-x"], Phase::Candidate)?;
+    let first = s.run_candidate(ws, &targeted)?;
     let mut attempt = s.attempt_record(failure, ctx.category, 0, cand, &first);
     let mut accepted = None;
     if first.timed_out {
@@ -199,7 +199,7 @@ fn prove(
         let neighbours = if passing.is_empty() {
             Verdict::Green
         } else {
-            let run = s.run_with(ws, &passing, &["-x"], Phase::Candidate)?;
+            let run = s.run_candidate(ws, &passing)?;
             verdict::read(&run, ws.root())
         };
         match neighbours {
@@ -250,6 +250,9 @@ fn prove(
             f.exc_type,
             f.msg.lines().next().unwrap_or("")
         ));
+        if f.exc_type == crate::plugin::TIMEOUT_EXC {
+            attempt.outcome = "timeout"; // the mutant made the test hang
+        }
     }
     attempt.duration_ms = started.elapsed().as_millis() as u64;
     ctx.attempts.push(attempt);
@@ -276,7 +279,40 @@ pub(super) fn review(fix: &edit::Fix) -> Vec<String> {
     out
 }
 
+/// A search candidate's per-test limit is at most this many times the baseline's whole run
+/// (and at least [`MIN_CANDIDATE_TEST_LIMIT`]): a mutant that turns a loop endless (`n -= 1` →
+/// `n += 1`) is common, and must not cost the full `--test-timeout` each time.
+const CANDIDATE_TEST_LIMIT_FACTOR: u32 = 3;
+const MIN_CANDIDATE_TEST_LIMIT: Duration = Duration::from_secs(5);
+
 impl Runs<'_> {
+    /// A targeted run of `node_ids` with `-x`, under the candidate's per-test limit.
+    fn run_candidate(
+        &mut self,
+        ws: &dyn Workspace,
+        node_ids: &[String],
+    ) -> Result<PytestRun, SessionError> {
+        let mut spec = RunSpec::new(ws.root());
+        spec.node_ids = node_ids.to_vec();
+        spec.extra_args = vec!["-x".to_string()];
+        spec.extra_args
+            .extend(self.opts.pytest_args.iter().cloned());
+        for t in &self.deselect {
+            spec.extra_args
+                .extend(["--deselect".to_string(), t.clone()]);
+        }
+        spec.env = ws.env();
+        spec.timeout = self.run_timeout();
+        let short = (self.baseline * CANDIDATE_TEST_LIMIT_FACTOR).max(MIN_CANDIDATE_TEST_LIMIT);
+        spec.test_timeout = Some(self.test_limit(spec.timeout).min(short));
+        let run = runner::run_pytest(&self.python, &spec)
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        self.count += 1;
+        self.total += run.duration;
+        self.add_phase(Phase::Candidate, run.duration);
+        Ok(run)
+    }
+
     /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs).
     fn coverage(
         &mut self,
