@@ -24,7 +24,8 @@ pub struct Candidate {
     pub category: Category,
     /// Whether the rule is marked safe (tried even under `--safe-only`).
     pub safe: bool,
-    /// `rule` (rules/*.toml) or `llm` (the opt-in model fallback).
+    /// `rule` (rules/*.toml), `search` (the search over small edits for wrong output) or
+    /// `llm` (the opt-in model fallback).
     pub source: &'static str,
     /// Unified diff of the original bytes (see [`edit::unified_diff_bytes`]).
     pub diff: String,

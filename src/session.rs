@@ -31,6 +31,7 @@ use crate::transform::ProbeFacts;
 use crate::verdict::{self, Verdict};
 
 mod llm;
+mod search;
 
 /// What the user asked for.
 pub struct Options {
@@ -62,6 +63,8 @@ pub struct Options {
     pub backup_dir: Option<PathBuf>,
     /// Wall time for the whole run: no candidate is started that cannot finish within it.
     pub time_budget: Duration,
+    /// Wall time of the search over small edits, per failure (`--search-time`).
+    pub search_time: Duration,
     /// Said to the user in the report (pytest arguments set aside, ...).
     pub notes: Vec<String>,
     /// `--cmd`: this command is the judge instead of pytest (see [`crate::command`]).
@@ -97,6 +100,9 @@ fn excluded(opts: &Options, rel: &str) -> Option<String> {
 
 /// `--time-budget` when none is given: a CI job or a hook gets its answer within 15 minutes.
 pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(900);
+
+/// `--search-time` when none is given (see [`search`]).
+pub const DEFAULT_SEARCH_TIME: Duration = Duration::from_secs(60);
 
 /// Why the session could not run at all. Nothing is left changed in any of these cases.
 #[derive(Debug)]
@@ -309,6 +315,10 @@ pub struct FailureOutcome {
     /// a `selfdebug.OutputCheckFailed` failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_check: Option<crate::command::OutputMismatch>,
+    /// Wrong-output failures: the statements the test spectrum ranks most suspicious, best
+    /// first (see [`crate::localize`]), whether or not a fix was found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suspicious: Vec<crate::localize::Suspicious>,
 }
 
 pub struct Report {
@@ -747,6 +757,7 @@ pub fn run_loop(
                 )),
                 probe: None,
                 output_check: None,
+                suspicious: Vec::new(),
             }
         })
         .collect();
@@ -853,9 +864,11 @@ pub fn run_loop(
             first_probe: None,
             reason: None,
             flaky: false,
+            suspicious: Vec::new(),
         };
         let result = work_on(&mut s, ws, &mut ctx, &failure, 0)?;
         outcome.probe = ctx.first_probe.take();
+        outcome.suspicious = std::mem::take(&mut ctx.suspicious);
         let reason = ctx.reason.take();
         let flaky = ctx.flaky;
         match result {
@@ -926,7 +939,10 @@ pub fn run_loop(
             source: c.source,
             review: match c.source {
                 "llm" => vec![llm::REVIEW.to_string()],
-                _ => review_notes(rules, std::slice::from_ref(&c.fix.rule)),
+                _ => review_notes(rules, std::slice::from_ref(&c.fix.rule))
+                    .into_iter()
+                    .chain(search::review(&c.fix))
+                    .collect(),
             },
             validated: true,
             diff: c.diff.clone(),
@@ -1044,6 +1060,8 @@ struct Step<'a> {
     reason: Option<String>,
     /// The failure did not come back when the unchanged code ran again.
     flaky: bool,
+    /// What the search's localization ranked (reported with the failure).
+    suspicious: Vec<crate::localize::Suspicious>,
 }
 
 /// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
@@ -1108,6 +1126,15 @@ fn work_on(
         stdlib: &s.stdlib,
     }) {
         Ok(c) => c,
+        // Wrong output and failures no rule knows: the search over small edits first (no
+        // model, every candidate proven); what it cannot fix is the model's when asked for.
+        Err(e) if depth == 0 && search::applies(s, ctx, failure, &e) => {
+            let found = search::search(s, ws, ctx, failure, &e)?;
+            if found.is_some() || model.is_none() || !llm::may_try(&e) {
+                return Ok(found);
+            }
+            Vec::new()
+        }
         // What no rule knows (a wrong result asserted in the test) is the model's to try.
         Err(e) if model.is_some() && llm::may_try(&e) => {
             ctx.reason.get_or_insert(e.to_string());
@@ -1797,6 +1824,7 @@ fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {
         reason: None,
         probe: None,
         output_check: None,
+        suspicious: Vec::new(),
     }
 }
 

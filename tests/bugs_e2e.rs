@@ -148,6 +148,9 @@ fn fix(root: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_selfdebug"))
         .arg("fix")
         .args(args)
+        // The search's default wall time is sized for a hook on an idle machine; here the
+        // outcome must not depend on the load, so it ends when its candidates do.
+        .args(["--search-time", "900"])
         .arg("--backup-dir")
         .arg(root.parent().unwrap().join("backups"))
         .arg("--root")

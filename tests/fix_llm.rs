@@ -420,7 +420,8 @@ fn the_fallback_can_be_turned_on_and_pointed_by_pyproject_toml() {
             "[tool.selfdebug.llm]\nenabled = true\nurl = \"{}\"\nmodel = \"{MODEL}\"\nmax-tokens = 512\n",
             server.url
         ),
-    );
+    )
+    .unwrap();
     let out = p
         .cmd(&["fix", "--json", "--llm-no-cache"])
         .env("SELFDEBUG_LLM_API_KEY", KEY)

@@ -128,6 +128,7 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
         timeout: args.python.timeout,
         test_timeout: args.test_timeout,
         time_budget: args.time_budget,
+        search_time: args.search_time,
         // Typed relative to where the user is; pytest runs in the root.
         pytest_args: (!args.pytest_args.is_empty())
             .then(|| root.rebase_args(&args.pytest_args, cwd)),
@@ -217,6 +218,7 @@ fn run_in(
         budgets: settings.budgets.clone(),
         backup_dir: settings.backup_dir.clone(),
         time_budget: settings.time_budget,
+        search_time: settings.search_time,
         notes,
         judge,
         sandbox,

@@ -166,6 +166,10 @@ pub struct FixArgs {
     /// `time budget used up`.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub time_budget: Option<u64>,
+    /// Seconds the search over small edits may spend on one wrong-output failure (default 60;
+    /// see the README's "Wrong output" section). Within --time-budget.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub search_time: Option<u64>,
     /// Keep no fix unless every failure is fixed (`--no-all-or-nothing` undoes the file's).
     #[arg(long, overrides_with = "no_all_or_nothing")]
     pub all_or_nothing: bool,

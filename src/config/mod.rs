@@ -28,7 +28,7 @@ pub use settings::{Flags, LlmSettings, Settings, SettingsError, Shown, Source};
 pub const FILES: [&str; 3] = [".selfdebug.toml", "selfdebug.toml", "pyproject.toml"];
 
 /// The keys of the settings table, sorted (for "did you mean" and the docs).
-pub const KEYS: [&str; 19] = [
+pub const KEYS: [&str; 20] = [
     "all-or-nothing",
     "allow-tests",
     "audit-log",
@@ -44,6 +44,7 @@ pub const KEYS: [&str; 19] = [
     "python",
     "safe-only",
     "sandbox",
+    "search-time",
     "select",
     "test-timeout",
     "time-budget",
@@ -102,6 +103,7 @@ pub struct Config {
     pub timeout: Option<At<u64>>,
     pub test_timeout: Option<At<u64>>,
     pub time_budget: Option<At<u64>>,
+    pub search_time: Option<At<u64>>,
     pub pytest_args: Option<At<Vec<String>>>,
     /// Resolved against the file's directory when it has a `/`; a bare name is looked up on
     /// PATH (as `--python python3.12`).
@@ -370,6 +372,7 @@ impl Reader<'_> {
                 "timeout" => c.timeout = Some(self.int(k, v, 1)?),
                 "test-timeout" => c.test_timeout = Some(self.int(k, v, 1)?),
                 "time-budget" => c.time_budget = Some(self.int(k, v, 1)?),
+                "search-time" => c.search_time = Some(self.int(k, v, 1)?),
                 "safe-only" => c.safe_only = Some(self.boolean(k, v)?),
                 "allow-tests" => c.allow_tests = Some(self.boolean(k, v)?),
                 "all-or-nothing" => c.all_or_nothing = Some(self.boolean(k, v)?),

@@ -19,6 +19,7 @@ pub struct Flags {
     pub timeout: Option<u64>,
     pub test_timeout: Option<u64>,
     pub time_budget: Option<u64>,
+    pub search_time: Option<u64>,
     /// After `--` (already rebased onto the root); `None` when nothing followed `--`.
     pub pytest_args: Option<Vec<String>>,
     pub python: Option<PathBuf>,
@@ -79,6 +80,8 @@ pub struct Settings {
     pub timeout: Option<Duration>,
     pub test_timeout: Duration,
     pub time_budget: Duration,
+    /// Per wrong-output failure, for the search over small edits.
+    pub search_time: Duration,
     /// Not yet checked by [`crate::pytest_args::check`].
     pub pytest_args: Vec<String>,
     pub python: Option<PathBuf>,
@@ -292,6 +295,13 @@ impl Settings {
             false,
             |v| json!(v),
         );
+        let search_time = m.pick(
+            "search-time",
+            ("--search-time", flags.search_time),
+            config.search_time.as_ref(),
+            crate::session::DEFAULT_SEARCH_TIME.as_secs(),
+            |v| json!(v),
+        );
         m.file_only(
             "select",
             sel.select.as_deref().map_or(json!(["ALL"]), texts),
@@ -333,6 +343,7 @@ impl Settings {
             timeout: timeout.map(Duration::from_secs),
             test_timeout: Duration::from_secs(test_timeout),
             time_budget: Duration::from_secs(time_budget),
+            search_time: Duration::from_secs(search_time),
             pytest_args,
             python,
             safe_only,

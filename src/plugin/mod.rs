@@ -1,5 +1,7 @@
 //! selfdebug's own pytest plugin (`_selfdebug_pytest.py`, embedded in the binary): a per-test
-//! time limit that fails a stuck test where it is stuck, so one hang cannot stall a run.
+//! time limit that fails a stuck test where it is stuck, so one hang cannot stall a run. Beside
+//! it, `_selfdebug_cover.py` records per-test line coverage for fault localization; it is loaded
+//! only into the runs that ask for it.
 //!
 //! The module is written once into a private directory (`~/.cache/selfdebug/plugin/<hash>/`,
 //! 0700 and owned by the user, since a directory others can write would let them run code in
@@ -15,6 +17,13 @@ pub const MODULE: &str = "_selfdebug_pytest";
 /// The plugin's source.
 pub const SOURCE: &str = include_str!("_selfdebug_pytest.py");
 
+/// The coverage plugin's module name (`-p COVER_MODULE`, only for localization runs; see
+/// [`crate::localize`]). It lives in the same private directory.
+pub const COVER_MODULE: &str = "_selfdebug_cover";
+
+/// The coverage plugin's source.
+pub const COVER_SOURCE: &str = include_str!("_selfdebug_cover.py");
+
 /// The exception type a timed-out test fails with, as pytest prints it.
 pub const TIMEOUT_EXC: &str = "_selfdebug_pytest.PerTestTimeout";
 
@@ -26,7 +35,8 @@ pub fn dir() -> Option<&'static Path> {
 }
 
 fn install() -> Option<PathBuf> {
-    let hash = crate::journal::hash(SOURCE.as_bytes());
+    let files = [(MODULE, SOURCE), (COVER_MODULE, COVER_SOURCE)];
+    let hash = crate::journal::hash(format!("{SOURCE}\0{COVER_SOURCE}").as_bytes());
     let name = format!("plugin-{}", &hash[..12.min(hash.len())]);
     let mut bases = Vec::new();
     if let Some(cache) = crate::runner::cache_home() {
@@ -40,18 +50,29 @@ fn install() -> Option<PathBuf> {
         if !crate::runner::private_dir(&dir) {
             continue;
         }
-        let file = dir.join(format!("{MODULE}.py"));
-        if std::fs::read(&file).is_ok_and(|b| b == SOURCE.as_bytes()) {
+        if files
+            .iter()
+            .all(|(module, source)| write_module(&dir, module, source))
+        {
             return Some(dir);
         }
-        // Written beside and renamed, so a concurrent run never imports half a file.
-        let tmp = dir.join(format!(".{MODULE}.{}.tmp", std::process::id()));
-        if std::fs::write(&tmp, SOURCE).is_ok() && std::fs::rename(&tmp, &file).is_ok() {
-            return Some(dir);
-        }
-        let _ = std::fs::remove_file(&tmp);
     }
     None
+}
+
+/// `dir/module.py` holds `source` (already, or now).
+fn write_module(dir: &Path, module: &str, source: &str) -> bool {
+    let file = dir.join(format!("{module}.py"));
+    if std::fs::read(&file).is_ok_and(|b| b == source.as_bytes()) {
+        return true;
+    }
+    // Written beside and renamed, so a concurrent run never imports half a file.
+    let tmp = dir.join(format!(".{module}.{}.tmp", std::process::id()));
+    if std::fs::write(&tmp, source).is_ok() && std::fs::rename(&tmp, &file).is_ok() {
+        return true;
+    }
+    let _ = std::fs::remove_file(&tmp);
+    false
 }
 
 /// A test that a run's backstop caught stuck in code that never returned to Python (the

@@ -249,6 +249,16 @@ pub fn human_log(report: &Report) -> String {
                 let _ = writeln!(out, "  probe: the failing line was not reached");
             }
         }
+        if !f.suspicious.is_empty() {
+            // The localization alone points a person at the likely line, fixed or not.
+            let top: Vec<String> = f
+                .suspicious
+                .iter()
+                .take(5)
+                .map(|s| format!("{}:{} ({:.2})", s.file, s.line, s.score))
+                .collect();
+            let _ = writeln!(out, "  suspicious lines: {}", top.join(", "));
+        }
         for a in report.attempts.iter().filter(|a| a.test == f.test) {
             let what = match a.outcome {
                 "accepted" => "proven: the test passes and nothing else broke".to_string(),

@@ -1,0 +1,157 @@
+//! A ranked search over small edits for failures no rule repairs: a wrong result caught by the
+//! test's own `assert`, a `raise` in project code on a wrong branch, a `RecursionError`.
+//!
+//! Input: the suspicious lines of [`crate::localize`]. For the statement on each of the best
+//! [`MAX_LINES`] lines, [`mutate`] proposes typed edits (operators, ±1, bounds, conditions,
+//! variables, constants, arguments, a missing `return`, a deleted statement, a guard); each is
+//! ranked by `suspiciousness × prior` ([`priors`], data in `rules/search/priors.toml`), smaller
+//! edits first among equals, and kept only when the patched file parses. Nothing is run here:
+//! the session proves candidates with pytest (see `session/search.rs`). Every candidate is
+//! unsafe: it guesses intent from the tests.
+
+pub mod mutate;
+pub mod priors;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::edit::{self, Confidence, Fix};
+use crate::localize::Suspicious;
+use crate::plan::{self, Candidate};
+use crate::rules::Category;
+use crate::source::SourceFile;
+use crate::syntax;
+
+use self::priors::Priors;
+
+/// Suspicious lines whose statements are mutated, best first.
+pub const MAX_LINES: usize = 12;
+
+/// Candidates kept at most (the time budget usually ends the search earlier).
+pub const MAX_CANDIDATES: usize = 400;
+
+/// Every search candidate's rule id starts with this (`search-compare-op`, ...).
+pub const RULE_PREFIX: &str = "search-";
+
+/// A candidate and why it ranks where it does.
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    pub candidate: Candidate,
+    pub line: u32,
+    pub family: &'static str,
+    /// The line's suspiciousness.
+    pub score: f64,
+    /// `score × prior`.
+    pub rank: f64,
+    pub size: usize,
+}
+
+/// What to search.
+pub struct SearchInput<'a> {
+    /// The tree to read (the project, or a scratch copy).
+    pub root: &'a Path,
+    pub suspicious: &'a [Suspicious],
+    /// The literal the failing test compares with (`== 2.5`), if any.
+    pub expected: Option<&'a str>,
+    pub allow_tests: bool,
+}
+
+/// Ranked candidates, best first.
+pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
+    let priors = Priors::builtin();
+    let lines: Vec<&Suspicious> = input
+        .suspicious
+        .iter()
+        .filter(|s| s.score > 0.0)
+        .take(MAX_LINES)
+        .collect();
+    let mut by_file: BTreeMap<&str, Vec<&Suspicious>> = BTreeMap::new();
+    for s in &lines {
+        by_file.entry(s.file.as_str()).or_default().push(s);
+    }
+    let mut out: Vec<Ranked> = Vec::new();
+    let mut seen: BTreeSet<Vec<u8>> = BTreeSet::new();
+    for (file, sus) in by_file {
+        let parts: Vec<&str> = file.split('/').collect();
+        if crate::traceback::locate::is_test_file(&parts) && !input.allow_tests {
+            continue;
+        }
+        let Ok(path) = plan::confined_path(input.root, file) else {
+            continue;
+        };
+        let Ok(source) = SourceFile::read(&path) else {
+            continue;
+        };
+        let Ok(module) = syntax::parse(&source) else {
+            continue;
+        };
+        let mut guarded: BTreeSet<usize> = BTreeSet::new();
+        for s in sus {
+            let mut mutants = mutate::mutants(&module, s.line, priors);
+            // One set of guards per function, at its most suspicious line.
+            if let Some((_, Some(f))) = mutate::statement_at(&module, s.line) {
+                use rustpython_parser::ast::Ranged;
+                if guarded.insert(f.range().start().to_usize()) {
+                    mutants.extend(mutate::function_mutants(
+                        &module,
+                        s.line,
+                        input.expected,
+                        priors,
+                    ));
+                }
+            }
+            for m in mutants {
+                let size = m.size();
+                let fix = Fix::new(
+                    format!("{} at {file}:{}", m.title, s.line),
+                    format!("{RULE_PREFIX}{}", m.family),
+                    Confidence::Low,
+                    m.edits,
+                );
+                // Only edits that apply and re-parse become candidates; duplicates go.
+                let Ok(patched) = fix.apply_to(&source) else {
+                    continue;
+                };
+                if patched == source.bytes() || !seen.insert(patched.clone()) {
+                    continue;
+                }
+                let diff = edit::unified_diff_bytes(file, source.bytes(), &patched);
+                out.push(Ranked {
+                    candidate: Candidate {
+                        file: file.to_string(),
+                        fix,
+                        category: Category::Logic,
+                        safe: false,
+                        source: "search",
+                        diff: diff.text,
+                        diff_encoding: diff.encoding,
+                        path: path.clone(),
+                        original: source.bytes().to_vec(),
+                        patched,
+                    },
+                    line: s.line,
+                    family: m.family,
+                    score: s.score,
+                    rank: s.score * m.prior,
+                    size,
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| {
+        b.rank
+            .total_cmp(&a.rank)
+            .then(a.size.cmp(&b.size))
+            .then_with(|| a.candidate.file.cmp(&b.candidate.file))
+            .then(a.line.cmp(&b.line))
+    });
+    out.truncate(MAX_CANDIDATES);
+    out
+}
+
+/// What a reviewer should check in a search patch (the JSON's `review`).
+pub fn review_note() -> String {
+    "a search over small edits guessed intent from the tests: check that the change is what the \
+     code means, not only what the tests pin"
+        .to_string()
+}

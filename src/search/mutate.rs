@@ -1,0 +1,850 @@
+//! Small, typed edits at one statement: the mutation operators of the search (GenProg/PraPR/TBar
+//! family), each a byte-range [`Edit`] list on the parsed text. Nothing here checks that the
+//! result parses: [`crate::edit::Fix::apply_to`] re-parses every candidate and drops the rest.
+
+use std::ops::Range;
+
+use rustpython_parser::ast::{
+    self, BoolOp, CmpOp, Constant, Expr, ExprContext, Operator, Ranged, Stmt, UnaryOp,
+};
+
+use crate::edit::Edit;
+use crate::syntax::walk::{self, Node};
+use crate::syntax::{ParsedModule, MAX_AST_DEPTH};
+
+use super::priors::Priors;
+
+/// Every family of edits, as named in `rules/search/priors.toml`.
+pub const FAMILIES: &[&str] = &[
+    "plus-minus-one",
+    "compare-op",
+    "variable",
+    "arith-op",
+    "constant",
+    "negate",
+    "bool-op",
+    "missing-return",
+    "swap-args",
+    "guard",
+    "delete-stmt",
+];
+
+/// One proposed edit at one statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mutant {
+    pub family: &'static str,
+    /// What changes, e.g. "`<` → `<=`".
+    pub title: String,
+    pub edits: Vec<Edit>,
+    /// Family prior × the weight within the family.
+    pub prior: f64,
+}
+
+impl Mutant {
+    /// Bytes removed plus bytes inserted: smaller edits first among equals.
+    pub fn size(&self) -> usize {
+        self.edits
+            .iter()
+            .map(|e| e.range.len() + e.content.len())
+            .sum()
+    }
+}
+
+fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
+    r.start().to_usize()..r.end().to_usize()
+}
+
+/// The statement that starts on `line` (innermost; a compound statement stands for its header)
+/// and the innermost function around it.
+pub fn statement_at(module: &ParsedModule, line: u32) -> Option<(&Stmt, Option<&Stmt>)> {
+    let starts = module.line_starts();
+    let idx = (line as usize).checked_sub(1)?;
+    let start = *starts.get(idx)?;
+    let end = starts.get(idx + 1).copied().unwrap_or(module.text().len());
+    let roots: Vec<Node> = module.body().iter().map(Node::Stmt).collect();
+    let (mut stmt, mut func) = (None, None);
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        let Node::Stmt(s) = node else { return false };
+        let r = node.range();
+        if r.end < start || r.start >= end {
+            return false;
+        }
+        if r.start >= start {
+            stmt = Some(s);
+        } else if matches!(s, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_)) {
+            func = Some(s);
+        }
+        true
+    });
+    // A decorated def's range starts at the decorator: its own line still names it.
+    let stmt = stmt?;
+    if matches!(
+        stmt,
+        Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_)
+    ) {
+        return None;
+    }
+    Some((stmt, func))
+}
+
+/// Every mutant of the statement on `line`. `expected` is the literal the failing test compares
+/// with, when it does (a guard returns it).
+pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors) -> Vec<Mutant> {
+    let Some((stmt, func)) = statement_at(module, line) else {
+        return Vec::new();
+    };
+    let mut m = Mutator {
+        text: module.text(),
+        priors,
+        out: Vec::new(),
+        func_consts: func
+            .map(|f| constants_of(f, module.text()))
+            .unwrap_or_default(),
+        func_names: func.map(names_of).unwrap_or_default(),
+        addends: Vec::new(),
+    };
+    let mut own = Vec::new();
+    walk::stmt_own_exprs(stmt, &mut own);
+    walk::walk(&own, MAX_AST_DEPTH, |node, _| {
+        if let Node::Expr(Expr::BinOp(b)) = node {
+            if matches!(b.op, Operator::Add | Operator::Sub)
+                && matches!(b.right.as_ref(), Expr::Constant(_))
+            {
+                m.addends.push(rng(b.right.range()));
+            }
+        }
+        true
+    });
+    match stmt {
+        Stmt::If(s) => m.negate_test(&s.test),
+        Stmt::While(s) => m.negate_test(&s.test),
+        Stmt::AugAssign(s) => {
+            let gap = rng(s.target.range()).end..rng(s.value.range()).start;
+            if let Some(sym) = arith_symbol(&s.op) {
+                m.operator("arith", &format!("{sym}="), gap, true);
+            }
+        }
+        _ => {}
+    }
+    walk::walk(&own, MAX_AST_DEPTH, |node, _| {
+        if let Node::Expr(e) = node {
+            m.expr(e);
+        }
+        // Lambdas and nested defs are other code; comprehensions are part of the statement.
+        !matches!(node, Node::Expr(Expr::Lambda(_)))
+    });
+    if let Some(f) = func {
+        m.missing_return(stmt, f);
+    }
+    m.delete(stmt);
+    m.out
+}
+
+/// Mutants of a whole function that belong to no one statement: a None/empty guard on each
+/// parameter, returning `expected` (the test's literal) or `None`.
+pub fn function_mutants(
+    module: &ParsedModule,
+    line: u32,
+    expected: Option<&str>,
+    priors: &Priors,
+) -> Vec<Mutant> {
+    let Some((_, Some(func))) = statement_at(module, line) else {
+        return Vec::new();
+    };
+    let (args, body) = match func {
+        Stmt::FunctionDef(f) => (&f.args, &f.body),
+        Stmt::AsyncFunctionDef(f) => (&f.args, &f.body),
+        _ => return Vec::new(),
+    };
+    let text = module.text();
+    // After a docstring: the guard is the first thing the function does.
+    let first = match body.first() {
+        Some(Stmt::Expr(e)) if matches!(e.value.as_ref(), Expr::Constant(c) if matches!(c.value, Constant::Str(_))) => {
+            body.get(1)
+        }
+        other => other,
+    };
+    let Some(first) = first else {
+        return Vec::new();
+    };
+    let at = rng(first.range()).start;
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let indent = &text[line_start..at];
+    if !indent.chars().all(|c| c == ' ' || c == '\t') {
+        return Vec::new();
+    }
+    let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let inner = if indent.contains('\t') { "\t" } else { "    " };
+    let value = expected.unwrap_or("None");
+    let params: Vec<&str> = args
+        .posonlyargs
+        .iter()
+        .chain(&args.args)
+        .map(|a| a.def.arg.as_str())
+        .filter(|a| !matches!(*a, "self" | "cls"))
+        .collect();
+    let mut out = Vec::new();
+    for p in &params {
+        for (cond, w) in [(format!("not {p}"), 1.0), (format!("{p} is None"), 0.6)] {
+            out.push(Mutant {
+                family: "guard",
+                title: format!("guard `if {cond}: return {value}`"),
+                edits: vec![Edit::insertion(
+                    line_start,
+                    format!("{indent}if {cond}:{nl}{indent}{inner}return {value}{nl}"),
+                )],
+                prior: priors.family("guard") * w / params.len() as f64,
+            });
+        }
+    }
+    out
+}
+
+struct Mutator<'a> {
+    text: &'a str,
+    priors: &'a Priors,
+    out: Vec<Mutant>,
+    /// Literal source texts of the enclosing function (for constant replacement).
+    func_consts: Vec<(ConstKind, String)>,
+    /// Parameters and assigned names of the enclosing function (for variable replacement).
+    func_names: Vec<String>,
+    /// Literals that are the right operand of `+`/`-`: `- 1` → `- 0` is never proposed, the
+    /// whole `- 1` is dropped instead (by [`Mutator::plus_minus_one`] or here).
+    addends: Vec<Range<usize>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ConstKind {
+    Int,
+    Float,
+    Str,
+}
+
+impl Mutator<'_> {
+    fn push(&mut self, family: &'static str, title: String, edits: Vec<Edit>, weight: f64) {
+        let prior = self.priors.family(family) * weight;
+        self.out.push(Mutant {
+            family,
+            title,
+            edits,
+            prior,
+        });
+    }
+
+    fn src(&self, r: &Range<usize>) -> &str {
+        &self.text[r.clone()]
+    }
+
+    /// Replaces the operator written in `gap` (between two operands) by each of its
+    /// alternatives in the priors' `table`.
+    fn operator(&mut self, table: &str, written: &str, gap: Range<usize>, aug: bool) {
+        let Some(op) = op_in_gap(self.text, gap) else {
+            return;
+        };
+        let from = if aug {
+            written.trim_end_matches('=')
+        } else {
+            written
+        };
+        if normalize_ws(self.src(&op)) != written {
+            return;
+        }
+        let family = if table == "compare" {
+            "compare-op"
+        } else {
+            "arith-op"
+        };
+        for (to, w) in self.priors.replacements(table, from) {
+            let to = if aug { format!("{to}=") } else { to };
+            self.push(
+                family,
+                format!("`{written}` → `{to}`"),
+                vec![Edit::replacement(op.clone(), to.clone())],
+                w,
+            );
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match e {
+            Expr::Compare(c) => {
+                let mut prev = rng(c.left.range()).end;
+                for (op, right) in c.ops.iter().zip(&c.comparators) {
+                    let r = rng(right.range());
+                    self.operator("compare", cmp_symbol(op), prev..r.start, false);
+                    prev = r.end;
+                }
+                // Against a literal (`n == 1`), only the literal moves: `n + 1 == 1` says
+                // `n == 0` the way nobody writes it.
+                let operands = || std::iter::once(c.left.as_ref()).chain(&c.comparators);
+                if !operands()
+                    .any(|o| int_literal(self.text, o).is_some() || is_negative_literal(o))
+                {
+                    // Moving an operand is rarer than fixing the operator (`>=` → `>`).
+                    for operand in operands() {
+                        self.plus_minus_one(operand, 0.5);
+                    }
+                }
+            }
+            Expr::BinOp(b) => {
+                if let Some(sym) = arith_symbol(&b.op) {
+                    let gap = rng(b.left.range()).end..rng(b.right.range()).start;
+                    self.operator("arith", sym, gap, false);
+                }
+            }
+            Expr::BoolOp(b) => {
+                let (from, to) = match b.op {
+                    BoolOp::And => ("and", "or"),
+                    BoolOp::Or => ("or", "and"),
+                };
+                for pair in b.values.windows(2) {
+                    let gap = rng(pair[0].range()).end..rng(pair[1].range()).start;
+                    if let Some(op) = op_in_gap(self.text, gap) {
+                        if self.src(&op) == from {
+                            self.push(
+                                "bool-op",
+                                format!("`{from}` → `{to}`"),
+                                vec![Edit::replacement(op, to)],
+                                1.0,
+                            );
+                        }
+                    }
+                }
+                if b.values.len() == 2 {
+                    let (a, z) = (rng(b.values[0].range()), rng(b.values[1].range()));
+                    let whole = rng(b.range);
+                    for (keep, drop) in [(&a, &z), (&z, &a)] {
+                        let keep_text = self.src(keep).to_string();
+                        self.push(
+                            "bool-op",
+                            format!("drop `{}` from the condition", one_line(self.src(drop))),
+                            vec![Edit::replacement(whole.clone(), keep_text)],
+                            0.5,
+                        );
+                    }
+                }
+            }
+            Expr::UnaryOp(u) if matches!(u.op, UnaryOp::Not) => {
+                let start = rng(u.range).start;
+                let operand = rng(u.operand.range()).start;
+                // `not (x)` keeps its parentheses: `(x)`.
+                self.push(
+                    "negate",
+                    "drop `not`".to_string(),
+                    vec![Edit::deletion(
+                        start..operand_start(self.text, start, operand),
+                    )],
+                    1.0,
+                );
+            }
+            Expr::IfExp(i) => self.negate_test(&i.test),
+            Expr::Subscript(s) => match s.slice.as_ref() {
+                Expr::Slice(sl) => {
+                    for part in [&sl.lower, &sl.upper].into_iter().flatten() {
+                        self.plus_minus_one(part, 1.0);
+                    }
+                }
+                index => self.plus_minus_one(index, 1.0),
+            },
+            Expr::Call(c) => {
+                if matches!(c.func.as_ref(), Expr::Name(n) if n.id.as_str() == "range") {
+                    for a in &c.args {
+                        self.plus_minus_one(a, 1.0);
+                    }
+                }
+                self.swap_args(c);
+            }
+            Expr::Constant(c) => self.constant(e, &c.value),
+            Expr::Name(n) if matches!(n.ctx, ExprContext::Load) => self.variable(e, n.id.as_str()),
+            _ => {}
+        }
+    }
+
+    /// `cond` → `not cond`.
+    fn negate_test(&mut self, test: &Expr) {
+        if matches!(test, Expr::UnaryOp(u) if matches!(u.op, UnaryOp::Not)) {
+            return; // dropping the `not` is the negation
+        }
+        let r = rng(test.range());
+        let inner = self.src(&r).to_string();
+        let new = if needs_parens_for_not(test) {
+            format!("not ({inner})")
+        } else {
+            format!("not {inner}")
+        };
+        self.push(
+            "negate",
+            format!("negate `{}`", one_line(&inner)),
+            vec![Edit::replacement(r, new)],
+            1.0,
+        );
+    }
+
+    /// `e` → `e + 1` / `e - 1` for an integer-valued position; `a - 1` → `a`; a literal `n`
+    /// → `n + 1` / `n - 1`.
+    fn plus_minus_one(&mut self, e: &Expr, scale: f64) {
+        let r = rng(e.range());
+        match e {
+            // A literal is handled by `constant` (±1 there), wherever it is.
+            Expr::Constant(_) => {}
+            Expr::UnaryOp(u) if matches!(u.op, UnaryOp::USub) => {}
+            Expr::BinOp(b)
+                if matches!(b.op, Operator::Add | Operator::Sub)
+                    && int_literal(self.text, &b.right).is_some() =>
+            {
+                // `len(xs) - 1` → `len(xs)`: the whole `- 1` goes.
+                let left_end = rng(b.left.range()).end;
+                let op = if matches!(b.op, Operator::Add) {
+                    "+"
+                } else {
+                    "-"
+                };
+                let k = int_literal(self.text, &b.right).unwrap_or(0);
+                self.push(
+                    "plus-minus-one",
+                    format!("drop `{op} {k}`"),
+                    vec![Edit::deletion(left_end..r.end)],
+                    scale,
+                );
+            }
+            _ => {
+                let inner = self.src(&r).to_string();
+                let wrapped = if needs_parens_for_add(e) {
+                    format!("({inner})")
+                } else {
+                    inner.clone()
+                };
+                for (op, w) in [("- 1", 1.0), ("+ 1", 0.9)] {
+                    self.push(
+                        "plus-minus-one",
+                        format!("`{}` → `{} {op}`", one_line(&inner), one_line(&wrapped)),
+                        vec![Edit::replacement(r.clone(), format!("{wrapped} {op}"))],
+                        w * scale,
+                    );
+                }
+            }
+        }
+    }
+
+    fn constant(&mut self, e: &Expr, value: &Constant) {
+        let r = rng(e.range());
+        let written = self.src(&r).to_string();
+        match value {
+            Constant::Bool(b) => {
+                let to = if *b { "False" } else { "True" };
+                self.push(
+                    "constant",
+                    format!("`{written}` → `{to}`"),
+                    vec![Edit::replacement(r, to)],
+                    1.0,
+                );
+                return;
+            }
+            Constant::Int(_) => {
+                if let Ok(n) = written.replace('_', "").parse::<i64>() {
+                    let addend = self.addends.contains(&r);
+                    if addend && n == 1 {
+                        // `a + 1` → `a` (plus_minus_one covers the positions it knows).
+                        let start = self.text[..r.start]
+                            .trim_end()
+                            .trim_end_matches(['+', '-'])
+                            .trim_end()
+                            .len();
+                        self.push(
+                            "plus-minus-one",
+                            format!("drop `{}`", normalize_ws(&self.text[start..r.end])),
+                            vec![Edit::deletion(start..r.end)],
+                            1.0,
+                        );
+                    }
+                    // The two directions share the family's prior, like other families' alternatives.
+                    let alternatives = [(n.checked_add(1), 0.5), (n.checked_sub(1), 0.5)];
+                    for (m, w) in alternatives.into_iter().filter_map(|(m, w)| Some((m?, w))) {
+                        if m < 0 || (addend && m == 0) {
+                            continue; // `-1` as a literal would be a new unary expression
+                        }
+                        self.push(
+                            "plus-minus-one",
+                            format!("`{n}` → `{m}`"),
+                            vec![Edit::replacement(r.clone(), m.to_string())],
+                            w,
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+        let kind = match value {
+            Constant::Int(_) => ConstKind::Int,
+            Constant::Float(_) => ConstKind::Float,
+            Constant::Str(_) => ConstKind::Str,
+            _ => return,
+        };
+        let others: Vec<String> = self
+            .func_consts
+            .iter()
+            .filter(|(k, t)| *k == kind && *t != written)
+            .map(|(_, t)| t.clone())
+            .collect();
+        let n = others.len() as f64;
+        for t in others {
+            self.push(
+                "constant",
+                format!("`{}` → `{}`", one_line(&written), one_line(&t)),
+                vec![Edit::replacement(r.clone(), t.clone())],
+                1.0 / n,
+            );
+        }
+    }
+
+    fn variable(&mut self, e: &Expr, name: &str) {
+        if !self.func_names.iter().any(|n| n == name) {
+            return; // a global, a builtin or a function: not a local mix-up
+        }
+        let r = rng(e.range());
+        let others: Vec<String> = self
+            .func_names
+            .iter()
+            .filter(|n| *n != name)
+            .cloned()
+            .collect();
+        let n = others.len() as f64;
+        for other in others {
+            self.push(
+                "variable",
+                format!("`{name}` → `{other}`"),
+                vec![Edit::replacement(r.clone(), other)],
+                1.0 / n,
+            );
+        }
+    }
+
+    fn swap_args(&mut self, c: &ast::ExprCall) {
+        if c.args.len() < 2 || c.args.iter().any(|a| matches!(a, Expr::Starred(_))) {
+            return;
+        }
+        for pair in c.args.windows(2) {
+            let (a, b) = (rng(pair[0].range()), rng(pair[1].range()));
+            let (ta, tb) = (self.src(&a).to_string(), self.src(&b).to_string());
+            self.push(
+                "swap-args",
+                format!("swap `{}` and `{}`", one_line(&ta), one_line(&tb)),
+                vec![Edit::replacement(a, tb), Edit::replacement(b, ta)],
+                1.0,
+            );
+        }
+    }
+
+    /// The function's last statement computes a value and drops it: return it.
+    fn missing_return(&mut self, stmt: &Stmt, func: &Stmt) {
+        let body = match func {
+            Stmt::FunctionDef(f) => &f.body,
+            Stmt::AsyncFunctionDef(f) => &f.body,
+            _ => return,
+        };
+        if body.last().map(|s| rng(s.range())) != Some(rng(stmt.range())) {
+            return;
+        }
+        let r = rng(stmt.range());
+        match stmt {
+            Stmt::Expr(e) if !matches!(e.value.as_ref(), Expr::Constant(_)) => {
+                self.push(
+                    "missing-return",
+                    "return the last expression".to_string(),
+                    vec![Edit::insertion(r.start, "return ")],
+                    1.0,
+                );
+            }
+            Stmt::Assign(a) if a.targets.len() == 1 => {
+                let Expr::Name(n) = &a.targets[0] else { return };
+                let line_start = self.text[..r.start].rfind('\n').map_or(0, |i| i + 1);
+                let indent = &self.text[line_start..r.start];
+                if !indent.chars().all(|c| c == ' ' || c == '\t') {
+                    return;
+                }
+                let nl = if self.text.contains("\r\n") {
+                    "\r\n"
+                } else {
+                    "\n"
+                };
+                self.push(
+                    "missing-return",
+                    format!("return `{}`", n.id.as_str()),
+                    vec![Edit::insertion(
+                        r.end,
+                        format!("{nl}{indent}return {}", n.id.as_str()),
+                    )],
+                    1.0,
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// Deletes a simple statement that fills its lines (a block left empty does not parse and
+    /// is dropped later).
+    fn delete(&mut self, stmt: &Stmt) {
+        if !matches!(
+            stmt,
+            Stmt::Assign(_) | Stmt::AugAssign(_) | Stmt::Expr(_) | Stmt::Raise(_)
+        ) {
+            return;
+        }
+        let r = rng(stmt.range());
+        let line_start = self.text[..r.start].rfind('\n').map_or(0, |i| i + 1);
+        if !self.text[line_start..r.start].trim().is_empty() {
+            return;
+        }
+        let line_end = self.text[r.end..]
+            .find('\n')
+            .map_or(self.text.len(), |i| r.end + i + 1);
+        let rest = self.text[r.end..line_end].trim();
+        if !(rest.is_empty() || rest.starts_with('#')) {
+            return;
+        }
+        let first = self.text[r.clone()]
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        self.push(
+            "delete-stmt",
+            format!("delete `{}`", one_line(&first)),
+            vec![Edit::deletion(line_start..line_end)],
+            1.0,
+        );
+    }
+}
+
+/// The operator between two operands: `gap` without whitespace, parentheses and line
+/// continuations. `None` when a comment is in the way.
+fn op_in_gap(text: &str, gap: Range<usize>) -> Option<Range<usize>> {
+    let g = text.get(gap.clone())?;
+    if g.contains('#') {
+        return None;
+    }
+    let skip = |c: char| c.is_whitespace() || c == '(' || c == ')' || c == '\\';
+    let lead = g.len() - g.trim_start_matches(skip).len();
+    let trail = g.len() - g.trim_end_matches(skip).len();
+    (lead + trail < g.len()).then(|| gap.start + lead..gap.end - trail)
+}
+
+/// Where the operand of `not` starts, keeping an opening parenthesis.
+fn operand_start(text: &str, not_start: usize, operand: usize) -> usize {
+    let between = &text[not_start..operand];
+    match between.find('(') {
+        Some(i) => not_start + i,
+        None => operand,
+    }
+}
+
+fn normalize_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn one_line(s: &str) -> String {
+    let t = normalize_ws(s);
+    if t.chars().count() > 40 {
+        format!("{}…", t.chars().take(39).collect::<String>())
+    } else {
+        t
+    }
+}
+
+fn int_literal(text: &str, e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Constant(c) if matches!(c.value, Constant::Int(_)) => {
+            text.get(rng(c.range))?.replace('_', "").parse().ok()
+        }
+        _ => None,
+    }
+}
+
+fn is_negative_literal(e: &Expr) -> bool {
+    matches!(e, Expr::UnaryOp(u) if matches!(u.op, UnaryOp::USub) && matches!(u.operand.as_ref(), Expr::Constant(_)))
+}
+
+fn cmp_symbol(op: &CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => "==",
+        CmpOp::NotEq => "!=",
+        CmpOp::Lt => "<",
+        CmpOp::LtE => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::GtE => ">=",
+        CmpOp::Is => "is",
+        CmpOp::IsNot => "is not",
+        CmpOp::In => "in",
+        CmpOp::NotIn => "not in",
+    }
+}
+
+fn arith_symbol(op: &Operator) -> Option<&'static str> {
+    Some(match op {
+        Operator::Add => "+",
+        Operator::Sub => "-",
+        Operator::Mult => "*",
+        Operator::Div => "/",
+        Operator::FloorDiv => "//",
+        Operator::Mod => "%",
+        Operator::Pow => "**",
+        _ => return None,
+    })
+}
+
+/// Whether `e + 1` would bind into `e` (it needs parentheses).
+fn needs_parens_for_add(e: &Expr) -> bool {
+    match e {
+        Expr::BinOp(b) => !matches!(
+            b.op,
+            Operator::Add
+                | Operator::Sub
+                | Operator::Mult
+                | Operator::Div
+                | Operator::FloorDiv
+                | Operator::Mod
+                | Operator::Pow
+                | Operator::MatMult
+        ),
+        Expr::BoolOp(_)
+        | Expr::Compare(_)
+        | Expr::IfExp(_)
+        | Expr::Lambda(_)
+        | Expr::NamedExpr(_)
+        | Expr::UnaryOp(_)
+        | Expr::Starred(_) => true,
+        _ => false,
+    }
+}
+
+/// Whether `not e` would bind differently from `not (e)`.
+fn needs_parens_for_not(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::BoolOp(_) | Expr::IfExp(_) | Expr::Lambda(_) | Expr::NamedExpr(_)
+    )
+}
+
+/// Literals of a function (not its docstring), distinct, in source order.
+fn constants_of(func: &Stmt, text: &str) -> Vec<(ConstKind, String)> {
+    let mut out: Vec<(ConstKind, String)> = Vec::new();
+    let body = match func {
+        Stmt::FunctionDef(f) => &f.body,
+        Stmt::AsyncFunctionDef(f) => &f.body,
+        _ => return out,
+    };
+    let docstring = match body.first() {
+        Some(Stmt::Expr(e)) => Some(rng(e.value.range())),
+        _ => None,
+    };
+    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
+    let mut found: Vec<(ConstKind, Range<usize>)> = Vec::new();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        if let Node::Expr(Expr::Constant(c)) = node {
+            let kind = match c.value {
+                Constant::Int(_) => ConstKind::Int,
+                Constant::Float(_) => ConstKind::Float,
+                Constant::Str(_) => ConstKind::Str,
+                _ => return true,
+            };
+            let r = rng(c.range);
+            if Some(&r) != docstring.as_ref() {
+                found.push((kind, r));
+            }
+        }
+        !matches!(node, Node::Stmt(Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+    });
+    for (k, r) in found {
+        let t = text[r].to_string();
+        if !out.iter().any(|(ok, ot)| *ok == k && *ot == t) {
+            out.push((k, t));
+        }
+    }
+    out
+}
+
+/// Parameters and assigned names of a function, distinct, in source order.
+fn names_of(func: &Stmt) -> Vec<String> {
+    let (args, body) = match func {
+        Stmt::FunctionDef(f) => (&f.args, &f.body),
+        Stmt::AsyncFunctionDef(f) => (&f.args, &f.body),
+        _ => return Vec::new(),
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |n: &str| {
+        if !out.iter().any(|o| o == n) {
+            out.push(n.to_string());
+        }
+    };
+    for a in args
+        .posonlyargs
+        .iter()
+        .chain(&args.args)
+        .chain(&args.kwonlyargs)
+    {
+        add(a.def.arg.as_str());
+    }
+    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        if let Node::Expr(Expr::Name(n)) = node {
+            if matches!(n.ctx, ExprContext::Store) {
+                add(n.id.as_str());
+            }
+        }
+        !matches!(node, Node::Stmt(Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+    });
+    out.retain(|n| !matches!(n.as_str(), "self" | "cls" | "_"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn titles(src: &str, line: u32) -> Vec<(String, String)> {
+        let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
+        let mut m = mutants(&pm, line, Priors::builtin());
+        m.sort_by(|a, b| b.prior.total_cmp(&a.prior).then(a.size().cmp(&b.size())));
+        m.into_iter()
+            .map(|m| {
+                let new = crate::edit::apply(src, &m.edits).unwrap();
+                (
+                    m.title,
+                    new.lines().nth(line as usize - 1).unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn comparison_and_bound_mutants() {
+        let src =
+            "def f(xs, n):\n    i = 0\n    while i < len(xs) - 1:\n        i += 1\n    return i\n";
+        let t = titles(src, 3);
+        assert!(t.contains(&("`<` → `<=`".into(), "    while i <= len(xs) - 1:".into())));
+        assert!(t.contains(&("drop `- 1`".into(), "    while i < len(xs):".into())));
+        assert!(t.contains(&(
+            "negate `i < len(xs) - 1`".into(),
+            "    while not i < len(xs) - 1:".into()
+        )));
+        assert!(t.contains(&("`i` → `n`".into(), "    while n < len(xs) - 1:".into())));
+        let aug = titles(src, 4);
+        assert!(aug.contains(&("`+=` → `-=`".into(), "        i -= 1".into())));
+        assert!(aug.contains(&("`1` → `2`".into(), "        i += 2".into())));
+    }
+
+    #[test]
+    fn slices_calls_and_returns() {
+        let src = "def page(items, size):\n    chunk = items[1:size + 1]\n    pow(size, 2)\n";
+        let t = titles(src, 2);
+        assert!(t.contains(&("drop `+ 1`".into(), "    chunk = items[1:size]".into())));
+        assert!(t.contains(&("`1` → `0`".into(), "    chunk = items[0:size + 1]".into())));
+        let r = titles(src, 3);
+        assert!(r.contains(&("swap `size` and `2`".into(), "    pow(2, size)".into())));
+        assert!(r.contains(&(
+            "return the last expression".into(),
+            "    return pow(size, 2)".into()
+        )));
+    }
+}

@@ -1,0 +1,352 @@
+//! The session's side of the search over small edits ([`crate::search`]): when a wrong-output
+//! failure has no rule (the location is the test's own `assert`, or project code raised an
+//! error no rule knows, or a `RecursionError`), one coverage run ranks the statements
+//! ([`crate::localize`]) and the ranked candidates are proven like any other:
+//!
+//! 1. the failing test, with every other failing test that ran the edited line, with `-x` (a
+//!    wrong guess fails fast; one edit must account for all of them);
+//! 2. the passing tests that ran the edited line, with `-x` (cheap, and where a wrong edit
+//!    shows first);
+//! 3. the whole suite, baseline-aware: no test that passed before may fail.
+//!
+//! The first candidate through all three is kept (candidates come best first: rank, then the
+//! smallest edit). The search has its own wall time, `--search-time`, inside the run's
+//! `--time-budget`; one scratch copy (or the journaled project) is reused, each candidate
+//! written over the previous one and the original put back when it fails.
+
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::localize::{self, Spectrum};
+use crate::plan::PlanError;
+use crate::search::{self as engine, Ranked, SearchInput, RULE_PREFIX};
+
+/// A coverage run of the whole suite when the baseline took at most this long; else only the
+/// failing test's file (its neighbours are the tests most likely to touch the same functions).
+/// Tracing slows a run down two to four times: a small suite is cheap to trace whole, and the
+/// whole suite gives Ochiai its best passing-test evidence.
+const WHOLE_SUITE_COVERAGE: Duration = Duration::from_secs(10);
+
+/// Top statements reported in `suspicious`.
+const REPORTED: usize = 10;
+
+/// Whether the search takes over a failure that planning gave up on.
+pub(super) fn applies(s: &Runs, ctx: &Step, failure: &Failure, e: &PlanError) -> bool {
+    failure.test.is_some()
+        // A project's own exception type (`bank.InsufficientFunds`) is `unknown`: raised on a
+        // wrong branch, it is wrong output too.
+        && matches!(ctx.category, Category::Logic | Category::Unknown)
+        && !s.opts.safe_only
+        && s.opts.validate
+        && matches!(
+            e,
+            PlanError::TestFile(_) | PlanError::NoRule(_) | PlanError::NoLocation
+        )
+}
+
+/// Localizes, then tries the ranked candidates until one is proven or the search time is up.
+#[allow(clippy::type_complexity)]
+pub(super) fn search(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+    why: &PlanError,
+) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
+    let deadline = Instant::now() + s.opts.search_time;
+    let why = what_failed(why);
+    let Some(test) = failure.test.clone() else {
+        return Ok(None);
+    };
+    let spectrum = match s.coverage(ws, &test)? {
+        Some(sp) if sp.tests.get(&test).is_some_and(|t| t.failed) => sp,
+        _ => {
+            ctx.reason = Some(format!(
+                "{why}; the coverage run to localize it gave nothing usable"
+            ));
+            return Ok(None);
+        }
+    };
+    let ranked = localize::rank(&spectrum, localize::focus(ws.root(), failure));
+    ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
+    if ranked.is_empty() {
+        ctx.reason = Some(format!(
+            "{why}; the failing test ran no line of the project's own code"
+        ));
+        return Ok(None);
+    }
+    let expected = failure
+        .frames
+        .iter()
+        .filter_map(|f| f.code.as_deref())
+        .find_map(crate::transform::expected_literal);
+    let candidates = engine::candidates(&SearchInput {
+        root: ws.root(),
+        suspicious: &ranked,
+        expected: expected.as_deref(),
+        allow_tests: s.opts.allow_tests,
+    });
+    if candidates.is_empty() {
+        ctx.reason = Some(format!(
+            "{why}; the search found no small edit to try at the suspicious statements"
+        ));
+        return Ok(None);
+    }
+    let key = failure_key(failure);
+    let mut tried = 0usize;
+    for r in candidates {
+        if runner::interrupted() {
+            break;
+        }
+        if Instant::now() >= deadline {
+            ctx.reason = Some(format!(
+                "{why}; the search tried {tried} small edits within --search-time {} s and none \
+                 passed",
+                s.opts.search_time.as_secs()
+            ));
+            return Ok(None);
+        }
+        if !s.time_for_a_candidate() {
+            ctx.reason = Some(TIME_BUDGET_USED_UP.into());
+            return Ok(None);
+        }
+        tried += 1;
+        let covering: Vec<String> = spectrum
+            .covering(&r.candidate.file, r.line)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        let cand = titled(r, covering.len());
+        if let Some(after) = prove(s, ws, ctx, failure, &key, &cand, &covering, &spectrum)? {
+            ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
+            return Ok(Some((vec![cand], after)));
+        }
+    }
+    ctx.reason = Some(format!(
+        "{why}; the search tried all {tried} small edits at the suspicious statements and none \
+         passed"
+    ));
+    Ok(None)
+}
+
+/// The failure as the search sees it, for its reasons (planning's own message would say
+/// "pass --allow-tests", which is not the way here: the test is the specification).
+fn what_failed(e: &PlanError) -> String {
+    match e {
+        PlanError::TestFile(file) => format!("wrong output: the test's own check failed in {file}"),
+        other => other.to_string(),
+    }
+}
+
+/// The candidate, its title saying how many tests cover the edited line (read back by
+/// [`review`]).
+fn titled(r: Ranked, covering: usize) -> Candidate {
+    let mut c = r.candidate;
+    c.fix.title = format!(
+        "{} ({covering} test{} cover{} the line)",
+        c.fix.title,
+        if covering == 1 { "" } else { "s" },
+        if covering == 1 { "s" } else { "" }
+    );
+    c
+}
+
+/// Runs the three proofs of one candidate (see the module docs); the full suite's failures
+/// when it is accepted. The file is put back otherwise.
+#[allow(clippy::too_many_arguments)]
+fn prove(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+    key: &(String, When),
+    cand: &Candidate,
+    covering: &[String],
+    spectrum: &Spectrum,
+) -> Result<Option<Vec<Failure>>, SessionError> {
+    let previous = ctx
+        .accepted
+        .get(&cand.path)
+        .cloned()
+        .unwrap_or_else(|| cand.original.clone());
+    ws.write(&cand.path, &cand.patched)?;
+    let started = Instant::now();
+    // Every failing test that runs the edited line must pass: an edit that fixes one of them
+    // and leaves the others failing there is a guess that fits one test (it would be kept,
+    // since the others failed before too, and then block the right fix).
+    let mut targeted: Vec<String> = failure.test.iter().cloned().collect();
+    targeted.extend(
+        covering
+            .iter()
+            .filter(|t| spectrum.tests.get(*t).is_some_and(|c| c.failed))
+            .filter(|t| ctx.current.iter().any(|(c, _)| c == *t))
+            .filter(|t| !targeted.contains(t))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    let first = s.run_candidate(ws, &targeted)?;
+    let mut attempt = s.attempt_record(failure, ctx.category, 0, cand, &first);
+    let mut accepted = None;
+    if first.timed_out {
+        attempt.outcome = "timeout";
+    } else if matches!(verdict::read(&first, ws.root()), Verdict::Green) {
+        // The passing tests that ran the line: where a wrong edit breaks something first.
+        let passing: Vec<String> = covering
+            .iter()
+            .filter(|t| spectrum.tests.get(*t).is_some_and(|c| !c.failed))
+            .cloned()
+            .collect();
+        let neighbours = if passing.is_empty() {
+            Verdict::Green
+        } else {
+            let run = s.run_candidate(ws, &passing)?;
+            verdict::read(&run, ws.root())
+        };
+        match neighbours {
+            Verdict::Green => {
+                let suite = s.run(ws, &[], Phase::Confirm)?;
+                match verdict::read(&suite, ws.root()) {
+                    Verdict::TimedOut => attempt.outcome = "timeout",
+                    v @ (Verdict::Green | Verdict::Failed(_)) => {
+                        let after = v.failures().map(<[Failure]>::to_vec).unwrap_or_default();
+                        let after_keys = failure_keys(&after);
+                        let broke: Vec<String> = after_keys
+                            .iter()
+                            .filter(|f| !ctx.current.contains(f))
+                            .map(|(t, _)| t.clone())
+                            .collect();
+                        if after_keys.contains(key) {
+                            attempt.new_failure =
+                                Some("the test passed alone but failed in the full run".into());
+                        } else if broke.is_empty() {
+                            attempt.outcome = "accepted";
+                            accepted = Some(after);
+                        } else {
+                            attempt.outcome = "new_failures";
+                            attempt.broke = broke;
+                        }
+                    }
+                    other => {
+                        attempt.outcome = "suite_error";
+                        attempt.new_failure = Some(other.describe());
+                    }
+                }
+            }
+            Verdict::Failed(f) => {
+                attempt.outcome = "new_failures";
+                attempt.broke = f.iter().filter_map(|f| f.test.clone()).collect();
+            }
+            other => {
+                attempt.outcome = "suite_error";
+                attempt.new_failure = Some(other.describe());
+            }
+        }
+    } else if let Some(f) = verdict::read(&first, ws.root())
+        .failures()
+        .and_then(|f| f.iter().find(|f| f.test == failure.test))
+    {
+        attempt.new_failure = Some(format!(
+            "{}: {}",
+            f.exc_type,
+            f.msg.lines().next().unwrap_or("")
+        ));
+        if f.exc_type == crate::plugin::TIMEOUT_EXC {
+            attempt.outcome = "timeout"; // the mutant made the test hang
+        }
+    }
+    attempt.duration_ms = started.elapsed().as_millis() as u64;
+    ctx.attempts.push(attempt);
+    if accepted.is_none() {
+        ws.write(&cand.path, &previous)?;
+    }
+    Ok(accepted)
+}
+
+/// The review lines of a search patch: what to check, and a warning when one test alone
+/// decided.
+pub(super) fn review(fix: &edit::Fix) -> Vec<String> {
+    if !fix.rule.starts_with(RULE_PREFIX) {
+        return Vec::new();
+    }
+    let mut out = vec![engine::review_note()];
+    if fix.title.ends_with("(1 test covers the line)") {
+        out.push(
+            "only one test covers the edited line: the patch may fit that test and not the \
+             intent (overfitting); add a test that pins the behaviour"
+                .to_string(),
+        );
+    }
+    out
+}
+
+/// A search candidate's per-test limit is at most this many times the baseline's whole run
+/// (and at least [`MIN_CANDIDATE_TEST_LIMIT`]): a mutant that turns a loop endless (`n -= 1` →
+/// `n += 1`) is common, and must not cost the full `--test-timeout` each time.
+const CANDIDATE_TEST_LIMIT_FACTOR: u32 = 3;
+const MIN_CANDIDATE_TEST_LIMIT: Duration = Duration::from_secs(5);
+
+impl Runs<'_> {
+    /// A targeted run of `node_ids` with `-x`, under the candidate's per-test limit.
+    fn run_candidate(
+        &mut self,
+        ws: &dyn Workspace,
+        node_ids: &[String],
+    ) -> Result<PytestRun, SessionError> {
+        let mut spec = RunSpec::new(ws.root());
+        spec.node_ids = node_ids.to_vec();
+        spec.extra_args = vec!["-x".to_string()];
+        spec.extra_args
+            .extend(self.opts.pytest_args.iter().cloned());
+        for t in &self.deselect {
+            spec.extra_args
+                .extend(["--deselect".to_string(), t.clone()]);
+        }
+        spec.env = ws.env();
+        spec.timeout = self.run_timeout();
+        let short = (self.baseline * CANDIDATE_TEST_LIMIT_FACTOR).max(MIN_CANDIDATE_TEST_LIMIT);
+        spec.test_timeout = Some(self.test_limit(spec.timeout).min(short));
+        let run = runner::run_pytest(&self.python, &spec)
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        self.count += 1;
+        self.total += run.duration;
+        self.add_phase(Phase::Candidate, run.duration);
+        Ok(run)
+    }
+
+    /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs).
+    fn coverage(
+        &mut self,
+        ws: &dyn Workspace,
+        test: &str,
+    ) -> Result<Option<Spectrum>, SessionError> {
+        let out = tempfile::Builder::new()
+            .prefix(&format!("selfdebug-cover-{}-", std::process::id()))
+            .tempdir()
+            .map_err(|e| SessionError::Environment(format!("coverage output dir: {e}")))?;
+        let file = out.path().join("cover.json");
+        let node_ids: Vec<String> = if self.baseline <= WHOLE_SUITE_COVERAGE {
+            Vec::new()
+        } else {
+            vec![test.split("::").next().unwrap_or(test).to_string()]
+        };
+        let mut spec = RunSpec::new(ws.root());
+        spec.node_ids = node_ids;
+        spec.extra_args = self.opts.pytest_args.clone();
+        for t in &self.deselect {
+            spec.extra_args
+                .extend(["--deselect".to_string(), t.clone()]);
+        }
+        spec.env = ws.env();
+        if !localize::cover(&mut spec, &file) {
+            return Ok(None);
+        }
+        spec.timeout = self.run_timeout();
+        spec.test_timeout = Some(self.test_limit(spec.timeout));
+        let run = runner::run_pytest(&self.python, &spec)
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        self.count += 1;
+        self.total += run.duration;
+        self.add_phase(Phase::Probe, run.duration);
+        Ok(Spectrum::read(&file, ws.root()))
+    }
+}

@@ -1,0 +1,116 @@
+//! The search over small edits through the CLI, with real pytest: what the JSON says about a
+//! search patch (rule, title with the covering tests, unsafe, review and the overfitting
+//! warning), the `suspicious` lines of a failure it gives up on (the files restored byte for
+//! byte), and `--safe-only`, under which it never runs.
+
+mod support;
+
+use support::project::{assert_same, json, project, snapshot};
+
+const STATS: &str = "def median(values):\n    ordered = sorted(values)\n    n = len(ordered)\n    mid = n // 2\n    if n % 2 == 1:\n        return ordered[mid]\n    return (ordered[mid - 1] + ordered[mid]) / 3\n";
+const STATS_TESTS: &str = "from stats import median\n\n\ndef test_even():\n    assert median([1, 2, 3, 4]) == 2.5\n\n\ndef test_odd():\n    assert median([3, 1, 2]) == 2\n";
+
+#[test]
+fn a_search_patch_says_how_many_tests_decided() {
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("stats.py", STATS),
+        ("tests/test_stats.py", STATS_TESTS),
+    ]);
+    let out = p.run(&["fix", "--json", "--search-time", "900"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    let v = json(&out);
+    assert_eq!(
+        p.read("stats.py"),
+        STATS.replace(") / 3\n", ") / 2\n"),
+        "{stderr}"
+    );
+    let patch = &v["patches"][0];
+    assert_eq!(patch["rules"], serde_json::json!(["search-plus-minus-one"]));
+    assert_eq!(
+        patch["titles"],
+        serde_json::json!(["`3` → `2` at stats.py:7 (1 test covers the line)"])
+    );
+    assert_eq!(patch["applicability"], "unsafe");
+    assert_eq!(
+        patch["review"],
+        serde_json::json!([
+            "a search over small edits guessed intent from the tests: check that the change is \
+             what the code means, not only what the tests pin",
+            "only one test covers the edited line: the patch may fit that test and not the \
+             intent (overfitting); add a test that pins the behaviour"
+        ])
+    );
+    // The even branch runs in the failing test only: it ranks first, and is reported.
+    let failure = &v["failures"][0];
+    assert_eq!(failure["status"], "fixed");
+    assert_eq!(
+        failure["suspicious"][0],
+        serde_json::json!({"file": "stats.py", "line": 7, "score": 1.0})
+    );
+    assert!(
+        stderr.contains("  suspicious lines: stats.py:7 (1.00)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_search_that_gives_up_reports_the_suspicious_lines_and_restores_every_byte() {
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        (
+            "tags.py",
+            "def unique_tags(tags):\n    return [t.lower() for t in tags]\n",
+        ),
+        (
+            "tests/test_tags.py",
+            "from tags import unique_tags\n\n\ndef test_repeats():\n    assert unique_tags([\"a\", \"A\"]) == [\"a\"]\n\n\ndef test_lower():\n    assert unique_tags([\"X\"]) == [\"x\"]\n",
+        ),
+    ]);
+    let before = snapshot(&p.root);
+    let out = p.run(&["fix", "--json", "--search-time", "900"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    assert_same(&before, &snapshot(&p.root));
+    let v = json(&out);
+    let f = &v["failures"][0];
+    assert_eq!(f["status"], "not_fixed");
+    let tried = v["attempt_records"].as_array().unwrap().len();
+    assert!(tried > 0, "{v}");
+    assert_eq!(
+        f["reason"],
+        format!(
+            "wrong output: the test's own check failed in tests/test_tags.py; the search tried \
+             all {tried} small edits at the suspicious statements and none passed"
+        )
+    );
+    assert_eq!(
+        f["suspicious"],
+        // Run by the failing test and by the passing one: 1 / sqrt(1 × 2), to 4 decimals.
+        serde_json::json!([{"file": "tags.py", "line": 2, "score": (std::f64::consts::FRAC_1_SQRT_2 * 1e4).round() / 1e4}])
+    );
+    assert!(v["patches"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn safe_only_never_searches() {
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("stats.py", STATS),
+        ("tests/test_stats.py", STATS_TESTS),
+    ]);
+    let before = snapshot(&p.root);
+    let out = p.run(&["fix", "--json", "--safe-only"]);
+    assert_eq!(out.status.code(), Some(4));
+    assert_same(&before, &snapshot(&p.root));
+    let v = json(&out);
+    assert_eq!(v["attempt_records"], serde_json::json!([]));
+    assert_eq!(
+        v["failures"][0]["reason"],
+        "tests/test_stats.py is a test file; pass --allow-tests to let selfdebug edit it"
+    );
+    assert!(v["failures"][0].get("suspicious").is_none());
+}
