@@ -112,8 +112,13 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
         return Err(Stop::bad("--max-attempts must be at least 1"));
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| root.path().to_path_buf());
-    let (pytest_args, notes) =
+    let (pytest_args, mut notes) =
         pytest_args::check(&root.rebase_args(&args.pytest_args, &cwd)).map_err(Stop::bad)?;
+    // Inside a pre-commit hook's environment: say which interpreter runs the tests instead.
+    notes.extend(crate::runner::passed_over_note(
+        root.path(),
+        args.python.python.as_deref(),
+    ));
     if !args.json {
         eprintln!("selfdebug: {}", root.describe());
     }

@@ -61,7 +61,8 @@ pub enum Command {
 #[derive(clap::Args, Debug, Clone)]
 pub struct PythonArgs {
     /// Interpreter to run pytest with. Default: the active virtualenv ($VIRTUAL_ENV), else
-    /// `.venv/` or `venv/` under the root, else `python3`.
+    /// `.venv/` or `venv/` under the root, else `python3`. Inside selfdebug's own virtualenv
+    /// (a pre-commit hook's), that one is passed over, on PATH too.
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
     /// Seconds before a pytest run is killed (with its whole process group).
