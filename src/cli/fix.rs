@@ -12,6 +12,8 @@ use crate::{exit, pytest_args};
 pub const EXIT_CODES: &str = "\
 Exit codes of `fix`:
   0  pass: pytest ran the selection and every failure has a proven patch (or nothing fails)
+  1  fixed, with --exit-non-zero-on-fix: as 0, but there were failures; the tests pass only
+     with the patch (kept, or with --dry-run printed)
   2  bad input: unreadable log, bad flags, broken rule file, pytest refused its arguments,
      --module matches no test; nothing was touched
   3  partial: some failures have a proven patch, others not (or hung, or are flaky)
@@ -150,6 +152,10 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
     } else {
         session::fix(&opts)?
     };
+    let mut code = report::exit_code(report::final_status(&report));
+    if args.exit_non_zero_on_fix && code == exit::OK && !report.patches.is_empty() {
+        code = exit::FIXED;
+    }
     eprint!("{}", report::human_log(&report));
     if let Some(path) = &args.audit_log {
         use std::io::Write;
@@ -166,7 +172,7 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
         }
     }
     if args.json {
-        print!("{}", report::json(&report));
+        print!("{}", report::json_exiting(&report, code));
     } else {
         // The patch on stdout: what was applied, or in a dry run what would be.
         // The file's own bytes (a latin-1 file's patch is latin-1), so `git apply` takes it.
@@ -178,5 +184,5 @@ fn run_in(args: &FixArgs, root: &ProjectRoot) -> Result<i32, Stop> {
             );
         }
     }
-    Ok(report::exit_code(report::final_status(&report)))
+    Ok(code)
 }

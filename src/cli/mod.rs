@@ -132,6 +132,11 @@ pub struct FixArgs {
     /// patches say what a reviewer should check.
     #[arg(long)]
     pub safe_only: bool,
+    /// Exit 1 instead of 0 when there was something to fix and every failure has a proven
+    /// patch (kept, or with --dry-run printed): the tests pass only with the patch. For a check
+    /// that must fail on broken code (pre-commit's `selfdebug-check` hook), as Ruff's flag.
+    #[arg(long)]
+    pub exit_non_zero_on_fix: bool,
     /// Accepted for compatibility; unsafe rules are tried by default now.
     #[arg(long, hide = true)]
     pub unsafe_fixes: bool,
