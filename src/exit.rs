@@ -4,6 +4,9 @@
 pub const OK: i32 = 0;
 /// `parse`: the log is pytest output in which nothing failed.
 pub const NO_FAILURE: i32 = 1;
+/// `fix --exit-non-zero-on-fix`: the run passed, but only with the proven patches (kept, or in
+/// a dry run printed): the code was broken.
+pub const FIXED: i32 = 1;
 /// Bad input: unreadable file, not a pytest log or traceback, bad flags, broken rule file.
 /// Nothing was touched.
 pub const BAD_INPUT: i32 = 2;

@@ -29,4 +29,5 @@ pub mod source;
 pub mod syntax;
 pub mod traceback;
 pub mod transform;
+pub mod venv;
 pub mod verdict;

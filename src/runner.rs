@@ -56,6 +56,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::venv::{self, ToolEnv};
+
 /// Per-run timeout when the user gives none (the original design's 600 s).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -111,14 +113,37 @@ pub struct Interpreter {
 pub struct InterpreterEnv {
     pub virtual_env: Option<OsString>,
     pub path: Option<OsString>,
+    /// The virtualenv the running selfdebug is installed in, if any ([`venv::venv_of_exe`]).
+    pub own_venv: Option<PathBuf>,
+    /// Where pre-commit keeps its hook environments ([`venv::pre_commit_home`]).
+    pub pre_commit_home: Option<PathBuf>,
 }
 
 impl InterpreterEnv {
     pub fn from_process() -> InterpreterEnv {
+        let var = |name: &str| std::env::var_os(name);
         InterpreterEnv {
-            virtual_env: std::env::var_os("VIRTUAL_ENV").filter(|v| !v.is_empty()),
-            path: std::env::var_os("PATH"),
+            virtual_env: var("VIRTUAL_ENV").filter(|v| !v.is_empty()),
+            path: var("PATH"),
+            own_venv: std::env::current_exe()
+                .ok()
+                .and_then(|exe| venv::venv_of_exe(&exe)),
+            pre_commit_home: venv::pre_commit_home(
+                var("PRE_COMMIT_HOME").as_deref(),
+                var("XDG_CACHE_HOME").as_deref(),
+                var("HOME").as_deref(),
+            ),
         }
+    }
+
+    /// `$VIRTUAL_ENV` when it is selfdebug's own environment, not the project's (see
+    /// [`crate::venv`]).
+    pub fn tool_env(&self) -> Option<ToolEnv> {
+        ToolEnv::detect(
+            self.virtual_env.as_deref(),
+            self.own_venv.as_deref(),
+            self.pre_commit_home.as_deref(),
+        )
     }
 }
 
@@ -172,8 +197,37 @@ impl std::error::Error for RunnerError {}
 
 /// Finds the interpreter the way the design says: `--python`, else `$VIRTUAL_ENV/bin/python`,
 /// else `ROOT/.venv/bin/python`, else `ROOT/venv/bin/python`, else `python3` on `PATH`.
+/// `$VIRTUAL_ENV` is passed over when it is selfdebug's own environment (a pre-commit hook's),
+/// and so is its `bin/` on `PATH`: see [`crate::venv`].
 pub fn find_interpreter(root: &Path, explicit: Option<&Path>) -> Result<Interpreter, RunnerError> {
     find_interpreter_in(root, explicit, &InterpreterEnv::from_process())
+}
+
+/// When `$VIRTUAL_ENV` was passed over as selfdebug's own environment, one line saying so and
+/// what runs the tests instead (for the report's notes). `None` with `--python`, which
+/// decides alone.
+pub fn passed_over_note(root: &Path, explicit: Option<&Path>) -> Option<String> {
+    if explicit.is_some() {
+        return None;
+    }
+    let env = InterpreterEnv::from_process();
+    let tool = env.tool_env()?;
+    let instead = match find_interpreter_in(root, None, &env) {
+        Ok(i) => format!(
+            "pytest runs with {} ({})",
+            i.path.display(),
+            match i.source {
+                InterpreterSource::ProjectVenv => "the project's virtualenv",
+                _ => "the first python3 on PATH outside it",
+            }
+        ),
+        Err(_) => "no other interpreter was found".to_string(),
+    };
+    Some(format!(
+        "$VIRTUAL_ENV {} is {}, not the project's: {instead}; --python PATH chooses another",
+        tool.path.display(),
+        tool.reason
+    ))
 }
 
 /// [`find_interpreter`] with the environment given explicitly.
@@ -182,10 +236,13 @@ pub fn find_interpreter_in(
     explicit: Option<&Path>,
     env: &InterpreterEnv,
 ) -> Result<Interpreter, RunnerError> {
+    let tool_env = env.tool_env();
+    // pre-commit puts the hook env's `bin/` first on PATH: its pythons are no better.
+    let outside = |dir: &Path| tool_env.as_ref().is_none_or(|t| !t.holds(dir));
     if let Some(p) = explicit {
         // A bare name (`--python python3.12`) is looked up on PATH like a shell would.
         let found = if p.components().count() == 1 && !p.is_file() {
-            search_path(p.as_os_str(), env.path.as_deref())
+            search_path(p.as_os_str(), env.path.as_deref(), outside)
         } else {
             is_executable(p).then(|| p.to_path_buf())
         };
@@ -200,7 +257,7 @@ pub fn find_interpreter_in(
         };
     }
     let mut tried = Vec::new();
-    if let Some(venv) = &env.virtual_env {
+    if let Some(venv) = env.virtual_env.as_ref().filter(|_| tool_env.is_none()) {
         let p = Path::new(venv).join("bin").join("python");
         if is_executable(&p) {
             return Ok(Interpreter {
@@ -220,7 +277,7 @@ pub fn find_interpreter_in(
         }
         tried.push(p);
     }
-    match search_path(OsStr::new("python3"), env.path.as_deref()) {
+    match search_path(OsStr::new("python3"), env.path.as_deref(), outside) {
         Some(path) => Ok(Interpreter {
             path,
             source: InterpreterSource::Path,
@@ -237,9 +294,14 @@ fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-fn search_path(name: &OsStr, path: Option<&OsStr>) -> Option<PathBuf> {
+/// The first `name` on `path` in a directory `keep` accepts.
+fn search_path(
+    name: &OsStr,
+    path: Option<&OsStr>,
+    keep: impl Fn(&Path) -> bool,
+) -> Option<PathBuf> {
     std::env::split_paths(path?)
-        .filter(|d| !d.as_os_str().is_empty())
+        .filter(|d| !d.as_os_str().is_empty() && keep(d))
         .map(|d| d.join(name))
         .find(|p| is_executable(p))
 }

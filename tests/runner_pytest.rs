@@ -191,6 +191,7 @@ fn interpreter_discovery_order() {
     let path_env = InterpreterEnv {
         virtual_env: None,
         path: Some(bindir.clone().into_os_string()),
+        ..Default::default()
     };
 
     // Nothing in the project: python3 on PATH.
@@ -258,6 +259,7 @@ fn interpreter_discovery_order() {
     let empty = InterpreterEnv {
         virtual_env: None,
         path: Some(OsString::new()),
+        ..Default::default()
     };
     let bare = dir.path().join("bare");
     fs::create_dir_all(&bare).unwrap();

@@ -17,6 +17,8 @@ use crate::{exit, pytest_args};
 pub const EXIT_CODES: &str = "\
 Exit codes of `fix`:
   0  pass: pytest ran the selection and every failure has a proven patch (or nothing fails)
+  1  fixed, with --exit-non-zero-on-fix: as 0, but there were failures; the tests pass only
+     with the patch (kept, or with --dry-run printed)
   2  bad input: unreadable log, bad flags, broken rule file, pytest refused its arguments,
      --module matches no test; nothing was touched
   3  partial: some failures have a proven patch, others not (or hung, or are flaky)
@@ -194,7 +196,12 @@ fn run_in(
         return Err(Stop::bad("--max-attempts must be at least 1"));
     }
     let (judge, sandbox) = judge_options(args, &settings, dry_run)?;
-    let (pytest_args, notes) = pytest_args::check(&settings.pytest_args).map_err(Stop::bad)?;
+    let (pytest_args, mut notes) = pytest_args::check(&settings.pytest_args).map_err(Stop::bad)?;
+    // Inside a pre-commit hook's environment: say which interpreter runs the tests instead.
+    notes.extend(crate::runner::passed_over_note(
+        root.path(),
+        settings.python.as_deref(),
+    ));
     if format != OutputFormat::Json {
         match &settings.file {
             Some(f) => eprintln!("selfdebug: {}; config: {}", root.describe(), f.name),
@@ -233,6 +240,10 @@ fn run_in(
         session::fix(&opts)?
     };
     crate::progress::clear();
+    let mut code = report::exit_code(report::final_status(&report));
+    if args.exit_non_zero_on_fix && code == exit::OK && !report.patches.is_empty() {
+        code = exit::FIXED;
+    }
     let log = report::human_log(&report);
     // Colour is for the text view only: next to JSON or annotations the log stays plain.
     let text = format == OutputFormat::Text;
@@ -255,7 +266,7 @@ fn run_in(
         }
     }
     match format {
-        OutputFormat::Json => print!("{}", report::json(&report)),
+        OutputFormat::Json => print!("{}", report::json_exiting(&report, code)),
         OutputFormat::Github => print!(
             "{}",
             github::fix(&report, &github::repo_prefix(root.path()))
@@ -277,7 +288,7 @@ fn run_in(
             }
         }
     }
-    Ok(report::exit_code(report::final_status(&report)))
+    Ok(code)
 }
 
 /// `--cmd` with its output checks, and `--sandbox`: checked before anything runs.

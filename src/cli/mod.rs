@@ -74,7 +74,8 @@ pub enum Command {
 #[derive(clap::Args, Debug, Clone)]
 pub struct PythonArgs {
     /// Interpreter to run pytest with. Default: the active virtualenv ($VIRTUAL_ENV), else
-    /// `.venv/` or `venv/` under the root, else `python3`.
+    /// `.venv/` or `venv/` under the root, else `python3`. Inside selfdebug's own virtualenv
+    /// (a pre-commit hook's), that one is passed over, on PATH too.
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
     /// Seconds before a pytest run is killed (with its whole process group).
@@ -153,6 +154,11 @@ pub struct FixArgs {
     pub safe_only: bool,
     #[arg(long, hide = true, overrides_with = "safe_only")]
     pub no_safe_only: bool,
+    /// Exit 1 instead of 0 when there was something to fix and every failure has a proven
+    /// patch (kept, or with --dry-run printed): the tests pass only with the patch. For a check
+    /// that must fail on broken code (pre-commit's `selfdebug-check` hook), as Ruff's flag.
+    #[arg(long)]
+    pub exit_non_zero_on_fix: bool,
     /// Accepted for compatibility; unsafe rules are tried by default now.
     #[arg(long, hide = true)]
     pub unsafe_fixes: bool,

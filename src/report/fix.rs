@@ -147,10 +147,15 @@ struct Summary<'a> {
 }
 
 pub fn json(report: &Report) -> String {
+    json_exiting(report, exit_code(final_status(report)))
+}
+
+/// [`json`] of a run that exits with `exit_code` (`--exit-non-zero-on-fix` turns 0 into 1).
+pub fn json_exiting(report: &Report, exit_code: i32) -> String {
     let status = final_status(report);
     let summary = Summary {
         schema_version: FIX_SCHEMA_VERSION,
-        exit_code: exit_code(status),
+        exit_code,
         final_status: status,
         run_id: &report.run_id,
         dry_run: report.dry_run,

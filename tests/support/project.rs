@@ -34,7 +34,12 @@ pub fn project(files: &[(&str, &str)]) -> Project {
 impl Project {
     /// `selfdebug ARGS` run from `cwd` (relative to the root), without `--root`.
     pub fn cmd_in(&self, cwd: &str, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_selfdebug"));
+        self.cmd_of(Path::new(env!("CARGO_BIN_EXE_selfdebug")), cwd, args)
+    }
+
+    /// [`Project::cmd_in`] with another copy of the binary (one installed in a venv).
+    pub fn cmd_of(&self, exe: &Path, cwd: &str, args: &[&str]) -> Command {
+        let mut cmd = Command::new(exe);
         cmd.args(args)
             .current_dir(self.root.join(cwd))
             .env("XDG_CACHE_HOME", &self.cache)
@@ -141,6 +146,47 @@ pub fn json(out: &Output) -> serde_json::Value {
 /// per run), and while the file `hold` holds that word, waits: a test can stop a run of
 /// selfdebug in a state it can see unambiguously, for as long as it needs.
 pub const DEMO_MODULE: &str = "def to_upper(text):\n    words = text.split()\n    return \" \".join(w.upper() for w in words)\n";
+
+/// [`DEMO_MODULE`] with the proven fix `selfdebug fix` keeps.
+pub const DEMO_FIXED: &str = "def to_upper(text):\n    words = (text or \"\").split()\n    return \" \".join(w.upper() for w in words)\n";
+
+/// The demo bug with two tests: `None` fails, real words pass (so a fix must keep them green).
+pub fn demo_project() -> Project {
+    project(&[
+        ("conftest.py", ""),
+        ("words.py", DEMO_MODULE),
+        (
+            "tests/test_words.py",
+            "from words import to_upper\n\n\ndef test_none():\n    assert to_upper(None) == \"\"\n\n\ndef test_words():\n    assert to_upper(\"a  b\") == \"A B\"\n",
+        ),
+    ])
+}
+
+/// A copy of `fixtures/projects/NAME` as a throwaway project.
+pub fn fixture_project(name: &str) -> Project {
+    let p = project(&[]);
+    let from = super::project_root(name);
+    // Caches a local pytest run may have left there are not part of the fixture.
+    let not_cache = |e: &walkdir::DirEntry| {
+        !matches!(
+            e.file_name().to_str(),
+            Some("__pycache__" | ".pytest_cache")
+        )
+    };
+    for e in walkdir::WalkDir::new(&from)
+        .into_iter()
+        .filter_entry(not_cache)
+    {
+        let e = e.unwrap();
+        let to = p.root.join(e.path().strip_prefix(&from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else if e.file_type().is_file() {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+    p
+}
 
 pub struct Held {
     pub project: Project,
