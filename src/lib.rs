@@ -21,4 +21,5 @@ pub mod source;
 pub mod syntax;
 pub mod traceback;
 pub mod transform;
+pub mod tried;
 pub mod verdict;

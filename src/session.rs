@@ -24,6 +24,7 @@ use crate::source::{Encoding, SourceFile};
 use crate::traceback::{self, Failure, When};
 use crate::transform::stdlib::Stdlib;
 use crate::transform::ProbeFacts;
+use crate::tried::Tried;
 use crate::verdict::{self, Verdict};
 
 /// What the user asked for.
@@ -691,6 +692,7 @@ pub fn run_loop(
     let mut accepted: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
     let mut accepted_cands: Vec<Candidate> = Vec::new();
     let mut out_of_time = false;
+    let mut tried = Tried::default();
     while let Some(failure) = queue.pop_front() {
         if runner::interrupted() {
             break;
@@ -735,10 +737,23 @@ pub fn run_loop(
             first_probe: None,
             reason: None,
             flaky: false,
+            tried: &mut tried,
+            repeats: None,
         };
         let result = work_on(&mut s, ws, &mut ctx, &failure, 0)?;
         outcome.probe = ctx.first_probe.take();
-        let reason = ctx.reason.take();
+        let repeats = ctx.repeats.take();
+        let reason = ctx.reason.take().or_else(|| {
+            repeats.as_ref().map(|(n, test)| {
+                format!(
+                    "no candidate passed; {n} candidate{} already rejected for {} with the same \
+                     failure {} not tried again",
+                    if *n == 1 { "" } else { "s" },
+                    test.as_deref().unwrap_or("another failure"),
+                    if *n == 1 { "was" } else { "were" }
+                )
+            })
+        });
         let flaky = ctx.flaky;
         match result {
             Some((steps, after)) => {
@@ -761,7 +776,9 @@ pub fn run_loop(
                 outcome.status = match reason.as_deref() {
                     _ if flaky => "flaky",
                     Some(r) if r.contains("--safe-only") => "skipped_unsafe",
-                    Some(_) if ctx_tried(&attempts, &failure) == 0 => "no_candidate",
+                    Some(_) if ctx_tried(&attempts, &failure) == 0 && repeats.is_none() => {
+                        "no_candidate"
+                    }
                     _ => "not_fixed",
                 };
                 outcome.reason = reason.or(Some("no candidate passed".into()));
@@ -895,6 +912,11 @@ struct Step<'a> {
     reason: Option<String>,
     /// The failure did not come back when the unchanged code ran again.
     flaky: bool,
+    /// Edits pytest already rejected, over the whole run.
+    tried: &'a mut Tried,
+    /// Candidates skipped as already rejected for the same failure, and the test they were
+    /// rejected for.
+    repeats: Option<(usize, Option<String>)>,
 }
 
 /// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
@@ -975,6 +997,12 @@ fn work_on(
     }
     let key = failure_key(failure);
     for cand in candidates {
+        // The same bytes were already proven wrong for this failure: no budget spent on them.
+        if let Some(test) = ctx.tried.rejected_for(failure, &cand.path, &cand.patched) {
+            let test = test.map(str::to_string);
+            ctx.repeats.get_or_insert((0, test)).0 += 1;
+            continue;
+        }
         if *ctx.budget == 0 || runner::interrupted() {
             ctx.reason.get_or_insert(format!(
                 "attempt budget for {} failures used up",
@@ -1086,6 +1114,7 @@ fn work_on(
                 }
                 ctx.accepted.insert(cand.path.clone(), previous.clone());
                 ws.write(&cand.path, &previous)?;
+                ctx.tried.reject(failure, &cand.path, &cand.patched);
                 continue;
             }
         }
@@ -1096,7 +1125,10 @@ fn work_on(
                 ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
                 return Ok(Some((vec![cand], after)));
             }
-            None => ws.write(&cand.path, &previous)?,
+            None => {
+                ws.write(&cand.path, &previous)?;
+                ctx.tried.reject(failure, &cand.path, &cand.patched);
+            }
         }
     }
     Ok(None)
