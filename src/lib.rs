@@ -29,5 +29,6 @@ pub mod source;
 pub mod syntax;
 pub mod traceback;
 pub mod transform;
+pub mod tried;
 pub mod venv;
 pub mod verdict;

@@ -28,6 +28,7 @@ use crate::source::{Encoding, SourceFile};
 use crate::traceback::{self, Failure, When};
 use crate::transform::stdlib::Stdlib;
 use crate::transform::ProbeFacts;
+use crate::tried::Tried;
 use crate::verdict::{self, Verdict};
 
 mod llm;
@@ -769,6 +770,7 @@ pub fn run_loop(
     let mut worked_on = 0;
     // Where a failure was before a kept patch moved it (see below).
     let mut first_place: BTreeMap<(String, When), (String, u32)> = BTreeMap::new();
+    let mut tried = Tried::default();
     while let Some(failure) = queue.pop_front() {
         if runner::interrupted() {
             break;
@@ -865,11 +867,24 @@ pub fn run_loop(
             reason: None,
             flaky: false,
             suspicious: Vec::new(),
+            tried: &mut tried,
+            repeats: None,
         };
         let result = work_on(&mut s, ws, &mut ctx, &failure, 0)?;
         outcome.probe = ctx.first_probe.take();
         outcome.suspicious = std::mem::take(&mut ctx.suspicious);
-        let reason = ctx.reason.take();
+        let repeats = ctx.repeats.take();
+        let reason = ctx.reason.take().or_else(|| {
+            repeats.as_ref().map(|(n, test)| {
+                format!(
+                    "no candidate passed; {n} candidate{} already rejected for {} with the same \
+                     failure {} not tried again",
+                    if *n == 1 { "" } else { "s" },
+                    test.as_deref().unwrap_or("another failure"),
+                    if *n == 1 { "was" } else { "were" }
+                )
+            })
+        });
         let flaky = ctx.flaky;
         match result {
             Some((steps, after)) => {
@@ -906,7 +921,9 @@ pub fn run_loop(
                 outcome.status = match reason.as_deref() {
                     _ if flaky => "flaky",
                     Some(r) if r.contains("--safe-only") => "skipped_unsafe",
-                    Some(_) if ctx_tried(&attempts, &failure) == 0 => "no_candidate",
+                    Some(_) if ctx_tried(&attempts, &failure) == 0 && repeats.is_none() => {
+                        "no_candidate"
+                    }
                     _ => "not_fixed",
                 };
                 outcome.reason = reason.or(Some("no candidate passed".into()));
@@ -1062,6 +1079,11 @@ struct Step<'a> {
     flaky: bool,
     /// What the search's localization ranked (reported with the failure).
     suspicious: Vec<crate::localize::Suspicious>,
+    /// Edits pytest already rejected, over the whole run.
+    tried: &'a mut Tried,
+    /// Candidates skipped as already rejected for the same failure, and the test they were
+    /// rejected for.
+    repeats: Option<(usize, Option<String>)>,
 }
 
 /// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
@@ -1200,6 +1222,12 @@ fn work_on(
                 None => break,
             },
         };
+        // The same bytes were already proven wrong for this failure: no budget spent on them.
+        if let Some(test) = ctx.tried.rejected_for(failure, &cand.path, &cand.patched) {
+            let test = test.map(str::to_string);
+            ctx.repeats.get_or_insert((0, test)).0 += 1;
+            continue;
+        }
         let label = || match n {
             Some(n) => format!("candidate {}/{of} ({})", n + 1, cand.fix.rule),
             None => format!("the model's candidate ({})", cand.fix.rule),
@@ -1306,6 +1334,7 @@ fn work_on(
                 }
                 ctx.accepted.insert(cand.path.clone(), previous.clone());
                 ws.write(&cand.path, &previous)?;
+                ctx.tried.reject(failure, &cand.path, &cand.patched);
                 continue;
             }
         }
@@ -1316,7 +1345,10 @@ fn work_on(
                 ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
                 return Ok(Some((vec![cand], after)));
             }
-            None => ws.write(&cand.path, &previous)?,
+            None => {
+                ws.write(&cand.path, &previous)?;
+                ctx.tried.reject(failure, &cand.path, &cand.patched);
+            }
         }
     }
     if let Some(m) = model {

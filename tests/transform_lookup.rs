@@ -77,6 +77,27 @@ const CASES: &[Case] = &[
         exc: "AttributeError: module 'settings' has no attribute 'TIMEOUT_SECS'",
         test_line: "assert mod.timeout() == 30000",
     },
+    // Private names: the message and `dir()` say `_Timer__timer`, the source `__timer`.
+    Case {
+        name: "attr_private_hint_mangled",
+        module: b"class Timer:\n    def __init__(self):\n        self.__timer = 0.0\n        self.__laps = []\n\n    def lap(self, now):\n        self.__laps.append(now - self.__itmer)\n        return self.__laps\n",
+        extra: &[],
+        line: 7,
+        func: "lap",
+        caret: None,
+        exc: "AttributeError: 'Timer' object has no attribute '_Timer__itmer'. Did you mean: '_Timer__timer'?",
+        test_line: "assert mod.Timer().lap(2.0) == [2.0]",
+    },
+    Case {
+        name: "attr_private_subclass_listing",
+        module: b"class Base:\n    def __init__(self):\n        self.__count = 0\n\n\nclass Child(Base):\n    def __init__(self):\n        super().__init__()\n        self.__cnt = 1\n\n    def bump(self):\n        self.__cont += 1\n        return self\n",
+        extra: &[],
+        line: 12,
+        func: "bump",
+        caret: None,
+        exc: "AttributeError: 'Child' object has no attribute '_Child__cont'",
+        test_line: "assert mod.Child().bump() is not None",
+    },
     // --- KeyError ---
     Case {
         name: "key_returned_lf",

@@ -461,6 +461,7 @@ fn rule_messages() {
         "name-import-project",
         "name-import-stdlib",
         "name-import-stdlib-ranked",
+        "name-import-used",
         "name-nearest",
     ];
     // Without Python's hint, `name-did-you-mean` computes it.
@@ -471,6 +472,7 @@ fn rule_messages() {
             "name-import-project",
             "name-import-stdlib",
             "name-import-stdlib-ranked",
+            "name-import-used",
             "name-nearest"
         ]
     );
@@ -484,6 +486,7 @@ fn rule_messages() {
             "name-import-project",
             "name-import-stdlib",
             "name-import-stdlib-ranked",
+            "name-import-used",
             "name-nearest"
         ]
     );

@@ -272,6 +272,25 @@ const CASES: &[Case] = &[
         exc: "IndentationError: unindent does not match any outer indentation level",
         call: "",
     },
+    // --- typed sinks: str.join ---
+    Case {
+        name: "join_two_calls_carets_pick_one",
+        module: b"def row(cells, ids):\n    return \"|\".join(cells) + \":\" + \",\".join(i for i in ids)\n",
+        line: 2,
+        func: Some("row"),
+        caret: Some("                                   ^^^^^^^^^^^^^^^^^^^^^^^^^^"),
+        exc: "TypeError: sequence item 0: expected str instance, int found",
+        call: "m.row(['a'], [1, 2])",
+    },
+    Case {
+        name: "join_list_comprehension",
+        module: b"def csv(values):\n    # one line of numbers\n    return \",\".join([v * 2 for v in values])\n",
+        line: 3,
+        func: Some("csv"),
+        caret: None,
+        exc: "TypeError: sequence item 0: expected str instance, float found",
+        call: "m.csv([1.5]) == '3.0'",
+    },
 ];
 
 /// Writes the case's project (module + a test file) and CPython's traceback of its failure.

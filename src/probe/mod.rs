@@ -329,7 +329,7 @@ pub fn plan_probe(
     let key = unique_key();
     let evals: Vec<String> = targets.iter().map(|t| t.eval.clone()).collect();
     let extras = failure.map_or_else(pysrc::Extras::default, |(exc_type, msg)| {
-        plan::extras(&located, &targets, exc_type, msg)
+        plan::extras(source.text(), &located, &targets, exc_type, msg)
     });
     let probe_line = pysrc::probe_line(&key, &pysrc::probe_source(&key, &evals, &extras));
     let edit: Edit =

@@ -305,13 +305,28 @@ fn is_pure(
 /// What to record besides values for this failure: the frame's names for a `NameError`,
 /// `dir()` of the receivers of the failing attribute for an `AttributeError`, the signature of
 /// the callees given the unexpected keyword for a `TypeError` (CPython's suggestions need them).
-pub fn extras(loc: &Located, targets: &[Target], exc_type: &str, msg: &str) -> pysrc::Extras {
+pub fn extras(
+    text: &str,
+    loc: &Located,
+    targets: &[Target],
+    exc_type: &str,
+    msg: &str,
+) -> pysrc::Extras {
     let short = exc_type.rsplit('.').next().unwrap_or(exc_type);
     let quoted = |after: &str| -> Option<String> {
         let rest = &msg[msg.find(after)? + after.len()..];
         Some(rest[..rest.find('\'')?].to_string())
     };
-    let index_of = |r: &Range<usize>| targets.iter().position(|t| t.text_range == *r);
+    // A receiver written twice (`self` in `self.a + self.b`) is evaluated once, at its first
+    // occurrence: the same text at the statement's start is the same value.
+    let index_of = |r: &Range<usize>| {
+        let same_text = text.get(r.clone()).map(|t| t.replace("\r\n", "\n"));
+        targets.iter().position(|t| t.text_range == *r).or_else(|| {
+            targets
+                .iter()
+                .position(|t| Some(&t.text) == same_text.as_ref())
+        })
+    };
     let mut out = pysrc::Extras::default();
     match short {
         "NameError" => out.name_error = quoted("name '"),
@@ -319,9 +334,14 @@ pub fn extras(loc: &Located, targets: &[Target], exc_type: &str, msg: &str) -> p
             let Some(attr) = quoted("has no attribute '") else {
                 return out;
             };
+            // `_C__x` in the message is written `__x` inside `class C`.
+            let written = loc
+                .class
+                .as_ref()
+                .and_then(|c| crate::syntax::mangle::unmangle(&attr, &c.name));
             for e in &loc.exprs {
                 if let SubExprKind::Attribute { receiver, name, .. } = &e.kind {
-                    if *name == attr {
+                    if *name == attr || written.as_ref() == Some(name) {
                         out.dirs.extend(index_of(receiver));
                     }
                 }

@@ -18,6 +18,7 @@
 //! every [`ParsedModule`] is shallow enough to walk and drop on an ordinary thread.
 
 mod locate;
+pub mod mangle;
 pub mod scan;
 pub mod walk;
 

@@ -194,6 +194,7 @@ fn move_fix(
             let imp = NewImport {
                 module: &target,
                 name: Some(&alias_text),
+                alias: None,
             };
             edits.extend(add_import(
                 ctx.source,
@@ -252,22 +253,33 @@ pub(crate) enum Group {
     Local,
 }
 
-/// An import to add: `import module` when `name` is `None`, else `from module import name`.
+/// An import to add: `import module` when `name` is `None`, else `from module import name`;
+/// `as alias` after either when `alias` is set.
 pub(crate) struct NewImport<'a> {
     pub module: &'a str,
     pub name: Option<&'a str>,
+    pub alias: Option<&'a str>,
 }
 
 impl NewImport<'_> {
     pub fn text(&self) -> String {
+        let bound = self.alias.map_or(String::new(), |a| format!(" as {a}"));
         match self.name {
-            None => format!("import {}", self.module),
-            Some(n) => format!("from {} import {n}", self.module),
+            None => format!("import {}{bound}", self.module),
+            Some(n) => format!("from {} import {n}{bound}", self.module),
         }
     }
 
+    /// What goes into a `from module import ...` list: `name` or `name as alias`.
+    fn imported(&self) -> Option<String> {
+        let n = self.name?;
+        Some(self.alias.map_or(n.to_string(), |a| format!("{n} as {a}")))
+    }
+
     fn group(&self, root: Option<&Path>, stdlib: &Stdlib) -> Group {
-        group_of_module(self.module, 0, root, stdlib)
+        // `.units` is spelt relative: a local import.
+        let level = self.module.len() - self.module.trim_start_matches('.').len();
+        group_of_module(self.module, level, root, stdlib)
     }
 }
 
@@ -310,8 +322,8 @@ pub(crate) fn add_import(
     let nl = source.newline();
     let body = pm.body();
     let block = import_block(pm, root, stdlib);
-    if let Some(name) = imp.name {
-        if let Some(e) = merge_into_from(source, pm, &block, imp.module, name) {
+    if let Some(name) = imp.imported() {
+        if let Some(e) = merge_into_from(source, pm, &block, imp.module, &name) {
             return Some(vec![e]);
         }
     }
@@ -572,6 +584,7 @@ mod tests {
         let imp = || NewImport {
             module: "json",
             name: None,
+            alias: None,
         };
         assert_eq!(
             add("import os\nimport sys\n\nX = 1\n", imp()),
@@ -601,10 +614,45 @@ mod tests {
                 "from collections import OrderedDict\n",
                 NewImport {
                     module: "collections",
-                    name: Some("defaultdict")
+                    name: Some("defaultdict"),
+                    alias: None,
                 }
             ),
             "from collections import OrderedDict, defaultdict\n"
+        );
+        // Aliases kept, in a new line and in a merged one; `.units` joins the local group.
+        assert_eq!(
+            add(
+                "import requests\n\nX = 1\n",
+                NewImport {
+                    module: "numpy",
+                    name: None,
+                    alias: Some("np"),
+                }
+            ),
+            "import numpy as np\nimport requests\n\nX = 1\n"
+        );
+        assert_eq!(
+            add(
+                "from decimal import Context\n",
+                NewImport {
+                    module: "decimal",
+                    name: Some("Decimal"),
+                    alias: Some("D"),
+                }
+            ),
+            "from decimal import Context, Decimal as D\n"
+        );
+        assert_eq!(
+            add(
+                "import os\n\nfrom .parse import parse\n\nX = 1\n",
+                NewImport {
+                    module: ".units",
+                    name: Some("Quantity"),
+                    alias: Some("Q"),
+                }
+            ),
+            "import os\n\nfrom .parse import parse\nfrom .units import Quantity as Q\n\nX = 1\n"
         );
         assert_eq!(add("", imp()), "import json\n");
         assert_eq!(add("x = 1", imp()), "import json\n\nx = 1");

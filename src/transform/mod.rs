@@ -8,6 +8,7 @@ pub mod imports;
 pub mod lookup;
 pub mod names;
 pub mod null_guard;
+pub mod sinks;
 pub mod stdlib;
 pub mod suggest;
 pub mod syntax_fix;
@@ -72,6 +73,21 @@ pub struct Context<'a> {
 impl Context<'_> {
     pub fn text(&self, range: &Range<usize>) -> &str {
         self.source.text().get(range.clone()).unwrap_or("")
+    }
+
+    /// The probe's type for `range`; for an expression written more than once in the
+    /// statement (the probe evaluates each text once, at its first occurrence), the type of
+    /// the same text.
+    pub fn probe_type(&self, range: &Range<usize>) -> Option<&str> {
+        let probe = self.probe?;
+        probe.type_of(range).or_else(|| {
+            let text = self.text(range);
+            probe
+                .types
+                .iter()
+                .find(|(r, _)| self.text(r) == text)
+                .map(|(_, t)| t.as_str())
+        })
     }
 }
 

@@ -16,7 +16,9 @@
 //!   [`super::stdlib`]) has one clear home for `X` (`Path`, `defaultdict`, `Formatter`...);
 //! - `import_stdlib_ranked`: `from m import X` for each of the ranked homes of a name several
 //!   modules export with no clear winner (`Formatter`: `string`, then `logging`);
-//! - `import_project`: `from pkg.mod import X` when a project module defines `X` at top level.
+//! - `import_project`: `from pkg.mod import X` when a project module defines `X` at top level;
+//! - `import_used`: the import statement other project modules bind `X` with
+//!   ([`used_imports`]), spelling and alias kept, the most used first.
 //!
 //! A renamed name is renamed at every use in the function (every use of an undefined name
 //! fails the same way); new imports go where [`super::imports::add_import`] puts them.
@@ -24,6 +26,7 @@
 pub mod project;
 pub mod scope;
 mod unbound;
+mod used_imports;
 
 pub use unbound::candidates as unbound_candidates;
 
@@ -57,6 +60,7 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
         Some("import_stdlib") => import_stdlib(ctx, name, &at, false),
         Some("import_stdlib_ranked") => import_stdlib(ctx, name, &at, true),
         Some("import_project") => import_project(ctx, name),
+        Some("import_used") => import_used(ctx, name),
         _ => Vec::new(),
     }
 }
@@ -418,6 +422,7 @@ fn import_stdlib(ctx: &Context, name: &str, at: &Range<usize>, ranked: bool) -> 
             imports.push(NewImport {
                 module: name,
                 name: None,
+                alias: None,
             });
         }
     } else if let Some(index) = ctx.stdlib.index() {
@@ -427,6 +432,7 @@ fn import_stdlib(ctx: &Context, name: &str, at: &Range<usize>, ranked: bool) -> 
             imports.extend(homes.modules.iter().take(take).map(|m| NewImport {
                 module: m,
                 name: Some(name),
+                alias: None,
             }));
         }
     }
@@ -475,6 +481,7 @@ fn import_project(ctx: &Context, name: &str) -> Vec<Fix> {
         let imp = NewImport {
             module: &spelled,
             name: Some(name),
+            alias: None,
         };
         let Some(edits) =
             imports::add_import(ctx.source, ctx.module, Some(&root), ctx.stdlib, &imp)
@@ -485,6 +492,50 @@ fn import_project(ctx: &Context, name: &str) -> Vec<Fix> {
             format!(
                 "add the missing `{}` (the project defines it there)",
                 imp.text()
+            ),
+            ctx.rule,
+            ctx.confidence,
+            edits,
+        ));
+    }
+    out
+}
+
+/// The imports other modules of the project bind `name` with, most used first.
+fn import_used(ctx: &Context, name: &str) -> Vec<Fix> {
+    let here = ctx.source.path();
+    let Some(root) = project::import_root(here) else {
+        return Vec::new();
+    };
+    let importer = project::module_name(&root, here);
+    let relative = prefers_relative(ctx.module.body());
+    let mut out = Vec::new();
+    for (used, count) in used_imports::imports_binding(&root, name, here)
+        .into_iter()
+        .take(MAX_MODULES)
+    {
+        // Relative where both this file and the module it came from import that way.
+        let module = if used.relative && relative {
+            imports::relative_spelling(&used.module, 1, importer.as_deref())
+        } else {
+            used.module.clone()
+        };
+        let imp = NewImport {
+            module: &module,
+            name: used.name.as_deref(),
+            alias: used.alias.as_deref(),
+        };
+        let Some(edits) =
+            imports::add_import(ctx.source, ctx.module, Some(&root), ctx.stdlib, &imp)
+        else {
+            continue;
+        };
+        out.push(Fix::new(
+            format!(
+                "add `{}`, the import {count} other module{} of the project bind{} `{name}` with",
+                imp.text(),
+                if count == 1 { "" } else { "s" },
+                if count == 1 { "s" } else { "" },
             ),
             ctx.rule,
             ctx.confidence,

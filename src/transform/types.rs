@@ -13,7 +13,9 @@
 //! - `extra_argument`: `f() takes 2 positional arguments but 3 were given` → the extra trailing
 //!   argument passed as the keyword-only parameter it was meant for, or dropped;
 //! - `missing_argument`: `f() missing 1 required positional argument: 'x'` → pass the variable
-//!   `x` visible at the call site.
+//!   `x` visible at the call site;
+//! - `join_str`, `index_int`: typed sinks (`str.join` of non-str items, a `str` where an
+//!   integer is needed), in [`super::sinks`].
 //!
 //! The definition of a called project function is found by its qualified name in the failing
 //! module, then in the project modules it imports.
@@ -41,6 +43,8 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
         Some("extra_argument") => extra_argument(ctx),
         Some("missing_argument") => missing_argument(ctx),
         Some("keyword_hint") => keyword_hint(ctx),
+        Some("join_str") => super::sinks::join_str(ctx),
+        Some("index_int") => super::sinks::index_int(ctx),
         _ => Vec::new(),
     };
     let mut out: Vec<Fix> = Vec::new();

@@ -24,6 +24,7 @@ use rustpython_parser::ast::{self, Expr, Ranged, Stmt};
 
 use crate::edit::{Edit, Fix};
 use crate::source::SourceFile;
+use crate::syntax::mangle;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{self, ParsedModule, SubExpr, SubExprKind, MAX_AST_DEPTH};
 use crate::transform::common::{self as shared, rng};
@@ -191,7 +192,10 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
     let Some(attr) = ctx.captures.get("attr") else {
         return Vec::new();
     };
-    let groups = targets(ctx, attr);
+    // Inside `class C` the message's `_C__x` is written `__x` (and `dir()` lists `_C__y`).
+    let class = ctx.located.class.as_ref().map(|c| c.name.as_str());
+    let written = class.and_then(|c| mangle::unmangle(attr, c));
+    let groups = targets(ctx, attr, written.as_deref());
     if groups.is_empty() {
         return Vec::new();
     }
@@ -225,11 +229,21 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
     let mut out = Vec::new();
     for group in &groups {
         for (name, why) in &names {
+            // A private access gets a private name of the same class, written as such.
+            let private = |t: &SubExpr| matches!(&t.kind, SubExprKind::Attribute { name: n, .. } if n != attr);
+            let new_name = match (class, group.iter().any(|t| private(t))) {
+                (Some(c), true) => match mangle::unmangle(name, c) {
+                    Some(w) => w,
+                    None if mangle::is_mangled_for_other(name, c) => continue,
+                    None => name.clone(),
+                },
+                _ => name.clone(),
+            };
             let edits: Vec<Edit> = group
                 .iter()
                 .filter_map(|t| match &t.kind {
                     SubExprKind::Attribute { name_range, .. } => {
-                        Some(Edit::replacement(name_range.clone(), name.clone()))
+                        Some(Edit::replacement(name_range.clone(), new_name.clone()))
                     }
                     _ => None,
                 })
@@ -237,8 +251,12 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
             if edits.is_empty() {
                 continue;
             }
+            let old_name = match &group[0].kind {
+                SubExprKind::Attribute { name, .. } => name.as_str(),
+                _ => attr.as_str(),
+            };
             out.push(Fix::new(
-                format!("rename `.{attr}` to `.{name}` ({why})"),
+                format!("rename `.{old_name}` to `.{new_name}` ({why})"),
                 ctx.rule,
                 ctx.confidence,
                 edits,
@@ -258,7 +276,15 @@ fn computed_hint(ctx: &Context, attr: &str, group: &[&SubExpr]) -> Option<String
         SubExprKind::Attribute { receiver, .. } => Some(receiver),
         _ => None,
     })?;
-    let dir = probe.dir_of(receiver)?;
+    // The probe evaluates a receiver written twice once, at its first occurrence.
+    let dir = probe.dir_of(receiver).or_else(|| {
+        let text = ctx.text(receiver);
+        probe
+            .dirs
+            .iter()
+            .find(|(r, _)| ctx.text(r) == text)
+            .map(|(_, d)| d)
+    })?;
     if dir.names.len() != dir.total {
         // More names than the probe keeps: more than CPython looks at.
         return None;
@@ -281,12 +307,15 @@ fn computed_hint(ctx: &Context, attr: &str, group: &[&SubExpr]) -> Option<String
 /// The accesses of `.attr` in the statement that may have failed, grouped by receiver text:
 /// the probe's receiver type names the object, the carets mark the access; otherwise every
 /// access of that name.
-fn targets<'a>(ctx: &'a Context, attr: &str) -> Vec<Vec<&'a SubExpr>> {
+fn targets<'a>(ctx: &'a Context, attr: &str, written: Option<&str>) -> Vec<Vec<&'a SubExpr>> {
     let all: Vec<&SubExpr> = ctx
         .located
         .exprs
         .iter()
-        .filter(|e| matches!(&e.kind, SubExprKind::Attribute { name, .. } if name == attr))
+        .filter(|e| {
+            matches!(&e.kind, SubExprKind::Attribute { name, .. }
+                if name == attr || Some(name.as_str()) == written)
+        })
         .collect();
     let receiver = |e: &SubExpr| match &e.kind {
         SubExprKind::Attribute { receiver, .. } => receiver.clone(),
@@ -468,12 +497,11 @@ fn class_members(
     if !seen.insert(c.name.to_string()) {
         return;
     }
+    // Names as the object has them: `__x` in `class C` is `_C__x`, as in messages and `dir()`.
     let mut push = |name: &str, callable: bool| {
+        let name = mangle::mangle(name, c.name.as_str()).unwrap_or_else(|| name.to_string());
         if !out.iter().any(|m| m.name == name) {
-            out.push(Member {
-                name: name.to_string(),
-                callable,
-            });
+            out.push(Member { name, callable });
         }
     };
     for s in &c.body {

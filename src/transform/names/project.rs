@@ -273,7 +273,7 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn contains_word(hay: &[u8], word: &[u8]) -> bool {
+pub(crate) fn contains_word(hay: &[u8], word: &[u8]) -> bool {
     if word.is_empty() {
         return false;
     }

@@ -1,0 +1,136 @@
+//! Budget hygiene (issue 14, family 7), on the `budget_group_*` cases of `fixtures/bugs`: two
+//! tests fail the same way and no candidate fixes them. Each distinct edit is tried once, for the
+//! first test of the group; the second test gets no pytest run for edits already rejected, and
+//! its reason says so. (`tests/bugs_e2e.rs` checks the same cases end with exit 4, untouched.)
+
+mod support;
+
+use std::path::Path;
+
+use support::project::project;
+
+/// `selfdebug fix --dry-run --json` on a copy of the case's project.
+fn run_case(case: &str) -> serde_json::Value {
+    let src = support::fixtures().join("bugs").join(case).join("project");
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(&src) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            let rel = entry.path().strip_prefix(&src).unwrap();
+            files.push((
+                rel.to_string_lossy().into_owned(),
+                std::fs::read_to_string(entry.path()).unwrap(),
+            ));
+        }
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    let p = project(&refs);
+    let out = p.run(&["fix", "--dry-run", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(Path::new(&p.root).is_dir());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// (test, outcome) of each attempt; every diff is distinct.
+fn attempts(json: &serde_json::Value) -> Vec<(String, String)> {
+    let records = json["attempt_records"].as_array().unwrap();
+    let mut diffs: Vec<&str> = records
+        .iter()
+        .map(|a| a["diff"].as_str().unwrap())
+        .collect();
+    let n = diffs.len();
+    diffs.sort_unstable();
+    diffs.dedup();
+    assert_eq!(diffs.len(), n, "an identical edit was tried twice");
+    records
+        .iter()
+        .map(|a| {
+            (
+                a["test"].as_str().unwrap().to_string(),
+                a["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn statuses(json: &serde_json::Value) -> Vec<(String, String, String)> {
+    json["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["test"].as_str().unwrap().to_string(),
+                f["status"].as_str().unwrap().to_string(),
+                f["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_rejected_edit_is_not_retried_for_another_test_of_the_group() {
+    let json = run_case("budget_group_nickname");
+    let first = "tests/test_roster.py::test_tag_without_nickname";
+    let still = (first.to_string(), "still_failing".to_string());
+    assert_eq!(
+        attempts(&json),
+        vec![still.clone(), still.clone(), still.clone(), still]
+    );
+    assert_eq!(
+        statuses(&json),
+        vec![
+            (
+                first.into(),
+                "not_fixed".into(),
+                "no candidate passed".into()
+            ),
+            (
+                "tests/test_roster.py::test_tags_mixed".into(),
+                "not_fixed".into(),
+                format!(
+                    "no candidate passed; 4 candidates already rejected for {first} with the \
+                     same failure were not tried again"
+                )
+            ),
+        ]
+    );
+    // Baseline, then a probe and 4 candidates for the first test, a probe for the second:
+    // without the hygiene the second test would cost 4 more runs.
+    assert_eq!(json["pytest_runs"], 7);
+}
+
+#[test]
+fn unittest_group_in_a_method() {
+    let json = run_case("budget_group_offset_unittest");
+    let first = "tests/test_schedule.py::ScheduleTest::test_default_offset";
+    let still = (first.to_string(), "still_failing".to_string());
+    assert_eq!(attempts(&json), vec![still.clone(), still]);
+    assert_eq!(
+        statuses(&json),
+        vec![
+            (
+                first.into(),
+                "not_fixed".into(),
+                "no candidate passed".into()
+            ),
+            (
+                "tests/test_schedule.py::ScheduleTest::test_default_offset_single_slot".into(),
+                "not_fixed".into(),
+                format!(
+                    "no candidate passed; 2 candidates already rejected for {first} with the \
+                     same failure were not tried again"
+                )
+            ),
+        ]
+    );
+    assert_eq!(json["pytest_runs"], 5);
+}
