@@ -786,14 +786,18 @@ pub fn run_loop(
         if failure.exc_type == OUTPUT_CHECK_EXC {
             // The command has one failure at a time: the last run's is this one.
             outcome.output_check = s.last_mismatch.clone();
-            outcome.status = "not_fixed";
-            outcome.reason = Some(format!(
-                "{}; without a traceback no rule applies: only the LLM fallback (--llm) can \
-                 work on wrong output",
-                failure.msg
-            ));
-            outcomes.push(outcome);
-            continue;
+            // Without a traceback no rule applies; the model (when asked for) gets the
+            // command, the expected output and the script as its specification.
+            if s.llm.is_none() || opts.safe_only {
+                outcome.status = "not_fixed";
+                outcome.reason = Some(format!(
+                    "{}; without a traceback no rule applies: only the LLM fallback (--llm) \
+                     can work on wrong output",
+                    failure.msg
+                ));
+                outcomes.push(outcome);
+                continue;
+            }
         }
         if category == Category::Dependency && opts.install_missing {
             if let Some(after) = s.install_missing(ws, &failure, &mut suggestion)? {
@@ -1098,20 +1102,25 @@ fn work_on(
     failure: &Failure,
     depth: usize,
 ) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
-    let Some(loc) = failure.location.as_ref() else {
+    // No place in the project's code: only the model (when asked for) can work on it, with
+    // what the failure shows (a failed output check of command mode: the command's script).
+    let loc = failure.location.as_ref();
+    if loc.is_none() && (depth > 0 || llm::Turn::new(s, failure, None).is_none()) {
         ctx.reason
             .get_or_insert_with(|| plan::PlanError::no_location(failure).to_string());
         return Ok(None);
-    };
-    if let Some(why) = excluded(s.opts, &loc.file) {
-        ctx.reason.get_or_insert(why);
-        return Ok(None);
     }
-    if let Ok(path) = plan::confined_path(ws.root(), &loc.file) {
-        ws.record(&path)?;
+    if let Some(loc) = loc {
+        if let Some(why) = excluded(s.opts, &loc.file) {
+            ctx.reason.get_or_insert(why);
+            return Ok(None);
+        }
+        if let Ok(path) = plan::confined_path(ws.root(), &loc.file) {
+            ws.record(&path)?;
+        }
     }
     crate::progress::step(|| "probing the failing line".into());
-    let report = s.probe(ws, failure);
+    let report = loc.and_then(|_| s.probe(ws, failure));
     let facts = report.as_ref().map(probe_facts);
     // The model, when asked for, takes over where the rules end (see `llm::Turn`).
     let mut model = llm::Turn::new(s, failure, report.as_ref());

@@ -457,3 +457,74 @@ fn the_fallback_can_be_turned_on_and_pointed_by_pyproject_toml() {
     );
     support::assert_valid("config.schema.json", None, &[&shown.stdout]);
 }
+
+#[test]
+fn a_failed_output_check_of_command_mode_is_the_models_with_the_expected_output() {
+    let script = "def total(xs):\n    return sum(xs) - 1\n\n\nprint(total([1, 2, 3]))\n";
+    let p = project(&[("total.py", script), ("want.txt", "6\n")]);
+    let right = "```python\ntotal.py\n<<<<<<< SEARCH\n    return sum(xs) - 1\n=======\n    return sum(xs)\n>>>>>>> REPLACE\n```\n";
+    let server = served(vec![answer(right)]);
+    let out = fix_llm(
+        &p,
+        &server,
+        &["--cmd", "python total.py", "--expect-stdout", "want.txt"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        p.read("total.py"),
+        "def total(xs):\n    return sum(xs)\n\n\nprint(total([1, 2, 3]))\n"
+    );
+    let j = json(&out);
+    assert_eq!(j["judge"], "command");
+    assert_eq!(j["failures"][0]["exc_type"], "selfdebug.OutputCheckFailed");
+    assert_eq!(j["failures"][0]["status"], "fixed");
+    assert_eq!(j["patches"][0]["source"], "llm");
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    // The request carries the specification: the command, what it should print, what it
+    // printed, and the script itself with line numbers.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_requests_well_formed(&server);
+    let prompt = reqs[0].prompt();
+    for needle in [
+        "Command: python total.py",
+        "Expected stdout (exact):\n6\n",
+        "It printed instead:\n5\n",
+        "return sum(xs) - 1",
+    ] {
+        assert!(
+            prompt.contains(needle),
+            "prompt lacks {needle:?}:\n{prompt}"
+        );
+    }
+    assert_key_nowhere(&p, &out);
+}
+
+#[test]
+fn an_edit_to_an_excluded_file_is_refused_without_a_run() {
+    let p = shop();
+    std::fs::write(
+        p.root.join("pyproject.toml"),
+        "[tool.selfdebug]\nextend-exclude = [\"shop.py\"]\nbudget = { logic = 1 }\n",
+    )
+    .unwrap();
+    let server = served(vec![answer(RIGHT)]);
+    let out = fix_llm(&p, &server, &["--llm-no-cache"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(p.read("shop.py"), SHOP);
+    let j = json(&out);
+    let records = j["attempt_records"].as_array().unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["outcome"], "refused");
+    assert!(
+        records[0]["new_failure"]
+            .as_str()
+            .unwrap()
+            .contains("shop.py is excluded by extend-exclude ('shop.py'): never patched"),
+        "{}",
+        records[0]
+    );
+    // The baseline, the probe and the search's coverage run (it found nothing to try outside
+    // the excluded file); the refused answer cost no run.
+    assert_eq!(j["pytest_runs"], 3);
+}

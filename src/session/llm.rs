@@ -6,22 +6,26 @@
 //! candidates and the failures they led to.
 
 use super::{now_ms, Attempt, Candidate, Runs, Step, Workspace, TIME_BUDGET_USED_UP};
+use crate::command::OUTPUT_CHECK_EXC;
 use crate::llm::prompt::{self, Previous, PromptInput, Snapshot};
 use crate::llm::{candidate, Exchange};
 use crate::plan::PlanError;
 use crate::probe::ProbeReport;
 use crate::traceback::Failure;
+use std::path::Path;
 
 /// What a reviewer of a model's patch is told.
 pub const REVIEW: &str = "written by a model (--llm): pytest proved it; read the whole change";
 
-/// Plan errors that leave the failure to the model: no rule knows it, or the only project
-/// frame is the test (an assertion: the test is the specification, the code it calls is to
-/// blame). A file the tool may not write stays nobody's.
+/// Plan errors that leave the failure to the model: no rule knows it, the only project frame
+/// is the test (an assertion: the test is the specification, the code it calls is to blame),
+/// or no frame is in the project (a failed output check of command mode: the script is shown).
+/// A file the tool may not write stays nobody's.
 pub fn may_try(e: &PlanError) -> bool {
     matches!(
         e,
         PlanError::NoRule(_)
+            | PlanError::NoLocation
             | PlanError::TestFile(_)
             | PlanError::NotLocated(..)
             | PlanError::Unparseable(..)
@@ -97,6 +101,7 @@ impl Turn {
                 ctx.reason = Some(TIME_BUDGET_USED_UP.into());
                 return None;
             }
+            let (spec, files) = command_spec(s, ws.root(), failure);
             let llm = s.llm.as_mut()?;
             if let Some(why) = llm.unavailable() {
                 self.stopped = Some(why);
@@ -109,8 +114,8 @@ impl Turn {
                 env: self.env.as_ref().expect("set on the first ask"),
                 previous: &self.previous,
                 allow_tests: s.opts.allow_tests,
-                spec: None,
-                files: &[],
+                spec: spec.as_deref(),
+                files: &files,
             });
             let answer = llm.ask(&messages);
             let exchange = llm.exchanges.last().cloned();
@@ -129,6 +134,10 @@ impl Turn {
                 ctx.category,
                 s.opts.allow_tests,
             )
+            .and_then(|c| match super::excluded(s.opts, &c.file) {
+                Some(why) => Err(why),
+                None => Ok(c),
+            })
             .and_then(|c| match self.tried.iter().position(|t| *t == c.patched) {
                 Some(i) => Err(format!(
                     "the answer repeats the model's candidate number {}",
@@ -170,6 +179,42 @@ impl Turn {
             None => format!("model fallback: {why}"),
         });
     }
+}
+
+/// Command mode: the command and what its output should have been (the specification of a
+/// failed output check), and the project files its arguments name (the script to repair).
+fn command_spec(s: &Runs, root: &Path, failure: &Failure) -> (Option<String>, Vec<String>) {
+    let Some(judge) = &s.opts.judge else {
+        return (None, Vec::new());
+    };
+    let files: Vec<String> = judge
+        .argv
+        .iter()
+        .skip(1)
+        .filter(|a| a.ends_with(".py") && root.join(a).is_file())
+        .cloned()
+        .collect();
+    let spec = match (&s.last_mismatch, failure.exc_type == OUTPUT_CHECK_EXC) {
+        (Some(m), true) => {
+            let what = match m.check {
+                "expect_stdout" => "Expected stdout (exact)",
+                "expect_stdout_regex" => "Expected stdout to match the regex",
+                _ => "Expected stderr to be empty; it printed",
+            };
+            let mut t = format!("Command: {}\n{what}:\n{}\n", m.command, m.expected);
+            if m.check != "stderr_empty" {
+                t.push_str(&format!("It printed instead:\n{}\n", m.actual));
+            } else {
+                t.push_str(&format!("{}\n", m.actual));
+            }
+            Some(t)
+        }
+        _ => Some(format!(
+            "Command: {}\nIt must exit with status 0.\n",
+            judge.line
+        )),
+    };
+    (spec, files)
 }
 
 /// The files whose imports and neighbours describe the environment: the project frames'

@@ -86,6 +86,9 @@ pub(super) fn search(
         expected: expected.as_deref(),
         allow_tests: s.opts.allow_tests,
     });
+    // Files the configuration excludes are never patched, by the search either.
+    let mut candidates = candidates;
+    candidates.retain(|r| super::excluded(s.opts, &r.candidate.file).is_none());
     if candidates.is_empty() {
         ctx.reason = Some(format!(
             "{why}; the search found no small edit to try at the suspicious statements"
