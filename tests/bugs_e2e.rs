@@ -11,8 +11,8 @@
 //! bytes (which `git apply` has just been shown to take), whatever the file's encoding: BOM,
 //! latin-1 and CRLF cases are in the corpus.
 //!
-//! Cases run one after another (each is a few pytest runs); set `SELFDEBUG_BUGS=case,case` to
-//! run only some of them.
+//! Cases run in parallel, one worker per core (each is a few pytest runs, one at a time;
+//! `SELFDEBUG_BUGS_JOBS=N` sets the number); set `SELFDEBUG_BUGS=case,case` to run only some.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,9 +27,16 @@ fn python() -> String {
     std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string())
 }
 
-/// The bytecode cache and journals of the child go here, not into the user's `~/.cache`.
+thread_local! {
+    /// Which worker of [`every_bug_case_ends_as_expected`] this thread is.
+    static WORKER: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The bytecode cache and journals of the child go here, not into the user's `~/.cache`; one
+/// per worker, so that parallel cases share nothing but the fixtures they copy.
 fn xdg_cache() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bugs_e2e-xdg-cache");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bugs_e2e-xdg-cache-{}", WORKER.with(|w| w.get())));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -342,20 +349,43 @@ fn every_bug_case_ends_as_expected() {
         "fixtures/bugs has only {} cases",
         cases.len()
     );
-    let mut failed = Vec::new();
-    for case in &cases {
-        let started = std::time::Instant::now();
-        let result = check(case);
-        eprintln!(
-            "{:<26} {:<5} {:>6} ms",
-            case.name,
-            if result.is_ok() { "ok" } else { "FAIL" },
-            started.elapsed().as_millis()
-        );
-        if let Err(why) = result {
-            failed.push(format!("== {}: {why}", case.name));
+    // Cases are independent (each in its own temp dirs): one worker per core, since each case
+    // mostly waits on one single-threaded pytest at a time. SELFDEBUG_BUGS_JOBS overrides.
+    let jobs = std::env::var("SELFDEBUG_BUGS_JOBS")
+        .ok()
+        .and_then(|j| j.parse::<usize>().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, 8);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for worker in 0..jobs {
+            let (cases, next, failed) = (&cases, &next, &failed);
+            scope.spawn(move || {
+                WORKER.with(|w| w.set(worker));
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(case) = cases.get(i) else { break };
+                    let started = std::time::Instant::now();
+                    let result = check(case);
+                    eprintln!(
+                        "{:<26} {:<5} {:>6} ms",
+                        case.name,
+                        if result.is_ok() { "ok" } else { "FAIL" },
+                        started.elapsed().as_millis()
+                    );
+                    if let Err(why) = result {
+                        failed
+                            .lock()
+                            .unwrap()
+                            .push(format!("== {}: {why}", case.name));
+                    }
+                }
+            });
         }
-    }
+    });
+    let mut failed = failed.into_inner().unwrap();
+    failed.sort();
     assert!(failed.is_empty(), "\n{}", failed.join("\n\n"));
 }
 
