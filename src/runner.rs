@@ -502,7 +502,8 @@ pub fn run_pytest(python: &Interpreter, spec: &RunSpec) -> Result<PytestRun, Run
     if plugin.is_some() {
         args.extend(["-p".to_string(), crate::plugin::MODULE.to_string()]);
     }
-    args.extend(spec.node_ids.iter().cloned());
+    // A subtest cannot be selected: its owning test runs, and reports the subtest's outcome.
+    args.extend(crate::traceback::subtest::selectable(&spec.node_ids));
     args.extend(spec.extra_args.iter().cloned());
 
     let mut cmd = program_command(&python.path, spec);

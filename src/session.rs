@@ -1264,6 +1264,16 @@ fn work_on(
         let gone = match (&first_verdict, targeted.is_empty()) {
             (Verdict::Green, _) => true,
             (Verdict::Failed(after), true) => !failure_keys(after).contains(&key),
+            // A subtest's owner ran all its subtests: the proof is this subtest's own outcome
+            // (a sibling still failing is judged against the baseline by the full run).
+            (Verdict::Failed(after), false)
+                if failure
+                    .test
+                    .as_deref()
+                    .is_some_and(traceback::subtest::is_subtest) =>
+            {
+                !failure_keys(after).contains(&key)
+            }
             _ => false,
         };
         if first.timed_out {

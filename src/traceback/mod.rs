@@ -13,6 +13,7 @@ pub mod model;
 pub mod native;
 pub mod pytest_body;
 pub mod pytest_session;
+pub mod subtest;
 pub mod text;
 pub mod unittest;
 

@@ -33,6 +33,8 @@ pub const KNOWN: &[&str] = &[
     "name_error",
     "unbound_local",
     "import_name",
+    // Planned by crate::plan_raises (the failure is located in the test).
+    "expected_raise",
 ];
 
 /// Whether `name` is a transform this build knows.
