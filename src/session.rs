@@ -1944,11 +1944,11 @@ pub fn combine(
             titles: parts.iter().flat_map(|p| p.titles.clone()).collect(),
             safe: parts.iter().all(|p| p.safe),
             applicability: applicability(parts.iter().all(|p| p.safe)),
-            source: if parts.iter().any(|p| p.source == "llm") {
-                "llm"
-            } else {
-                "rule"
-            },
+            // The least certain part names the whole: a model's, else the search's.
+            source: ["llm", "search"]
+                .into_iter()
+                .find(|src| parts.iter().any(|p| p.source == *src))
+                .unwrap_or("rule"),
             review: parts.iter().fold(Vec::new(), |mut acc, p| {
                 for r in &p.review {
                     if !acc.contains(r) {

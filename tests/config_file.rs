@@ -119,7 +119,8 @@ fn max_attempts_from_the_file_and_the_flag_over_it() {
 #[test]
 fn ignore_drops_the_rule_that_fixes_by_default_and_select_picks_one() {
     // By default the null guard fixes it.
-    let p = demo("[tool.selfdebug]\nignore = [\"null-guard\"]\n");
+    // The search over small edits is selected like a rule (`search`, `search-FAMILY`).
+    let p = demo("[tool.selfdebug]\nignore = [\"null-guard\", \"search\"]\n");
     let out = p.run(&["fix", "--dry-run", "--json"]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     let v = json(&out);
@@ -132,6 +133,14 @@ fn ignore_drops_the_rule_that_fixes_by_default_and_select_picks_one() {
                 .to_string()
         )]
     );
+    // Without the null guard, the search finds a guard of its own (unsafe, and said so).
+    let p = demo("[tool.selfdebug]\nignore = [\"null-guard\"]\n");
+    let out = p.run(&["fix", "--dry-run", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(rules_of(&v), ["search-guard"]);
+    assert_eq!(v["patches"][0]["source"], "search");
+    assert_eq!(v["patches"][0]["applicability"], "unsafe");
     let p = demo("[tool.selfdebug]\nselect = [\"null-guard-attribute\", \"zero-div-guard\"]\n");
     let out = p.run(&["fix", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -432,6 +441,7 @@ fn config_prints_every_setting_with_its_source() {
         "name-import-project",
         "name-import-stdlib",
         "name-import-stdlib-ranked",
+        "name-import-used",
         "name-nearest",
         "null-guard-attribute",
         "null-guard-binop-left",
@@ -447,8 +457,20 @@ fn config_prints_every_setting_with_its_source() {
             name.strip_suffix(".toml").map(str::to_string)
         })
         .collect();
+    // The search's families are selected like rules: `search-FAMILY`.
+    let priors: toml::Table =
+        std::fs::read_to_string(support::repo().join("rules/search/priors.toml"))
+            .unwrap()
+            .parse()
+            .unwrap();
+    let search = priors["families"]
+        .as_table()
+        .unwrap()
+        .keys()
+        .map(|f| format!("search-{f}"));
     let mut off: Vec<String> = all
         .into_iter()
+        .chain(search)
         .filter(|id| !on.contains(&id.as_str()))
         .collect();
     off.sort();

@@ -81,7 +81,13 @@ impl RuleSelection {
     /// Every selector must match a rule of `set` (built in or the project's own). The error is
     /// the offending selector's line and a message with the nearest id or prefix.
     pub fn check(&self, set: &RuleSet) -> Result<(), (usize, String)> {
-        let ids: Vec<&str> = set.rules().iter().map(|r| r.id.as_str()).collect();
+        let search = crate::search::rule_ids();
+        let ids: Vec<&str> = set
+            .rules()
+            .iter()
+            .map(|r| r.id.as_str())
+            .chain(search.iter().map(String::as_str))
+            .collect();
         let lists = [
             ("select", self.select.as_deref().unwrap_or(&[])),
             ("extend-select", &self.extend_select[..]),

@@ -364,8 +364,11 @@ impl Settings {
             rules_off: rules
                 .rules()
                 .iter()
-                .filter(|r| !config.selection.enabled(&r.id))
                 .map(|r| r.id.clone())
+                .chain(crate::search::rule_ids())
+                .filter(|id| !config.selection.enabled(id))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
                 .collect(),
         })
     }

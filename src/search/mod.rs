@@ -57,6 +57,16 @@ pub struct SearchInput<'a> {
 }
 
 /// Ranked candidates, best first.
+/// The search's rule ids, as `select`/`ignore` name them: `search-FAMILY` for each family of
+/// edits (`ignore = ["search"]` turns the whole search off).
+pub fn rule_ids() -> Vec<String> {
+    priors::Priors::builtin()
+        .families
+        .keys()
+        .map(|f| format!("{RULE_PREFIX}{f}"))
+        .collect()
+}
+
 pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
     let priors = Priors::builtin();
     let lines: Vec<&Suspicious> = input

@@ -38,6 +38,9 @@ pub(super) fn applies(s: &Runs, ctx: &Step, failure: &Failure, e: &PlanError) ->
         && matches!(ctx.category, Category::Logic | Category::Unknown)
         && !s.opts.safe_only
         && s.opts.validate
+        && crate::search::rule_ids()
+            .iter()
+            .any(|id| s.opts.selection.enabled(id))
         && matches!(
             e,
             PlanError::TestFile(_) | PlanError::NoRule(_) | PlanError::NoLocation
@@ -86,9 +89,13 @@ pub(super) fn search(
         expected: expected.as_deref(),
         allow_tests: s.opts.allow_tests,
     });
-    // Files the configuration excludes are never patched, by the search either.
+    // Files the configuration excludes are never patched, by the search either; families of
+    // edits the rule selection leaves out (`ignore = ["search-delete-stmt"]`) are not tried.
     let mut candidates = candidates;
-    candidates.retain(|r| super::excluded(s.opts, &r.candidate.file).is_none());
+    candidates.retain(|r| {
+        super::excluded(s.opts, &r.candidate.file).is_none()
+            && s.opts.selection.enabled(&r.candidate.fix.rule)
+    });
     if candidates.is_empty() {
         ctx.reason = Some(format!(
             "{why}; the search found no small edit to try at the suspicious statements"
