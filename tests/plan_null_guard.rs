@@ -144,6 +144,15 @@ const CASES: &[Case] = &[
         test_line: "assert mod.Span().width() == 0",
     },
     Case {
+        name: "join_comprehension_wants_text_none",
+        module: b"def row(cells):\n    return \",\".join([c.value for c in cells if c.shown])\n",
+        line: 2,
+        func: "row",
+        caret: None,
+        exc: "TypeError: sequence item 0: expected str instance, NoneType found",
+        test_line: "assert mod.row([C(None)]) == \"None\"",
+    },
+    Case {
         name: "attribute_in_loop_one_line_if",
         module: b"def names(users):\n    out = []\n    for u in users:\n        if u.active: out.append(u.profile.name)\n    return out\n",
         line: 4,

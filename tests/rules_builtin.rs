@@ -14,6 +14,7 @@ const NULL_GUARDS: &[(&str, &str)] = &[
     ("null-guard-compare-left", "compare"),
     ("null-guard-compare-right", "compare"),
     ("null-guard-iterate", "iterate"),
+    ("null-guard-join", "join"),
     ("null-guard-len", "len"),
     ("null-guard-subscript", "subscript"),
     ("null-guard-unpack", "unpack"),
@@ -256,6 +257,19 @@ fn ordering_comparison_with_none_on_either_side() {
 }
 
 #[test]
+fn join_with_a_none_item_is_the_null_guard_not_the_str_sink() {
+    // type-join-str matches too but proposes nothing for NoneType: both, in confidence order.
+    let ids: Vec<String> = matches(
+        "TypeError",
+        "sequence item 1: expected str instance, NoneType found",
+    )
+    .into_iter()
+    .map(|(id, _)| id)
+    .collect();
+    assert_eq!(ids, vec!["type-join-str", "null-guard-join"]);
+}
+
+#[test]
 fn messages_about_other_types_match_no_null_guard() {
     for (exc, msg) in [
         (
@@ -334,6 +348,7 @@ cases = [
     ("null-guard-compare-left", "None < 1"),
     ("null-guard-compare-right", "1.5 >= None"),
     ("null-guard-unpack", "(lambda: [a for a, b in [None]])()"),
+    ("null-guard-join", "', '.join(['a', None])"),
 ]
 for rule, expr in cases:
     try:
@@ -352,7 +367,7 @@ for rule, expr in cases:
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text.lines().count(), 11, "{text}");
+    assert_eq!(text.lines().count(), 12, "{text}");
     for line in text.lines() {
         let mut parts = line.splitn(3, '\t');
         let (rule, exc, msg) = (
@@ -361,6 +376,11 @@ for rule, expr in cases:
             parts.next().unwrap(),
         );
         let ids: Vec<String> = matches(exc, msg).into_iter().map(|(id, _)| id).collect();
-        assert_eq!(ids, vec![rule.to_string()], "{exc}: {msg}");
+        // The str sink's rule matches every join message and leaves NoneType to this one.
+        let mut want = vec![rule.to_string()];
+        if rule == "null-guard-join" {
+            want.insert(0, "type-join-str".to_string());
+        }
+        assert_eq!(ids, want, "{exc}: {msg}");
     }
 }

@@ -49,6 +49,8 @@ enum Operation {
     Compare,
     /// `a, b = value` with `value` None.
     Unpack,
+    /// `sep.join(items)` with a `None` item.
+    Join,
 }
 
 impl Operation {
@@ -62,6 +64,7 @@ impl Operation {
             "call" => Operation::Call,
             "compare" => Operation::Compare,
             "unpack" => Operation::Unpack,
+            "join" => Operation::Join,
             _ => return None,
         })
     }
@@ -138,6 +141,9 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
     else {
         return Vec::new();
     };
+    if op == Operation::Join {
+        return join_candidates(ctx);
+    }
     let targets = choose(ctx, find_targets(ctx, op));
     let mut fixes: Vec<Fix> = Vec::new();
     for t in &targets {
@@ -340,6 +346,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
         }
         Operation::Compare => out.extend(compare_targets(ctx)),
         Operation::Unpack => out.extend(unpack_target(ctx)),
+        Operation::Join => {}
     }
     // Guards and inline conditionals evaluate the receiver twice, so they need a name or an
     // attribute chain; an or-default evaluates it once and takes any expression.
@@ -448,6 +455,101 @@ fn unpack_target(ctx: &Context) -> Option<Target> {
         simple: true,
         or_default_last: false,
     })
+}
+
+/// `sep.join(items)` with a `None` item: the item is not a receiver to guard but one value
+/// among many. In rank order: the text `None` when the test's expected value shows it
+/// (`str(x)`, `map(str, items)`), then leaving the `None` items out (`... if x is not None`),
+/// then an empty string in their place (`(x or "")`, which keeps the separators).
+fn join_candidates(ctx: &Context) -> Vec<Fix> {
+    let wants_text_none = ctx.expected.is_some_and(|e| e.contains("None"));
+    let fix = |title: String, edits: Vec<Edit>| Fix::new(title, ctx.rule, ctx.confidence, edits);
+    let mut out = Vec::new();
+    for call in super::sinks::calls(ctx) {
+        let ast::Expr::Attribute(func) = call.func.as_ref() else {
+            continue;
+        };
+        if func.attr.as_str() != "join" || call.args.len() != 1 || !call.keywords.is_empty() {
+            continue;
+        }
+        let arg = &call.args[0];
+        let comp = match arg {
+            ast::Expr::GeneratorExp(g) => Some((&g.elt, &g.generators)),
+            ast::Expr::ListComp(l) => Some((&l.elt, &l.generators)),
+            _ => None,
+        };
+        let mut here = Vec::new();
+        match comp {
+            Some((elt, generators)) => {
+                let r = common::rng(elt.range());
+                let text = ctx.text(&r).to_string();
+                let Some(last) = generators.last() else {
+                    continue;
+                };
+                // The filter goes after the last clause of the last `for` (its iterable or
+                // its last `if`); after an `if` it joins it with `and`, unless the condition
+                // binds more loosely than `and` (where a second `if` keeps its meaning).
+                let (end, joiner) = match last.ifs.last() {
+                    None => (common::rng(last.iter.range()).end, "if"),
+                    Some(c) => {
+                        let loose = matches!(
+                            c,
+                            ast::Expr::BoolOp(ast::ExprBoolOp {
+                                op: ast::BoolOp::Or,
+                                ..
+                            }) | ast::Expr::IfExp(_)
+                                | ast::Expr::Lambda(_)
+                                | ast::Expr::NamedExpr(_)
+                        );
+                        (common::rng(c.range()).end, if loose { "if" } else { "and" })
+                    }
+                };
+                let str_fix = fix(
+                    format!("write None items as text: `str({})`", one_line(&text)),
+                    vec![Edit::replacement(r.clone(), format!("str({text})"))],
+                );
+                if wants_text_none {
+                    here.push(str_fix);
+                }
+                if is_simple_ref(&text) {
+                    here.push(fix(
+                        format!("leave out the items where `{}` is None", one_line(&text)),
+                        vec![Edit::insertion(
+                            end,
+                            format!(" {joiner} {text} is not None"),
+                        )],
+                    ));
+                }
+                here.push(fix(
+                    format!("join `\"\"` where `{}` is None", one_line(&text)),
+                    vec![Edit::replacement(r, format!("({text} or \"\")"))],
+                ));
+            }
+            None => {
+                if matches!(arg, ast::Expr::Starred(_)) {
+                    continue;
+                }
+                let r = common::rng(arg.range());
+                let text = ctx.text(&r).to_string();
+                if wants_text_none {
+                    here.push(fix(
+                        format!("write None items as text: `map(str, {})`", one_line(&text)),
+                        vec![Edit::replacement(r.clone(), format!("map(str, {text})"))],
+                    ));
+                }
+                // The generator's own scope: its name cannot clash with the caller's.
+                here.push(fix(
+                    format!("leave out the None items of `{}`", one_line(&text)),
+                    vec![Edit::replacement(
+                        r,
+                        format!("item for item in {text} if item is not None"),
+                    )],
+                ));
+            }
+        }
+        out.extend(here);
+    }
+    out
 }
 
 /// The type a receiver must have for its method `name`, as an empty value for `or`.
