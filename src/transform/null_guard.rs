@@ -1,5 +1,6 @@
 //! `null_guard`: repairs an operation on `None` (`'NoneType' object has no attribute 'x'`, is
-//! not subscriptable / iterable / callable, has no `len()`, unsupported operand).
+//! not subscriptable / iterable / callable, has no `len()`, unsupported operand, an ordering
+//! comparison, unpacking into several names).
 //!
 //! It finds the expression that was `None` (the receiver), using, in order, the probe's types,
 //! the traceback's carets and the rule's captures, then proposes in rank order:
@@ -13,6 +14,9 @@
 //!    function that returns nothing),
 //! 5. an inline conditional around the whole failing chain (`a.b.c()`, not just `a.b`).
 //!
+//! For an ordering comparison the or-default comes last: ordering a missing value as `0` is
+//! a guess the guards do not make. Unpacking gets guards only (the target is written to).
+//!
 //! Guards go above the comment lines that describe the statement. Guards and conditionals
 //! evaluate the receiver twice, so they need a name or attribute chain; an or-default takes any
 //! expression.
@@ -21,7 +25,7 @@
 
 use std::ops::Range;
 
-use rustpython_parser::ast;
+use rustpython_parser::ast::{self, Ranged};
 
 use super::common::{
     self, empty_of_type, enclosed_in_parens, for_iter, function_is_called_by_test, is_simple_ref,
@@ -41,6 +45,12 @@ enum Operation {
     Len,
     BinOp,
     Call,
+    /// `a < b` (`<=`, `>`, `>=`) with a `None` side.
+    Compare,
+    /// `a, b = value` with `value` None.
+    Unpack,
+    /// `sep.join(items)` with a `None` item.
+    Join,
 }
 
 impl Operation {
@@ -52,6 +62,9 @@ impl Operation {
             "len" => Operation::Len,
             "binop" => Operation::BinOp,
             "call" => Operation::Call,
+            "compare" => Operation::Compare,
+            "unpack" => Operation::Unpack,
+            "join" => Operation::Join,
             _ => return None,
         })
     }
@@ -74,6 +87,8 @@ struct Target {
     result_default: &'static str,
     /// The receiver is a name or attribute chain: safe to evaluate twice.
     simple: bool,
+    /// Propose the or-default after the guards and the conditional, not first.
+    or_default_last: bool,
 }
 
 const STR_TO_STR: &[&str] = &[
@@ -126,6 +141,9 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
     else {
         return Vec::new();
     };
+    if op == Operation::Join {
+        return join_candidates(ctx);
+    }
     let targets = choose(ctx, find_targets(ctx, op));
     let mut fixes: Vec<Fix> = Vec::new();
     for t in &targets {
@@ -176,6 +194,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                     receiver_default: receiver_default_for(name),
                     result_default,
                     simple: true,
+                    or_default_last: false,
                 });
             }
         }
@@ -190,6 +209,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                         receiver_default: None,
                         result_default: "None",
                         simple: true,
+                        or_default_last: false,
                     });
                 }
             }
@@ -204,6 +224,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                     receiver_default: Some("[]"),
                     result_default: "[]",
                     simple: true,
+                    or_default_last: false,
                 });
             }
             for e in exprs {
@@ -221,6 +242,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                                 receiver_default: Some("[]"),
                                 result_default: if *o == "in" { "False" } else { "True" },
                                 simple: true,
+                                or_default_last: false,
                             });
                         }
                     }
@@ -240,6 +262,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                                 receiver_default: Some("[]"),
                                 result_default: "0",
                                 simple: true,
+                                or_default_last: false,
                             });
                         }
                     }
@@ -263,15 +286,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
             } else {
                 ctx.captures.get("left")
             };
-            let default = match other.map(String::as_str) {
-                Some("int") | Some("float") | Some("complex") | Some("decimal.Decimal") => {
-                    Some("0")
-                }
-                Some("str") => Some("\"\""),
-                Some("list") => Some("[]"),
-                Some("tuple") => Some("()"),
-                _ => None,
-            };
+            let default = other.and_then(|t| empty_for_type_name(t));
             for e in exprs {
                 let (e_op, left, right) = match &e.kind {
                     SubExprKind::BinOp { op, left, right } => (*op, left, right),
@@ -300,6 +315,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                         receiver_default: default,
                         result_default: default.unwrap_or("None"),
                         simple: true,
+                        or_default_last: false,
                     })
                 };
                 if left_none || !right_none {
@@ -322,11 +338,15 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                             receiver_default: None,
                             result_default: "None",
                             simple: true,
+                            or_default_last: false,
                         });
                     }
                 }
             }
         }
+        Operation::Compare => out.extend(compare_targets(ctx)),
+        Operation::Unpack => out.extend(unpack_target(ctx)),
+        Operation::Join => {}
     }
     // Guards and inline conditionals evaluate the receiver twice, so they need a name or an
     // attribute chain; an or-default evaluates it once and takes any expression.
@@ -335,6 +355,200 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
     }
     out.retain(|t| t.simple || t.receiver_default.is_some());
     out.sort_by_key(|t| !t.simple);
+    out
+}
+
+/// The empty value of a type as Python names it in a message (`int`, `str`), for an
+/// or-default that makes the operation neutral.
+fn empty_for_type_name(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "int" | "float" | "complex" | "decimal.Decimal" => "0",
+        "str" => "\"\"",
+        "list" => "[]",
+        "tuple" => "()",
+        _ => return None,
+    })
+}
+
+/// `a < b` and the like, the side the message names as `NoneType` being the receiver. A
+/// chained comparison fails at one link: `a < b < c` with `b` None on the right of `<` has
+/// `b` as the right side of its first link and the left side of its second.
+fn compare_targets(ctx: &Context) -> Vec<Target> {
+    let op = ctx.captures.get("op").map(String::as_str);
+    let left_none = ctx.captures.get("left").is_some_and(|l| l == "NoneType");
+    let right_none = ctx.captures.get("right").is_some_and(|r| r == "NoneType");
+    let other = if left_none {
+        ctx.captures.get("right")
+    } else {
+        ctx.captures.get("left")
+    };
+    let default = other.and_then(|t| empty_for_type_name(t));
+    let mut out = Vec::new();
+    for e in &ctx.located.exprs {
+        let SubExprKind::Compare {
+            ops,
+            left,
+            comparators,
+        } = &e.kind
+        else {
+            continue;
+        };
+        for (i, (o, right)) in ops.iter().zip(comparators).enumerate() {
+            if op.is_some_and(|w| w != *o) {
+                continue;
+            }
+            let lhs = if i == 0 { left } else { &comparators[i - 1] };
+            let sides = [(left_none, lhs), (right_none, right)];
+            for (_, receiver) in sides.into_iter().filter(|(none, _)| *none) {
+                out.push(Target {
+                    receiver: receiver.clone(),
+                    failing: e.range.clone(),
+                    store: false,
+                    nested: e.in_lambda || e.in_comprehension,
+                    receiver_default: default,
+                    // A missing value does not qualify: `x > t` is false.
+                    result_default: "False",
+                    simple: true,
+                    or_default_last: true,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `a, b = value` (or `[a, *rest] = value`): the value is the receiver. It is never wrapped:
+/// placeholders (`value or (None, None)`) only move the failure to the names' users.
+fn unpack_target(ctx: &Context) -> Option<Target> {
+    if ctx.located.kind != StmtKind::Assign {
+        return None;
+    }
+    let stmt = ctx.located.range.clone();
+    let roots: Vec<Node> = ctx.module.body().iter().map(Node::Stmt).collect();
+    let mut value = None;
+    walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
+        let r = node.range();
+        if value.is_some() || !(r.start <= stmt.start && stmt.end <= r.end) {
+            return false;
+        }
+        if let Node::Stmt(ast::Stmt::Assign(a)) = node {
+            if r == stmt {
+                let unpacks = a
+                    .targets
+                    .iter()
+                    .any(|t| matches!(t, ast::Expr::Tuple(_) | ast::Expr::List(_)));
+                if unpacks {
+                    value = Some(common::rng(a.value.range()));
+                }
+                return false;
+            }
+        }
+        matches!(node, Node::Stmt(_))
+    });
+    Some(Target {
+        receiver: value?,
+        failing: stmt,
+        store: true,
+        nested: false,
+        receiver_default: None,
+        result_default: "None",
+        simple: true,
+        or_default_last: false,
+    })
+}
+
+/// `sep.join(items)` with a `None` item: the item is not a receiver to guard but one value
+/// among many. In rank order: the text `None` when the test's expected value shows it
+/// (`str(x)`, `map(str, items)`), then leaving the `None` items out (`... if x is not None`),
+/// then an empty string in their place (`(x or "")`, which keeps the separators).
+fn join_candidates(ctx: &Context) -> Vec<Fix> {
+    let wants_text_none = ctx.expected.is_some_and(|e| e.contains("None"));
+    let fix = |title: String, edits: Vec<Edit>| Fix::new(title, ctx.rule, ctx.confidence, edits);
+    let mut out = Vec::new();
+    for call in super::sinks::calls(ctx) {
+        let ast::Expr::Attribute(func) = call.func.as_ref() else {
+            continue;
+        };
+        if func.attr.as_str() != "join" || call.args.len() != 1 || !call.keywords.is_empty() {
+            continue;
+        }
+        let arg = &call.args[0];
+        let comp = match arg {
+            ast::Expr::GeneratorExp(g) => Some((&g.elt, &g.generators)),
+            ast::Expr::ListComp(l) => Some((&l.elt, &l.generators)),
+            _ => None,
+        };
+        let mut here = Vec::new();
+        match comp {
+            Some((elt, generators)) => {
+                let r = common::rng(elt.range());
+                let text = ctx.text(&r).to_string();
+                let Some(last) = generators.last() else {
+                    continue;
+                };
+                // The filter goes after the last clause of the last `for` (its iterable or
+                // its last `if`); after an `if` it joins it with `and`, unless the condition
+                // binds more loosely than `and` (where a second `if` keeps its meaning).
+                let (end, joiner) = match last.ifs.last() {
+                    None => (common::rng(last.iter.range()).end, "if"),
+                    Some(c) => {
+                        let loose = matches!(
+                            c,
+                            ast::Expr::BoolOp(ast::ExprBoolOp {
+                                op: ast::BoolOp::Or,
+                                ..
+                            }) | ast::Expr::IfExp(_)
+                                | ast::Expr::Lambda(_)
+                                | ast::Expr::NamedExpr(_)
+                        );
+                        (common::rng(c.range()).end, if loose { "if" } else { "and" })
+                    }
+                };
+                let str_fix = fix(
+                    format!("write None items as text: `str({})`", one_line(&text)),
+                    vec![Edit::replacement(r.clone(), format!("str({text})"))],
+                );
+                if wants_text_none {
+                    here.push(str_fix);
+                }
+                if is_simple_ref(&text) {
+                    here.push(fix(
+                        format!("leave out the items where `{}` is None", one_line(&text)),
+                        vec![Edit::insertion(
+                            end,
+                            format!(" {joiner} {text} is not None"),
+                        )],
+                    ));
+                }
+                here.push(fix(
+                    format!("join `\"\"` where `{}` is None", one_line(&text)),
+                    vec![Edit::replacement(r, format!("({text} or \"\")"))],
+                ));
+            }
+            None => {
+                if matches!(arg, ast::Expr::Starred(_)) {
+                    continue;
+                }
+                let r = common::rng(arg.range());
+                let text = ctx.text(&r).to_string();
+                if wants_text_none {
+                    here.push(fix(
+                        format!("write None items as text: `map(str, {})`", one_line(&text)),
+                        vec![Edit::replacement(r.clone(), format!("map(str, {text})"))],
+                    ));
+                }
+                // The generator's own scope: its name cannot clash with the caller's.
+                here.push(fix(
+                    format!("leave out the None items of `{}`", one_line(&text)),
+                    vec![Edit::replacement(
+                        r,
+                        format!("item for item in {text} if item is not None"),
+                    )],
+                ));
+            }
+        }
+        out.extend(here);
+    }
     out
 }
 
@@ -443,18 +657,27 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
     }
     // 1. `or`-default on the receiver: the smallest edit, and the idiom for "missing means
     // empty" (`for x in items or []`).
-    if let (Some(default), false) = (t.receiver_default, t.store) {
-        let wrapped = if needs_parens(ctx, &t.receiver) {
-            format!("({recv} or {default})")
-        } else {
-            format!("{recv} or {default}")
-        };
-        let edit = Edit::replacement(t.receiver.clone(), wrapped);
-        out.push(fix(
-            format!("use `{default}` when `{}` is None", one_line(&recv)),
-            vec![edit],
-        ));
-    }
+    let or_default = match (t.receiver_default, t.store) {
+        (Some(default), false) => {
+            let wrapped = if needs_parens(ctx, &t.receiver) {
+                format!("({recv} or {default})")
+            } else {
+                format!("{recv} or {default}")
+            };
+            let edit = Edit::replacement(t.receiver.clone(), wrapped);
+            Some(fix(
+                format!("use `{default}` when `{}` is None", one_line(&recv)),
+                vec![edit],
+            ))
+        }
+        _ => None,
+    };
+    let (or_default_first, or_default_last) = if t.or_default_last {
+        (None, or_default)
+    } else {
+        (or_default, None)
+    };
+    out.extend(or_default_first);
     // 2. Guard returning the empty value of the type the test expects back, when the
     // function's value is what the test checks. Only an empty expected value can be what
     // this guard returns: when the test expects `"abc"` or `2`, the type's empty value would
@@ -469,6 +692,7 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
         out.extend(guard_fix(value));
     }
     if !t.simple {
+        out.extend(or_default_last);
         return out;
     }
     // 3. In a loop, skipping the item usually beats leaving the function.
@@ -515,6 +739,7 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
             vec![edit],
         ));
     }
+    out.extend(or_default_last);
     out
 }
 

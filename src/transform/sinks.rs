@@ -24,7 +24,7 @@ fn rng<T: Ranged>(n: &T) -> Range<usize> {
 }
 
 /// The calls inside the failing statement, outermost first, those under the carets first.
-fn calls<'a>(ctx: &'a Context) -> Vec<&'a rustpython_parser::ast::ExprCall> {
+pub(super) fn calls<'a>(ctx: &'a Context) -> Vec<&'a rustpython_parser::ast::ExprCall> {
     let stmt = ctx.located.range.clone();
     let roots: Vec<Node> = ctx.module.body().iter().map(Node::Stmt).collect();
     let mut out = Vec::new();
