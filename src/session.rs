@@ -838,7 +838,10 @@ pub fn run_loop(
             outcomes.push(outcome);
             continue;
         }
-        if category == Category::Timeout {
+        // A test stopped by the per-test limit is never patched by a rule (no rule knows why
+        // a loop never ends); with --llm the model gets it, with the frame it was stuck in.
+        let to_the_model = s.llm.is_some() && !opts.safe_only && failure.location.is_some();
+        if category == Category::Timeout && !to_the_model {
             outcome.status = "timed_out";
             outcome.reason = suggestion;
             outcomes.push(outcome);
@@ -858,7 +861,13 @@ pub fn run_loop(
             outcomes.push(outcome);
             continue;
         }
-        let mut budget = opts.max_attempts.min(opts.budgets.get(category));
+        // The timeout category's own budget is 0 (nothing to patch by rule); the model's tries
+        // count against the logic budget instead.
+        let budget_of = match category {
+            Category::Timeout => Category::Logic,
+            other => other,
+        };
+        let mut budget = opts.max_attempts.min(opts.budgets.get(budget_of));
         let mut ctx = Step {
             rules,
             current: &current,
@@ -924,6 +933,7 @@ pub fn run_loop(
                 out_of_time |= reason.as_deref() == Some(TIME_BUDGET_USED_UP);
                 outcome.status = match reason.as_deref() {
                     _ if flaky => "flaky",
+                    _ if category == Category::Timeout => "timed_out",
                     Some(r) if r.contains("--safe-only") => "skipped_unsafe",
                     Some(_) if ctx_tried(&attempts, &failure) == 0 && repeats.is_none() => {
                         "no_candidate"
@@ -1583,7 +1593,8 @@ impl Runs<'_> {
         spec.extra_args = extra.iter().map(|s| s.to_string()).collect();
         spec.extra_args
             .extend(self.opts.pytest_args.iter().cloned());
-        for t in &self.deselect {
+        // A timed-out test the model works on is selected for its own targeted run.
+        for t in self.deselect.iter().filter(|t| !node_ids.contains(t)) {
             spec.extra_args
                 .extend(["--deselect".to_string(), t.clone()]);
         }

@@ -528,3 +528,63 @@ fn an_edit_to_an_excluded_file_is_refused_without_a_run() {
     // the excluded file); the refused answer cost no run.
     assert_eq!(j["pytest_runs"], 3);
 }
+
+#[test]
+fn a_test_stopped_by_the_per_test_limit_is_the_models_with_the_stuck_frame() {
+    let code = "def total(xs):\n    s = 0\n    i = 0\n    while i < len(xs):\n        s += xs[i]\n    return s\n";
+    let p = project(&[
+        ("pytest.ini", "[pytest]\n"),
+        ("loop.py", code),
+        (
+            "test_loop.py",
+            "from loop import total\n\n\ndef test_total():\n    assert total([1, 2, 3]) == 6\n\n\ndef test_empty():\n    assert total([]) == 0\n",
+        ),
+    ]);
+    let right = "```python\nloop.py\n<<<<<<< SEARCH\n        s += xs[i]\n=======\n        s += xs[i]\n        i += 1\n>>>>>>> REPLACE\n```\n";
+    let server = served(vec![answer(right)]);
+    let out = fix_llm(&p, &server, &["--test-timeout", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        p.read("loop.py"),
+        "def total(xs):\n    s = 0\n    i = 0\n    while i < len(xs):\n        s += xs[i]\n        i += 1\n    return s\n"
+    );
+    let j = json(&out);
+    assert_eq!(j["failures"][0]["category"], "timeout");
+    assert_eq!(j["failures"][0]["status"], "fixed");
+    assert_eq!(j["patches"][0]["source"], "llm");
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_requests_well_formed(&server);
+    let prompt = reqs[0].prompt();
+    for needle in ["PerTestTimeout", "   4 |     while i < len(xs):"] {
+        assert!(
+            prompt.contains(needle),
+            "prompt lacks {needle:?}:\n{prompt}"
+        );
+    }
+    assert_key_nowhere(&p, &out);
+}
+
+#[test]
+fn without_llm_a_timed_out_test_is_reported_and_never_patched() {
+    let code = "def total(xs):\n    s = 0\n    i = 0\n    while i < len(xs):\n        s += xs[i]\n    return s\n";
+    let p = project(&[
+        ("pytest.ini", "[pytest]\n"),
+        ("loop.py", code),
+        (
+            "test_loop.py",
+            "from loop import total\n\n\ndef test_total():\n    assert total([1, 2, 3]) == 6\n",
+        ),
+    ]);
+    let out = p
+        .cmd(&["fix", "--json", "--test-timeout", "2"])
+        .env_remove("SELFDEBUG_LLM")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let j = json(&out);
+    assert_eq!(j["failures"][0]["status"], "timed_out");
+    assert_eq!(j["attempt_records"], serde_json::json!([]));
+    assert_eq!(p.read("loop.py"), code);
+}
