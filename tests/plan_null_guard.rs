@@ -153,6 +153,15 @@ const CASES: &[Case] = &[
         test_line: "assert mod.row([C(None)]) == \"None\"",
     },
     Case {
+        name: "iterate_inside_sum_call",
+        module: b"class Cart:\n    def __init__(self, prices=None):\n        self.prices = prices\n\n    def total(self):\n        return round(sum(self.prices), 2)\n",
+        line: 6,
+        func: "total",
+        caret: None,
+        exc: "TypeError: 'NoneType' object is not iterable",
+        test_line: "assert mod.Cart().total() == 0",
+    },
+    Case {
         name: "attribute_in_loop_one_line_if",
         module: b"def names(users):\n    out = []\n    for u in users:\n        if u.active: out.append(u.profile.name)\n    return out\n",
         line: 4,

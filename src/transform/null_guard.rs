@@ -215,6 +215,44 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
             }
         }
         Operation::Iterate => {
+            // A call that consumes its one argument (`sum(x)`, `sorted(x)`) and a
+            // comprehension's source (`[y for y in x]`): `x or []`, the call's empty result.
+            // After the loop's and the membership test's own targets, as the probe's
+            // fallback order.
+            let mut consumed = Vec::new();
+            for e in exprs {
+                // `failing` is what the conditional replaces: the whole call for `sum(x)`
+                // (`0` instead), the source itself in a comprehension (`[]` instead).
+                let (receiver, failing, result_default) = match &e.kind {
+                    SubExprKind::Call { func, args: 1, .. } => {
+                        let Some(result) = consumed_result(ctx.text(func)) else {
+                            continue;
+                        };
+                        // Its one positional argument (`sorted(x, reverse=True)` has keywords).
+                        let arg = match common::find_expr(ctx.module, &e.range) {
+                            Some(ast::Expr::Call(c)) if c.args.len() == 1 => {
+                                common::rng(c.args[0].range())
+                            }
+                            _ => continue,
+                        };
+                        (arg, e.range.clone(), result)
+                    }
+                    _ if e.iterated => (e.range.clone(), e.range.clone(), "[]"),
+                    _ => continue,
+                };
+                consumed.push(Target {
+                    failing,
+                    receiver,
+                    store: false,
+                    // The source of a comprehension's first `for` is evaluated outside it, but
+                    // the flag cannot tell the first from the others: no guard before it.
+                    nested: e.in_lambda || e.in_comprehension || e.iterated,
+                    receiver_default: Some("[]"),
+                    result_default,
+                    simple: true,
+                    or_default_last: false,
+                });
+            }
             if let Some(iter) = for_iter(ctx) {
                 out.push(Target {
                     receiver: iter.clone(),
@@ -248,6 +286,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                     }
                 }
             }
+            out.extend(consumed);
         }
         Operation::Len => {
             for e in exprs {
@@ -552,6 +591,20 @@ fn join_candidates(ctx: &Context) -> Vec<Fix> {
     out
 }
 
+/// What a builtin that consumes an iterable returns for an empty one (`sum` → `0`).
+fn consumed_result(func: &str) -> Option<&'static str> {
+    Some(match func {
+        "sum" => "0",
+        "sorted" | "list" => "[]",
+        "tuple" => "()",
+        "set" => "set()",
+        "dict" => "{}",
+        "any" => "False",
+        "all" => "True",
+        _ => return None,
+    })
+}
+
 /// The type a receiver must have for its method `name`, as an empty value for `or`.
 fn receiver_default_for(name: &str) -> Option<&'static str> {
     if STR_TO_STR.contains(&name) || STR_TO_LIST.contains(&name) || STR_TO_BOOL.contains(&name) {
@@ -832,7 +885,9 @@ fn needs_parens(ctx: &Context, range: &Range<usize>) -> bool {
             && !before.ends_with(">="));
     let for_iter =
         before.ends_with(" in") && after.starts_with(':') && ctx.located.kind == StmtKind::For;
-    !((after_op && ends_line) || for_iter)
+    // Between commas and brackets (`sorted(x or [], reverse=True)`) nothing binds more loosely.
+    let delimited = before.ends_with(['(', ',']) && after.starts_with([',', ')']);
+    !((after_op && ends_line) || for_iter || delimited)
 }
 
 /// `0` and `0.0`, `''` and `""` are the same value for a guard's purpose.
