@@ -88,10 +88,11 @@ fn a_rejected_edit_is_not_retried_for_another_test_of_the_group() {
     assert_eq!(
         statuses(&json),
         vec![
+            // The null guards now propose more than the logic budget's 4 tries.
             (
                 first.into(),
                 "not_fixed".into(),
-                "no candidate passed".into()
+                "attempt budget for logic failures used up".into()
             ),
             (
                 "tests/test_roster.py::test_tags_mixed".into(),

@@ -23,10 +23,14 @@ const TEST_SHOP: &str = "from shop import total\n\n\ndef test_half_off():\n    a
 const RIGHT: &str = "The discount is a fraction of the sum.\n\n```python\nshop.py\n<<<<<<< SEARCH\n    return s - discount\n=======\n    return s * (1 - discount)\n>>>>>>> REPLACE\n```\n";
 const WRONG: &str = "```python\nshop.py\n<<<<<<< SEARCH\n    return s - discount\n=======\n    return s + discount\n>>>>>>> REPLACE\n```\n";
 
+const NO_SEARCH: &str = "[tool.selfdebug]\nignore = [\"search\"]\n";
+
 /// A wrong-output bug: the test's assertion fails, no frame in the project's code, no rule.
 fn shop() -> Project {
     project(&[
         ("pytest.ini", "[pytest]\n"),
+        // The search over small edits goes before the model; these tests are about the model.
+        ("pyproject.toml", NO_SEARCH),
         ("shop.py", SHOP),
         ("test_shop.py", TEST_SHOP),
     ])
@@ -417,7 +421,7 @@ fn the_fallback_can_be_turned_on_and_pointed_by_pyproject_toml() {
     std::fs::write(
         p.root.join("pyproject.toml"),
         format!(
-            "[tool.selfdebug.llm]\nenabled = true\nurl = \"{}\"\nmodel = \"{MODEL}\"\nmax-tokens = 512\n",
+            "{NO_SEARCH}\n[tool.selfdebug.llm]\nenabled = true\nurl = \"{}\"\nmodel = \"{MODEL}\"\nmax-tokens = 512\n",
             server.url
         ),
     )
@@ -445,11 +449,11 @@ fn the_fallback_can_be_turned_on_and_pointed_by_pyproject_toml() {
     let s = &json(&shown)["settings"];
     assert_eq!(
         s["llm.enabled"],
-        serde_json::json!({"line": 2, "source": "file", "value": true})
+        serde_json::json!({"line": 5, "source": "file", "value": true})
     );
     assert_eq!(
         s["llm.url"],
-        serde_json::json!({"line": 3, "source": "file", "value": server.url})
+        serde_json::json!({"line": 6, "source": "file", "value": server.url})
     );
     assert_eq!(
         s["llm.max-tokens"],
@@ -505,7 +509,7 @@ fn an_edit_to_an_excluded_file_is_refused_without_a_run() {
     let p = shop();
     std::fs::write(
         p.root.join("pyproject.toml"),
-        "[tool.selfdebug]\nextend-exclude = [\"shop.py\"]\nbudget = { logic = 1 }\n",
+        "[tool.selfdebug]\nextend-exclude = [\"shop.py\"]\nbudget = { logic = 1 }\nignore = [\"search\"]\n",
     )
     .unwrap();
     let server = served(vec![answer(RIGHT)]);
@@ -524,9 +528,8 @@ fn an_edit_to_an_excluded_file_is_refused_without_a_run() {
         "{}",
         records[0]
     );
-    // The baseline, the probe and the search's coverage run (it found nothing to try outside
-    // the excluded file); the refused answer cost no run.
-    assert_eq!(j["pytest_runs"], 3);
+    // The baseline and the probe; the refused answer cost no run.
+    assert_eq!(j["pytest_runs"], 2);
 }
 
 #[test]
