@@ -315,6 +315,8 @@ impl Runs<'_> {
         spec.timeout = self.run_timeout();
         let short = (self.baseline * CANDIDATE_TEST_LIMIT_FACTOR).max(MIN_CANDIDATE_TEST_LIMIT);
         spec.test_timeout = Some(self.test_limit(spec.timeout).min(short));
+        // Every judge run is sandboxed when asked for, the search's too.
+        spec.sandbox = self.opts.sandbox.clone();
         let run = runner::run_pytest(&self.python, &spec)
             .map_err(|e| SessionError::Environment(e.to_string()))?;
         self.count += 1;
@@ -352,6 +354,7 @@ impl Runs<'_> {
         }
         spec.timeout = self.run_timeout();
         spec.test_timeout = Some(self.test_limit(spec.timeout));
+        spec.sandbox = self.opts.sandbox.clone();
         let run = runner::run_pytest(&self.python, &spec)
             .map_err(|e| SessionError::Environment(e.to_string()))?;
         self.count += 1;
