@@ -109,14 +109,13 @@ struct Merge {
 }
 
 impl Merge {
-    /// Flag, else file, else default; recorded for display with `show`.
-    fn pick<T: Clone>(
+    /// Flag, else file, else default; recorded for display as JSON.
+    fn pick<T: Clone + serde::Serialize>(
         &mut self,
         key: &str,
         flag: (&'static str, Option<T>),
         file: Option<&At<T>>,
         default: T,
-        show: impl Fn(&T) -> Value,
     ) -> T {
         let (value, source) = match (flag.1, file) {
             (Some(v), _) => (v, Source::Flag(flag.0)),
@@ -125,10 +124,40 @@ impl Merge {
         };
         self.shown.push(Shown {
             key: key.to_string(),
-            value: show(&value),
+            value: json!(value),
             source,
         });
         value
+    }
+
+    /// A setting without a default (`null` when neither the flag nor the file sets it).
+    fn pick_opt<T: Clone + serde::Serialize>(
+        &mut self,
+        key: &str,
+        flag: (&'static str, Option<T>),
+        file: Option<&At<T>>,
+    ) -> Option<T> {
+        let file = file.map(|a| At {
+            value: Some(a.value.clone()),
+            line: a.line,
+        });
+        self.pick(key, (flag.0, flag.1.map(Some)), file.as_ref(), None)
+    }
+
+    /// An optional path, shown lossily (a path need not be UTF-8).
+    fn pick_path(
+        &mut self,
+        key: &str,
+        flag: (&'static str, Option<PathBuf>),
+        file: Option<&At<PathBuf>>,
+    ) -> Option<PathBuf> {
+        let shown = |p: &PathBuf| p.to_string_lossy().into_owned();
+        let at = file.map(|a| At {
+            value: shown(&a.value),
+            line: a.line,
+        });
+        self.pick_opt(key, (flag.0, flag.1.as_ref().map(shown)), at.as_ref());
+        flag.1.or_else(|| file.map(|a| a.value.clone()))
     }
 
     fn file_only(&mut self, key: &str, value: Value, line: Option<usize>) {
@@ -138,11 +167,6 @@ impl Merge {
             source: line.map_or(Source::Default, Source::File),
         });
     }
-}
-
-fn path_value(p: &Option<PathBuf>) -> Value {
-    p.as_ref()
-        .map_or(Value::Null, |p| json!(p.to_string_lossy()))
 }
 
 impl Settings {
@@ -168,42 +192,22 @@ impl Settings {
             ("--all-or-nothing", flags.all_or_nothing),
             config.all_or_nothing.as_ref(),
             false,
-            |v| json!(v),
         );
         let allow_tests = m.pick(
             "allow-tests",
             ("--allow-tests", flags.allow_tests),
             config.allow_tests.as_ref(),
             false,
-            |v| json!(v),
         );
-        let audit_log = m.pick(
+        let audit_log = m.pick_path(
             "audit-log",
-            ("--audit-log", flags.audit_log.clone().map(Some)),
-            config
-                .audit_log
-                .as_ref()
-                .map(|a| At {
-                    value: Some(a.value.clone()),
-                    line: a.line,
-                })
-                .as_ref(),
-            None,
-            path_value,
+            ("--audit-log", flags.audit_log.clone()),
+            config.audit_log.as_ref(),
         );
-        let backup_dir = m.pick(
+        let backup_dir = m.pick_path(
             "backup-dir",
-            ("--backup-dir", flags.backup_dir.clone().map(Some)),
-            config
-                .backup_dir
-                .as_ref()
-                .map(|a| At {
-                    value: Some(a.value.clone()),
-                    line: a.line,
-                })
-                .as_ref(),
-            None,
-            path_value,
+            ("--backup-dir", flags.backup_dir.clone()),
+            config.backup_dir.as_ref(),
         );
         // Budgets: each category on its own (default, then the file, then `--budget`).
         let mut budgets = Budgets::default();
@@ -218,7 +222,6 @@ impl Settings {
                 ("--budget", from_flag.0.get(&cat).copied()),
                 file,
                 budgets.get(cat),
-                |v| json!(v),
             );
             budgets.0.insert(cat, value);
         }
@@ -250,7 +253,6 @@ impl Settings {
             ("--install-missing", flags.install_missing),
             config.install_missing.as_ref(),
             false,
-            |v| json!(v),
         );
         let llm = resolve_llm(&mut m, &config.llm, flags);
         let max_attempts = m.pick(
@@ -258,49 +260,35 @@ impl Settings {
             ("--max-attempts", flags.max_attempts),
             config.max_attempts.as_ref(),
             DEFAULT_MAX_ATTEMPTS,
-            |v| json!(v),
         );
         let pytest_args = m.pick(
             "pytest-args",
             ("-- PYTEST_ARGS", flags.pytest_args.clone()),
             config.pytest_args.as_ref(),
             Vec::new(),
-            |v| json!(v),
         );
-        let python = m.pick(
+        let python = m.pick_path(
             "python",
-            ("--python", flags.python.clone().map(Some)),
-            config
-                .python
-                .as_ref()
-                .map(|a| At {
-                    value: Some(a.value.clone()),
-                    line: a.line,
-                })
-                .as_ref(),
-            None,
-            path_value,
+            ("--python", flags.python.clone()),
+            config.python.as_ref(),
         );
         let safe_only = m.pick(
             "safe-only",
             ("--safe-only", flags.safe_only),
             config.safe_only.as_ref(),
             false,
-            |v| json!(v),
         );
         let sandbox = m.pick(
             "sandbox",
             ("--sandbox", flags.sandbox),
             config.sandbox.as_ref(),
             false,
-            |v| json!(v),
         );
         let search_time = m.pick(
             "search-time",
             ("--search-time", flags.search_time),
             config.search_time.as_ref(),
             crate::session::DEFAULT_SEARCH_TIME.as_secs(),
-            |v| json!(v),
         );
         m.file_only(
             "select",
@@ -312,28 +300,17 @@ impl Settings {
             ("--test-timeout", flags.test_timeout),
             config.test_timeout.as_ref(),
             crate::runner::DEFAULT_TEST_TIMEOUT.as_secs(),
-            |v| json!(v),
         );
         let time_budget = m.pick(
             "time-budget",
             ("--time-budget", flags.time_budget),
             config.time_budget.as_ref(),
             crate::session::DEFAULT_TIME_BUDGET.as_secs(),
-            |v| json!(v),
         );
-        let timeout = m.pick(
+        let timeout = m.pick_opt(
             "timeout",
-            ("--timeout", flags.timeout.map(Some)),
-            config
-                .timeout
-                .as_ref()
-                .map(|a| At {
-                    value: Some(a.value),
-                    line: a.line,
-                })
-                .as_ref(),
-            None,
-            |v| v.map_or(Value::Null, |s| json!(s)),
+            ("--timeout", flags.timeout),
+            config.timeout.as_ref(),
         );
         Ok(Settings {
             file: config.file.clone(),
@@ -401,26 +378,18 @@ pub fn excluded_by<'a>(patterns: &'a [Pattern], rel: &str) -> Option<&'a Pattern
 /// `[tool.selfdebug.llm]` under the flags and the `SELFDEBUG_LLM*` variables.
 fn resolve_llm(m: &mut Merge, file: &LlmConfig, flags: &Flags) -> LlmSettings {
     let (on, on_name) = flags.llm.map_or((None, "--llm"), |(v, n)| (Some(v), n));
-    let enabled = m.pick(
-        "llm.enabled",
-        (on_name, on),
-        file.enabled.as_ref(),
-        false,
-        |v| json!(v),
-    );
+    let enabled = m.pick("llm.enabled", (on_name, on), file.enabled.as_ref(), false);
     let max_calls = m.pick(
         "llm.max-calls",
         ("--llm-max-calls", flags.llm_max_calls),
         file.max_calls.as_ref(),
         crate::llm::DEFAULT_MAX_CALLS,
-        |v| json!(v),
     );
     let max_tokens = m.pick(
         "llm.max-tokens",
         ("--llm-max-tokens", flags.llm_max_tokens),
         file.max_tokens.as_ref(),
         crate::llm::DEFAULT_MAX_TOKENS,
-        |v| json!(v),
     );
     let (model, model_name) = flags
         .llm_model
@@ -431,7 +400,6 @@ fn resolve_llm(m: &mut Merge, file: &LlmConfig, flags: &Flags) -> LlmSettings {
         (model_name, model),
         file.model.as_ref(),
         crate::llm::DEFAULT_MODEL.to_string(),
-        |v| json!(v),
     );
     let (url, url_name) = flags
         .llm_url
@@ -442,7 +410,6 @@ fn resolve_llm(m: &mut Merge, file: &LlmConfig, flags: &Flags) -> LlmSettings {
         (url_name, url),
         file.url.as_ref(),
         crate::llm::DEFAULT_URL.to_string(),
-        |v| json!(v),
     );
     LlmSettings {
         enabled,
