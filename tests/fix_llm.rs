@@ -591,3 +591,65 @@ fn without_llm_a_timed_out_test_is_reported_and_never_patched() {
     assert_eq!(j["attempt_records"], serde_json::json!([]));
     assert_eq!(p.read("loop.py"), code);
 }
+
+/// The search over small edits goes first on a wrong result; the model is asked only once it
+/// has given up, and an answer that repeats an edit the search already saw rejected is refused
+/// without a run (and said so to the model) before the right one is proven.
+#[test]
+fn the_search_goes_first_and_the_model_is_told_when_it_repeats_a_rejected_edit() {
+    let p = project(&[
+        ("pytest.ini", "[pytest]\n"),
+        ("shop.py", SHOP),
+        ("test_shop.py", TEST_SHOP),
+    ]);
+    let server = served(vec![answer(WRONG), answer(RIGHT)]);
+    let out = fix_llm(&p, &server, &[]);
+    let j = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(p.read("shop.py"), SHOP_FIXED);
+    let records = j["attempt_records"].as_array().unwrap();
+    let sources: Vec<&str> = records
+        .iter()
+        .map(|a| a["source"].as_str().unwrap())
+        .collect();
+    let first_llm = sources.iter().position(|s| *s == "llm").unwrap();
+    assert!(first_llm > 0, "the search tried nothing: {sources:?}");
+    assert!(
+        sources[..first_llm].iter().all(|s| *s == "search"),
+        "{sources:?}"
+    );
+    assert!(
+        sources[first_llm..].iter().all(|s| *s == "llm"),
+        "{sources:?}"
+    );
+    // `s + discount` was one of the search's rejected candidates.
+    assert!(records[..first_llm].iter().any(|a| a["diff"]
+        .as_str()
+        .unwrap()
+        .contains("+    return s + discount")));
+    let llm: Vec<(&str, &str)> = records[first_llm..]
+        .iter()
+        .map(|a| {
+            (
+                a["outcome"].as_str().unwrap(),
+                a["new_failure"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        llm,
+        [
+            (
+                "refused",
+                "the answer repeats a candidate pytest already rejected for this failure"
+            ),
+            ("accepted", "")
+        ]
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs[1]
+        .prompt()
+        .contains("Refused before any run: the answer repeats a candidate pytest already rejected for this failure."));
+    assert_eq!(j["patches"][0]["source"], "llm");
+}

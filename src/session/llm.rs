@@ -38,7 +38,8 @@ pub struct Turn {
     /// Asked of the interpreter when the model is first asked.
     env: Option<Snapshot>,
     previous: Vec<Previous>,
-    /// The patched bytes of every candidate so far: a repeat is refused without a run.
+    /// The patched bytes of the model's candidates so far, to name the one an answer repeats
+    /// (whether pytest rejected it is [`crate::tried::Tried`]'s record).
     tried: Vec<Vec<u8>>,
     /// The last candidate handed out: the index its attempt record gets, and its diff.
     pending: Option<(usize, String)>,
@@ -138,12 +139,21 @@ impl Turn {
                 Some(why) => Err(why),
                 None => Ok(c),
             })
-            .and_then(|c| match self.tried.iter().position(|t| *t == c.patched) {
-                Some(i) => Err(format!(
-                    "the answer repeats the model's candidate number {}",
-                    i + 1
-                )),
-                None => Ok(c),
+            // A repeat is refused with feedback, not skipped in silence: the run-wide record
+            // (src/tried.rs) also knows the rules' rejected candidates.
+            .and_then(|c| {
+                let own = self.tried.iter().position(|t| *t == c.patched);
+                match (own, ctx.tried.rejected_for(failure, &c.path, &c.patched)) {
+                    (Some(i), _) => Err(format!(
+                        "the answer repeats the model's candidate number {}",
+                        i + 1
+                    )),
+                    (None, Some(_)) => Err(
+                        "the answer repeats a candidate pytest already rejected for this failure"
+                            .to_string(),
+                    ),
+                    (None, None) => Ok(c),
+                }
             });
             match cand {
                 Ok(c) => {

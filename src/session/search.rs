@@ -120,6 +120,16 @@ pub(super) fn search(
             ctx.reason = Some(TIME_BUDGET_USED_UP.into());
             return Ok(None);
         }
+        // The same bytes already rejected for this failure (by a rule, or for another test
+        // failing the same way) cost no run.
+        if let Some(test) = ctx
+            .tried
+            .rejected_for(failure, &r.candidate.path, &r.candidate.patched)
+        {
+            let test = test.map(str::to_string);
+            ctx.repeats.get_or_insert((0, test)).0 += 1;
+            continue;
+        }
         tried += 1;
         let covering: Vec<String> = spectrum
             .covering(&r.candidate.file, r.line)
@@ -268,6 +278,7 @@ fn prove(
     ctx.attempts.push(attempt);
     if accepted.is_none() {
         ws.write(&cand.path, &previous)?;
+        ctx.tried.reject(failure, &cand.path, &cand.patched);
     }
     Ok(accepted)
 }
