@@ -22,12 +22,7 @@ fn json_for_the_demo_failure() {
         &["parse", path_str(&log), "--root", path_str(&root), "--json"],
         None,
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 0);
     assert!(
         out.stderr.is_empty(),
         "{}",

@@ -29,12 +29,7 @@ fn run_case(case: &str) -> serde_json::Value {
         .collect();
     let p = project(&refs);
     let out = p.run(&["fix", "--dry-run", "--json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 4);
     assert!(Path::new(&p.root).is_dir());
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -62,18 +57,7 @@ fn attempts(json: &serde_json::Value) -> Vec<(String, String)> {
 }
 
 fn statuses(json: &serde_json::Value) -> Vec<(String, String, String)> {
-    json["failures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["test"].as_str().unwrap().to_string(),
-                f["status"].as_str().unwrap().to_string(),
-                f["reason"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    support::fields3(json, "failures", ["test", "status", "reason"])
 }
 
 #[test]

@@ -112,12 +112,7 @@ fn safe_only_skips_unsafe_rules() {
         ],
         None,
     );
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 4);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     assert_eq!(v["final_status"], "fail");
@@ -137,12 +132,7 @@ fn demo_json_summary() {
         &["fix", "--dry-run", "--json", "--root", path_str(&root)],
         None,
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 0);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     let probe_doc = serde_json::to_vec(&v["failures"][0]["probe"]).unwrap();
@@ -217,12 +207,7 @@ fn no_validate_prints_top_candidate_without_running() {
         None,
     );
     // Nothing was proven: `proposed`, exit 8, never a pass.
-    assert_eq!(
-        out.status.code(),
-        Some(8),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 8);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     assert_eq!(v["final_status"], "proposed");

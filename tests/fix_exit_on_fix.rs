@@ -43,12 +43,7 @@ fn dry_run_check_fails_prints_the_patch_and_changes_nothing() {
 fn fix_keeps_the_patch_and_exits_1_then_0_when_green() {
     let p = demo_project();
     let out = p.run(&["fix", "--exit-non-zero-on-fix"]);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 1);
     assert_eq!(p.read("words.py"), DEMO_FIXED);
     // Green now: nothing to fix is 0 with the flag too.
     let out = p.run(&["fix", "--dry-run", "--exit-non-zero-on-fix", "--json"]);

@@ -24,18 +24,7 @@ fn hang_project(loop_body: &str) -> Project {
 }
 
 fn statuses(j: &serde_json::Value) -> Vec<(String, String, String)> {
-    j["failures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["test"].as_str().unwrap().to_string(),
-                f["status"].as_str().unwrap().to_string(),
-                f["category"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    support::fields3(j, "failures", ["test", "status", "category"])
 }
 
 #[test]
@@ -44,12 +33,7 @@ fn a_hanging_test_is_reported_where_it_hangs_and_the_rest_is_fixed() {
     // The run's own limit is ten minutes: only the per-test limit can keep this run short.
     let out = p.run(&["fix", "--json", "--test-timeout", "2", "--timeout", "600"]);
     let j = json(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 3);
     assert_eq!(j["final_status"], "partial");
     assert_eq!(p.read("shop.py"), SHOP_FIXED);
     assert_eq!(
@@ -101,12 +85,7 @@ fn a_test_stuck_in_c_code_is_caught_by_the_backstop_and_deselected() {
     );
     let out = p.run(&["fix", "--json", "--test-timeout", "1"]);
     let j = json(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 3);
     assert_eq!(p.read("shop.py"), SHOP_FIXED);
     assert_eq!(
         statuses(&j),
@@ -153,12 +132,7 @@ fn a_flaky_failure_is_reported_and_never_patched() {
     ]);
     let out = p.run(&["fix", "--json"]);
     let j = json(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 4);
     assert_eq!(j["final_status"], "fail");
     assert_eq!(p.read("shop.py"), SHOP_BUGGY);
     assert_eq!(j["patches"], serde_json::json!([]));
@@ -189,12 +163,7 @@ fn the_per_test_limit_stays_inside_a_short_run_limit() {
     let p = hang_project("def wait_forever():\n    while True:\n        pass\n");
     let out = p.run(&["fix", "--json", "--timeout", "16"]);
     let j = json(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 3);
     assert_eq!(p.read("shop.py"), SHOP_FIXED);
     assert_eq!(j["failures"][1]["status"], "timed_out");
     assert!(j["failures"][1]["msg"]

@@ -34,12 +34,7 @@ fn a_missing_module_is_installed_only_when_asked_and_the_failure_is_gone() {
 
     // By default a dependency failure is escalated, and nothing is installed.
     let out = p.run(&args);
-    assert_eq!(
-        out.status.code(),
-        Some(5),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 5);
     let v = json(&out);
     let f = &v["failures"][0];
     assert_eq!(
@@ -55,12 +50,7 @@ fn a_missing_module_is_installed_only_when_asked_and_the_failure_is_gone() {
     let mut with = args.to_vec();
     with.push("--install-missing");
     let out = p.run(&with);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 0);
     let v = json(&out);
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     let i = &v["installed"][0];
@@ -103,12 +93,7 @@ fn a_distribution_pip_cannot_find_is_reported_and_escalated() {
         "--cmd",
         "python app.py",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(5),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 5);
     let v = json(&out);
     let i = &v["installed"][0];
     assert_eq!(

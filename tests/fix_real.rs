@@ -114,12 +114,7 @@ fn failed_run_outside_git_restores_everything() {
     let p = unfixable_project();
     let before = snapshot(&p.root);
     let out = p.run(&["fix"]);
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 4);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("every touched file was restored byte for byte"),
@@ -168,22 +163,12 @@ fn sigkill_during_validation_then_restore() {
         "{msg}"
     );
     let restored = p.run(&["restore", "--json"]);
-    assert_eq!(
-        restored.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&restored.stderr)
-    );
+    support::assert_exit(&restored, 0);
     assert_same(&before, &snapshot(&p.root));
     assert_eq!(p.git(&["for-each-ref", "refs/selfdebug"]), "");
     // And now a run may start again.
     let again = p.run(&["fix", "--dry-run"]);
-    assert_eq!(
-        again.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
+    support::assert_exit(&again, 0);
 }
 
 #[test]
@@ -313,12 +298,7 @@ fn partial_keeps_proven_fix_unless_all_or_nothing() {
     let p = mixed_project();
     let before = snapshot(&p.root);
     let out = p.run(&["fix", "--all-or-nothing", "--json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 4);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["final_status"], "fail");
     assert_eq!(v["rollback"], true);
@@ -332,12 +312,7 @@ fn partial_keeps_proven_fix_unless_all_or_nothing() {
     assert_same(&before, &snapshot(&p.root));
 
     let out = p.run(&["fix", "--json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 3);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["final_status"], "partial");
     assert_eq!(v["rollback"], false);

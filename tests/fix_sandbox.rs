@@ -53,12 +53,7 @@ fn the_sandbox_blocks_the_network_and_writes_outside_the_workspace() {
 
     // Without the sandbox everything works: nothing fails.
     let out = p.run(&["fix", "--json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 0);
     let v = json(&out);
     assert_eq!(v["failures"], serde_json::json!([]));
     assert_eq!(
@@ -117,12 +112,7 @@ fn a_command_runs_in_the_sandbox_too() {
     );
     let p = project(&[("net.py", &script)]);
     let out = p.run(&["fix", "--json", "--cmd", "python net.py"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 0);
     let out = p.run(&["fix", "--json", "--sandbox", "--cmd", "python net.py"]);
     let v = json(&out);
     let f = &v["failures"][0];
@@ -158,12 +148,7 @@ fn a_sandboxed_command_that_hangs_is_killed_with_everything_it_started() {
         "--cmd",
         "python hang.py",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(6),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 6);
     assert_eq!(
         json(&out)["error"],
         "the command did not finish within 3 s (--timeout)"

@@ -211,12 +211,7 @@ fn sigkill_during_the_probe_kills_pytest_and_the_next_run_cleans_up() {
     assert!(!String::from_utf8_lossy(&dry.stdout).contains("_selfdebug_probe"));
 
     let restored = p.run(&["restore", "--json"]);
-    assert_eq!(
-        restored.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&restored.stderr)
-    );
+    support::assert_exit(&restored, 0);
     assert_eq!(p.read("words.py"), DEMO_MODULE);
     let mine = format!("selfdebug-{}", my_uid(p));
     assert_eq!(selfdebug_entries(&tmp), std::slice::from_ref(&mine));
@@ -224,12 +219,7 @@ fn sigkill_during_the_probe_kills_pytest_and_the_next_run_cleans_up() {
     assert_eq!(listing(&default_backups(p)), Vec::<PathBuf>::new());
 
     let fixed = p.run(&["fix", "--json"]);
-    assert_eq!(
-        fixed.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&fixed.stderr)
-    );
+    support::assert_exit(&fixed, 0);
     let v = json(&fixed);
     let copy = PathBuf::from(v["backups"][0]["backup"].as_str().unwrap());
     assert_eq!(listing(&default_backups(p)), [copy]);
@@ -361,12 +351,7 @@ fn default_backups_are_per_user_so_a_second_user_is_not_locked_out() {
         .env("TMPDIR", &tmp)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 0);
     let root_copy = PathBuf::from(json(&out)["backups"][0]["backup"].as_str().unwrap());
     assert_eq!(
         root_copy.parent().unwrap(),
@@ -477,12 +462,7 @@ fn a_killed_dry_run_leaves_nothing_once_the_next_run_is_done() {
     assert_eq!(p.read("words.py"), DEMO_MODULE);
 
     let next = p.run(&["fix", "--dry-run", "--json"]);
-    assert_eq!(
-        next.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&next.stderr)
-    );
+    support::assert_exit(&next, 0);
     let v = json(&next);
     assert_eq!(
         v["patches"][0]["diff"],

@@ -380,12 +380,7 @@ fn the_design_demo_trace_is_read_not_refused() {
         ],
         None,
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 0);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let f = &v["failures"][0];
     assert_eq!(f["headline"], "test_foo");

@@ -8,12 +8,7 @@ fn run(extra: &[&str]) -> String {
     let mut args = vec!["rules", "--root", dir.path().to_str().unwrap()];
     args.extend_from_slice(extra);
     let out = support::selfdebug(&args, None);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 0);
     assert!(out.stderr.is_empty(), "nothing on stderr");
     String::from_utf8(out.stdout).unwrap()
 }

@@ -10,12 +10,7 @@ use support::project::{json, project};
 fn fix(files: &[(&str, &str)]) -> serde_json::Value {
     let p = project(files);
     let out = p.run(&["fix", "--dry-run", "--safe-only", "--json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::assert_exit(&out, 0);
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     json(&out)
 }

@@ -102,3 +102,31 @@ pub fn assert_valid(schema: &str, def: Option<&str>, docs: &[&[u8]]) {
     );
     assert_eq!(report.trim(), format!("{} valid, 0 invalid", docs.len()));
 }
+
+/// The process exited with `code`; its stderr is the failure message otherwise.
+#[track_caller]
+pub fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Three string fields of every record in `j[list]` (`""` for a missing or non-string one):
+/// compared whole, a test sees every record's outcome at once.
+pub fn fields3(
+    j: &serde_json::Value,
+    list: &str,
+    [a, b, c]: [&str; 3],
+) -> Vec<(String, String, String)> {
+    let s = |r: &serde_json::Value, f: &str| r[f].as_str().unwrap_or("").to_string();
+    j[list]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|r| (s(r, a), s(r, b), s(r, c)))
+        .collect()
+}
