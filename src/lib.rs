@@ -9,6 +9,7 @@ pub mod config;
 pub mod edit;
 pub mod exit;
 pub mod install;
+pub mod interpreter_cache;
 pub mod journal;
 pub mod llm;
 pub mod localize;

@@ -310,24 +310,45 @@ fn search_path(
 /// Python start: `python3` found on PATH may be a shell shim (pyenv, asdf) that costs a quarter
 /// second per start; `sys.executable` is the real program (for a virtualenv, its own
 /// `bin/python`, so the environment is the same). The path is kept when Python cannot say.
+/// The answer is cached while the interpreter and its `sys.path` are unchanged
+/// ([`crate::interpreter_cache`]).
 pub fn prepare(python: &Interpreter) -> Result<Interpreter, RunnerError> {
-    let run = run_python(
-        python,
-        "import sys; e = sys.executable or ''; import pytest; sys.stdout.write(e)",
-    )?;
+    prepare_with(python, crate::interpreter_cache::default_path().as_deref()).map(|(i, _)| i)
+}
+
+/// [`prepare`] with the cache file given (`None`: no cache); the flag says whether the cache
+/// answered (no Python was started).
+pub fn prepare_with(
+    python: &Interpreter,
+    cache: Option<&Path>,
+) -> Result<(Interpreter, bool), RunnerError> {
+    use crate::interpreter_cache::{self as ic, Cache};
+    let resolved = |exe: PathBuf| {
+        if exe.is_absolute() && exe.is_file() {
+            Interpreter {
+                path: exe,
+                source: python.source,
+            }
+        } else {
+            python.clone()
+        }
+    };
+    let cache = cache.map(|p| Cache::new(p.to_path_buf(), &python.path));
+    if let Some(facts) = cache.as_ref().and_then(Cache::lookup) {
+        return Ok((resolved(facts.executable), true));
+    }
+    let before = cache.as_ref().map(Cache::before_check).unwrap_or_default();
+    let run = run_python(python, ic::FACTS_CODE)?;
     if run.exit_code != Some(0) {
         // Let the detailed check word the error.
         ensure_pytest(python)?;
     }
-    let path = PathBuf::from(String::from_utf8_lossy(&run.stdout).trim());
-    Ok(if path.is_absolute() && path.is_file() {
-        Interpreter {
-            path,
-            source: python.source,
-        }
-    } else {
-        python.clone()
-    })
+    let facts = match &cache {
+        Some(c) if run.exit_code == Some(0) => c.store(before, &run.stdout),
+        _ => ic::parse(&run.stdout),
+    };
+    let exe = facts.map(|f| f.executable).unwrap_or_default();
+    Ok((resolved(exe), false))
 }
 
 /// Runs `python -c CODE` quietly; an interpreter that does not start is "pytest missing" with
