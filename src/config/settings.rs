@@ -256,6 +256,23 @@ impl Settings {
             false,
             |v| json!(v),
         );
+        let jobs = m.pick(
+            "jobs",
+            (
+                flags.jobs.map_or("--jobs", |(_, name)| name),
+                flags.jobs.map(|(n, _)| Some(n)),
+            ),
+            config
+                .jobs
+                .as_ref()
+                .map(|a| At {
+                    value: Some(a.value),
+                    line: a.line,
+                })
+                .as_ref(),
+            None,
+            |v| v.map_or(Value::Null, |n| json!(n)),
+        );
         let llm = resolve_llm(&mut m, &config.llm, flags);
         let max_attempts = m.pick(
             "max-attempts",
@@ -305,23 +322,6 @@ impl Settings {
             config.search_time.as_ref(),
             crate::session::DEFAULT_SEARCH_TIME.as_secs(),
             |v| json!(v),
-        );
-        let jobs = m.pick(
-            "jobs",
-            (
-                flags.jobs.map_or("--jobs", |(_, name)| name),
-                flags.jobs.map(|(n, _)| Some(n)),
-            ),
-            config
-                .jobs
-                .as_ref()
-                .map(|a| At {
-                    value: Some(a.value),
-                    line: a.line,
-                })
-                .as_ref(),
-            None,
-            |v| v.map_or(Value::Null, |n| json!(n)),
         );
         m.file_only(
             "select",
