@@ -731,7 +731,7 @@ fn quiet_python_env(cmd: &mut Command) {
 pub fn run_command(mut cmd: Command, timeout: Duration) -> Result<CommandRun, RunnerError> {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
 
-    if interrupted() {
+    if stopped() {
         return Err(RunnerError::Interrupted);
     }
     let program = PathBuf::from(cmd.get_program());
@@ -765,7 +765,7 @@ pub fn run_command(mut cmd: Command, timeout: Duration) -> Result<CommandRun, Ru
                 });
             }
         }
-        if interrupted() {
+        if stopped() {
             was_interrupted = true;
             break;
         }
@@ -929,6 +929,29 @@ pub fn install_interrupt_handler() {
 /// Whether SIGINT/SIGTERM/SIGHUP arrived since [`install_interrupt_handler`].
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+thread_local! {
+    /// The stop flag of the job this thread runs (see [`stop_this_thread_with`]).
+    static THREAD_STOP: std::cell::RefCell<Option<Arc<AtomicBool>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Makes every run this thread starts from now on end (its process group killed, the run
+/// returning [`RunnerError::Interrupted`]) as soon as `flag` is set, as Ctrl-C does for all
+/// runs: parallel proofs stop the candidates still running once a better-ranked one wins.
+pub fn stop_this_thread_with(flag: Arc<AtomicBool>) {
+    THREAD_STOP.with(|s| *s.borrow_mut() = Some(flag));
+}
+
+/// Ctrl-C, or this thread's job was stopped.
+fn stopped() -> bool {
+    interrupted()
+        || THREAD_STOP.with(|s| {
+            s.borrow()
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::SeqCst))
+        })
 }
 
 /// A fresh directory under the system temp dir, removed (with its contents) on drop.

@@ -32,7 +32,10 @@ use crate::tried::Tried;
 use crate::verdict::{self, Verdict};
 
 mod llm;
+mod parallel;
 mod search;
+
+pub use parallel::default_jobs;
 
 /// What the user asked for.
 pub struct Options {
@@ -66,6 +69,9 @@ pub struct Options {
     pub time_budget: Duration,
     /// Wall time of the search over small edits, per failure (`--search-time`).
     pub search_time: Duration,
+    /// Candidates proven at once, each in its own scratch copy (`--jobs`; 1: one at a time,
+    /// in the workspace). See [`parallel`].
+    pub jobs: usize,
     /// Said to the user in the report (pytest arguments set aside, ...).
     pub notes: Vec<String>,
     /// `--cmd`: this command is the judge instead of pytest (see [`crate::command`]).

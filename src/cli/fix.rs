@@ -131,6 +131,7 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
         test_timeout: args.test_timeout,
         time_budget: args.time_budget,
         search_time: args.search_time,
+        jobs: args.jobs.map(|n| (n, "--jobs")),
         // Typed relative to where the user is; pytest runs in the root.
         pytest_args: (!args.pytest_args.is_empty())
             .then(|| root.rebase_args(&args.pytest_args, cwd)),
@@ -157,6 +158,21 @@ pub fn settings(root: &ProjectRoot, flags: &Flags) -> Result<Settings, String> {
     Settings::resolve(&config, flags, &rules).map_err(|e| e.to_string())
 }
 
+/// `SELFDEBUG_JOBS`, as `--jobs` (a flag given wins); set but not a whole number ≥ 1 is bad
+/// input, as `--jobs 0` is.
+fn jobs_from_env() -> Result<Option<(u64, &'static str)>, String> {
+    let Some(v) = std::env::var_os("SELFDEBUG_JOBS") else {
+        return Ok(None);
+    };
+    let text = v.to_string_lossy();
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(Some((n, "SELFDEBUG_JOBS"))),
+        _ => Err(format!(
+            "SELFDEBUG_JOBS={text:?}: expected a whole number of jobs, at least 1"
+        )),
+    }
+}
+
 fn run_in(
     args: &FixArgs,
     root: &ProjectRoot,
@@ -165,7 +181,11 @@ fn run_in(
 ) -> Result<i32, Stop> {
     let dry_run = args.dry_run || args.no_validate;
     let cwd = std::env::current_dir().unwrap_or_else(|_| root.path().to_path_buf());
-    let settings = settings(root, &flags(args, root, &cwd)).map_err(Stop::bad)?;
+    let mut flags = flags(args, root, &cwd);
+    if flags.jobs.is_none() {
+        flags.jobs = jobs_from_env().map_err(Stop::bad)?;
+    }
+    let settings = settings(root, &flags).map_err(Stop::bad)?;
     if args.show_settings {
         print!(
             "{}",
@@ -226,6 +246,7 @@ fn run_in(
         backup_dir: settings.backup_dir.clone(),
         time_budget: settings.time_budget,
         search_time: settings.search_time,
+        jobs: settings.jobs,
         notes,
         judge,
         sandbox,

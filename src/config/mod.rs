@@ -28,7 +28,7 @@ pub use settings::{Flags, LlmSettings, Settings, SettingsError, Shown, Source};
 pub const FILES: [&str; 3] = [".selfdebug.toml", "selfdebug.toml", "pyproject.toml"];
 
 /// The keys of the settings table, sorted (for "did you mean" and the docs).
-pub const KEYS: [&str; 20] = [
+pub const KEYS: [&str; 21] = [
     "all-or-nothing",
     "allow-tests",
     "audit-log",
@@ -38,6 +38,7 @@ pub const KEYS: [&str; 20] = [
     "extend-select",
     "ignore",
     "install-missing",
+    "jobs",
     "llm",
     "max-attempts",
     "pytest-args",
@@ -104,6 +105,8 @@ pub struct Config {
     pub test_timeout: Option<At<u64>>,
     pub time_budget: Option<At<u64>>,
     pub search_time: Option<At<u64>>,
+    /// Candidates proven at once (`--jobs`).
+    pub jobs: Option<At<u64>>,
     pub pytest_args: Option<At<Vec<String>>>,
     /// Resolved against the file's directory when it has a `/`; a bare name is looked up on
     /// PATH (as `--python python3.12`).
@@ -373,6 +376,7 @@ impl Reader<'_> {
                 "test-timeout" => c.test_timeout = Some(self.int(k, v, 1)?),
                 "time-budget" => c.time_budget = Some(self.int(k, v, 1)?),
                 "search-time" => c.search_time = Some(self.int(k, v, 1)?),
+                "jobs" => c.jobs = Some(self.int(k, v, 1)?),
                 "safe-only" => c.safe_only = Some(self.boolean(k, v)?),
                 "allow-tests" => c.allow_tests = Some(self.boolean(k, v)?),
                 "all-or-nothing" => c.all_or_nothing = Some(self.boolean(k, v)?),

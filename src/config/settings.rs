@@ -20,6 +20,8 @@ pub struct Flags {
     pub test_timeout: Option<u64>,
     pub time_budget: Option<u64>,
     pub search_time: Option<u64>,
+    /// `--jobs`, else `SELFDEBUG_JOBS`, with the name that said it.
+    pub jobs: Option<(u64, &'static str)>,
     /// After `--` (already rebased onto the root); `None` when nothing followed `--`.
     pub pytest_args: Option<Vec<String>>,
     pub python: Option<PathBuf>,
@@ -82,6 +84,8 @@ pub struct Settings {
     pub time_budget: Duration,
     /// Per wrong-output failure, for the search over small edits.
     pub search_time: Duration,
+    /// Candidates proven at once (`--jobs`; default: the cores, at most 4).
+    pub jobs: usize,
     /// Not yet checked by [`crate::pytest_args::check`].
     pub pytest_args: Vec<String>,
     pub python: Option<PathBuf>,
@@ -254,6 +258,23 @@ impl Settings {
             config.install_missing.as_ref(),
             false,
         );
+        let jobs = m.pick(
+            "jobs",
+            (
+                flags.jobs.map_or("--jobs", |(_, name)| name),
+                flags.jobs.map(|(n, _)| Some(n)),
+            ),
+            config
+                .jobs
+                .as_ref()
+                .map(|a| At {
+                    value: Some(a.value),
+                    line: a.line,
+                })
+                .as_ref(),
+            None,
+            |v| v.map_or(Value::Null, |n| json!(n)),
+        );
         let llm = resolve_llm(&mut m, &config.llm, flags);
         let max_attempts = m.pick(
             "max-attempts",
@@ -321,6 +342,9 @@ impl Settings {
             test_timeout: Duration::from_secs(test_timeout),
             time_budget: Duration::from_secs(time_budget),
             search_time: Duration::from_secs(search_time),
+            jobs: jobs.map_or_else(crate::session::default_jobs, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            }),
             pytest_args,
             python,
             safe_only,

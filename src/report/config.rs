@@ -25,6 +25,7 @@ fn unset(key: &str) -> &'static str {
     match key {
         "python" => "(auto: $VIRTUAL_ENV, .venv/, venv/, python3)",
         "timeout" => "(auto: 10x the baseline run, 30-600 s)",
+        "jobs" => "(auto: the cores, at most 4)",
         _ => "(none)",
     }
 }

@@ -16,6 +16,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::parallel;
 use super::*;
 use crate::localize::{self, Spectrum};
 use crate::plan::PlanError;
@@ -103,17 +104,26 @@ pub(super) fn search(
         return Ok(None);
     }
     let key = failure_key(failure);
+    // With --jobs N the targeted runs go to scratch copies, N at a time (see `parallel`).
+    if s.opts.jobs > 1 && candidates.len() > 1 {
+        let n = s.opts.jobs.min(candidates.len());
+        if let Some(pool) = parallel::Pool::new(ws.root(), &s.python, n) {
+            let found = Found {
+                key: &key,
+                spectrum: &spectrum,
+                why: &why,
+                deadline,
+            };
+            return parallel::search(s, ws, ctx, failure, candidates, &found, pool);
+        }
+    }
     let mut tried = 0usize;
     for r in candidates {
         if runner::interrupted() {
             break;
         }
         if Instant::now() >= deadline {
-            ctx.reason = Some(format!(
-                "{why}; the search tried {tried} small edits within --search-time {} s and none \
-                 passed",
-                s.opts.search_time.as_secs()
-            ));
+            ctx.reason = Some(out_of_search_time(&why, tried, s.opts));
             return Ok(None);
         }
         if !s.time_for_a_candidate() {
@@ -131,22 +141,49 @@ pub(super) fn search(
             continue;
         }
         tried += 1;
-        let covering: Vec<String> = spectrum
-            .covering(&r.candidate.file, r.line)
-            .into_iter()
-            .map(str::to_string)
-            .collect();
+        let covering = covering(&spectrum, &r);
         let cand = titled(r, covering.len());
         if let Some(after) = prove(s, ws, ctx, failure, &key, &cand, &covering, &spectrum)? {
             ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
             return Ok(Some((vec![cand], after)));
         }
     }
-    ctx.reason = Some(format!(
+    ctx.reason = Some(none_passed(&why, tried));
+    Ok(None)
+}
+
+/// What a parallel search needs of the search's own state.
+pub(super) struct Found<'a> {
+    pub key: &'a (String, When),
+    pub spectrum: &'a Spectrum,
+    pub why: &'a str,
+    /// The end of `--search-time`.
+    pub deadline: Instant,
+}
+
+/// The reason when the search time ran out.
+pub(super) fn out_of_search_time(why: &str, tried: usize, opts: &Options) -> String {
+    format!(
+        "{why}; the search tried {tried} small edits within --search-time {} s and none passed",
+        opts.search_time.as_secs()
+    )
+}
+
+/// The reason when every candidate was tried.
+pub(super) fn none_passed(why: &str, tried: usize) -> String {
+    format!(
         "{why}; the search tried all {tried} small edits at the suspicious statements and none \
          passed"
-    ));
-    Ok(None)
+    )
+}
+
+/// The tests that ran the candidate's line.
+pub(super) fn covering(spectrum: &Spectrum, r: &Ranked) -> Vec<String> {
+    spectrum
+        .covering(&r.candidate.file, r.line)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
 }
 
 /// The failure as the search sees it, for its reasons (planning's own message would say
@@ -160,7 +197,7 @@ fn what_failed(e: &PlanError) -> String {
 
 /// The candidate, its title saying how many tests cover the edited line (read back by
 /// [`review`]).
-fn titled(r: Ranked, covering: usize) -> Candidate {
+pub(super) fn titled(r: Ranked, covering: usize) -> Candidate {
     let mut c = r.candidate;
     c.fix.title = format!(
         "{} ({covering} test{} cover{} the line)",
@@ -169,6 +206,49 @@ fn titled(r: Ranked, covering: usize) -> Candidate {
         if covering == 1 { "s" } else { "" }
     );
     c
+}
+
+/// The tests of a candidate's two targeted runs (see the module docs): every failing test that
+/// runs the edited line, then the passing ones.
+pub(super) fn targets(
+    ctx: &Step,
+    failure: &Failure,
+    covering: &[String],
+    spectrum: &Spectrum,
+) -> (Vec<String>, Vec<String>) {
+    // Every failing test that runs the edited line must pass: an edit that fixes one of them
+    // and leaves the others failing there is a guess that fits one test (it would be kept,
+    // since the others failed before too, and then block the right fix).
+    let mut targeted: Vec<String> = failure.test.iter().cloned().collect();
+    targeted.extend(
+        covering
+            .iter()
+            .filter(|t| spectrum.tests.get(*t).is_some_and(|c| c.failed))
+            .filter(|t| ctx.current.iter().any(|(c, _)| c == *t))
+            .filter(|t| !targeted.contains(t))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    // The passing tests that ran the line: where a wrong edit breaks something first.
+    let passing: Vec<String> = covering
+        .iter()
+        .filter(|t| spectrum.tests.get(*t).is_some_and(|c| !c.failed))
+        .cloned()
+        .collect();
+    (targeted, passing)
+}
+
+/// What a candidate's targeted runs said.
+pub(super) struct Targeted {
+    pub first: PytestRun,
+    pub first_verdict: Verdict,
+    /// The passing covering tests' verdict (green when there are none); only after a green
+    /// first run.
+    pub neighbours: Option<Verdict>,
+    /// Wall time already spent on the candidate.
+    pub spent: Duration,
+    /// When its first run started, when that is not now (a parallel proof's).
+    pub started_ms: Option<u64>,
 }
 
 /// Runs the three proofs of one candidate (see the module docs); the full suite's failures
@@ -184,46 +264,65 @@ fn prove(
     covering: &[String],
     spectrum: &Spectrum,
 ) -> Result<Option<Vec<Failure>>, SessionError> {
+    ws.write(&cand.path, &cand.patched)?;
+    let started = Instant::now();
+    let (targeted, passing) = targets(ctx, failure, covering, spectrum);
+    let first = s.run_candidate(ws, &targeted)?;
+    let first_verdict = verdict::read(&first, ws.root());
+    let neighbours = if !first.timed_out && matches!(first_verdict, Verdict::Green) {
+        Some(if passing.is_empty() {
+            Verdict::Green
+        } else {
+            let run = s.run_candidate(ws, &passing)?;
+            verdict::read(&run, ws.root())
+        })
+    } else {
+        None
+    };
+    let t = Targeted {
+        first,
+        first_verdict,
+        neighbours,
+        spent: started.elapsed(),
+        started_ms: None,
+    };
+    judge(s, ws, ctx, failure, key, cand, t, true)
+}
+
+/// Judges a candidate by its targeted runs and, when they pass, by a run of the whole suite in
+/// the workspace (the candidate is written for it unless `written` says it already is); records
+/// the attempt. The file is put back unless the candidate is accepted.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn judge(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+    key: &(String, When),
+    cand: &Candidate,
+    t: Targeted,
+    mut written: bool,
+) -> Result<Option<Vec<Failure>>, SessionError> {
+    let started = Instant::now();
     let previous = ctx
         .accepted
         .get(&cand.path)
         .cloned()
         .unwrap_or_else(|| cand.original.clone());
-    ws.write(&cand.path, &cand.patched)?;
-    let started = Instant::now();
-    // Every failing test that runs the edited line must pass: an edit that fixes one of them
-    // and leaves the others failing there is a guess that fits one test (it would be kept,
-    // since the others failed before too, and then block the right fix).
-    let mut targeted: Vec<String> = failure.test.iter().cloned().collect();
-    targeted.extend(
-        covering
-            .iter()
-            .filter(|t| spectrum.tests.get(*t).is_some_and(|c| c.failed))
-            .filter(|t| ctx.current.iter().any(|(c, _)| c == *t))
-            .filter(|t| !targeted.contains(t))
-            .cloned()
-            .collect::<Vec<_>>(),
-    );
-    let first = s.run_candidate(ws, &targeted)?;
-    let mut attempt = s.attempt_record(failure, ctx.category, 0, cand, &first);
+    let mut attempt = s.attempt_record(failure, ctx.category, 0, cand, &t.first);
+    if let Some(ms) = t.started_ms {
+        attempt.timestamp_ms = ms;
+    }
     let mut accepted = None;
-    if first.timed_out {
+    if t.first.timed_out {
         attempt.outcome = "timeout";
-    } else if matches!(verdict::read(&first, ws.root()), Verdict::Green) {
-        // The passing tests that ran the line: where a wrong edit breaks something first.
-        let passing: Vec<String> = covering
-            .iter()
-            .filter(|t| spectrum.tests.get(*t).is_some_and(|c| !c.failed))
-            .cloned()
-            .collect();
-        let neighbours = if passing.is_empty() {
-            Verdict::Green
-        } else {
-            let run = s.run_candidate(ws, &passing)?;
-            verdict::read(&run, ws.root())
-        };
+    } else if let Some(neighbours) = t.neighbours {
         match neighbours {
             Verdict::Green => {
+                if !written {
+                    ws.write(&cand.path, &cand.patched)?;
+                    written = true;
+                }
                 let suite = s.run(ws, &[], Phase::Confirm)?;
                 match verdict::read(&suite, ws.root()) {
                     Verdict::TimedOut => attempt.outcome = "timeout",
@@ -261,7 +360,8 @@ fn prove(
                 attempt.new_failure = Some(other.describe());
             }
         }
-    } else if let Some(f) = verdict::read(&first, ws.root())
+    } else if let Some(f) = t
+        .first_verdict
         .failures()
         .and_then(|f| f.iter().find(|f| f.test == failure.test))
     {
@@ -274,9 +374,9 @@ fn prove(
             attempt.outcome = "timeout"; // the mutant made the test hang
         }
     }
-    attempt.duration_ms = started.elapsed().as_millis() as u64;
+    attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
     ctx.attempts.push(attempt);
-    if accepted.is_none() {
+    if accepted.is_none() && written {
         ws.write(&cand.path, &previous)?;
         ctx.tried.reject(failure, &cand.path, &cand.patched);
     }
@@ -313,6 +413,15 @@ impl Runs<'_> {
         ws: &dyn Workspace,
         node_ids: &[String],
     ) -> Result<PytestRun, SessionError> {
+        let spec = self.candidate_spec(ws, node_ids);
+        let run = runner::run_pytest(&self.python, &spec)
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        self.count_run(&run, Phase::Candidate);
+        Ok(run)
+    }
+
+    /// What [`Runs::run_candidate`] runs (a parallel proof points it at its scratch copy).
+    pub(super) fn candidate_spec(&self, ws: &dyn Workspace, node_ids: &[String]) -> RunSpec {
         let mut spec = RunSpec::new(ws.root());
         spec.node_ids = node_ids.to_vec();
         spec.extra_args = vec!["-x".to_string()];
@@ -328,12 +437,14 @@ impl Runs<'_> {
         spec.test_timeout = Some(self.test_limit(spec.timeout).min(short));
         // Every judge run is sandboxed when asked for, the search's too.
         spec.sandbox = self.opts.sandbox.clone();
-        let run = runner::run_pytest(&self.python, &spec)
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        spec
+    }
+
+    /// Counts a run made (in the workspace or a parallel proof's scratch copy).
+    pub(super) fn count_run(&mut self, run: &PytestRun, phase: Phase) {
         self.count += 1;
         self.total += run.duration;
-        self.add_phase(Phase::Candidate, run.duration);
-        Ok(run)
+        self.add_phase(phase, run.duration);
     }
 
     /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs).

@@ -1,0 +1,368 @@
+//! Parallel proofs (`--jobs N`): the targeted runs of several candidates for the same failure
+//! at once, each in its own scratch copy of the workspace ([`crate::scratch`]), so the
+//! project's tree is never written by them; only the session's own, journaled step writes it.
+//!
+//! The pool only runs; the session decides, in rank order. It submits the next candidates in
+//! rank order (at most N waiting or running), then takes the results back in the same order:
+//! the result of candidate k is looked at only after every better-ranked candidate was judged
+//! and rejected, however early k finished. A candidate that passes its targeted runs goes on
+//! to the full suite in the real workspace, as with `--jobs 1`, while the pool keeps proving
+//! the next ones. Once one is accepted (or the session stops), the runs still going are
+//! stopped (their process groups killed) and their results dropped: they are neither
+//! recorded as attempts nor charged to any budget, only counted as pytest runs.
+//!
+//! Each worker thread owns one scratch copy, made when the pool starts from the workspace as
+//! it is then (the fixes accepted so far included, no candidate written). Before a job the
+//! worker writes the candidate's bytes over the file, and after it puts the copy's own bytes
+//! back, so every job starts from the same tree. Dropping the pool stops and joins the
+//! workers, and with them their copies are removed.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+use super::*;
+use crate::runner::{Interpreter, PytestRun, RunSpec};
+use crate::search::Ranked;
+
+/// `--jobs` when none is given: the machine's cores, at most this many (each job is a pytest
+/// process and a scratch copy; past a few, the full runs and the disk are what wait).
+pub const MAX_DEFAULT_JOBS: usize = 4;
+
+/// The default of `--jobs`: the number of cores, capped at [`MAX_DEFAULT_JOBS`].
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_DEFAULT_JOBS)
+}
+
+/// One candidate's targeted runs.
+pub(super) struct Job {
+    /// Its place in the candidates' order (the key its result is taken back by).
+    pub rank: usize,
+    /// The file to write, relative to the root (forward slashes).
+    pub file: String,
+    pub patched: Vec<u8>,
+    /// Runs in order, each only when the one before it was green (the search's "failing
+    /// tests, then the passing tests that run the line"). `cwd` and `PYTHONPATH` are replaced
+    /// by the scratch copy's.
+    pub stages: Vec<RunSpec>,
+}
+
+/// What a job's runs said, in stage order; each verdict read against the scratch copy.
+pub(super) struct Done {
+    pub rank: usize,
+    pub runs: Vec<(PytestRun, Verdict)>,
+    /// A run that could not be made (Ctrl-C included): the session stops as it would with
+    /// `--jobs 1`.
+    pub error: Option<String>,
+    /// The job's wall time in the worker.
+    pub took: Duration,
+    /// When it started (ms since the epoch), for the attempt record.
+    pub started_ms: u64,
+}
+
+struct Shared {
+    queue: Mutex<VecDeque<Job>>,
+    ready: Condvar,
+    /// Set once: no more jobs, and every run still going ends now.
+    stop: Arc<AtomicBool>,
+}
+
+/// N workers, each with its scratch copy; see the module docs.
+pub(super) struct Pool {
+    shared: Arc<Shared>,
+    results: mpsc::Receiver<Done>,
+    workers: Vec<JoinHandle<()>>,
+    size: usize,
+    /// Results that came back before the session asked for them.
+    early: BTreeMap<usize, Done>,
+}
+
+impl Pool {
+    /// Starts `n` workers on copies of `root`; `None` when a copy cannot be made (the caller
+    /// then proves one candidate at a time, in the workspace).
+    pub fn new(root: &Path, python: &Interpreter, n: usize) -> Option<Pool> {
+        let mut copies = Vec::with_capacity(n);
+        for _ in 0..n {
+            copies.push(Scratch::copy_of(root).ok()?);
+        }
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(VecDeque::new()),
+            ready: Condvar::new(),
+            stop: Arc::new(AtomicBool::new(false)),
+        });
+        let (tx, results) = mpsc::channel();
+        let workers = copies
+            .into_iter()
+            .map(|scratch| {
+                let shared = Arc::clone(&shared);
+                let tx = tx.clone();
+                let python = python.clone();
+                std::thread::spawn(move || work(&shared, &scratch, &python, &tx))
+            })
+            .collect();
+        Some(Pool {
+            shared,
+            results,
+            workers,
+            size: n,
+            early: BTreeMap::new(),
+        })
+    }
+
+    /// How many jobs run at once.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Queues a job; workers take jobs in the order they were submitted.
+    pub fn submit(&self, job: Job) {
+        lock(&self.shared.queue).push_back(job);
+        self.shared.ready.notify_one();
+    }
+
+    /// Waits for the result of the job submitted with `rank` (results of other jobs that come
+    /// first are kept for later). `None` only if every worker is gone, which no job causes.
+    pub fn take(&mut self, rank: usize) -> Option<Done> {
+        loop {
+            if let Some(d) = self.early.remove(&rank) {
+                return Some(d);
+            }
+            let d = self.results.recv().ok()?;
+            self.early.insert(d.rank, d);
+        }
+    }
+
+    /// Stops every job still queued or running (their process groups are killed), waits for
+    /// the workers (their scratch copies are removed) and returns the results nobody took:
+    /// pytest runs that were made and whose verdicts are not used.
+    pub fn finish(mut self) -> Vec<Done> {
+        self.stop_all();
+        let mut left: Vec<Done> = std::mem::take(&mut self.early).into_values().collect();
+        left.extend(self.results.try_iter());
+        left
+    }
+
+    fn stop_all(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        lock(&self.shared.queue).clear();
+        self.shared.ready.notify_all();
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A worker: takes jobs until the pool stops.
+fn work(shared: &Shared, scratch: &Scratch, python: &Interpreter, tx: &mpsc::Sender<Done>) {
+    runner::stop_this_thread_with(Arc::clone(&shared.stop));
+    let env: (OsString, OsString) = ("PYTHONPATH".into(), scratch.pythonpath().into());
+    loop {
+        let job = {
+            let mut q = lock(&shared.queue);
+            loop {
+                if shared.stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                if let Some(j) = q.pop_front() {
+                    break j;
+                }
+                q = shared.ready.wait(q).unwrap_or_else(|p| p.into_inner());
+            }
+        };
+        let done = run_job(job, scratch.root(), &env, python);
+        if tx.send(done).is_err() {
+            return;
+        }
+    }
+}
+
+fn run_job(job: Job, root: &Path, env: &(OsString, OsString), python: &Interpreter) -> Done {
+    let started = Instant::now();
+    let started_ms = super::now_ms();
+    let mut done = Done {
+        rank: job.rank,
+        runs: Vec::new(),
+        error: None,
+        took: Duration::ZERO,
+        started_ms,
+    };
+    let path = root.join(&job.file);
+    let original = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) => {
+            done.error = Some(format!(
+                "cannot read the scratch copy {}: {e}",
+                path.display()
+            ));
+            return done;
+        }
+    };
+    if let Err(e) = std::fs::write(&path, &job.patched) {
+        done.error = Some(format!(
+            "cannot write the scratch copy {}: {e}",
+            path.display()
+        ));
+        return done;
+    }
+    for mut spec in job.stages {
+        spec.cwd = root.to_path_buf();
+        spec.env.retain(|(k, _)| k != "PYTHONPATH");
+        spec.env.push(env.clone());
+        match runner::run_pytest(python, &spec) {
+            Ok(run) => {
+                let v = verdict::read(&run, root);
+                let go_on = !run.timed_out && matches!(v, Verdict::Green);
+                done.runs.push((run, v));
+                if !go_on {
+                    break;
+                }
+            }
+            Err(e) => {
+                done.error = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    // The next job starts from the copy's own bytes.
+    if let Err(e) = std::fs::write(&path, &original) {
+        done.error.get_or_insert(format!(
+            "cannot restore the scratch copy {}: {e}",
+            path.display()
+        ));
+    }
+    done.took = started.elapsed();
+    done
+}
+
+/// The search's candidates proven with the pool (see the module docs and
+/// [`super::search`]): the same outcome, attempts and reasons as one at a time, in less
+/// wall time.
+#[allow(clippy::type_complexity)]
+pub(super) fn search(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+    candidates: Vec<Ranked>,
+    found: &search::Found,
+    mut pool: Pool,
+) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
+    let window = pool.size();
+    let mut ranked = candidates.into_iter().enumerate();
+    // Submitted and not yet judged, in rank order: the candidate and its second stage's tests.
+    let mut waiting: VecDeque<(usize, Candidate)> = VecDeque::new();
+    let mut stopped: Option<Stop> = None;
+    let mut exhausted = false;
+    let mut tried = 0usize;
+    let outcome = loop {
+        // Start the next candidates: the same checks as before each one with --jobs 1.
+        while waiting.len() < window && stopped.is_none() && !exhausted {
+            if runner::interrupted() {
+                break;
+            }
+            if Instant::now() >= found.deadline {
+                stopped = Some(Stop::SearchTime);
+                break;
+            }
+            if !s.time_for_a_candidate() {
+                stopped = Some(Stop::TimeBudget);
+                break;
+            }
+            let Some((rank, r)) = ranked.next() else {
+                exhausted = true;
+                break;
+            };
+            let covering = search::covering(found.spectrum, &r);
+            let cand = search::titled(r, covering.len());
+            let (targeted, passing) = search::targets(ctx, failure, &covering, found.spectrum);
+            let mut stages = vec![s.candidate_spec(ws, &targeted)];
+            if !passing.is_empty() {
+                stages.push(s.candidate_spec(ws, &passing));
+            }
+            pool.submit(Job {
+                rank,
+                file: cand.file.clone(),
+                patched: cand.patched.clone(),
+                stages,
+            });
+            waiting.push_back((rank, cand));
+        }
+        let Some((rank, cand)) = waiting.pop_front() else {
+            break Ok(None);
+        };
+        let Some(done) = pool.take(rank) else {
+            break Err(SessionError::Environment(
+                "the parallel proofs' workers ended unexpectedly".into(),
+            ));
+        };
+        for (run, _) in &done.runs {
+            s.count_run(run, Phase::Candidate);
+        }
+        if let Some(e) = done.error {
+            break Err(SessionError::Environment(e));
+        }
+        tried += 1;
+        let mut runs = done.runs.into_iter();
+        let Some((first, first_verdict)) = runs.next() else {
+            break Err(SessionError::Environment(
+                "a parallel proof made no run".into(),
+            ));
+        };
+        let green = !first.timed_out && matches!(first_verdict, Verdict::Green);
+        let neighbours = match runs.next() {
+            Some((_, v)) => Some(v),
+            // No passing test runs the line: nothing to break there.
+            None if green => Some(Verdict::Green),
+            None => None,
+        };
+        let t = search::Targeted {
+            first,
+            first_verdict,
+            neighbours,
+            spent: done.took,
+            started_ms: Some(done.started_ms),
+        };
+        match search::judge(s, ws, ctx, failure, found.key, &cand, t, false) {
+            Ok(Some(after)) => {
+                ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
+                break Ok(Some((vec![cand], after)));
+            }
+            Ok(None) => {}
+            Err(e) => break Err(e),
+        }
+    };
+    // The runs still going are stopped; what they ran counts as pytest runs, nothing else.
+    for done in pool.finish() {
+        for (run, _) in &done.runs {
+            s.count_run(run, Phase::Candidate);
+        }
+    }
+    if let Ok(None) = outcome {
+        // Candidates started before the time was up were judged: they count as tried.
+        ctx.reason = Some(match stopped {
+            Some(Stop::SearchTime) => search::out_of_search_time(found.why, tried, s.opts),
+            Some(Stop::TimeBudget) => TIME_BUDGET_USED_UP.into(),
+            None => search::none_passed(found.why, tried),
+        });
+    }
+    outcome
+}
+
+/// Why no more candidates were started.
+enum Stop {
+    SearchTime,
+    TimeBudget,
+}

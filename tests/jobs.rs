@@ -1,0 +1,293 @@
+//! Parallel proofs (`--jobs N`) with real pytest: the same patch and the same accepted rank
+//! as one at a time; the best-ranked passing candidate wins even when a worse-ranked one
+//! passes first; Ctrl-C while candidates are proven in scratch copies restores the tree and
+//! leaves no copy; bad values of `--jobs`, `SELFDEBUG_JOBS` and `jobs` are bad input.
+
+mod support;
+
+use std::path::Path;
+use std::process::Stdio;
+
+use support::project::{
+    assert_same, fixture_project, json, project, selfdebug_entries, wait_until, Project,
+};
+
+/// What the JSON says of each attempt, in order: title and outcome.
+fn attempts(v: &serde_json::Value) -> Vec<(String, String)> {
+    v["attempt_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["title"].as_str().unwrap().to_string(),
+                a["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn scratch_dirs(p: &Project) -> Vec<String> {
+    selfdebug_entries(&p.cache.join("tmp"))
+        .into_iter()
+        .filter(|n| n.starts_with("selfdebug-scratch"))
+        .collect()
+}
+
+#[test]
+fn two_jobs_keep_the_same_patch_and_rank_as_one() {
+    let want = std::fs::read_to_string(
+        support::fixtures().join("bugs/search_clamp_compare/project/bounds.py"),
+    )
+    .unwrap()
+    .replace("if value < high:", "if value > high:");
+    let mut seen = Vec::new();
+    for jobs in ["1", "2"] {
+        let p = fixture_project("../bugs/search_clamp_compare/project");
+        let out = p.run(&["fix", "--json", "--search-time", "900", "--jobs", jobs]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "--jobs {jobs}: {stderr}");
+        assert_eq!(p.read("bounds.py"), want, "--jobs {jobs}");
+        let v = json(&out);
+        assert_eq!(v["final_status"], "pass");
+        assert!(scratch_dirs(&p).is_empty(), "--jobs {jobs}");
+        seen.push((attempts(&v), v["patches"][0]["diff"].clone()));
+    }
+    // Every attempt in rank order with the same outcome: the 7th is the one kept.
+    assert_eq!(seen[0], seen[1]);
+    let (tried, _) = &seen[0];
+    assert_eq!(tried.len(), 7, "{tried:?}");
+    assert_eq!(
+        tried[6],
+        (
+            "`<` → `>` at bounds.py:5 (2 tests cover the line)".to_string(),
+            "accepted".to_string()
+        )
+    );
+    assert!(tried[..6].iter().all(|(_, o)| o == "still_failing"));
+}
+
+const PRICING: &str =
+    "def total(price, qty):\n    subtotal = price * qty\n    return subtotal + 2\n";
+
+/// The search's 3rd candidate (`2` → `1`) and its 4th (`price` → `qty`) both make
+/// `total(2, 1) == 3`; the 1st (`+` → `-`) and 2nd (`2` → `3`) do not.
+const PRICING_TEST: &str =
+    "from pricing import total\n\n\ndef test_total():\n    assert total(2, 1) == 3\n";
+
+/// A conftest that writes what each run saw to `marker` (`VARIANT OUTCOME` per test), and
+/// holds runs while files in `control` say so:
+/// - `order`: a run of the 3rd candidate ends only once a run of the 4th has passed (the
+///   worse-ranked candidate passes first in wall time);
+/// - `hold`: runs in a scratch copy stop at the end (`held` in the marker) until it is gone.
+fn conftest(marker: &Path, control: &Path) -> String {
+    format!(
+        "import os\nimport time\n\nMARKER = {marker:?}\nCONTROL = {control:?}\n\n\n\
+         def _variant():\n    here = os.path.dirname(os.path.abspath(__file__))\n\
+         \x20   with open(os.path.join(here, \"pricing.py\")) as f:\n        src = f.read()\n\
+         \x20   if \"return subtotal + 1\" in src:\n        return \"c3\"\n\
+         \x20   if \"subtotal = qty * qty\" in src:\n        return \"c4\"\n\
+         \x20   return \"other\"\n\n\n\
+         def _note(line):\n    with open(MARKER, \"a\") as f:\n        f.write(line + \"\\n\")\n\n\n\
+         def _on(name):\n    return os.path.exists(os.path.join(CONTROL, name))\n\n\n\
+         def pytest_runtest_logreport(report):\n    if report.when == \"call\":\n\
+         \x20       _note(_variant() + \" \" + report.outcome)\n\n\n\
+         def pytest_sessionfinish(session):\n\
+         \x20   if _on(\"hold\") and \"selfdebug-scratch\" in os.getcwd():\n\
+         \x20       _note(\"held\")\n        while _on(\"hold\"):\n            time.sleep(0.02)\n\
+         \x20   if _on(\"order\") and _variant() == \"c3\":\n\
+         \x20       deadline = time.time() + 300\n\
+         \x20       while time.time() < deadline:\n\
+         \x20           with open(MARKER) as f:\n                if \"c4 passed\\n\" in f.read():\n\
+         \x20                   break\n            time.sleep(0.02)\n        _note(\"c3 done\")\n"
+    )
+}
+
+fn pricing_project() -> (Project, std::path::PathBuf, std::path::PathBuf) {
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("pricing.py", PRICING),
+        ("tests/test_pricing.py", PRICING_TEST),
+    ]);
+    let marker = p.cache.join("marker");
+    let control = p.cache.join("control");
+    std::fs::create_dir_all(&control).unwrap();
+    std::fs::write(p.root.join("conftest.py"), conftest(&marker, &control)).unwrap();
+    (p, marker, control)
+}
+
+#[test]
+fn the_best_ranked_passing_candidate_wins_though_a_worse_one_passes_first() {
+    let (p, marker, control) = pricing_project();
+    std::fs::write(control.join("order"), "").unwrap();
+    let out = p.run(&["fix", "--json", "--search-time", "900", "--jobs", "4"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        p.read("pricing.py"),
+        PRICING.replace("+ 2", "+ 1"),
+        "{stderr}"
+    );
+    let v = json(&out);
+    assert_eq!(
+        attempts(&v),
+        [
+            (
+                "`+` → `-` at pricing.py:3 (1 test covers the line)",
+                "still_failing"
+            ),
+            (
+                "`2` → `3` at pricing.py:3 (1 test covers the line)",
+                "still_failing"
+            ),
+            (
+                "`2` → `1` at pricing.py:3 (1 test covers the line)",
+                "accepted"
+            ),
+        ]
+        .map(|(t, o)| (t.to_string(), o.to_string()))
+    );
+    let attempt_numbers: Vec<u64> = v["attempt_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["attempt"].as_u64().unwrap())
+        .collect();
+    assert_eq!(attempt_numbers, [1, 2, 3]);
+    // The 4th candidate passed in its scratch copy before the 3rd's run had ended.
+    let lines: Vec<String> = std::fs::read_to_string(&marker)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let at = |l: &str| lines.iter().position(|x| x == l);
+    let c4 = at("c4 passed").expect("the 4th candidate ran");
+    let c3 = at("c3 done").expect("the 3rd candidate ran");
+    assert!(c4 < c3, "{lines:?}");
+    assert!(scratch_dirs(&p).is_empty());
+}
+
+#[test]
+fn ctrl_c_during_parallel_proofs_restores_the_tree_and_removes_the_copies() {
+    let (p, marker, control) = pricing_project();
+    p.git(&["init", "-q"]);
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "init"]);
+    let before = p.snapshot();
+    std::fs::write(control.join("hold"), "").unwrap();
+    let child = p
+        .cmd(&["fix", "--json", "--search-time", "900", "--jobs", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Both jobs are at the end of a run in their scratch copies.
+    wait_until("two held runs", 300, || {
+        std::fs::read_to_string(&marker)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| *l == "held")
+            .count()
+            == 2
+    });
+    assert_eq!(scratch_dirs(&p).len(), 2);
+    // SAFETY: plain syscall on our own child, which has not been waited for yet.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["final_status"], "error");
+    assert_eq!(
+        v["error"],
+        "interrupted: every touched file was restored byte for byte"
+    );
+    assert_eq!(v["files_patched"], serde_json::json!([]));
+    // The held runs were killed with their process groups: nobody ends a hold by then.
+    assert!(control.join("hold").exists());
+    assert_same(&before, &p.snapshot());
+    assert_eq!(p.git(&["for-each-ref", "refs/selfdebug"]), "");
+    assert!(scratch_dirs(&p).is_empty(), "{:?}", scratch_dirs(&p));
+    assert!(support::project::processes_in(&p.cache.join("tmp")).is_empty());
+}
+
+#[test]
+fn bad_jobs_values_are_bad_input() {
+    let p = project(&[
+        ("pricing.py", PRICING),
+        ("tests/test_pricing.py", PRICING_TEST),
+    ]);
+    let before = p.snapshot();
+    for bad in ["0", "x", "-1"] {
+        let out = p.run(&["fix", "--json", &format!("--jobs={bad}")]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--jobs {bad}: {stderr}");
+        assert!(
+            stderr.contains(&format!("invalid value '{bad}' for '--jobs <N>'")),
+            "{stderr}"
+        );
+    }
+    for bad in ["0", "x", ""] {
+        let out = p
+            .cmd(&["fix", "--json"])
+            .env("SELFDEBUG_JOBS", bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "SELFDEBUG_JOBS={bad}");
+        let v = json(&out);
+        assert_eq!(v["final_status"], "bad_input");
+        assert_eq!(
+            v["error"],
+            format!("SELFDEBUG_JOBS={bad:?}: expected a whole number of jobs, at least 1")
+        );
+    }
+    std::fs::write(p.root.join("selfdebug.toml"), "jobs = 0\n").unwrap();
+    let out = p.run(&["fix", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let v = json(&out);
+    assert_eq!(v["final_status"], "bad_input");
+    assert!(
+        v["error"].as_str().unwrap().contains("jobs"),
+        "{}",
+        v["error"]
+    );
+    std::fs::remove_file(p.root.join("selfdebug.toml")).unwrap();
+    assert_same(&before, &p.snapshot());
+}
+
+#[test]
+fn jobs_come_from_the_flag_the_environment_the_file_or_the_cores() {
+    let p = project(&[("selfdebug.toml", "jobs = 3\n")]);
+    let shown = |cmd: &mut std::process::Command| {
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["settings"]["jobs"].clone()
+    };
+    assert_eq!(
+        shown(&mut p.cmd(&["fix", "--show-settings", "--json"])),
+        serde_json::json!({"value": 3, "source": "file", "line": 1})
+    );
+    assert_eq!(
+        shown(
+            p.cmd(&["fix", "--show-settings", "--json"])
+                .env("SELFDEBUG_JOBS", "2")
+        ),
+        serde_json::json!({"value": 2, "source": "flag", "flag": "SELFDEBUG_JOBS"})
+    );
+    assert_eq!(
+        shown(
+            p.cmd(&["fix", "--show-settings", "--json", "--jobs", "1"])
+                .env("SELFDEBUG_JOBS", "2")
+        ),
+        serde_json::json!({"value": 1, "source": "flag", "flag": "--jobs"})
+    );
+    std::fs::remove_file(p.root.join("selfdebug.toml")).unwrap();
+    assert_eq!(
+        shown(&mut p.cmd(&["fix", "--show-settings", "--json"])),
+        serde_json::json!({"value": null, "source": "default"})
+    );
+}
