@@ -258,22 +258,13 @@ impl Settings {
             config.install_missing.as_ref(),
             false,
         );
-        let jobs = m.pick(
+        let jobs = m.pick_opt(
             "jobs",
             (
                 flags.jobs.map_or("--jobs", |(_, name)| name),
-                flags.jobs.map(|(n, _)| Some(n)),
+                flags.jobs.map(|(n, _)| n),
             ),
-            config
-                .jobs
-                .as_ref()
-                .map(|a| At {
-                    value: Some(a.value),
-                    line: a.line,
-                })
-                .as_ref(),
-            None,
-            |v| v.map_or(Value::Null, |n| json!(n)),
+            config.jobs.as_ref(),
         );
         let llm = resolve_llm(&mut m, &config.llm, flags);
         let max_attempts = m.pick(
