@@ -1588,6 +1588,15 @@ impl Runs<'_> {
         extra: &[&str],
         phase: Phase,
     ) -> Result<PytestRun, SessionError> {
+        let spec = self.spec(ws, node_ids, extra);
+        self.exec(&spec, phase)
+    }
+
+    /// The one place a judge run's spec is made (every run of the loop, the search's too):
+    /// `extra`, then the user's pytest arguments, the hung tests deselected, the workspace's
+    /// environment, the run's share of the time budget, the sandbox. Callers narrow it after
+    /// (a candidate's shorter per-test limit, the coverage plugin).
+    fn spec(&self, ws: &dyn Workspace, node_ids: &[String], extra: &[&str]) -> RunSpec {
         let mut spec = RunSpec::new(ws.root());
         spec.node_ids = node_ids.to_vec();
         spec.extra_args = extra.iter().map(|s| s.to_string()).collect();
@@ -1601,21 +1610,38 @@ impl Runs<'_> {
         spec.env = ws.env();
         spec.timeout = self.run_timeout();
         spec.test_timeout = Some(self.test_limit(spec.timeout));
+        // Every judge run is sandboxed when asked for.
         spec.sandbox = self.opts.sandbox.clone();
-        let run = match &self.opts.judge {
-            Some(judge) => judge.run(&self.python, &spec),
-            None => runner::run_pytest(&self.python, &spec),
-        }
-        .map_err(|e| SessionError::Environment(e.to_string()))?;
-        if let Some(judge) = &self.opts.judge {
-            self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
-                .then(|| judge.mismatch(&run))
-                .flatten();
-        }
+        spec
+    }
+
+    /// Runs `spec` with the judge (the command, or pytest), counted and timed under `phase`.
+    fn exec(&mut self, spec: &RunSpec, phase: Phase) -> Result<PytestRun, SessionError> {
+        let Some(judge) = &self.opts.judge else {
+            return self.exec_pytest(spec, phase);
+        };
+        let run = judge
+            .run(&self.python, spec)
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
+            .then(|| judge.mismatch(&run))
+            .flatten();
+        self.tally(phase, &run);
+        Ok(run)
+    }
+
+    /// Runs `spec` with pytest whatever the judge (the search's runs), counted and timed.
+    fn exec_pytest(&mut self, spec: &RunSpec, phase: Phase) -> Result<PytestRun, SessionError> {
+        let run = runner::run_pytest(&self.python, spec)
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        self.tally(phase, &run);
+        Ok(run)
+    }
+
+    fn tally(&mut self, phase: Phase, run: &PytestRun) {
         self.count += 1;
         self.total += run.duration;
         self.add_phase(phase, run.duration);
-        Ok(run)
     }
 
     /// `--install-missing` for one dependency failure: pip installs the missing module's

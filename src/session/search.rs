@@ -302,27 +302,11 @@ impl Runs<'_> {
         ws: &dyn Workspace,
         node_ids: &[String],
     ) -> Result<PytestRun, SessionError> {
-        let mut spec = RunSpec::new(ws.root());
-        spec.node_ids = node_ids.to_vec();
-        spec.extra_args = vec!["-x".to_string()];
-        spec.extra_args
-            .extend(self.opts.pytest_args.iter().cloned());
-        for t in &self.deselect {
-            spec.extra_args
-                .extend(["--deselect".to_string(), t.clone()]);
-        }
-        spec.env = ws.env();
-        spec.timeout = self.run_timeout();
+        let mut spec = self.spec(ws, node_ids, &["-x"]);
         let short = (self.baseline * CANDIDATE_TEST_LIMIT_FACTOR).max(MIN_CANDIDATE_TEST_LIMIT);
-        spec.test_timeout = Some(self.test_limit(spec.timeout).min(short));
-        // Every judge run is sandboxed when asked for, the search's too.
-        spec.sandbox = self.opts.sandbox.clone();
-        let run = runner::run_pytest(&self.python, &spec)
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
-        self.count += 1;
-        self.total += run.duration;
-        self.add_phase(Phase::Candidate, run.duration);
-        Ok(run)
+        spec.test_timeout = spec.test_timeout.map(|t| t.min(short));
+        // pytest always, whatever the judge: the search only runs in pytest mode.
+        self.exec_pytest(&spec, Phase::Candidate)
     }
 
     /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs).
@@ -341,25 +325,11 @@ impl Runs<'_> {
         } else {
             vec![test.split("::").next().unwrap_or(test).to_string()]
         };
-        let mut spec = RunSpec::new(ws.root());
-        spec.node_ids = node_ids;
-        spec.extra_args = self.opts.pytest_args.clone();
-        for t in &self.deselect {
-            spec.extra_args
-                .extend(["--deselect".to_string(), t.clone()]);
-        }
-        spec.env = ws.env();
+        let mut spec = self.spec(ws, &node_ids, &[]);
         if !localize::cover(&mut spec, &file) {
             return Ok(None);
         }
-        spec.timeout = self.run_timeout();
-        spec.test_timeout = Some(self.test_limit(spec.timeout));
-        spec.sandbox = self.opts.sandbox.clone();
-        let run = runner::run_pytest(&self.python, &spec)
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
-        self.count += 1;
-        self.total += run.duration;
-        self.add_phase(Phase::Probe, run.duration);
+        self.exec_pytest(&spec, Phase::Probe)?;
         Ok(Spectrum::read(&file, ws.root()))
     }
 }
