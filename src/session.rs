@@ -72,6 +72,10 @@ pub struct Options {
     pub judge: Option<CommandJudge>,
     /// `--sandbox`: every judge run under bubblewrap (see [`crate::sandbox`]).
     pub sandbox: Option<Sandbox>,
+    /// `--worker`: whether pytest runs may go to the warm worker ([`crate::worker`]).
+    pub worker: crate::worker::Mode,
+    /// `--no-xdist` off: the full confirming run may use pytest-xdist ([`crate::xdist`]).
+    pub xdist: bool,
     /// `--install-missing`: a missing third-party module is installed once with pip.
     pub install_missing: bool,
     /// The configured rule selection (`select`/`ignore`): rules it leaves out propose nothing.
@@ -981,6 +985,8 @@ pub fn run_loop(
         })
         .collect();
     let mut notes = opts.notes.clone();
+    // Runs that went cold although the worker was on, and why.
+    notes.extend(crate::worker::take_notes());
     if out_of_time {
         notes.push(format!(
             "the time budget of {} s was used up: failures not tried are reported as not fixed \
@@ -1588,7 +1594,10 @@ impl Runs<'_> {
         extra: &[&str],
         phase: Phase,
     ) -> Result<PytestRun, SessionError> {
-        let spec = self.spec(ws, node_ids, extra);
+        let mut spec = self.spec(ws, node_ids, extra);
+        if phase == Phase::Confirm && node_ids.is_empty() && self.opts.judge.is_none() {
+            crate::xdist::add(&mut spec, &self.python, self.opts.xdist, self.baseline);
+        }
         self.exec(&spec, phase)
     }
 
@@ -1612,6 +1621,7 @@ impl Runs<'_> {
         spec.test_timeout = Some(self.test_limit(spec.timeout));
         // Every judge run is sandboxed when asked for.
         spec.sandbox = self.opts.sandbox.clone();
+        spec.warm = self.opts.worker == crate::worker::Mode::Auto;
         spec
     }
 

@@ -142,6 +142,12 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
         audit_log: args.audit_log.clone(),
         sandbox: args.sandbox.then_some(true),
         install_missing: args.install_missing.then_some(true),
+        xdist: args.no_xdist.then_some(false),
+        worker: args.worker.or_else(|| {
+            std::env::var("SELFDEBUG_WORKER")
+                .ok()
+                .and_then(|v| crate::worker::Mode::parse(&v))
+        }),
         llm,
         llm_url,
         llm_model,
@@ -230,6 +236,8 @@ fn run_in(
         judge,
         sandbox,
         install_missing: settings.install_missing,
+        worker: settings.worker,
+        xdist: settings.xdist,
         selection: settings.selection.clone(),
         exclude: settings.exclude.clone(),
         llm: args.llm.config(&settings.llm),

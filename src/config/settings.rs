@@ -30,6 +30,10 @@ pub struct Flags {
     pub audit_log: Option<PathBuf>,
     pub sandbox: Option<bool>,
     pub install_missing: Option<bool>,
+    /// `--worker`, else `SELFDEBUG_WORKER`.
+    pub worker: Option<crate::worker::Mode>,
+    /// `--no-xdist` (`Some(false)`).
+    pub xdist: Option<bool>,
     /// `--llm` or `SELFDEBUG_LLM=1`, with the name that said it.
     pub llm: Option<(bool, &'static str)>,
     /// `--llm-url`, else `SELFDEBUG_LLM_URL` (with the name that said it); likewise the model.
@@ -94,6 +98,8 @@ pub struct Settings {
     pub exclude: Vec<Pattern>,
     pub sandbox: bool,
     pub install_missing: bool,
+    pub worker: crate::worker::Mode,
+    pub xdist: bool,
     pub llm: LlmSettings,
     /// Every setting in `selfdebug config`'s order (sorted by key).
     pub shown: Vec<Shown>,
@@ -335,6 +341,21 @@ impl Settings {
             None,
             |v| v.map_or(Value::Null, |s| json!(s)),
         );
+        // Sorted by key: these two come last.
+        let worker = m.pick(
+            "worker",
+            ("--worker", flags.worker),
+            config.worker.as_ref(),
+            crate::worker::Mode::Auto,
+            |v| json!(v.as_str()),
+        );
+        let xdist = m.pick(
+            "xdist",
+            ("--no-xdist", flags.xdist),
+            config.xdist.as_ref(),
+            true,
+            |v| json!(v),
+        );
         Ok(Settings {
             file: config.file.clone(),
             shadowed: config.shadowed.clone(),
@@ -359,6 +380,8 @@ impl Settings {
                 .collect(),
             sandbox,
             install_missing,
+            worker,
+            xdist,
             llm,
             shown: m.shown,
             rules_off: rules
