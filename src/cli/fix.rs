@@ -242,6 +242,8 @@ fn run_in(
         exclude: settings.exclude.clone(),
         llm: args.llm.config(&settings.llm),
     };
+    // The warm workers end with the run (their temp dirs too), however it ends.
+    let _workers = crate::worker::Shutdown;
     let report = if dry_run {
         session::dry_run(&opts)?
     } else {

@@ -139,6 +139,18 @@ pub fn take_notes() -> Vec<String> {
     std::mem::take(&mut *notes().lock().unwrap_or_else(|p| p.into_inner()))
 }
 
+/// Stops every server (killed, their directories removed) when dropped: statics are never
+/// dropped, so a run holds one of these for as long as it uses the workers.
+pub struct Shutdown;
+
+impl Drop for Shutdown {
+    fn drop(&mut self) {
+        let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+        pool.slots.clear();
+        pool.starts.clear();
+    }
+}
+
 /// The pid of the live server for `python`, if one runs (for tests and diagnostics).
 pub fn server_pid(python: &Path) -> Option<u32> {
     let pool = pool().lock().unwrap_or_else(|p| p.into_inner());
