@@ -34,3 +34,5 @@ pub mod transform;
 pub mod tried;
 pub mod venv;
 pub mod verdict;
+pub mod worker;
+pub mod xdist;

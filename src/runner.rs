@@ -74,7 +74,7 @@ const PIPE_GRACE: Duration = Duration::from_secs(2);
 
 /// Output kept per stream; beyond it the oldest half is dropped (the end of a pytest log, with
 /// its summary, matters most).
-const OUTPUT_CAP: usize = 64 << 20;
+pub(crate) const OUTPUT_CAP: usize = 64 << 20;
 
 /// The arguments every pytest run starts with (see the module docs).
 pub const FIXED_PYTEST_ARGS: &[&str] = &[
@@ -412,6 +412,8 @@ pub struct RunSpec {
     /// Run under bubblewrap: no network, the file system read-only except the run's
     /// directory and the temp dirs (`--sandbox`; see [`crate::sandbox`]).
     pub sandbox: Option<crate::sandbox::Sandbox>,
+    /// A pytest run may go to the warm worker ([`crate::worker`]; never under the sandbox).
+    pub warm: bool,
 }
 
 /// Where runs keep bytecode; see the module docs. Neither ever reads a stale `.pyc` of the
@@ -460,6 +462,7 @@ impl RunSpec {
             test_timeout: None,
             bytecode: Bytecode::default_cache(),
             sandbox: None,
+            warm: false,
         }
     }
 }
@@ -572,7 +575,8 @@ pub fn run_pytest(python: &Interpreter, spec: &RunSpec) -> Result<PytestRun, Run
         }
     }
 
-    let run = run_with_bytecode(cmd, spec)?;
+    let warm = (spec.warm && spec.sandbox.is_none()).then_some(python.path.as_path());
+    let run = run_with_bytecode(cmd, spec, warm)?;
     // Only a run that ended with the dump counts: after a kill at the run's timeout the file
     // of the test that was running holds no stack.
     let hang = hang_dir
@@ -606,7 +610,7 @@ pub fn run_program(
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
-    run_with_bytecode(cmd, spec)
+    run_with_bytecode(cmd, spec, None)
 }
 
 /// `program`, or bubblewrap running it when the spec asks for the sandbox.
@@ -617,9 +621,14 @@ fn program_command(program: &Path, spec: &RunSpec) -> Command {
     }
 }
 
-/// Sets `PYTHONPYCACHEPREFIX` as the module docs say, runs `cmd`, and forgets the project's
-/// bytecode again.
-fn run_with_bytecode(mut cmd: Command, spec: &RunSpec) -> Result<CommandRun, RunnerError> {
+/// Sets `PYTHONPYCACHEPREFIX` as the module docs say, runs `cmd` (in a child of the warm
+/// worker of the interpreter `warm`, when given, else cold), and forgets the project's bytecode
+/// again.
+fn run_with_bytecode(
+    mut cmd: Command,
+    spec: &RunSpec,
+    warm: Option<&Path>,
+) -> Result<CommandRun, RunnerError> {
     // A private cache that cannot be made (or is not private) falls back to a fresh dir.
     let cache = match &spec.bytecode {
         Bytecode::Cache(dir) if private_dir(dir) => Some(dir.clone()),
@@ -642,7 +651,12 @@ fn run_with_bytecode(mut cmd: Command, spec: &RunSpec) -> Result<CommandRun, Run
             _fresh_dir = d;
         }
     }
-    let run = run_command(cmd, spec.timeout);
+    let run = match warm {
+        Some(python) => crate::worker::run(python, cmd, spec.timeout, |cmd| {
+            run_command(cmd, spec.timeout)
+        }),
+        None => run_command(cmd, spec.timeout),
+    };
     if let Some(dir) = &cache {
         forget_project_bytecode(dir, &spec.cwd);
     }
@@ -729,7 +743,7 @@ fn quiet_python_env(cmd: &mut Command) {
 /// Runs a command in its own process group with a timeout; see the module docs. Stdin is
 /// closed; stdout and stderr are captured.
 pub fn run_command(mut cmd: Command, timeout: Duration) -> Result<CommandRun, RunnerError> {
-    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::os::unix::process::ExitStatusExt;
 
     if stopped() {
         return Err(RunnerError::Interrupted);
@@ -737,9 +751,8 @@ pub fn run_command(mut cmd: Command, timeout: Duration) -> Result<CommandRun, Ru
     let program = PathBuf::from(cmd.get_program());
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    die_with_parent(&mut cmd);
+        .stderr(Stdio::piped());
+    prepare_child(&mut cmd);
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| RunnerError::Spawn {
         program: program.clone(),
@@ -798,6 +811,13 @@ pub fn run_command(mut cmd: Command, timeout: Duration) -> Result<CommandRun, Ru
         duration,
         timed_out,
     })
+}
+
+/// Its own process group, and death with us (see the module docs).
+pub(crate) fn prepare_child(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    die_with_parent(cmd);
 }
 
 /// Whether the group leader has exited, leaving it waitable (a zombie) on Linux.

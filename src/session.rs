@@ -78,6 +78,10 @@ pub struct Options {
     pub judge: Option<CommandJudge>,
     /// `--sandbox`: every judge run under bubblewrap (see [`crate::sandbox`]).
     pub sandbox: Option<Sandbox>,
+    /// `--worker`: whether pytest runs may go to the warm worker ([`crate::worker`]).
+    pub worker: crate::worker::Mode,
+    /// `--no-xdist` off: the full confirming run may use pytest-xdist ([`crate::xdist`]).
+    pub xdist: bool,
     /// `--install-missing`: a missing third-party module is installed once with pip.
     pub install_missing: bool,
     /// The configured rule selection (`select`/`ignore`): rules it leaves out propose nothing.
@@ -987,6 +991,8 @@ pub fn run_loop(
         })
         .collect();
     let mut notes = opts.notes.clone();
+    // Runs that went cold although the worker was on, and why.
+    notes.extend(crate::worker::take_notes());
     if out_of_time {
         notes.push(format!(
             "the time budget of {} s was used up: failures not tried are reported as not fixed \
@@ -1594,6 +1600,18 @@ impl Runs<'_> {
         extra: &[&str],
         phase: Phase,
     ) -> Result<PytestRun, SessionError> {
+        let mut spec = self.spec(ws, node_ids, extra);
+        if phase == Phase::Confirm && node_ids.is_empty() && self.opts.judge.is_none() {
+            crate::xdist::add(&mut spec, &self.python, self.opts.xdist, self.baseline);
+        }
+        self.exec(&spec, phase)
+    }
+
+    /// The one place a judge run's spec is made (every run of the loop, the search's too):
+    /// `extra`, then the user's pytest arguments, the hung tests deselected, the workspace's
+    /// environment, the run's share of the time budget, the sandbox. Callers narrow it after
+    /// (a candidate's shorter per-test limit, the coverage plugin).
+    fn spec(&self, ws: &dyn Workspace, node_ids: &[String], extra: &[&str]) -> RunSpec {
         let mut spec = RunSpec::new(ws.root());
         spec.node_ids = node_ids.to_vec();
         spec.extra_args = extra.iter().map(|s| s.to_string()).collect();
@@ -1607,21 +1625,39 @@ impl Runs<'_> {
         spec.env = ws.env();
         spec.timeout = self.run_timeout();
         spec.test_timeout = Some(self.test_limit(spec.timeout));
+        // Every judge run is sandboxed when asked for.
         spec.sandbox = self.opts.sandbox.clone();
-        let run = match &self.opts.judge {
-            Some(judge) => judge.run(&self.python, &spec),
-            None => runner::run_pytest(&self.python, &spec),
-        }
-        .map_err(|e| SessionError::Environment(e.to_string()))?;
-        if let Some(judge) = &self.opts.judge {
-            self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
-                .then(|| judge.mismatch(&run))
-                .flatten();
-        }
+        spec.warm = self.opts.worker == crate::worker::Mode::Auto;
+        spec
+    }
+
+    /// Runs `spec` with the judge (the command, or pytest), counted and timed under `phase`.
+    fn exec(&mut self, spec: &RunSpec, phase: Phase) -> Result<PytestRun, SessionError> {
+        let Some(judge) = &self.opts.judge else {
+            return self.exec_pytest(spec, phase);
+        };
+        let run = judge
+            .run(&self.python, spec)
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
+            .then(|| judge.mismatch(&run))
+            .flatten();
+        self.tally(phase, &run);
+        Ok(run)
+    }
+
+    /// Runs `spec` with pytest whatever the judge (the search's runs), counted and timed.
+    fn exec_pytest(&mut self, spec: &RunSpec, phase: Phase) -> Result<PytestRun, SessionError> {
+        let run = runner::run_pytest(&self.python, spec)
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        self.tally(phase, &run);
+        Ok(run)
+    }
+
+    fn tally(&mut self, phase: Phase, run: &PytestRun) {
         self.count += 1;
         self.total += run.duration;
         self.add_phase(phase, run.duration);
-        Ok(run)
     }
 
     /// `--install-missing` for one dependency failure: pip installs the missing module's

@@ -291,3 +291,40 @@ fn jobs_come_from_the_flag_the_environment_the_file_or_the_cores() {
         serde_json::json!({"value": null, "source": "default"})
     );
 }
+
+/// `SELFDEBUG_WORKER` is read like `SELFDEBUG_JOBS`: named as the source, beaten by the flag,
+/// and a value that is neither auto nor off is bad input (it was ignored).
+#[test]
+fn the_worker_mode_comes_from_the_flag_or_the_environment_and_a_bad_value_is_refused() {
+    let p = project(&[]);
+    let worker = |cmd: &mut std::process::Command| {
+        let out = cmd.output().unwrap();
+        support::assert_exit(&out, 0);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["settings"]["worker"].clone()
+    };
+    assert_eq!(
+        worker(
+            p.cmd(&["fix", "--show-settings", "--json"])
+                .env("SELFDEBUG_WORKER", "off")
+        ),
+        serde_json::json!({"value": "off", "source": "flag", "flag": "SELFDEBUG_WORKER"})
+    );
+    assert_eq!(
+        worker(
+            p.cmd(&["fix", "--show-settings", "--json", "--worker", "auto"])
+                .env("SELFDEBUG_WORKER", "off")
+        ),
+        serde_json::json!({"value": "auto", "source": "flag", "flag": "--worker"})
+    );
+    let out = p
+        .cmd(&["fix", "--json"])
+        .env("SELFDEBUG_WORKER", "maybe")
+        .output()
+        .unwrap();
+    support::assert_exit(&out, 2);
+    assert_eq!(
+        json(&out)["error"],
+        "SELFDEBUG_WORKER=\"maybe\": expected auto or off"
+    );
+}

@@ -143,6 +143,8 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
         audit_log: args.audit_log.clone(),
         sandbox: args.sandbox.then_some(true),
         install_missing: args.install_missing.then_some(true),
+        xdist: args.no_xdist.then_some(false),
+        worker: args.worker.map(|m| (m, "--worker")),
         llm,
         llm_url,
         llm_model,
@@ -173,6 +175,18 @@ fn jobs_from_env() -> Result<Option<(u64, &'static str)>, String> {
     }
 }
 
+/// `SELFDEBUG_WORKER`, as `--worker` (a flag given wins); set but neither auto nor off is bad
+/// input.
+fn worker_from_env() -> Result<Option<(crate::worker::Mode, &'static str)>, String> {
+    let Some(v) = std::env::var_os("SELFDEBUG_WORKER") else {
+        return Ok(None);
+    };
+    let text = v.to_string_lossy();
+    crate::worker::Mode::parse(&text)
+        .map(|m| Some((m, "SELFDEBUG_WORKER")))
+        .ok_or_else(|| format!("SELFDEBUG_WORKER={text:?}: expected auto or off"))
+}
+
 fn run_in(
     args: &FixArgs,
     root: &ProjectRoot,
@@ -184,6 +198,9 @@ fn run_in(
     let mut flags = flags(args, root, &cwd);
     if flags.jobs.is_none() {
         flags.jobs = jobs_from_env().map_err(Stop::bad)?;
+    }
+    if flags.worker.is_none() {
+        flags.worker = worker_from_env().map_err(Stop::bad)?;
     }
     let settings = settings(root, &flags).map_err(Stop::bad)?;
     if args.show_settings {
@@ -251,10 +268,14 @@ fn run_in(
         judge,
         sandbox,
         install_missing: settings.install_missing,
+        worker: settings.worker,
+        xdist: settings.xdist,
         selection: settings.selection.clone(),
         exclude: settings.exclude.clone(),
         llm: args.llm.config(&settings.llm),
     };
+    // The warm workers end with the run (their temp dirs too), however it ends.
+    let _workers = crate::worker::Shutdown;
     let report = if dry_run {
         session::dry_run(&opts)?
     } else {

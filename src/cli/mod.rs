@@ -242,6 +242,16 @@ pub struct FixArgs {
     /// missing or cannot run here.
     #[arg(long)]
     pub sandbox: bool,
+    /// `auto` (the default): pytest runs are children of a warm worker that imported pytest
+    /// and its plugins once, cold processes where it cannot serve (said in the report);
+    /// `off`: every run is a cold process. Also SELFDEBUG_WORKER=auto|off.
+    #[arg(long, value_name = "auto|off", value_parser = parse_worker)]
+    pub worker: Option<crate::worker::Mode>,
+    /// Never add `-n N` (pytest-xdist) to the full confirming run. By default it is added when
+    /// the project's interpreter has xdist, the baseline took 10 s or more, and the pytest
+    /// arguments say nothing about xdist.
+    #[arg(long)]
+    pub no_xdist: bool,
     /// Print the effective settings (these flags over the configuration file over the
     /// defaults, each with its source) and exit without running anything.
     #[arg(long)]
@@ -357,4 +367,8 @@ fn log_name(log: Option<&Path>) -> String {
 /// One-line error on stderr, the way every subcommand reports bad input.
 fn error(msg: impl std::fmt::Display) {
     eprintln!("selfdebug: error: {msg}");
+}
+
+fn parse_worker(s: &str) -> Result<crate::worker::Mode, String> {
+    crate::worker::Mode::parse(s).ok_or_else(|| format!("{s:?}: expected auto or off"))
 }

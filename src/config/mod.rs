@@ -28,7 +28,7 @@ pub use settings::{Flags, LlmSettings, Settings, SettingsError, Shown, Source};
 pub const FILES: [&str; 3] = [".selfdebug.toml", "selfdebug.toml", "pyproject.toml"];
 
 /// The keys of the settings table, sorted (for "did you mean" and the docs).
-pub const KEYS: [&str; 21] = [
+pub const KEYS: [&str; 23] = [
     "all-or-nothing",
     "allow-tests",
     "audit-log",
@@ -50,6 +50,8 @@ pub const KEYS: [&str; 21] = [
     "test-timeout",
     "time-budget",
     "timeout",
+    "worker",
+    "xdist",
 ];
 
 /// The keys of the `llm` sub-table (the LLM fallback's settings).
@@ -119,6 +121,10 @@ pub struct Config {
     pub audit_log: Option<At<PathBuf>>,
     pub sandbox: Option<At<bool>>,
     pub install_missing: Option<At<bool>>,
+    /// `worker = "auto" | "off"`: the warm pytest worker ([`crate::worker`]).
+    pub worker: Option<At<crate::worker::Mode>>,
+    /// `xdist = false`: never `-n` on the full confirming run ([`crate::xdist`]).
+    pub xdist: Option<At<bool>>,
     pub selection: RuleSelection,
     pub extend_exclude: Vec<At<Pattern>>,
     pub llm: LlmConfig,
@@ -384,6 +390,20 @@ impl Reader<'_> {
                 "audit-log" => c.audit_log = Some(self.path(k, v)?),
                 "sandbox" => c.sandbox = Some(self.boolean(k, v)?),
                 "install-missing" => c.install_missing = Some(self.boolean(k, v)?),
+                "xdist" => c.xdist = Some(self.boolean(k, v)?),
+                "worker" => {
+                    let s = self.string(k, v)?;
+                    let value = crate::worker::Mode::parse(&s.value).ok_or_else(|| {
+                        self.err(
+                            v.start(),
+                            format!("'worker' is \"auto\" or \"off\", not {:?}", s.value),
+                        )
+                    })?;
+                    c.worker = Some(At {
+                        value,
+                        line: s.line,
+                    });
+                }
                 "python" => {
                     let s = self.string(k, v)?;
                     if s.value.is_empty() {

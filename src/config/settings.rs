@@ -32,6 +32,10 @@ pub struct Flags {
     pub audit_log: Option<PathBuf>,
     pub sandbox: Option<bool>,
     pub install_missing: Option<bool>,
+    /// `--worker`, else `SELFDEBUG_WORKER`.
+    pub worker: Option<(crate::worker::Mode, &'static str)>,
+    /// `--no-xdist` (`Some(false)`).
+    pub xdist: Option<bool>,
     /// `--llm` or `SELFDEBUG_LLM=1`, with the name that said it.
     pub llm: Option<(bool, &'static str)>,
     /// `--llm-url`, else `SELFDEBUG_LLM_URL` (with the name that said it); likewise the model.
@@ -98,6 +102,8 @@ pub struct Settings {
     pub exclude: Vec<Pattern>,
     pub sandbox: bool,
     pub install_missing: bool,
+    pub worker: crate::worker::Mode,
+    pub xdist: bool,
     pub llm: LlmSettings,
     /// Every setting in `selfdebug config`'s order (sorted by key).
     pub shown: Vec<Shown>,
@@ -324,6 +330,22 @@ impl Settings {
             ("--timeout", flags.timeout),
             config.timeout.as_ref(),
         );
+        // Sorted by key: these two come last.
+        let worker = m.pick(
+            "worker",
+            (
+                flags.worker.map_or("--worker", |(_, name)| name),
+                flags.worker.map(|(m, _)| m),
+            ),
+            config.worker.as_ref(),
+            crate::worker::Mode::Auto,
+        );
+        let xdist = m.pick(
+            "xdist",
+            ("--no-xdist", flags.xdist),
+            config.xdist.as_ref(),
+            true,
+        );
         Ok(Settings {
             file: config.file.clone(),
             shadowed: config.shadowed.clone(),
@@ -351,6 +373,8 @@ impl Settings {
                 .collect(),
             sandbox,
             install_missing,
+            worker,
+            xdist,
             llm,
             shown: m.shown,
             rules_off: rules

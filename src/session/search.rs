@@ -414,37 +414,21 @@ impl Runs<'_> {
         node_ids: &[String],
     ) -> Result<PytestRun, SessionError> {
         let spec = self.candidate_spec(ws, node_ids);
-        let run = runner::run_pytest(&self.python, &spec)
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
-        self.count_run(&run, Phase::Candidate);
-        Ok(run)
+        // pytest always, whatever the judge: the search only runs in pytest mode.
+        self.exec_pytest(&spec, Phase::Candidate)
     }
 
     /// What [`Runs::run_candidate`] runs (a parallel proof points it at its scratch copy).
     pub(super) fn candidate_spec(&self, ws: &dyn Workspace, node_ids: &[String]) -> RunSpec {
-        let mut spec = RunSpec::new(ws.root());
-        spec.node_ids = node_ids.to_vec();
-        spec.extra_args = vec!["-x".to_string()];
-        spec.extra_args
-            .extend(self.opts.pytest_args.iter().cloned());
-        for t in &self.deselect {
-            spec.extra_args
-                .extend(["--deselect".to_string(), t.clone()]);
-        }
-        spec.env = ws.env();
-        spec.timeout = self.run_timeout();
+        let mut spec = self.spec(ws, node_ids, &["-x"]);
         let short = (self.baseline * CANDIDATE_TEST_LIMIT_FACTOR).max(MIN_CANDIDATE_TEST_LIMIT);
-        spec.test_timeout = Some(self.test_limit(spec.timeout).min(short));
-        // Every judge run is sandboxed when asked for, the search's too.
-        spec.sandbox = self.opts.sandbox.clone();
+        spec.test_timeout = spec.test_timeout.map(|t| t.min(short));
         spec
     }
 
     /// Counts a run made (in the workspace or a parallel proof's scratch copy).
     pub(super) fn count_run(&mut self, run: &PytestRun, phase: Phase) {
-        self.count += 1;
-        self.total += run.duration;
-        self.add_phase(phase, run.duration);
+        self.tally(phase, run);
     }
 
     /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs).
@@ -463,25 +447,11 @@ impl Runs<'_> {
         } else {
             vec![test.split("::").next().unwrap_or(test).to_string()]
         };
-        let mut spec = RunSpec::new(ws.root());
-        spec.node_ids = node_ids;
-        spec.extra_args = self.opts.pytest_args.clone();
-        for t in &self.deselect {
-            spec.extra_args
-                .extend(["--deselect".to_string(), t.clone()]);
-        }
-        spec.env = ws.env();
+        let mut spec = self.spec(ws, &node_ids, &[]);
         if !localize::cover(&mut spec, &file) {
             return Ok(None);
         }
-        spec.timeout = self.run_timeout();
-        spec.test_timeout = Some(self.test_limit(spec.timeout));
-        spec.sandbox = self.opts.sandbox.clone();
-        let run = runner::run_pytest(&self.python, &spec)
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
-        self.count += 1;
-        self.total += run.duration;
-        self.add_phase(Phase::Probe, run.duration);
+        self.exec_pytest(&spec, Phase::Probe)?;
         Ok(Spectrum::read(&file, ws.root()))
     }
 }

@@ -1,0 +1,638 @@
+//! The warm pytest worker: one Python process per interpreter that imports pytest and the
+//! plugins pytest would load once, then forks a child per run (`_selfdebug_worker.py`, embedded
+//! in the binary). A run then costs pytest's collection and the tests, not the interpreter's
+//! start and pytest's imports.
+//!
+//! # Same verdict as a cold run
+//!
+//! The child takes the run's environment, working directory and arguments and runs pytest as
+//! `python -m pytest` would: `sys.path` is rebuilt (the run's directory, its `PYTHONPATH`, then
+//! the interpreter's own path), `PYTHONPYCACHEPREFIX`/`PYTHONDONTWRITEBYTECODE` are applied to
+//! `sys`, import caches are dropped, selfdebug's own plugins are re-imported (they read their
+//! settings from the environment). The server never imports project code: it starts in its own
+//! private directory, and a run whose directory holds a module the server has loaded (a plugin
+//! entry point that imports the project) is refused. Bytecode is handled by [`crate::runner`]
+//! exactly as for a cold run, so the stale-bytecode rule holds.
+//!
+//! # When a run goes cold instead (said in the report's notes)
+//!
+//! The server refuses (no `fork`, a plugin changed `sys.path` while preloading, project code
+//! loaded, a `PYTHON*` variable that Python reads only at startup differs); the interpreter or
+//! its `sys.path` directories changed since the server started (a `pip install`: the server is
+//! replaced); the server died (restarted for the next run, [`MAX_STARTS`] times at most); a
+//! child ended with pytest's internal error or a signal we did not send and a cold run of the
+//! same spec disagreed (a plugin that misbehaves after fork: the worker is off for the rest of
+//! the process); the sandbox is on (bubblewrap wraps a process, not a fork).
+//!
+//! # Process handling
+//!
+//! Each child is its own process group; the server reports its pid, so the timeout and Ctrl-C
+//! kill the group exactly as for a cold run, and the server survives. After a child exits, the
+//! server kills what it left in its group before reaping it. Children die with the server
+//! (`PR_SET_PDEATHSIG`), the server dies when its stdin closes (this process is gone), and the
+//! server is started from a thread that lives as long as it does, so its own death signal
+//! fires only when this process dies. Concurrent runs are served by concurrent children.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::runner::{CommandRun, RunnerError, TempDir};
+
+/// The server's source.
+pub const SOURCE: &str = include_str!("_selfdebug_worker.py");
+
+/// How many servers one interpreter may start in one process (the first and restarts).
+pub const MAX_STARTS: usize = 3;
+
+/// How long the server may take to import pytest and the plugins.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// After a kill, how long to wait for the server's report that the child is gone.
+const KILL_GRACE: Duration = Duration::from_secs(5);
+
+/// `--worker auto|off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Use the worker where it can serve, cold runs elsewhere.
+    #[default]
+    Auto,
+    /// Every run cold.
+    Off,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" | "on" | "1" | "true" => Some(Mode::Auto),
+            "off" | "0" | "false" => Some(Mode::Off),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Off => "off",
+        }
+    }
+}
+
+/// A running server.
+struct Server {
+    pid: libc::pid_t,
+    socket: PathBuf,
+    /// Closing it tells the server to exit.
+    _stdin: ChildStdin,
+    /// Set by the thread that waits for the server when it exits.
+    dead: Arc<std::sync::atomic::AtomicBool>,
+    /// The interpreter and its path directories as they were at the start.
+    stamp: Vec<(PathBuf, Option<SystemTime>)>,
+    _dir: TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SAFETY: plain syscall on the server's own group (its pid); ESRCH is fine.
+        unsafe {
+            libc::killpg(self.pid, libc::SIGKILL);
+        }
+    }
+}
+
+enum Slot {
+    Live(Arc<Server>),
+    /// Not used again in this process, for this reason.
+    Off,
+}
+
+#[derive(Default)]
+struct Pool {
+    slots: HashMap<PathBuf, Slot>,
+    starts: HashMap<PathBuf, usize>,
+}
+
+fn pool() -> &'static Mutex<Pool> {
+    static POOL: OnceLock<Mutex<Pool>> = OnceLock::new();
+    POOL.get_or_init(Mutex::default)
+}
+
+fn notes() -> &'static Mutex<Vec<String>> {
+    static NOTES: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
+    NOTES.get_or_init(Mutex::default)
+}
+
+fn note(s: String) {
+    let mut n = notes().lock().unwrap_or_else(|p| p.into_inner());
+    if !n.contains(&s) {
+        n.push(s);
+    }
+}
+
+/// The notes about runs that went cold since the last call (for the report).
+pub fn take_notes() -> Vec<String> {
+    std::mem::take(&mut *notes().lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// Stops every server (killed, their directories removed) when dropped: statics are never
+/// dropped, so a run holds one of these for as long as it uses the workers.
+pub struct Shutdown;
+
+impl Drop for Shutdown {
+    fn drop(&mut self) {
+        let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+        pool.slots.clear();
+        pool.starts.clear();
+    }
+}
+
+/// The pid of the live server for `python`, if one runs (for tests and diagnostics).
+pub fn server_pid(python: &Path) -> Option<u32> {
+    let pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+    match pool.slots.get(python) {
+        Some(Slot::Live(s)) if !s.dead.load(std::sync::atomic::Ordering::SeqCst) => {
+            Some(s.pid as u32)
+        }
+        _ => None,
+    }
+}
+
+/// Runs the pytest command `cmd` (`python -m pytest ARGS`, environment and directory set) in a
+/// child of the warm worker. `cold` runs it as a cold process: used when the worker cannot
+/// serve (with a note saying why) and to check a child that crashed.
+pub fn run(
+    python: &Path,
+    cmd: Command,
+    timeout: Duration,
+    cold: impl FnOnce(Command) -> Result<CommandRun, RunnerError>,
+) -> Result<CommandRun, RunnerError> {
+    let request = Request::of(&cmd);
+    let cold = move || cold(cmd);
+    let request = match request {
+        Ok(r) => r,
+        Err(why) => {
+            note(format!("a run went cold: {why}"));
+            return cold();
+        }
+    };
+    let Some(server) = server_for(python) else {
+        return cold();
+    };
+    match request.send(&server, timeout)? {
+        Served::Ran(run) => {
+            let crashed = run.exit_code == Some(3)
+                || (!run.timed_out && run.signal.is_some_and(|s| s != libc::SIGKILL));
+            if !crashed {
+                return Ok(run);
+            }
+            // pytest's internal error or a crash: a plugin may not survive a fork. The cold
+            // run decides; if it disagrees, the worker is done for.
+            let cold_run = cold()?;
+            if cold_run.exit_code != run.exit_code {
+                switch_off(
+                    python,
+                    format!(
+                        "a run under the warm worker ended with {} and cold with {} (a plugin \
+                         that misbehaves after fork): every later run is cold",
+                        describe(&run),
+                        describe(&cold_run)
+                    ),
+                );
+            }
+            Ok(cold_run)
+        }
+        Served::Refused(why) => {
+            note(format!(
+                "the warm worker could not serve a run ({why}): it ran cold"
+            ));
+            cold()
+        }
+        Served::Died(why) => {
+            forget(python, &server);
+            note(format!(
+                "the warm worker died ({why}): the run went cold, and a new worker serves the \
+                 next ones"
+            ));
+            cold()
+        }
+    }
+}
+
+fn describe(run: &CommandRun) -> String {
+    match (run.exit_code, run.signal) {
+        (Some(c), _) => format!("exit code {c}"),
+        (None, Some(s)) => format!("signal {s}"),
+        (None, None) => "no exit status".to_string(),
+    }
+}
+
+fn switch_off(python: &Path, why: String) {
+    note(why.clone());
+    let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+    pool.slots.insert(python.to_path_buf(), Slot::Off);
+}
+
+/// Drops `server` from the pool if it is still the one there (a dead or stale server).
+fn forget(python: &Path, server: &Arc<Server>) {
+    let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(Slot::Live(s)) = pool.slots.get(python) {
+        if Arc::ptr_eq(s, server) {
+            pool.slots.remove(python);
+        }
+    }
+}
+
+/// The live server for `python`, started if needed; `None` (with a note) when there is none.
+fn server_for(python: &Path) -> Option<Arc<Server>> {
+    let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+    match pool.slots.get(python) {
+        Some(Slot::Off) => return None,
+        Some(Slot::Live(s)) => {
+            if s.dead.load(std::sync::atomic::Ordering::SeqCst) {
+                note("the warm worker had died: a new one was started".to_string());
+            } else if stamp(python, &s.stamp) != s.stamp {
+                // A changed interpreter or site-packages (pip install) makes the preloaded
+                // modules stale: this run is cold, a fresh server serves the next.
+                pool.slots.remove(python);
+                note(
+                    "the interpreter or its site-packages changed since the warm worker started: \
+                     that run went cold, a new worker serves the next ones"
+                        .to_string(),
+                );
+                return None;
+            } else {
+                return Some(Arc::clone(s));
+            }
+        }
+        None => {}
+    }
+    let starts = pool.starts.entry(python.to_path_buf()).or_default();
+    if *starts >= MAX_STARTS {
+        let why =
+            format!("the warm worker was started {MAX_STARTS} times: every later run is cold");
+        note(why.clone());
+        pool.slots.insert(python.to_path_buf(), Slot::Off);
+        return None;
+    }
+    *starts += 1;
+    match start(python) {
+        Ok(s) => {
+            let s = Arc::new(s);
+            pool.slots
+                .insert(python.to_path_buf(), Slot::Live(Arc::clone(&s)));
+            Some(s)
+        }
+        Err(why) => {
+            let why = format!("the warm worker is off: {why}; runs are cold");
+            note(why.clone());
+            pool.slots.insert(python.to_path_buf(), Slot::Off);
+            None
+        }
+    }
+}
+
+/// The modification times of the interpreter and of the directories on its `sys.path`.
+fn stamp(
+    python: &Path,
+    old: &[(PathBuf, Option<SystemTime>)],
+) -> Vec<(PathBuf, Option<SystemTime>)> {
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let mut out = vec![(python.to_path_buf(), mtime(&real(python)))];
+    out.extend(old.iter().skip(1).map(|(p, _)| (p.clone(), mtime(p))));
+    out
+}
+
+fn real(p: &Path) -> PathBuf {
+    p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
+}
+
+#[derive(serde::Deserialize)]
+struct Ready {
+    refuse: Option<String>,
+    #[serde(default)]
+    paths: Vec<PathBuf>,
+}
+
+fn start(python: &Path) -> Result<Server, String> {
+    let dir = TempDir::new("selfdebug-worker").map_err(|e| format!("no private directory: {e}"))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Whoever can reach the socket can run code as us.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("no private directory: {e}"))?;
+    }
+    let script = dir.path().join("_selfdebug_worker.py");
+    std::fs::write(&script, SOURCE).map_err(|e| format!("cannot write the worker: {e}"))?;
+    let socket = dir.path().join("sock");
+    let mut cmd = Command::new(python);
+    cmd.arg(&script)
+        .arg(&socket)
+        .current_dir(dir.path())
+        .env_remove("PYTEST_ADDOPTS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    match crate::plugin::dir() {
+        Some(p) => cmd.env("PYTHONPATH", p),
+        None => cmd.env_remove("PYTHONPATH"),
+    };
+    // Its own imports compile once into the private cache, as cold runs' do.
+    match crate::runner::Bytecode::default_cache() {
+        crate::runner::Bytecode::Cache(c) if crate::runner::private_dir(&c) => {
+            cmd.env("PYTHONPYCACHEPREFIX", c)
+                .env_remove("PYTHONDONTWRITEBYTECODE");
+        }
+        _ => {
+            cmd.env("PYTHONDONTWRITEBYTECODE", "1");
+        }
+    }
+    crate::runner::prepare_child(&mut cmd);
+    // The death signal fires when the spawning thread ends: this thread lives as long as the
+    // server does.
+    let (tx, rx) = mpsc::channel();
+    let dead = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let dead_flag = Arc::clone(&dead);
+    std::thread::spawn(move || {
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = tx.send(Err(e.to_string()));
+                return;
+            }
+        };
+        let parts = (child.id(), child.stdin.take(), child.stdout.take());
+        let _ = tx.send(Ok(parts));
+        let _ = child.wait();
+        dead_flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let (pid, stdin, stdout) = rx
+        .recv()
+        .map_err(|_| "the worker did not start".to_string())?
+        .map_err(|e| format!("cannot start the worker: {e}"))?;
+    let pid = pid as libc::pid_t;
+    let kill = || {
+        // SAFETY: plain syscall on the server's own group.
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    };
+    let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+        kill();
+        return Err("the worker's pipes are missing".to_string());
+    };
+    // The first line says it is ready (after the imports), read on a thread so a hang has a limit.
+    let (ltx, lrx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = ltx.send(line);
+    });
+    let line = match lrx.recv_timeout(START_TIMEOUT) {
+        Ok(l) if !l.trim().is_empty() => l,
+        Ok(_) => {
+            kill();
+            return Err("the worker exited while importing pytest".to_string());
+        }
+        Err(_) => {
+            kill();
+            return Err("the worker did not finish importing pytest in time".to_string());
+        }
+    };
+    let ready: Ready = serde_json::from_str(line.trim()).map_err(|e| {
+        kill();
+        format!("the worker said something unexpected ({e})")
+    })?;
+    if let Some(why) = ready.refuse {
+        kill();
+        return Err(why);
+    }
+    let mut stamp0 = vec![(python.to_path_buf(), None)];
+    stamp0.extend(ready.paths.into_iter().map(|p| (p, None)));
+    Ok(Server {
+        pid,
+        socket,
+        _stdin: stdin,
+        dead,
+        stamp: stamp(python, &stamp0),
+        _dir: dir,
+    })
+}
+
+enum Served {
+    Ran(CommandRun),
+    Refused(String),
+    Died(String),
+}
+
+#[derive(serde::Serialize)]
+struct Request {
+    argv: Vec<String>,
+    cwd: String,
+    env: HashMap<String, String>,
+    stdout: String,
+    stderr: String,
+    #[serde(skip)]
+    _out_dir: Option<TempDir>,
+}
+
+impl Request {
+    /// The request for `cmd`; `Err` says why it cannot go to the worker.
+    fn of(cmd: &Command) -> Result<Request, String> {
+        let utf8 = |s: &std::ffi::OsStr, what: &str| {
+            s.to_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("its {what} is not UTF-8"))
+        };
+        let mut args = cmd.get_args();
+        if args.next() != Some("-m".as_ref()) || args.next() != Some("pytest".as_ref()) {
+            return Err("not a `python -m pytest` run".to_string());
+        }
+        let argv = args
+            .map(|a| utf8(a, "arguments"))
+            .collect::<Result<_, _>>()?;
+        let cwd = match cmd.get_current_dir() {
+            Some(d) => std::path::absolute(d).map_err(|e| e.to_string())?,
+            None => std::env::current_dir().map_err(|e| e.to_string())?,
+        };
+        let mut env: HashMap<String, String> = HashMap::new();
+        for (k, v) in std::env::vars_os() {
+            env.insert(utf8(&k, "environment")?, utf8(&v, "environment")?);
+        }
+        for (k, v) in cmd.get_envs() {
+            let k = utf8(k, "environment")?;
+            match v {
+                Some(v) => {
+                    env.insert(k, utf8(v, "environment")?);
+                }
+                None => {
+                    env.remove(&k);
+                }
+            }
+        }
+        let out_dir = TempDir::new("selfdebug-wrun").map_err(|e| e.to_string())?;
+        Ok(Request {
+            argv,
+            cwd: utf8(cwd.as_os_str(), "directory")?,
+            env,
+            stdout: utf8(out_dir.path().join("out").as_os_str(), "temp dir")?,
+            stderr: utf8(out_dir.path().join("err").as_os_str(), "temp dir")?,
+            _out_dir: Some(out_dir),
+        })
+    }
+
+    fn send(&self, server: &Server, timeout: Duration) -> Result<Served, RunnerError> {
+        if crate::runner::interrupted() {
+            return Err(RunnerError::Interrupted);
+        }
+        let start = Instant::now();
+        let mut stream = match UnixStream::connect(&server.socket) {
+            Ok(s) => s,
+            Err(e) => return Ok(Served::Died(format!("cannot connect: {e}"))),
+        };
+        let mut line = serde_json::to_vec(self).unwrap_or_default();
+        line.push(b'\n');
+        if let Err(e) = stream.write_all(&line) {
+            return Ok(Served::Died(format!("cannot send the run: {e}")));
+        }
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(25)));
+        let mut lines = Lines::new(stream);
+        // First the child's pid (or a refusal), then how it ended.
+        let pid = match lines.next(start + KILL_GRACE.max(Duration::from_secs(30))) {
+            Line::Text(l) => match l
+                .strip_prefix("pid ")
+                .and_then(|p| p.parse::<libc::pid_t>().ok())
+            {
+                Some(p) if p > 0 => p,
+                _ => match l.strip_prefix("refuse ") {
+                    Some(why) => return Ok(Served::Refused(why.to_string())),
+                    None => return Ok(Served::Died(format!("unexpected answer {l:?}"))),
+                },
+            },
+            Line::Eof => return Ok(Served::Died("it closed the connection".to_string())),
+            Line::Late => return Ok(Served::Died("it did not answer".to_string())),
+            Line::Interrupted => return Err(RunnerError::Interrupted),
+        };
+        let kill = || {
+            // SAFETY: plain syscall on the run's own group, which the server has not reaped
+            // (it reports the exit only after reaping).
+            unsafe {
+                libc::killpg(pid, libc::SIGKILL);
+            }
+        };
+        let mut timed_out = false;
+        let mut was_interrupted = false;
+        let mut end = lines.next(start + timeout);
+        if matches!(end, Line::Late | Line::Interrupted) {
+            timed_out = matches!(end, Line::Late);
+            was_interrupted = matches!(end, Line::Interrupted);
+            kill();
+            end = lines.next(Instant::now() + KILL_GRACE);
+        }
+        let duration = start.elapsed();
+        if was_interrupted {
+            return Err(RunnerError::Interrupted);
+        }
+        let (exit_code, signal) = match end {
+            Line::Text(l) => {
+                if let Some(c) = l.strip_prefix("exit ").and_then(|c| c.parse().ok()) {
+                    (Some(c), None)
+                } else if let Some(s) = l.strip_prefix("signal ").and_then(|c| c.parse().ok()) {
+                    (None, Some(s))
+                } else {
+                    return Ok(Served::Died(format!("unexpected answer {l:?}")));
+                }
+            }
+            _ => {
+                kill();
+                return Ok(Served::Died(
+                    "it stopped answering during a run".to_string(),
+                ));
+            }
+        };
+        let read = |p: &str| {
+            let mut b = std::fs::read(p).unwrap_or_default();
+            if b.len() > crate::runner::OUTPUT_CAP {
+                // The end of a pytest log, with its summary, matters most.
+                b.drain(..b.len() - crate::runner::OUTPUT_CAP / 2);
+            }
+            b
+        };
+        Ok(Served::Ran(CommandRun {
+            exit_code: if timed_out { None } else { exit_code },
+            signal,
+            stdout: read(&self.stdout),
+            stderr: read(&self.stderr),
+            duration,
+            timed_out,
+        }))
+    }
+}
+
+enum Line {
+    Text(String),
+    Eof,
+    /// The deadline passed first.
+    Late,
+    Interrupted,
+}
+
+/// Lines from the server, read with a deadline and an eye on Ctrl-C.
+struct Lines {
+    stream: UnixStream,
+    buf: Vec<u8>,
+}
+
+impl Lines {
+    fn new(stream: UnixStream) -> Lines {
+        Lines {
+            stream,
+            buf: Vec::new(),
+        }
+    }
+
+    fn next(&mut self, deadline: Instant) -> Line {
+        let mut chunk = [0u8; 512];
+        loop {
+            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.buf.drain(..=i).collect();
+                return Line::Text(String::from_utf8_lossy(&line).trim().to_string());
+            }
+            if crate::runner::interrupted() {
+                return Line::Interrupted;
+            }
+            if Instant::now() >= deadline {
+                return Line::Late;
+            }
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return Line::Eof,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::TimedOut
+                            | std::io::ErrorKind::Interrupted
+                    ) => {}
+                Err(_) => return Line::Eof,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!(Mode::parse("auto"), Some(Mode::Auto));
+        assert_eq!(Mode::parse(" OFF "), Some(Mode::Off));
+        assert_eq!(Mode::parse("0"), Some(Mode::Off));
+        assert_eq!(Mode::parse("warm"), None);
+    }
+}
