@@ -31,6 +31,7 @@ use crate::transform::ProbeFacts;
 use crate::tried::Tried;
 use crate::verdict::{self, Verdict};
 
+mod judge;
 mod llm;
 mod search;
 
@@ -1297,40 +1298,13 @@ fn work_on(
                 let suite = s.run(ws, &[], Phase::Confirm)?;
                 s.read(&suite, ws.root())
             };
-            match suite_verdict {
-                Verdict::TimedOut => attempt.outcome = "timeout",
-                Verdict::Green | Verdict::Failed(_) => {
-                    let after = match suite_verdict {
-                        Verdict::Failed(f) => f,
-                        _ => Vec::new(),
-                    };
-                    let after_keys = failure_keys(&after);
-                    let broke: Vec<String> = if ctx.blind {
-                        Vec::new()
-                    } else {
-                        after_keys
-                            .iter()
-                            .filter(|f| !ctx.current.contains(f))
-                            .map(|(t, _)| t.clone())
-                            .collect()
-                    };
-                    if after_keys.contains(&key) {
-                        // Passed alone, failed with the others: not proven.
-                        attempt.new_failure =
-                            Some("the test passed alone but failed in the full run".into());
-                    } else if broke.is_empty() {
-                        attempt.outcome = "accepted";
-                        result = Some(after);
-                    } else {
-                        attempt.outcome = "new_failures";
-                        attempt.broke = broke;
-                    }
-                }
-                other => {
-                    attempt.outcome = "suite_error";
-                    attempt.new_failure = Some(other.describe());
-                }
-            }
+            result = judge::judge_full_run(
+                suite_verdict,
+                ctx.current,
+                std::slice::from_ref(&key),
+                ctx.blind,
+            )
+            .record(&mut attempt);
         } else {
             let next = first_verdict
                 .failures()
