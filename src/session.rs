@@ -31,6 +31,8 @@ use crate::transform::ProbeFacts;
 use crate::tried::Tried;
 use crate::verdict::{self, Verdict};
 
+mod groups;
+pub use groups::{Group, GroupKey};
 mod judge;
 mod llm;
 mod search;
@@ -321,6 +323,9 @@ pub struct FailureOutcome {
     /// first (see [`crate::localize`]), whether or not a fix was found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suspicious: Vec<crate::localize::Suspicious>,
+    /// Index into the report's `groups`: the crash site this failure shares with others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<usize>,
 }
 
 pub struct Report {
@@ -356,6 +361,8 @@ pub struct Report {
     pub installed: Vec<Install>,
     /// What the model fallback did; none when it was off.
     pub llm: Option<crate::llm::Usage>,
+    /// The failures worked on, grouped by crash site (see [`groups`]).
+    pub groups: Vec<groups::Group>,
 }
 
 /// Milliseconds spent per phase; `tool` is everything outside pytest processes.
@@ -729,7 +736,10 @@ pub fn run_loop(
             .as_ref()
             .is_none_or(|ids| f.test.as_ref().is_some_and(|t| ids.contains(t)))
     };
-    let mut queue: VecDeque<Failure> = targets.into_iter().filter(|f| selected(f)).collect();
+    // Biggest crash-site group first; each group is worked on through one representative.
+    let (mut groups, ordered) =
+        groups::Groups::build(targets.into_iter().filter(|f| selected(f)).collect());
+    let mut queue: VecDeque<Failure> = ordered.into();
     let nothing_failed = queue.is_empty();
 
     let mut outcomes: Vec<FailureOutcome> = hung
@@ -760,6 +770,7 @@ pub fn run_loop(
                 probe: None,
                 output_check: None,
                 suspicious: Vec::new(),
+                group: None,
             }
         })
         .collect();
@@ -780,6 +791,8 @@ pub fn run_loop(
         crate::progress::failure(worked_on, worked_on + queue.len(), failure.test.as_deref());
         let (category, mut suggestion) = category::categorize(&failure, root);
         let mut outcome = outcome_of(&failure, category);
+        let group = groups.index(&failure);
+        outcome.group = group;
         if let Some((file, line)) = first_place.get(&failure_key(&failure)) {
             outcome.file = Some(file.clone());
             outcome.line = Some(*line);
@@ -855,6 +868,26 @@ pub fn run_loop(
                 continue;
             }
         }
+        // A group whose representative no candidate fixed: the others share its crash site,
+        // its probe and its candidates, so they share its outcome too.
+        if let Some(g) = group.filter(|g| groups.worked_on(*g)) {
+            let rep = groups.list[g].representative.clone();
+            let done = outcomes
+                .iter()
+                .find(|o| o.group == Some(g) && o.test == rep && o.test.is_some())
+                .filter(|o| o.status != "fixed")
+                .map(|o| (o.status, o.reason.clone()));
+            if let Some((status, reason)) = done {
+                outcome.status = status;
+                outcome.reason = Some(format!(
+                    "same crash site as {}, worked on for the group: {}",
+                    rep.as_deref().unwrap_or("?"),
+                    reason.as_deref().unwrap_or("no candidate passed")
+                ));
+                outcomes.push(outcome);
+                continue;
+            }
+        }
         if s.out_of_time() {
             out_of_time = true;
             outcome.status = "not_fixed";
@@ -862,6 +895,20 @@ pub fn run_loop(
             outcomes.push(outcome);
             continue;
         }
+        // The group's other tests still failing: one targeted run proves a candidate on them.
+        let others: Vec<String> = match group {
+            Some(g) => {
+                if !groups.worked_on(g) {
+                    groups.represent(g, &failure);
+                }
+                groups
+                    .others(g, &failure)
+                    .into_iter()
+                    .filter(|t| current.iter().any(|(c, _)| c == t))
+                    .collect()
+            }
+            None => Vec::new(),
+        };
         // The timeout category's own budget is 0 (nothing to patch by rule); the model's tries
         // count against the logic budget instead.
         let budget_of = match category {
@@ -883,6 +930,7 @@ pub fn run_loop(
             suspicious: Vec::new(),
             tried: &mut tried,
             repeats: None,
+            group: others,
         };
         let result = work_on(&mut s, ws, &mut ctx, &failure, 0)?;
         outcome.probe = ctx.first_probe.take();
@@ -900,6 +948,12 @@ pub fn run_loop(
             })
         });
         let flaky = ctx.flaky;
+        if flaky {
+            // A flaky representative proves nothing about the others: the next one represents.
+            if let Some(g) = group {
+                groups.release(g);
+            }
+        }
         match result {
             Some((steps, after)) => {
                 let after_keys = failure_keys(&after);
@@ -960,6 +1014,7 @@ pub fn run_loop(
             }
         }
     }
+    groups.settle(&outcomes);
     let patches = accepted_cands
         .iter()
         .map(|c| Patch {
@@ -1010,6 +1065,7 @@ pub fn run_loop(
         command: opts.judge.as_ref().map(|j| j.line.clone()),
         installed: s.installed,
         llm: s.llm.as_ref().map(|l| l.usage()),
+        groups: groups.list,
     })
 }
 
@@ -1099,6 +1155,8 @@ struct Step<'a> {
     /// Candidates skipped as already rejected for the same failure, and the test they were
     /// rejected for.
     repeats: Option<(usize, Option<String>)>,
+    /// The other tests of the failure's crash-site group (see [`groups`]), still failing.
+    group: Vec<String>,
 }
 
 /// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
@@ -1287,8 +1345,19 @@ fn work_on(
             }
             _ => false,
         };
+        // The representative passes: the rest of its group in one run, before the full suite.
+        let group_passes = if gone && !first.timed_out && !targeted.is_empty() {
+            if !ctx.group.is_empty() {
+                crate::progress::step(|| format!("{}: running the group's tests", label()));
+            }
+            s.group_run(ws, &ctx.group, &mut attempt)?
+        } else {
+            true
+        };
         if first.timed_out {
             attempt.outcome = "timeout";
+        } else if gone && !group_passes {
+            // Rejected: the attempt says which tests of the group still fail.
         } else if gone {
             // The full suite decides, unless the targeted run already was the full suite.
             let suite_verdict = if targeted.is_empty() {
@@ -1503,6 +1572,7 @@ fn propose_only(
         command: opts.judge.as_ref().map(|j| j.line.clone()),
         installed: Vec::new(),
         llm: None,
+        groups: Vec::new(),
     };
     report.finish(started);
     Ok(report)
@@ -1861,6 +1931,7 @@ fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {
         probe: None,
         output_check: None,
         suspicious: Vec::new(),
+        group: None,
     }
 }
 

@@ -87,6 +87,7 @@ pub fn error_json(
         "tracebacks": [],
         "patches": [],
         "failures": [],
+        "groups": [],
         "attempt_records": [],
         "backups": [],
         "notes": [],
@@ -126,6 +127,8 @@ struct Summary<'a> {
     tracebacks: Vec<Traceback<'a>>,
     patches: &'a [Patch],
     failures: &'a [FailureOutcome],
+    /// The failures grouped by crash site, biggest first; `failures[].group` points here.
+    groups: &'a [crate::session::Group],
     attempt_records: &'a [Attempt],
     backups: &'a [Backup],
     /// The project root the run worked in.
@@ -177,6 +180,7 @@ pub fn json_exiting(report: &Report, exit_code: i32) -> String {
             .collect(),
         patches: &report.patches,
         failures: &report.failures,
+        groups: &report.groups,
         attempt_records: &report.attempts,
         backups: &report.backups,
         root: &report.root,
@@ -323,6 +327,25 @@ pub fn human_log(report: &Report) -> String {
                 let why = f.reason.as_deref().unwrap_or("no candidate passed");
                 let _ = writeln!(out, "  not fixed: {why}");
             }
+        }
+    }
+    // One line per group, when some crash site is shared (else each failure is its own).
+    if report.groups.iter().any(|g| g.tests.len() > 1) {
+        for (i, g) in report.groups.iter().enumerate() {
+            let site = match &g.key {
+                Some(k) => format!("{}:{} {}: {}", k.file, k.line, k.exc_type, k.msg_shape),
+                None => "no crash site in the project".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "selfdebug: group {}/{}: {} test{} at {site} (representative {}): {}",
+                i + 1,
+                report.groups.len(),
+                g.tests.len(),
+                if g.tests.len() == 1 { "" } else { "s" },
+                g.representative.as_deref().unwrap_or("none"),
+                g.status
+            );
         }
     }
     let status = final_status(report);
