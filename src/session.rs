@@ -33,6 +33,7 @@ use crate::verdict::{self, Verdict};
 
 mod groups;
 pub use groups::{Group, GroupKey};
+mod batch;
 mod judge;
 mod llm;
 mod search;
@@ -255,6 +256,12 @@ pub struct Attempt {
     /// The failure the targeted test showed with the candidate, when it still failed.
     pub new_failure: Option<String>,
     pub exit_code: Option<i32>,
+    /// How an accepted attempt was confirmed, when not by its own full run: `batch` (one full
+    /// run with the other pending fixes), `one_by_one` (the batch's run failed; a full run
+    /// with it and the fixes kept before it). A rejected attempt says `one_by_one` too when it
+    /// was dropped there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirmed_by: Option<&'static str>,
     /// Last lines of what the targeted run printed.
     pub stdout_tail: String,
     pub stderr_tail: String,
@@ -783,16 +790,50 @@ pub fn run_loop(
     // Where a failure was before a kept patch moved it (see below).
     let mut first_place: BTreeMap<(String, When), (String, u32)> = BTreeMap::new();
     let mut tried = Tried::default();
-    while let Some(failure) = queue.pop_front() {
+    // Fixes kept tentatively, confirmed together by one full run (see [`batch`]).
+    let mut pending = batch::Batch::default();
+    // Failures whose fix the batch's fallback dropped: worked on again, confirmed alone.
+    let mut no_defer: BTreeSet<(String, When)> = BTreeSet::new();
+    // Confirms the pending fixes and brings the loop's state up to date.
+    macro_rules! settle {
+        () => {{
+            let mut st = batch::Settle {
+                queue: &mut queue,
+                current: &mut current,
+                first_place: &mut first_place,
+                accepted_cands: &mut accepted_cands,
+                outcomes: &mut outcomes,
+                groups: &mut groups,
+                no_defer: &mut no_defer,
+                tried: &mut tried,
+                out_of_time: &mut out_of_time,
+            };
+            pending.settle(&mut s, ws, &mut attempts, &mut accepted, &mut st)?;
+        }};
+    }
+    loop {
         if runner::interrupted() {
             break;
         }
+        let Some(failure) = queue.pop_front() else {
+            if pending.is_empty() {
+                break;
+            }
+            // Dropped fixes put their failures back in the queue.
+            settle!();
+            continue;
+        };
         worked_on += 1;
         crate::progress::failure(worked_on, worked_on + queue.len(), failure.test.as_deref());
         let (category, mut suggestion) = category::categorize(&failure, root);
         let mut outcome = outcome_of(&failure, category);
         let group = groups.index(&failure);
         outcome.group = group;
+        // A test of a group whose fix is pending is decided with it.
+        if let Some(entry) = group.and_then(|g| pending.of_group(g)) {
+            entry.members.push(failure);
+            continue;
+        }
         if let Some((file, line)) = first_place.get(&failure_key(&failure)) {
             outcome.file = Some(file.clone());
             outcome.line = Some(*line);
@@ -895,6 +936,29 @@ pub fn run_loop(
             outcomes.push(outcome);
             continue;
         }
+        // A failure that is not independent of the pending fixes waits for their full run.
+        let key = failure_key(&failure);
+        if !pending.is_empty()
+            && (!pending.independent(&failure)
+                || blind
+                || opts.judge.is_some()
+                || no_defer.contains(&key))
+        {
+            queue.push_front(failure);
+            worked_on -= 1;
+            settle!();
+            continue;
+        }
+        // Defer the full run when a batch is pending, or when another independent failure
+        // waits that could share it.
+        let defer = !pending.is_empty()
+            || (opts.judge.is_none()
+                && !blind
+                && failure.test.is_some()
+                && !no_defer.contains(&key)
+                && queue
+                    .iter()
+                    .any(|f| batch::could_share(f, &failure, &current, root)));
         // The group's other tests still failing: one targeted run proves a candidate on them.
         let others: Vec<String> = match group {
             Some(g) => {
@@ -916,6 +980,10 @@ pub fn run_loop(
             other => other,
         };
         let mut budget = opts.max_attempts.min(opts.budgets.get(budget_of));
+        let proven_before = accepted.clone();
+        let fixed_keys: Vec<(String, When)> = std::iter::once(key.clone())
+            .chain(current.iter().filter(|(t, _)| others.contains(t)).cloned())
+            .collect();
         let mut ctx = Step {
             rules,
             current: &current,
@@ -931,8 +999,23 @@ pub fn run_loop(
             tried: &mut tried,
             repeats: None,
             group: others,
+            defer,
+            batch_files: &pending.files,
+            needs_flush: false,
+            deferred: None,
         };
         let result = work_on(&mut s, ws, &mut ctx, &failure, 0)?;
+        let (needs_flush, deferred) = (ctx.needs_flush, ctx.deferred);
+        if needs_flush {
+            // Worked on again once the pending fixes are confirmed (nothing was rejected).
+            if let Some(g) = group {
+                groups.release(g);
+            }
+            queue.push_front(failure);
+            worked_on -= 1;
+            settle!();
+            continue;
+        }
         outcome.probe = ctx.first_probe.take();
         outcome.suspicious = std::mem::take(&mut ctx.suspicious);
         let repeats = ctx.repeats.take();
@@ -955,22 +1038,24 @@ pub fn run_loop(
             }
         }
         match result {
+            Some((steps, _)) if deferred.is_some() => {
+                outcome.status = "fixed";
+                let entry = batch::Entry::new(
+                    failure,
+                    outcome,
+                    group,
+                    steps,
+                    fixed_keys,
+                    deferred.unwrap_or_default(),
+                    &proven_before,
+                    &accepted,
+                );
+                pending.add(entry, &current);
+                continue;
+            }
             Some((steps, after)) => {
                 let after_keys = failure_keys(&after);
-                // A kept patch moves lines: a failure still waiting is read again from the run
-                // that proved the patch, so its location is that of the current code. The
-                // report keeps the place the run found it at (the code that was tested).
-                for waiting in queue.iter_mut() {
-                    let key = failure_key(waiting);
-                    if let Some(now) = after.iter().find(|f| failure_key(f) == key) {
-                        if let Some(loc) = &waiting.location {
-                            first_place
-                                .entry(key)
-                                .or_insert_with(|| (loc.file.clone(), loc.line));
-                        }
-                        *waiting = now.clone();
-                    }
-                }
+                batch::absorb(&after, &mut queue, &mut first_place);
                 if blind {
                     // The suite can now be seen: what fails in it is work, not breakage.
                     queue.extend(
@@ -999,6 +1084,10 @@ pub fn run_loop(
             }
         }
         outcomes.push(outcome);
+    }
+    if !pending.is_empty() {
+        // Interrupted: the pending fixes are undone, unconfirmed.
+        settle!();
     }
     // A patch proven for a later failure may have fixed an earlier one as well.
     if !accepted_cands.is_empty() {
@@ -1157,6 +1246,15 @@ struct Step<'a> {
     repeats: Option<(usize, Option<String>)>,
     /// The other tests of the failure's crash-site group (see [`groups`]), still failing.
     group: Vec<String>,
+    /// A candidate that passes its targeted (and group) run is kept tentatively, its full run
+    /// left to the batch's (see [`batch`]).
+    defer: bool,
+    /// Files of the fixes pending in the batch (patched files and crash sites).
+    batch_files: &'a BTreeSet<String>,
+    /// Set when the batch must be confirmed before this failure can be worked on.
+    needs_flush: bool,
+    /// The index in `attempts` of the tentatively accepted attempt.
+    deferred: Option<usize>,
 }
 
 /// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
@@ -1199,6 +1297,12 @@ fn work_on(
     let passed_again = depth == 0
         && report.as_ref().is_some_and(|r| r.test_outcome.passed)
         && ctx.current.contains(&failure_key(failure));
+    // With fixes pending in a batch, a test that passes (or could not be probed) may pass
+    // thanks to them: the batch is confirmed first, and the failure read again.
+    if depth == 0 && !ctx.batch_files.is_empty() && (passed_again || report.is_none()) {
+        ctx.needs_flush = true;
+        return Ok(None);
+    }
     if depth == 0 {
         ctx.first_probe = report;
     }
@@ -1228,6 +1332,15 @@ fn work_on(
         Ok(c) => c,
         // Wrong output and failures no rule knows: the search over small edits first (no
         // model, every candidate proven); what it cannot fix is the model's when asked for.
+        // The search confirms with its own full run: none while fixes are pending.
+        Err(e)
+            if depth == 0
+                && !ctx.batch_files.is_empty()
+                && search::applies(s, ctx, failure, &e) =>
+        {
+            ctx.needs_flush = true;
+            return Ok(None);
+        }
         Err(e) if depth == 0 && search::applies(s, ctx, failure, &e) => {
             let found = search::search(s, ws, ctx, failure, &e)?;
             if found.is_some() || model.is_none() || !llm::may_try(&e) {
@@ -1306,6 +1419,11 @@ fn work_on(
             ctx.repeats.get_or_insert((0, test)).0 += 1;
             continue;
         }
+        // An edit of a file a pending fix changed is not independent of it: confirm first.
+        if ctx.batch_files.contains(&cand.file) {
+            ctx.needs_flush = true;
+            return Ok(None);
+        }
         let label = || match n {
             Some(n) => format!("candidate {}/{of} ({})", n + 1, cand.fix.rule),
             None => format!("the model's candidate ({})", cand.fix.rule),
@@ -1358,6 +1476,13 @@ fn work_on(
             attempt.outcome = "timeout";
         } else if gone && !group_passes {
             // Rejected: the attempt says which tests of the group still fail.
+        } else if gone && ctx.defer && !targeted.is_empty() {
+            // Kept tentatively: one full run confirms the batch of independent fixes (see
+            // [`batch`]); the attempt says it was confirmed there, or what the fallback found.
+            attempt.outcome = "accepted";
+            attempt.confirmed_by = Some("batch");
+            ctx.deferred = Some(ctx.attempts.len());
+            result = Some(Vec::new());
         } else if gone {
             // The full suite decides, unless the targeted run already was the full suite.
             let suite_verdict = if targeted.is_empty() {
@@ -1406,6 +1531,10 @@ fn work_on(
                 }
                 ctx.accepted.insert(cand.path.clone(), previous.clone());
                 ws.write(&cand.path, &previous)?;
+                if ctx.needs_flush {
+                    // Not rejected: worked on again once the pending batch is confirmed.
+                    return Ok(None);
+                }
                 ctx.tried.reject(failure, &cand.path, &cand.patched);
                 continue;
             }
@@ -1521,6 +1650,7 @@ fn propose_only(
                         outcome: "not_validated",
                         broke: Vec::new(),
                         new_failure: None,
+                        confirmed_by: None,
                         exit_code: None,
                         stdout_tail: String::new(),
                         stderr_tail: String::new(),
@@ -1875,6 +2005,7 @@ impl Runs<'_> {
             outcome: "still_failing",
             broke: Vec::new(),
             new_failure: None,
+            confirmed_by: None,
             exit_code: run.exit_code,
             stdout_tail: tail(&run.stdout, 40),
             stderr_tail: tail(&run.stderr, 40),

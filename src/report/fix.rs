@@ -270,7 +270,16 @@ pub fn human_log(report: &Report) -> String {
         }
         for a in report.attempts.iter().filter(|a| a.test == f.test) {
             let what = match a.outcome {
-                "accepted" => "proven: the test passes and nothing else broke".to_string(),
+                "accepted" => match a.confirmed_by {
+                    Some("batch") => "proven: the test passes; confirmed with the other pending \
+                                      fixes in one full run, where nothing else broke"
+                        .to_string(),
+                    Some(_) => "proven: the test passes and nothing else broke (the batch's \
+                                full run failed; confirmed one by one, with the fixes kept \
+                                before it)"
+                        .to_string(),
+                    None => "proven: the test passes and nothing else broke".to_string(),
+                },
                 "still_failing" => match &a.new_failure {
                     Some(nf) => format!("rejected: the test still fails ({nf})"),
                     None => "rejected: the test still fails".to_string(),
@@ -290,6 +299,11 @@ pub fn human_log(report: &Report) -> String {
                     a.new_failure.as_deref().unwrap_or("?")
                 ),
                 _ => "proposed (not validated)".to_string(),
+            };
+            let what = if a.outcome != "accepted" && a.confirmed_by.is_some() {
+                format!("{what} (dropped from the batch: confirmed one by one)")
+            } else {
+                what
             };
             // One command is the judge: it is what passes or fails, not a test.
             let what = if report.judge == "command" {
