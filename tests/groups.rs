@@ -260,3 +260,34 @@ fn a_batch_that_breaks_falls_back_to_one_by_one_and_keeps_the_right_fix() {
         ])
     );
 }
+
+#[test]
+fn a_dry_run_batches_too_and_leaves_the_tree_as_it_was() {
+    let p = two_bugs(&[]);
+    let before = p.snapshot();
+    let out = p.run(&["fix", "--dry-run", "--json"]);
+    let v = json_of(&out);
+    assert_eq!(
+        v["final_status"],
+        "pass",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    support::project::assert_same(&before, &p.snapshot());
+    let files: Vec<&str> = v["patches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["score.py", "words.py"]);
+    assert_eq!(v["pytest_runs"], 6);
+    assert_eq!(v["backups"], json!([]));
+    let confirmed: Vec<&Value> = v["attempt_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| &a["confirmed_by"])
+        .collect();
+    assert_eq!(confirmed, ["batch", "batch"]);
+}
