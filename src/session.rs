@@ -746,6 +746,12 @@ pub fn run_loop(
     // Biggest crash-site group first; each group is worked on through one representative.
     let (mut groups, ordered) =
         groups::Groups::build(targets.into_iter().filter(|f| selected(f)).collect());
+    // The report lists the failures in this order, whenever a batch decided them.
+    let order: BTreeMap<(String, When), usize> = ordered
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (failure_key(f), i))
+        .collect();
     let mut queue: VecDeque<Failure> = ordered.into();
     let nothing_failed = queue.is_empty();
 
@@ -999,6 +1005,7 @@ pub fn run_loop(
             tried: &mut tried,
             repeats: None,
             group: others,
+            group_key: group.and_then(|g| groups.list[g].key.clone()),
             defer,
             batch_files: &pending.files,
             needs_flush: false,
@@ -1103,6 +1110,12 @@ pub fn run_loop(
             }
         }
     }
+    // After the hard hangs, in the order they were worked on (failures found later last).
+    let hangs = hung.len().min(outcomes.len());
+    outcomes[hangs..].sort_by_key(|o| {
+        let key = (o.test.clone().unwrap_or_default(), o.when);
+        order.get(&key).copied().unwrap_or(usize::MAX)
+    });
     groups.settle(&outcomes);
     let patches = accepted_cands
         .iter()
@@ -1246,6 +1259,8 @@ struct Step<'a> {
     repeats: Option<(usize, Option<String>)>,
     /// The other tests of the failure's crash-site group (see [`groups`]), still failing.
     group: Vec<String>,
+    /// Where the group crashes (a member failing elsewhere now is another bug).
+    group_key: Option<groups::GroupKey>,
     /// A candidate that passes its targeted (and group) run is kept tentatively, its full run
     /// left to the batch's (see [`batch`]).
     defer: bool,
@@ -1468,7 +1483,7 @@ fn work_on(
             if !ctx.group.is_empty() {
                 crate::progress::step(|| format!("{}: running the group's tests", label()));
             }
-            s.group_run(ws, &ctx.group, &mut attempt)?
+            s.group_run(ws, &ctx.group, ctx.group_key.as_ref(), &mut attempt)?
         } else {
             true
         };

@@ -186,13 +186,15 @@ impl Groups {
 
 impl super::Runs<'_> {
     /// The group's other tests in one targeted run, once the representative passed: `true`
-    /// when none of them fails any more. Otherwise the attempt says why it is rejected (one
-    /// edit must account for the whole group: a candidate that fixes one test of it is a
-    /// guess that fits that test).
+    /// when none of them fails at the group's crash site any more. Otherwise the attempt says
+    /// why it is rejected (one edit must account for the whole group's crash: a candidate that
+    /// fixes one test of it is a guess that fits that test). A member that now fails
+    /// differently has a second bug behind the first: it is worked on later, like the rest.
     pub(super) fn group_run(
         &mut self,
         ws: &dyn super::Workspace,
         others: &[String],
+        key: Option<&GroupKey>,
         attempt: &mut super::Attempt,
     ) -> Result<bool, super::SessionError> {
         if others.is_empty() {
@@ -211,6 +213,7 @@ impl super::Runs<'_> {
                 let failing: Vec<&Failure> = after
                     .iter()
                     .filter(|f| f.test.as_ref().is_some_and(|t| others.contains(t)))
+                    .filter(|f| key.is_none() || key_of(f).as_ref() == key)
                     .collect();
                 let Some(first) = failing.first() else {
                     return Ok(true);
