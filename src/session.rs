@@ -31,6 +31,10 @@ use crate::transform::ProbeFacts;
 use crate::tried::Tried;
 use crate::verdict::{self, Verdict};
 
+mod groups;
+pub use groups::{Group, GroupKey};
+mod batch;
+mod judge;
 mod llm;
 mod parallel;
 mod search;
@@ -262,6 +266,12 @@ pub struct Attempt {
     /// The failure the targeted test showed with the candidate, when it still failed.
     pub new_failure: Option<String>,
     pub exit_code: Option<i32>,
+    /// How an accepted attempt was confirmed, when not by its own full run: `batch` (one full
+    /// run with the other pending fixes), `one_by_one` (the batch's run failed; a full run
+    /// with it and the fixes kept before it). A rejected attempt says `one_by_one` too when it
+    /// was dropped there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirmed_by: Option<&'static str>,
     /// Last lines of what the targeted run printed.
     pub stdout_tail: String,
     pub stderr_tail: String,
@@ -330,6 +340,9 @@ pub struct FailureOutcome {
     /// first (see [`crate::localize`]), whether or not a fix was found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suspicious: Vec<crate::localize::Suspicious>,
+    /// Index into the report's `groups`: the crash site this failure shares with others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<usize>,
 }
 
 pub struct Report {
@@ -365,6 +378,8 @@ pub struct Report {
     pub installed: Vec<Install>,
     /// What the model fallback did; none when it was off.
     pub llm: Option<crate::llm::Usage>,
+    /// The failures worked on, grouped by crash site (see [`groups`]).
+    pub groups: Vec<groups::Group>,
 }
 
 /// Milliseconds spent per phase; `tool` is everything outside pytest processes.
@@ -738,7 +753,16 @@ pub fn run_loop(
             .as_ref()
             .is_none_or(|ids| f.test.as_ref().is_some_and(|t| ids.contains(t)))
     };
-    let mut queue: VecDeque<Failure> = targets.into_iter().filter(|f| selected(f)).collect();
+    // Biggest crash-site group first; each group is worked on through one representative.
+    let (mut groups, ordered) =
+        groups::Groups::build(targets.into_iter().filter(|f| selected(f)).collect());
+    // The report lists the failures in this order, whenever a batch decided them.
+    let order: BTreeMap<(String, When), usize> = ordered
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (failure_key(f), i))
+        .collect();
+    let mut queue: VecDeque<Failure> = ordered.into();
     let nothing_failed = queue.is_empty();
 
     let mut outcomes: Vec<FailureOutcome> = hung
@@ -769,6 +793,7 @@ pub fn run_loop(
                 probe: None,
                 output_check: None,
                 suspicious: Vec::new(),
+                group: None,
             }
         })
         .collect();
@@ -781,14 +806,50 @@ pub fn run_loop(
     // Where a failure was before a kept patch moved it (see below).
     let mut first_place: BTreeMap<(String, When), (String, u32)> = BTreeMap::new();
     let mut tried = Tried::default();
-    while let Some(failure) = queue.pop_front() {
+    // Fixes kept tentatively, confirmed together by one full run (see [`batch`]).
+    let mut pending = batch::Batch::default();
+    // Failures whose fix the batch's fallback dropped: worked on again, confirmed alone.
+    let mut no_defer: BTreeSet<(String, When)> = BTreeSet::new();
+    // Confirms the pending fixes and brings the loop's state up to date.
+    macro_rules! settle {
+        () => {{
+            let mut st = batch::Settle {
+                queue: &mut queue,
+                current: &mut current,
+                first_place: &mut first_place,
+                accepted_cands: &mut accepted_cands,
+                outcomes: &mut outcomes,
+                groups: &mut groups,
+                no_defer: &mut no_defer,
+                tried: &mut tried,
+                out_of_time: &mut out_of_time,
+            };
+            pending.settle(&mut s, ws, &mut attempts, &mut accepted, &mut st)?;
+        }};
+    }
+    loop {
         if runner::interrupted() {
             break;
         }
+        let Some(failure) = queue.pop_front() else {
+            if pending.is_empty() {
+                break;
+            }
+            // Dropped fixes put their failures back in the queue.
+            settle!();
+            continue;
+        };
         worked_on += 1;
         crate::progress::failure(worked_on, worked_on + queue.len(), failure.test.as_deref());
         let (category, mut suggestion) = category::categorize(&failure, root);
         let mut outcome = outcome_of(&failure, category);
+        let group = groups.index(&failure);
+        outcome.group = group;
+        // A test of a group whose fix is pending is decided with it.
+        if let Some(entry) = group.and_then(|g| pending.of_group(g)) {
+            entry.members.push(failure);
+            continue;
+        }
         if let Some((file, line)) = first_place.get(&failure_key(&failure)) {
             outcome.file = Some(file.clone());
             outcome.line = Some(*line);
@@ -864,6 +925,26 @@ pub fn run_loop(
                 continue;
             }
         }
+        // A group whose representative no candidate fixed: the others share its crash site,
+        // its probe and its candidates, so they share its outcome too.
+        if let Some(g) = group.filter(|g| groups.worked_on(*g)) {
+            let rep = groups.list[g].representative.clone();
+            let done = outcomes
+                .iter()
+                .find(|o| o.group == Some(g) && o.test == rep && o.test.is_some())
+                .filter(|o| o.status != "fixed")
+                .map(|o| (o.status, o.reason.clone()));
+            if let Some((status, reason)) = done {
+                outcome.status = status;
+                outcome.reason = Some(format!(
+                    "same crash site as {}, worked on for the group: {}",
+                    rep.as_deref().unwrap_or("?"),
+                    reason.as_deref().unwrap_or("no candidate passed")
+                ));
+                outcomes.push(outcome);
+                continue;
+            }
+        }
         if s.out_of_time() {
             out_of_time = true;
             outcome.status = "not_fixed";
@@ -871,6 +952,43 @@ pub fn run_loop(
             outcomes.push(outcome);
             continue;
         }
+        // A failure that is not independent of the pending fixes waits for their full run.
+        let key = failure_key(&failure);
+        if !pending.is_empty()
+            && (!pending.independent(&failure)
+                || blind
+                || opts.judge.is_some()
+                || no_defer.contains(&key))
+        {
+            queue.push_front(failure);
+            worked_on -= 1;
+            settle!();
+            continue;
+        }
+        // Defer the full run when a batch is pending, or when another independent failure
+        // waits that could share it.
+        let defer = !pending.is_empty()
+            || (opts.judge.is_none()
+                && !blind
+                && failure.test.is_some()
+                && !no_defer.contains(&key)
+                && queue
+                    .iter()
+                    .any(|f| batch::could_share(f, &failure, &current, root)));
+        // The group's other tests still failing: one targeted run proves a candidate on them.
+        let others: Vec<String> = match group {
+            Some(g) => {
+                if !groups.worked_on(g) {
+                    groups.represent(g, &failure);
+                }
+                groups
+                    .others(g, &failure)
+                    .into_iter()
+                    .filter(|t| current.iter().any(|(c, _)| c == t))
+                    .collect()
+            }
+            None => Vec::new(),
+        };
         // The timeout category's own budget is 0 (nothing to patch by rule); the model's tries
         // count against the logic budget instead.
         let budget_of = match category {
@@ -878,6 +996,10 @@ pub fn run_loop(
             other => other,
         };
         let mut budget = opts.max_attempts.min(opts.budgets.get(budget_of));
+        let proven_before = accepted.clone();
+        let fixed_keys: Vec<(String, When)> = std::iter::once(key.clone())
+            .chain(current.iter().filter(|(t, _)| others.contains(t)).cloned())
+            .collect();
         let mut ctx = Step {
             rules,
             current: &current,
@@ -892,8 +1014,25 @@ pub fn run_loop(
             suspicious: Vec::new(),
             tried: &mut tried,
             repeats: None,
+            group: others,
+            group_key: group.and_then(|g| groups.list[g].key.clone()),
+            defer,
+            batch_files: &pending.files,
+            needs_flush: false,
+            deferred: None,
         };
         let result = work_on(&mut s, ws, &mut ctx, &failure, 0)?;
+        let (needs_flush, deferred) = (ctx.needs_flush, ctx.deferred);
+        if needs_flush {
+            // Worked on again once the pending fixes are confirmed (nothing was rejected).
+            if let Some(g) = group {
+                groups.release(g);
+            }
+            queue.push_front(failure);
+            worked_on -= 1;
+            settle!();
+            continue;
+        }
         outcome.probe = ctx.first_probe.take();
         outcome.suspicious = std::mem::take(&mut ctx.suspicious);
         let repeats = ctx.repeats.take();
@@ -909,23 +1048,31 @@ pub fn run_loop(
             })
         });
         let flaky = ctx.flaky;
+        if flaky {
+            // A flaky representative proves nothing about the others: the next one represents.
+            if let Some(g) = group {
+                groups.release(g);
+            }
+        }
         match result {
+            Some((steps, _)) if deferred.is_some() => {
+                outcome.status = "fixed";
+                let entry = batch::Entry::new(
+                    failure,
+                    outcome,
+                    group,
+                    steps,
+                    fixed_keys,
+                    deferred.unwrap_or_default(),
+                    &proven_before,
+                    &accepted,
+                );
+                pending.add(entry, &current);
+                continue;
+            }
             Some((steps, after)) => {
                 let after_keys = failure_keys(&after);
-                // A kept patch moves lines: a failure still waiting is read again from the run
-                // that proved the patch, so its location is that of the current code. The
-                // report keeps the place the run found it at (the code that was tested).
-                for waiting in queue.iter_mut() {
-                    let key = failure_key(waiting);
-                    if let Some(now) = after.iter().find(|f| failure_key(f) == key) {
-                        if let Some(loc) = &waiting.location {
-                            first_place
-                                .entry(key)
-                                .or_insert_with(|| (loc.file.clone(), loc.line));
-                        }
-                        *waiting = now.clone();
-                    }
-                }
+                batch::absorb(&after, &mut queue, &mut first_place);
                 if blind {
                     // The suite can now be seen: what fails in it is work, not breakage.
                     queue.extend(
@@ -955,6 +1102,10 @@ pub fn run_loop(
         }
         outcomes.push(outcome);
     }
+    if !pending.is_empty() {
+        // Interrupted: the pending fixes are undone, unconfirmed.
+        settle!();
+    }
     // A patch proven for a later failure may have fixed an earlier one as well.
     if !accepted_cands.is_empty() {
         for o in &mut outcomes {
@@ -969,6 +1120,13 @@ pub fn run_loop(
             }
         }
     }
+    // After the hard hangs, in the order they were worked on (failures found later last).
+    let hangs = hung.len().min(outcomes.len());
+    outcomes[hangs..].sort_by_key(|o| {
+        let key = (o.test.clone().unwrap_or_default(), o.when);
+        order.get(&key).copied().unwrap_or(usize::MAX)
+    });
+    groups.settle(&outcomes);
     let patches = accepted_cands
         .iter()
         .map(|c| Patch {
@@ -1021,6 +1179,7 @@ pub fn run_loop(
         command: opts.judge.as_ref().map(|j| j.line.clone()),
         installed: s.installed,
         llm: s.llm.as_ref().map(|l| l.usage()),
+        groups: groups.list,
     })
 }
 
@@ -1110,6 +1269,19 @@ struct Step<'a> {
     /// Candidates skipped as already rejected for the same failure, and the test they were
     /// rejected for.
     repeats: Option<(usize, Option<String>)>,
+    /// The other tests of the failure's crash-site group (see [`groups`]), still failing.
+    group: Vec<String>,
+    /// Where the group crashes (a member failing elsewhere now is another bug).
+    group_key: Option<groups::GroupKey>,
+    /// A candidate that passes its targeted (and group) run is kept tentatively, its full run
+    /// left to the batch's (see [`batch`]).
+    defer: bool,
+    /// Files of the fixes pending in the batch (patched files and crash sites).
+    batch_files: &'a BTreeSet<String>,
+    /// Set when the batch must be confirmed before this failure can be worked on.
+    needs_flush: bool,
+    /// The index in `attempts` of the tentatively accepted attempt.
+    deferred: Option<usize>,
 }
 
 /// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
@@ -1152,6 +1324,12 @@ fn work_on(
     let passed_again = depth == 0
         && report.as_ref().is_some_and(|r| r.test_outcome.passed)
         && ctx.current.contains(&failure_key(failure));
+    // With fixes pending in a batch, a test that passes (or could not be probed) may pass
+    // thanks to them: the batch is confirmed first, and the failure read again.
+    if depth == 0 && !ctx.batch_files.is_empty() && (passed_again || report.is_none()) {
+        ctx.needs_flush = true;
+        return Ok(None);
+    }
     if depth == 0 {
         ctx.first_probe = report;
     }
@@ -1181,6 +1359,15 @@ fn work_on(
         Ok(c) => c,
         // Wrong output and failures no rule knows: the search over small edits first (no
         // model, every candidate proven); what it cannot fix is the model's when asked for.
+        // The search confirms with its own full run: none while fixes are pending.
+        Err(e)
+            if depth == 0
+                && !ctx.batch_files.is_empty()
+                && search::applies(s, ctx, failure, &e) =>
+        {
+            ctx.needs_flush = true;
+            return Ok(None);
+        }
         Err(e) if depth == 0 && search::applies(s, ctx, failure, &e) => {
             let found = search::search(s, ws, ctx, failure, &e)?;
             if found.is_some() || model.is_none() || !llm::may_try(&e) {
@@ -1259,6 +1446,11 @@ fn work_on(
             ctx.repeats.get_or_insert((0, test)).0 += 1;
             continue;
         }
+        // An edit of a file a pending fix changed is not independent of it: confirm first.
+        if ctx.batch_files.contains(&cand.file) {
+            ctx.needs_flush = true;
+            return Ok(None);
+        }
         let label = || match n {
             Some(n) => format!("candidate {}/{of} ({})", n + 1, cand.fix.rule),
             None => format!("the model's candidate ({})", cand.fix.rule),
@@ -1298,8 +1490,26 @@ fn work_on(
             }
             _ => false,
         };
+        // The representative passes: the rest of its group in one run, before the full suite.
+        let group_passes = if gone && !first.timed_out && !targeted.is_empty() {
+            if !ctx.group.is_empty() {
+                crate::progress::step(|| format!("{}: running the group's tests", label()));
+            }
+            s.group_run(ws, &ctx.group, ctx.group_key.as_ref(), &mut attempt)?
+        } else {
+            true
+        };
         if first.timed_out {
             attempt.outcome = "timeout";
+        } else if gone && !group_passes {
+            // Rejected: the attempt says which tests of the group still fail.
+        } else if gone && ctx.defer && !targeted.is_empty() {
+            // Kept tentatively: one full run confirms the batch of independent fixes (see
+            // [`batch`]); the attempt says it was confirmed there, or what the fallback found.
+            attempt.outcome = "accepted";
+            attempt.confirmed_by = Some("batch");
+            ctx.deferred = Some(ctx.attempts.len());
+            result = Some(Vec::new());
         } else if gone {
             // The full suite decides, unless the targeted run already was the full suite.
             let suite_verdict = if targeted.is_empty() {
@@ -1309,40 +1519,13 @@ fn work_on(
                 let suite = s.run(ws, &[], Phase::Confirm)?;
                 s.read(&suite, ws.root())
             };
-            match suite_verdict {
-                Verdict::TimedOut => attempt.outcome = "timeout",
-                Verdict::Green | Verdict::Failed(_) => {
-                    let after = match suite_verdict {
-                        Verdict::Failed(f) => f,
-                        _ => Vec::new(),
-                    };
-                    let after_keys = failure_keys(&after);
-                    let broke: Vec<String> = if ctx.blind {
-                        Vec::new()
-                    } else {
-                        after_keys
-                            .iter()
-                            .filter(|f| !ctx.current.contains(f))
-                            .map(|(t, _)| t.clone())
-                            .collect()
-                    };
-                    if after_keys.contains(&key) {
-                        // Passed alone, failed with the others: not proven.
-                        attempt.new_failure =
-                            Some("the test passed alone but failed in the full run".into());
-                    } else if broke.is_empty() {
-                        attempt.outcome = "accepted";
-                        result = Some(after);
-                    } else {
-                        attempt.outcome = "new_failures";
-                        attempt.broke = broke;
-                    }
-                }
-                other => {
-                    attempt.outcome = "suite_error";
-                    attempt.new_failure = Some(other.describe());
-                }
-            }
+            result = judge::judge_full_run(
+                suite_verdict,
+                ctx.current,
+                std::slice::from_ref(&key),
+                ctx.blind,
+            )
+            .record(&mut attempt);
         } else {
             let next = first_verdict
                 .failures()
@@ -1375,6 +1558,10 @@ fn work_on(
                 }
                 ctx.accepted.insert(cand.path.clone(), previous.clone());
                 ws.write(&cand.path, &previous)?;
+                if ctx.needs_flush {
+                    // Not rejected: worked on again once the pending batch is confirmed.
+                    return Ok(None);
+                }
                 ctx.tried.reject(failure, &cand.path, &cand.patched);
                 continue;
             }
@@ -1490,6 +1677,7 @@ fn propose_only(
                         outcome: "not_validated",
                         broke: Vec::new(),
                         new_failure: None,
+                        confirmed_by: None,
                         exit_code: None,
                         stdout_tail: String::new(),
                         stderr_tail: String::new(),
@@ -1541,6 +1729,7 @@ fn propose_only(
         command: opts.judge.as_ref().map(|j| j.line.clone()),
         installed: Vec::new(),
         llm: None,
+        groups: Vec::new(),
     };
     report.finish(started);
     Ok(report)
@@ -1873,6 +2062,7 @@ impl Runs<'_> {
             outcome: "still_failing",
             broke: Vec::new(),
             new_failure: None,
+            confirmed_by: None,
             exit_code: run.exit_code,
             stdout_tail: tail(&run.stdout, 40),
             stderr_tail: tail(&run.stderr, 40),
@@ -1929,6 +2119,7 @@ fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {
         probe: None,
         output_check: None,
         suspicious: Vec::new(),
+        group: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Budget hygiene (issue 14, family 7), on the `budget_group_*` cases of `fixtures/bugs`: two
 //! tests fail the same way and no candidate fixes them. Each distinct edit is tried once, for the
-//! first test of the group; the second test gets no pytest run for edits already rejected, and
+//! first test of the group; the second shares its crash site, so it is worked on as one group
+//! through the first (see `tests/groups.rs`): it gets the group's outcome and no pytest run, and
 //! its reason says so. (`tests/bugs_e2e.rs` checks the same cases end with exit 4, untouched.)
 
 mod support;
@@ -82,15 +83,16 @@ fn a_rejected_edit_is_not_retried_for_another_test_of_the_group() {
                 "tests/test_roster.py::test_tags_mixed".into(),
                 "not_fixed".into(),
                 format!(
-                    "no candidate passed; 4 candidates already rejected for {first} with the \
-                     same failure were not tried again"
+                    "same crash site as {first}, worked on for the group: attempt budget for \
+                     logic failures used up"
                 )
             ),
         ]
     );
-    // Baseline, then a probe and 4 candidates for the first test, a probe for the second:
-    // without the hygiene the second test would cost 4 more runs.
-    assert_eq!(json["pytest_runs"], 7);
+    // Baseline, then a probe and 4 candidates for the first test; the second shares its crash
+    // site (one group: no probe of its own, no run). Without groups it cost a probe, and
+    // without the hygiene 4 more runs.
+    assert_eq!(json["pytest_runs"], 6);
 }
 
 #[test]
@@ -110,12 +112,9 @@ fn unittest_group_in_a_method() {
             (
                 "tests/test_schedule.py::ScheduleTest::test_default_offset_single_slot".into(),
                 "not_fixed".into(),
-                format!(
-                    "no candidate passed; 2 candidates already rejected for {first} with the \
-                     same failure were not tried again"
-                )
+                format!("same crash site as {first}, worked on for the group: no candidate passed")
             ),
         ]
     );
-    assert_eq!(json["pytest_runs"], 5);
+    assert_eq!(json["pytest_runs"], 4);
 }

@@ -236,7 +236,8 @@ fn color_always_colours_a_pipe_even_with_no_color() {
     let err = text(&out.stderr);
     for line in [
         "  [name-import-stdlib] add the missing `import json`: \x1b[32mproven\x1b[0m: the test \
-         passes and nothing else broke\n",
+         passes; confirmed with the other pending fixes in one full run, where nothing else \
+         broke\n",
         "  \x1b[33mescalated, not patched\x1b[0m: a file the code",
         "selfdebug: \x1b[33mpartial\x1b[0m: 2 patches proven in a scratch copy",
         "selfdebug: \x1b[33mreview\x1b[0m app/text.py (unsafe fix)",
@@ -289,8 +290,8 @@ fn a_terminal_gets_progress_and_colour_unless_no_color() {
         "\rselfdebug: [1/3] tests/test_core.py::test_dump: probing the failing line\x1b[K",
         "\rselfdebug: [1/3] tests/test_core.py::test_dump: candidate 1/1 (name-import-stdlib): \
          running the test\x1b[K",
-        "\rselfdebug: [1/3] tests/test_core.py::test_dump: candidate 1/1 (name-import-stdlib): \
-         running the whole suite\x1b[K",
+        // The two fixes share one full run (a batch), at the end.
+        ": confirming 2 fixes in one full run\x1b[K",
         "\rselfdebug: [2/3] tests/test_core.py::test_shout\x1b[K",
         // Cleared before the report.
         "\r\x1b[Kselfdebug: tests/test_core.py::test_dump: NameError",

@@ -87,6 +87,7 @@ pub fn error_json(
         "tracebacks": [],
         "patches": [],
         "failures": [],
+        "groups": [],
         "attempt_records": [],
         "backups": [],
         "notes": [],
@@ -126,6 +127,8 @@ struct Summary<'a> {
     tracebacks: Vec<Traceback<'a>>,
     patches: &'a [Patch],
     failures: &'a [FailureOutcome],
+    /// The failures grouped by crash site, biggest first; `failures[].group` points here.
+    groups: &'a [crate::session::Group],
     attempt_records: &'a [Attempt],
     backups: &'a [Backup],
     /// The project root the run worked in.
@@ -177,6 +180,7 @@ pub fn json_exiting(report: &Report, exit_code: i32) -> String {
             .collect(),
         patches: &report.patches,
         failures: &report.failures,
+        groups: &report.groups,
         attempt_records: &report.attempts,
         backups: &report.backups,
         root: &report.root,
@@ -266,7 +270,16 @@ pub fn human_log(report: &Report) -> String {
         }
         for a in report.attempts.iter().filter(|a| a.test == f.test) {
             let what = match a.outcome {
-                "accepted" => "proven: the test passes and nothing else broke".to_string(),
+                "accepted" => match a.confirmed_by {
+                    Some("batch") => "proven: the test passes; confirmed with the other pending \
+                                      fixes in one full run, where nothing else broke"
+                        .to_string(),
+                    Some(_) => "proven: the test passes and nothing else broke (the batch's \
+                                full run failed; confirmed one by one, with the fixes kept \
+                                before it)"
+                        .to_string(),
+                    None => "proven: the test passes and nothing else broke".to_string(),
+                },
                 "still_failing" => match &a.new_failure {
                     Some(nf) => format!("rejected: the test still fails ({nf})"),
                     None => "rejected: the test still fails".to_string(),
@@ -286,6 +299,11 @@ pub fn human_log(report: &Report) -> String {
                     a.new_failure.as_deref().unwrap_or("?")
                 ),
                 _ => "proposed (not validated)".to_string(),
+            };
+            let what = if a.outcome != "accepted" && a.confirmed_by.is_some() {
+                format!("{what} (dropped from the batch: confirmed one by one)")
+            } else {
+                what
             };
             // One command is the judge: it is what passes or fails, not a test.
             let what = if report.judge == "command" {
@@ -323,6 +341,25 @@ pub fn human_log(report: &Report) -> String {
                 let why = f.reason.as_deref().unwrap_or("no candidate passed");
                 let _ = writeln!(out, "  not fixed: {why}");
             }
+        }
+    }
+    // One line per group, when some crash site is shared (else each failure is its own).
+    if report.groups.iter().any(|g| g.tests.len() > 1) {
+        for (i, g) in report.groups.iter().enumerate() {
+            let site = match &g.key {
+                Some(k) => format!("{}:{} {}: {}", k.file, k.line, k.exc_type, k.msg_shape),
+                None => "no crash site in the project".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "selfdebug: group {}/{}: {} test{} at {site} (representative {}): {}",
+                i + 1,
+                report.groups.len(),
+                g.tests.len(),
+                if g.tests.len() == 1 { "" } else { "s" },
+                g.representative.as_deref().unwrap_or("none"),
+                g.status
+            );
         }
     }
     let status = final_status(report);

@@ -295,6 +295,7 @@ fn refused(
         outcome: "refused",
         broke: Vec::new(),
         new_failure: Some(why),
+        confirmed_by: None,
         exit_code: None,
         stdout_tail: String::new(),
         stderr_tail: String::new(),

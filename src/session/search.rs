@@ -324,32 +324,13 @@ pub(super) fn judge(
                     written = true;
                 }
                 let suite = s.run(ws, &[], Phase::Confirm)?;
-                match verdict::read(&suite, ws.root()) {
-                    Verdict::TimedOut => attempt.outcome = "timeout",
-                    v @ (Verdict::Green | Verdict::Failed(_)) => {
-                        let after = v.failures().map(<[Failure]>::to_vec).unwrap_or_default();
-                        let after_keys = failure_keys(&after);
-                        let broke: Vec<String> = after_keys
-                            .iter()
-                            .filter(|f| !ctx.current.contains(f))
-                            .map(|(t, _)| t.clone())
-                            .collect();
-                        if after_keys.contains(key) {
-                            attempt.new_failure =
-                                Some("the test passed alone but failed in the full run".into());
-                        } else if broke.is_empty() {
-                            attempt.outcome = "accepted";
-                            accepted = Some(after);
-                        } else {
-                            attempt.outcome = "new_failures";
-                            attempt.broke = broke;
-                        }
-                    }
-                    other => {
-                        attempt.outcome = "suite_error";
-                        attempt.new_failure = Some(other.describe());
-                    }
-                }
+                accepted = super::judge::judge_full_run(
+                    verdict::read(&suite, ws.root()),
+                    ctx.current,
+                    std::slice::from_ref(key),
+                    ctx.blind,
+                )
+                .record(&mut attempt);
             }
             Verdict::Failed(f) => {
                 attempt.outcome = "new_failures";

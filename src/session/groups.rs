@@ -1,0 +1,265 @@
+//! Many failures, one cause: one bug in a core function commonly fails dozens of tests, all at
+//! the same crash site. The failures to work on are grouped by that site (file, line, exception
+//! type, and the message's shape: numbers and quoted values normalised), the biggest group
+//! first; a group is worked on through one representative test (one probe, its candidates),
+//! and a candidate that passes the representative must pass the whole group in one targeted
+//! run before the full suite is run.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{failure_key, FailureOutcome};
+use crate::traceback::{Failure, When};
+
+/// Where and how a group's tests crash.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct GroupKey {
+    pub file: String,
+    pub line: u32,
+    pub exc_type: String,
+    /// The message's first line with numbers as `<n>` and quoted values as `<s>`.
+    pub msg_shape: String,
+}
+
+/// One group as the report shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    /// Null for a failure with no test id or no place in the project (it is its own group).
+    pub key: Option<GroupKey>,
+    pub tests: Vec<String>,
+    /// The test the group was worked on through (the first of the group in the run's order).
+    pub representative: Option<String>,
+    /// The representative's status (`fixed`, `not_fixed`, ...), or `fixed_by_another_patch`
+    /// when another group's patch made the whole group pass before it was worked on.
+    pub status: &'static str,
+}
+
+/// `'KeyError: 'user_42''` and `'KeyError: 'admin_7''` have the same shape.
+pub fn msg_shape(msg: &str) -> String {
+    let first = msg.lines().next().unwrap_or("").trim();
+    let mut out = String::with_capacity(first.len());
+    let mut chars = first.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                // A quoted value up to the same quote on the line; a lone quote (`don't`) stays.
+                let rest: String = chars.clone().collect();
+                match rest.find(c) {
+                    Some(end) => {
+                        out.push_str("<s>");
+                        for _ in 0..rest[..end].chars().count() + 1 {
+                            chars.next();
+                        }
+                    }
+                    None => out.push(c),
+                }
+            }
+            c if c.is_ascii_digit() => {
+                // `3.5`, `1e9`, `0x1f` are one number.
+                while chars
+                    .peek()
+                    .is_some_and(|n| n.is_ascii_alphanumeric() || *n == '.' || *n == '_')
+                {
+                    chars.next();
+                }
+                out.push_str("<n>");
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The crash site of a failure that can be grouped: it names a test and a place.
+pub fn key_of(f: &Failure) -> Option<GroupKey> {
+    f.test.as_ref()?;
+    let loc = f.location.as_ref()?;
+    Some(GroupKey {
+        file: loc.file.clone(),
+        line: loc.line,
+        exc_type: f.exc_type.clone(),
+        msg_shape: msg_shape(&f.msg),
+    })
+}
+
+/// The groups of a run: which group each failure is in, and who represents it.
+#[derive(Debug, Default)]
+pub struct Groups {
+    pub list: Vec<Group>,
+    /// (test, phase) → index into `list`.
+    of: BTreeMap<(String, When), usize>,
+    /// The representative of each group has been worked on.
+    done: Vec<bool>,
+}
+
+impl Groups {
+    /// Groups `failures` and returns them reordered: the biggest group first (ties in the
+    /// order of the run), the members of a group next to each other.
+    pub fn build(failures: Vec<Failure>) -> (Groups, Vec<Failure>) {
+        let mut keyed: Vec<(Option<GroupKey>, Vec<Failure>)> = Vec::new();
+        for f in failures {
+            let key = key_of(&f);
+            match key
+                .as_ref()
+                .and_then(|k| keyed.iter_mut().find(|(g, _)| g.as_ref() == Some(k)))
+            {
+                Some((_, members)) => members.push(f),
+                None => keyed.push((key, vec![f])),
+            }
+        }
+        // A stable sort keeps the run's order among groups of one size.
+        keyed.sort_by_key(|(_, members)| std::cmp::Reverse(members.len()));
+        let mut groups = Groups::default();
+        let mut ordered = Vec::new();
+        for (i, (key, members)) in keyed.into_iter().enumerate() {
+            for f in &members {
+                groups.of.insert(failure_key(f), i);
+            }
+            groups.list.push(Group {
+                key,
+                tests: members.iter().filter_map(|f| f.test.clone()).collect(),
+                representative: None,
+                status: "not_fixed",
+            });
+            groups.done.push(false);
+            ordered.extend(members);
+        }
+        (groups, ordered)
+    }
+
+    /// The group of a failure, by its (test, phase).
+    pub fn index(&self, f: &Failure) -> Option<usize> {
+        self.of.get(&failure_key(f)).copied()
+    }
+
+    /// Whether the group's representative was already worked on.
+    pub fn worked_on(&self, g: usize) -> bool {
+        self.done.get(g).copied().unwrap_or(false)
+    }
+
+    /// `f` represents its group from now on.
+    pub fn represent(&mut self, g: usize, f: &Failure) {
+        if let (Some(group), Some(done)) = (self.list.get_mut(g), self.done.get_mut(g)) {
+            group.representative = f.test.clone();
+            *done = true;
+        }
+    }
+
+    /// A flaky representative proves nothing about the others: the next member represents
+    /// the group instead.
+    pub fn release(&mut self, g: usize) {
+        if let Some(done) = self.done.get_mut(g) {
+            *done = false;
+        }
+    }
+
+    /// The group's other tests, for its targeted run.
+    pub fn others(&self, g: usize, f: &Failure) -> Vec<String> {
+        self.list.get(g).map_or_else(Vec::new, |group| {
+            group
+                .tests
+                .iter()
+                .filter(|t| Some(*t) != f.test.as_ref())
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// Sets each group's status from its representative's outcome (or, for a group never
+    /// worked on, from its members: all fixed by another patch).
+    pub fn settle(&mut self, outcomes: &[FailureOutcome]) {
+        for (i, group) in self.list.iter_mut().enumerate() {
+            let mine: Vec<&FailureOutcome> =
+                outcomes.iter().filter(|o| o.group == Some(i)).collect();
+            let rep = group
+                .representative
+                .as_ref()
+                .and_then(|r| mine.iter().find(|o| o.test.as_ref() == Some(r)));
+            group.status = match rep {
+                Some(o) => o.status,
+                None => mine.first().map_or("not_fixed", |o| o.status),
+            };
+        }
+    }
+}
+
+impl super::Runs<'_> {
+    /// The group's other tests in one targeted run, once the representative passed: `true`
+    /// when none of them fails at the group's crash site any more. Otherwise the attempt says
+    /// why it is rejected (one edit must account for the whole group's crash: a candidate that
+    /// fixes one test of it is a guess that fits that test). A member that now fails
+    /// differently has a second bug behind the first: it is worked on later, like the rest.
+    pub(super) fn group_run(
+        &mut self,
+        ws: &dyn super::Workspace,
+        others: &[String],
+        key: Option<&GroupKey>,
+        attempt: &mut super::Attempt,
+    ) -> Result<bool, super::SessionError> {
+        if others.is_empty() {
+            return Ok(true);
+        }
+        let run = self.run(ws, others, super::Phase::Candidate)?;
+        match self.read(&run, ws.root()) {
+            crate::verdict::Verdict::Green => Ok(true),
+            crate::verdict::Verdict::TimedOut => {
+                attempt.outcome = "timeout";
+                Ok(false)
+            }
+            crate::verdict::Verdict::Failed(after) => {
+                // Only the group's own tests count here (a sibling subtest of a member is
+                // judged by the full run against the baseline).
+                let failing: Vec<&Failure> = after
+                    .iter()
+                    .filter(|f| f.test.as_ref().is_some_and(|t| others.contains(t)))
+                    .filter(|f| key.is_none() || key_of(f).as_ref() == key)
+                    .collect();
+                let Some(first) = failing.first() else {
+                    return Ok(true);
+                };
+                attempt.new_failure = Some(format!(
+                    "the representative passes, but {} of the group's {} other tests still \
+                     fail{} ({}: {}: {})",
+                    failing.len(),
+                    others.len(),
+                    if failing.len() == 1 { "s" } else { "" },
+                    first.test.as_deref().unwrap_or("?"),
+                    first.exc_type,
+                    first.msg.lines().next().unwrap_or("")
+                ));
+                Ok(false)
+            }
+            other => {
+                attempt.outcome = "suite_error";
+                attempt.new_failure = Some(format!("the group's run: {}", other.describe()));
+                Ok(false)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_quoted_values_are_normalised() {
+        assert_eq!(msg_shape("'user_42'"), "<s>");
+        assert_eq!(
+            msg_shape("list index out of range: 3 of 12"),
+            "list index out of range: <n> of <n>"
+        );
+        assert_eq!(
+            msg_shape("unsupported operand type(s) for +: 'int' and \"str\""),
+            "unsupported operand type(s) for +: <s> and <s>"
+        );
+        assert_eq!(
+            msg_shape("can't divide 3.5 by 0x0"),
+            "can't divide <n> by <n>"
+        );
+        assert_eq!(msg_shape("first line\nsecond 42"), "first line");
+        assert_eq!(msg_shape(""), "");
+        assert_eq!(msg_shape("é'ü"), "é'ü");
+    }
+}
