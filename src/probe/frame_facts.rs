@@ -126,10 +126,12 @@ impl Baseline {
     pub fn arm(&mut self, root: &Path) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
         self.records.clear();
         self.dir = TempDir::new("selfdebug-facts").ok();
+        // Absolute: a test may change the working directory before it fails.
+        let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         match &self.dir {
             Some(d) => vec![
                 (DIR_ENV.into(), d.path().as_os_str().to_owned()),
-                (ROOT_ENV.into(), root.as_os_str().to_owned()),
+                (ROOT_ENV.into(), root.into_os_string()),
             ],
             None => Vec::new(),
         }
