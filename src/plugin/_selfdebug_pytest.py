@@ -266,7 +266,10 @@ def _statement_exprs(path, line):
     stmts = [chain[-1]]
     if len(chain) >= 2 and chain[-2].lineno == chain[-1].lineno:
         stmts.insert(0, chain[-2])
-    in_class = any(isinstance(s, ast.ClassDef) for s in chain)
+    classes = [s.name for s in chain if isinstance(s, ast.ClassDef)]
+    # Private names are mangled by the innermost class, which eval of a bare expression does not
+    # do (as the probe's planner does: src/probe/plan.rs, `mangle`).
+    mangle_as = classes[-1].lstrip("_") if classes else ""
     found = []
 
     def header_fields(s):
@@ -320,11 +323,10 @@ def _statement_exprs(path, line):
         if seg is None:
             continue
         seg = seg.replace("\r\n", "\n").replace("\r", "\n")
-        # Private names are mangled inside a class, which eval does not do: the probe's.
-        if seg in seen or (in_class and "__" in seg):
+        if seg in seen:
             continue
         seen.add(seg)
-        out.append((seg, n, roles.get(id(n), set())))
+        out.append((seg, _load(n, mangle_as), roles.get(id(n), set())))
         if len(out) >= _EXPRS_MAX:
             break
     return chain[-1].lineno, out
@@ -418,7 +420,7 @@ def _record(item, excinfo, duration):
     for text, node, roles in exprs:
         d = {"text": text}
         try:
-            code = compile(ast.Expression(body=_load(node)), "<selfdebug-facts>", "eval")
+            code = compile(ast.Expression(body=node), "<selfdebug-facts>", "eval")
             v = eval(code, G, L)
         except BaseException as e:
             try:
@@ -451,15 +453,25 @@ def _record(item, excinfo, duration):
     return rec
 
 
-def _load(node):
-    """A copy of `node` in load context (an augmented assignment's target is a store)."""
+def _load(node, mangle_as):
+    """A copy of `node` to evaluate: in load context (an augmented assignment's target is a
+    store), private names mangled for class `mangle_as` (none when empty)."""
     import ast
     import copy
+
+    def mangled(name):
+        if mangle_as and name.startswith("__") and not name.endswith("__"):
+            return "_" + mangle_as + name
+        return name
 
     n = copy.deepcopy(node)
     for sub in ast.walk(n):
         if hasattr(sub, "ctx"):
             sub.ctx = ast.Load()
+        if isinstance(sub, ast.Name):
+            sub.id = mangled(sub.id)
+        elif isinstance(sub, ast.Attribute):
+            sub.attr = mangled(sub.attr)
     return ast.fix_missing_locations(n)
 
 
