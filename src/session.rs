@@ -652,6 +652,7 @@ pub fn run_loop(
         installed: Vec::new(),
         last_mismatch: None,
         llm: opts.llm.clone().map(crate::llm::Llm::new),
+        facts: Default::default(),
     };
     let selection = match &opts.test {
         Some(t) => Some(s.resolve_selection(ws, t)?),
@@ -1284,6 +1285,30 @@ struct Step<'a> {
     deferred: Option<usize>,
 }
 
+/// The failure passed once when run again on unchanged code: one more plain run of the test
+/// decides. Passing again, it is flaky (`ctx.flaky`, with the reason) and nothing is patched.
+fn flaky(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+) -> Result<bool, SessionError> {
+    let test: Vec<String> = failure.test.iter().cloned().collect();
+    let again = s.run(ws, &test, Phase::Probe)?;
+    if !matches!(s.read(&again, ws.root()), Verdict::Green) {
+        return Ok(false);
+    }
+    ctx.flaky = true;
+    ctx.reason = Some(format!(
+        "flaky: the test failed in the first run and passed twice when run again on \
+         unchanged code ({}: {}); a test that fails at random proves no patch, so \
+         nothing was patched",
+        failure.exc_type,
+        failure.msg.lines().next().unwrap_or("")
+    ));
+    Ok(true)
+}
+
 /// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
 /// fails differently (a new location or exception) is kept tentatively and the new failure is
 /// worked on as the next step, within the same budget; if that leads nowhere it is undone.
@@ -1313,8 +1338,24 @@ fn work_on(
             ws.record(&path)?;
         }
     }
-    crate::progress::step(|| "probing the failing line".into());
-    let report = loc.and_then(|_| s.probe(ws, failure));
+    // The baseline's crash-frame facts stand in for the probe run while the code is still
+    // the baseline's (nothing accepted, no tentative step) and they cover the statement.
+    let baseline_code = depth == 0 && ctx.accepted.is_empty();
+    // The plugin's in-session rerun passed: like a probe run that passed, one more run decides.
+    if baseline_code
+        && ctx.current.contains(&failure_key(failure))
+        && s.facts.passed_on_rerun(failure)
+        && flaky(s, ws, ctx, failure)?
+    {
+        return Ok(None);
+    }
+    let recorded = baseline_code
+        .then(|| s.facts.report(ws.root(), failure, &s.python))
+        .flatten();
+    if recorded.is_none() {
+        crate::progress::step(|| "probing the failing line".into());
+    }
+    let report = recorded.or_else(|| loc.and_then(|_| s.probe(ws, failure)));
     let facts = report.as_ref().map(probe_facts);
     // The model, when asked for, takes over where the rules end (see `llm::Turn`).
     let mut model = llm::Turn::new(s, failure, report.as_ref());
@@ -1333,20 +1374,8 @@ fn work_on(
     if depth == 0 {
         ctx.first_probe = report;
     }
-    if passed_again {
-        let test: Vec<String> = failure.test.iter().cloned().collect();
-        let again = s.run(ws, &test, Phase::Probe)?;
-        if matches!(s.read(&again, ws.root()), Verdict::Green) {
-            ctx.flaky = true;
-            ctx.reason = Some(format!(
-                "flaky: the test failed in the first run and passed twice when run again on \
-                 unchanged code ({}: {}); a test that fails at random proves no patch, so \
-                 nothing was patched",
-                failure.exc_type,
-                failure.msg.lines().next().unwrap_or("")
-            ));
-            return Ok(None);
-        }
+    if passed_again && flaky(s, ws, ctx, failure)? {
+        return Ok(None);
     }
     let candidates = match plan::plan(&PlanInput {
         root: ws.root(),
@@ -1770,6 +1799,8 @@ struct Runs<'a> {
     last_mismatch: Option<crate::command::OutputMismatch>,
     /// The opt-in model fallback (`--llm`), asked when the rules have nothing (left).
     llm: Option<crate::llm::Llm>,
+    /// The plugin's crash-frame facts from the latest baseline run.
+    facts: probe::frame_facts::Baseline,
 }
 
 impl Runs<'_> {
@@ -1793,7 +1824,16 @@ impl Runs<'_> {
         if phase == Phase::Confirm && node_ids.is_empty() && self.opts.judge.is_none() {
             crate::xdist::add(&mut spec, &self.python, self.opts.xdist, self.baseline);
         }
-        self.exec(&spec, phase)
+        // A baseline run records crash-frame facts (pytest only: the plugin is pytest's).
+        let facts = phase == Phase::Baseline && self.opts.judge.is_none();
+        if facts {
+            spec.env.extend(self.facts.arm(ws.root()));
+        }
+        let run = self.exec(&spec, phase)?;
+        if facts {
+            self.facts.collect(ws.root());
+        }
+        Ok(run)
     }
 
     /// The one place a judge run's spec is made (every run of the loop, the search's too):

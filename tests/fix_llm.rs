@@ -324,8 +324,9 @@ fn an_edit_to_a_test_file_is_refused_without_a_run() {
         "the answer edits the test file test_shop.py; the tests are the specification \
          (--allow-tests lets it)"
     );
-    // Only the baseline and the probe ran: the refused answer cost no pytest run.
-    assert_eq!(j["pytest_runs"], 2);
+    // Only the baseline ran (its crash-frame facts stood in for the probe): the refused
+    // answer cost no pytest run.
+    assert_eq!(j["pytest_runs"], 1);
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     assert!(stderr(&out).contains("refused before any run: the answer edits the test file"));
     assert_key_nowhere(&p, &out);
@@ -528,8 +529,9 @@ fn an_edit_to_an_excluded_file_is_refused_without_a_run() {
         "{}",
         records[0]
     );
-    // The baseline and the probe; the refused answer cost no run.
-    assert_eq!(j["pytest_runs"], 2);
+    // The baseline (its crash-frame facts stood in for the probe); the refused answer cost no
+    // run.
+    assert_eq!(j["pytest_runs"], 1);
 }
 
 #[test]

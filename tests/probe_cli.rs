@@ -91,6 +91,8 @@ fn json_output_without_a_log() {
     assert!(stderr.is_empty(), "{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema_version"], 1);
+    // The subcommand always runs the probe (the plugin's facts are `fix`'s baseline's).
+    assert_eq!(v["source"], "probe");
     assert_eq!(v["file"], "utils/demo.py");
     assert_eq!(v["path"], s(&root.join("utils/demo.py")));
     assert_eq!(v["line"], 6);
@@ -175,6 +177,7 @@ fn json_output_without_a_log() {
             "probe_line",
             "python_version",
             "schema_version",
+            "source",
             "statement",
             "statement_line",
             "test",

@@ -12,6 +12,9 @@ per-test time limit (SELFDEBUG_TEST_TIMEOUT, seconds), so that one stuck test ca
   that file and names the test and the frame.
 
 A project that configures pytest-timeout keeps its own limit: the timer is then not armed.
+
+With SELFDEBUG_FACTS_DIR set (the baseline run), it also records crash-frame facts; see the
+"Crash-frame facts" section below.
 """
 
 import faulthandler
@@ -122,3 +125,432 @@ def pytest_runtest_call(item):
 def pytest_runtest_teardown(item):
     with _Limit(item, "teardown"):
         yield
+
+
+# ---------------------------------------------------------------------------------------------
+# Crash-frame facts (SELFDEBUG_FACTS_DIR, set for the baseline run only).
+#
+# For a test whose call phase fails, the innermost frame of the traceback, when it is project
+# code (under SELFDEBUG_FACTS_ROOT, not in site-packages or a virtualenv), is recorded as the
+# probe would have seen it: its locals and the values of the failing statement's name /
+# attribute / constant-subscript sub-expressions. Which of those the probe's rule selects is
+# decided in Rust (src/probe/frame_facts.rs): this side records a superset, keyed by source
+# text. The test is then run once more in the same session (the flakiness check the probe run
+# used to be) and the record says whether it failed the same way. One JSON line per test, in
+# one file per process (pytest-xdist workers do not share one). Everything here swallows its
+# own errors: a fact that cannot be had is left out, and selfdebug probes instead.
+
+# Read at each use, not at import: a warm worker imports this module once for many runs.
+def _facts_dir():
+    return os.environ.get("SELFDEBUG_FACTS_DIR") or ""
+
+
+def _facts_root():
+    return os.environ.get("SELFDEBUG_FACTS_ROOT") or ""
+
+
+# The probe's cuts (src/probe/pysrc.rs; a Rust test keeps them equal).
+_REPR_MAX = 400
+_LOCALS_MAX = 100
+_NAMES_MAX = 800
+# Reruns per process, and the longest first run worth rerunning (seconds): a baseline with
+# dozens of failures must not double its time; a test past either limit is probed instead.
+_RERUNS_MAX = 5
+_RERUN_SLOW = 10.0
+_EXPRS_MAX = 80
+_facts_state = {"reruns": 0, "pending": None, "again": None, "rerunning": False, "pid": None}
+
+
+def _sd_type(v):
+    t = type(v)
+    m = getattr(t, "__module__", None)
+    q = getattr(t, "__qualname__", None) or getattr(t, "__name__", "?")
+    if isinstance(m, str) and m != "builtins":
+        return m + "." + q
+    return q
+
+
+def _sd_value(v):
+    try:
+        r = repr(v)
+        if not isinstance(r, str):
+            r = "<repr returned " + _sd_type(r) + ">"
+    except BaseException as e:
+        r = "<repr failed: " + _sd_type(e) + ">"
+    d = {"type": _sd_type(v), "repr": r[:_REPR_MAX]}
+    if len(r) > _REPR_MAX:
+        d["truncated"] = True
+    return d
+
+
+def _sd_keys(m):
+    ks = [k for k in m.keys() if isinstance(k, str)]
+    return {"names": ks[:_NAMES_MAX], "total": len(ks)}
+
+
+def _project_file(path):
+    """`path` relative to the root when it is project code, else None."""
+    root = _facts_root()
+    if not root or not path or path.startswith("<"):
+        return None
+    try:
+        real = os.path.realpath(path)
+        root = os.path.realpath(root)
+        rel = os.path.relpath(real, root)
+    except (OSError, ValueError):
+        return None
+    if rel == os.curdir or rel.startswith(os.pardir + os.sep) or rel == os.pardir:
+        return None
+    parts = rel.split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts:
+        return None
+    d = root
+    for p in parts[:-1]:
+        if os.path.exists(os.path.join(d, "pyvenv.cfg")):
+            return None
+        d = os.path.join(d, p)
+    if os.path.exists(os.path.join(d, "pyvenv.cfg")):
+        return None
+    return "/".join(parts)
+
+
+def _crash(excinfo):
+    """(innermost traceback entry, exception) of a failed call."""
+    tb = excinfo.tb
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb, excinfo.value
+
+
+def _signature(excinfo):
+    """What "failed the same way" compares: the exception type and the innermost frame."""
+    try:
+        tb, exc = _crash(excinfo)
+        where = (tb.tb_frame.f_code.co_filename, tb.tb_lineno) if tb is not None else None
+        return (_sd_type(exc), where)
+    except BaseException:
+        return None
+
+
+def _statement_exprs(path, line):
+    """The sub-expressions the probe may evaluate for the statement at `line`: names, loads of
+    attributes and constant subscripts of those (and an augmented assignment's target), not
+    inside lambdas or comprehensions, in the innermost statement spanning the line and in a
+    compound statement whose header shares that line (`if x: return y.z`). Returns the
+    statement's first line and a list of (text, node, roles), roles a subset of {"receiver",
+    "callee"}; (None, None) when no statement spans the line."""
+    import ast
+
+    import io
+    import tokenize
+
+    with open(path, "rb") as f:
+        src = f.read()
+    tree = ast.parse(src, path)
+    # The text as Python decoded it (cookie, BOM): ast's columns are UTF-8 offsets into it.
+    text = src.decode(tokenize.detect_encoding(io.BytesIO(src).readline)[0])
+    chain = []
+    node = tree
+    while True:
+        inner = None
+        for child in _stmt_children(node):
+            if child.lineno <= line <= (child.end_lineno or 0):
+                inner = child
+                break
+        if inner is None:
+            break
+        chain.append(inner)
+        node = inner
+    if not chain:
+        return None, None
+    stmts = [chain[-1]]
+    if len(chain) >= 2 and chain[-2].lineno == chain[-1].lineno:
+        stmts.insert(0, chain[-2])
+    classes = [s.name for s in chain if isinstance(s, ast.ClassDef)]
+    # Private names are mangled by the innermost class, which eval of a bare expression does not
+    # do (as the probe's planner does: src/probe/plan.rs, `mangle`).
+    mangle_as = classes[-1].lstrip("_") if classes else ""
+    found = []
+
+    def header_fields(s):
+        # A compound statement's own expressions, not its nested bodies.
+        for name, value in ast.iter_fields(s):
+            if name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                continue
+            vals = value if isinstance(value, list) else [value]
+            for v in vals:
+                if isinstance(v, ast.AST):
+                    yield v
+
+    def pure(n, any_ctx=False):
+        if isinstance(n, ast.Name):
+            return True
+        if isinstance(n, ast.Attribute):
+            return (any_ctx or isinstance(n.ctx, ast.Load)) and pure(n.value)
+        if isinstance(n, ast.Subscript):
+            return (any_ctx or isinstance(n.ctx, ast.Load)) and _constant(n.slice) and pure(n.value)
+        return False
+
+    def _constant(n):
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            n = n.operand
+        return isinstance(n, ast.Constant) and not isinstance(n.value, bytes)
+
+    roles = {}
+
+    def visit(n, skip):
+        if isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return
+        if isinstance(n, ast.Attribute):
+            roles.setdefault(id(n.value), set()).add("receiver")
+        if isinstance(n, ast.Call) and n.keywords:
+            roles.setdefault(id(n.func), set()).add("callee")
+        if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)) and pure(n, id(n) in skip):
+            found.append(n)
+        for c in ast.iter_child_nodes(n):
+            if isinstance(c, ast.stmt):
+                continue
+            visit(c, skip)
+
+    for s in stmts:
+        aug = {id(s.target)} if isinstance(s, ast.AugAssign) else set()
+        for f in header_fields(s):
+            visit(f, aug)
+    out = []
+    seen = set()
+    for n in found:
+        seg = ast.get_source_segment(text, n)
+        if seg is None:
+            continue
+        seg = seg.replace("\r\n", "\n").replace("\r", "\n")
+        if seg in seen:
+            continue
+        seen.add(seg)
+        out.append((seg, _load(n, mangle_as), roles.get(id(n), set())))
+        if len(out) >= _EXPRS_MAX:
+            break
+    return chain[-1].lineno, out
+
+
+def _stmt_children(node):
+    """The statements directly in `node`'s bodies, `except` and `case` bodies included."""
+    import ast
+
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.stmt):
+            yield child
+        elif isinstance(child, ast.excepthandler) or type(child).__name__ == "match_case":
+            for c in ast.iter_child_nodes(child):
+                if isinstance(c, ast.stmt):
+                    yield c
+
+
+def _record(item, excinfo, duration):
+    import sys
+    import types
+
+    tb, exc = _crash(excinfo)
+    if tb is None or isinstance(exc, PerTestTimeout):
+        return None
+    frame = tb.tb_frame
+    path = frame.f_code.co_filename
+    rel = _project_file(path)
+    if rel is None:
+        return None
+    line = tb.tb_lineno
+    L = frame.f_locals
+    G = frame.f_globals
+    mn = G.get("__name__")
+    mf = G.get("__file__")
+    try:
+        msg = str(exc)
+    except BaseException:
+        msg = ""
+    rec = {
+        "test": item.nodeid,
+        "file": rel,
+        "line": line,
+        "exc_type": _sd_type(exc),
+        "msg": msg[:_REPR_MAX],
+        "module": mn if isinstance(mn, str) else None,
+        "module_file": mf if isinstance(mf, str) else None,
+        "py": list(sys.version_info[:2]),
+        "locals": [],
+        "exprs": [],
+        "duration_ms": int(duration * 1000),
+    }
+    module_level = L is G
+    for k in list(L.keys()):
+        if not isinstance(k, str):
+            continue
+        try:
+            v = L[k]
+        except BaseException:
+            continue
+        if module_level and (k.startswith("__") or isinstance(v, types.ModuleType)):
+            continue
+        if len(rec["locals"]) >= _LOCALS_MAX:
+            rec["locals_truncated"] = True
+            break
+        d = _sd_value(v)
+        d["name"] = k
+        rec["locals"].append(d)
+    if isinstance(exc, NameError):
+        name = getattr(exc, "name", None)
+        B = G.get("__builtins__")
+        if isinstance(B, types.ModuleType):
+            B = vars(B)
+        sc = {"locals": _sd_keys(L), "globals": _sd_keys(G), "builtins": _sd_keys(B or {})}
+        if "self" in L and isinstance(name, str):
+            sc["self_has_attr"] = name in dir(L["self"])
+        rec["scope"] = sc
+        rec["scope_name"] = name if isinstance(name, str) else None
+    try:
+        stmt_line, exprs = _statement_exprs(path, line)
+    except BaseException:
+        stmt_line, exprs = None, None
+    rec["statement_line"] = stmt_line
+    if exprs is None:
+        rec["exprs"] = None
+        return rec
+    import ast
+
+    attr_err = isinstance(exc, AttributeError)
+    type_err = isinstance(exc, TypeError)
+    for text, node, roles in exprs:
+        d = {"text": text}
+        try:
+            code = compile(ast.Expression(body=node), "<selfdebug-facts>", "eval")
+            v = eval(code, G, L)
+        except BaseException as e:
+            try:
+                emsg = str(e)
+            except BaseException:
+                emsg = ""
+            d["error"] = {"type": _sd_type(e), "msg": emsg[:_REPR_MAX]}
+            rec["exprs"].append(d)
+            continue
+        d.update(_sd_value(v))
+        if attr_err and "receiver" in roles:
+            try:
+                ns = [n for n in dir(v) if isinstance(n, str)]
+                d["dir"] = {
+                    "names": ns[:_NAMES_MAX],
+                    "total": len(ns),
+                    "is_self": "self" in L and L["self"] is v,
+                }
+            except BaseException:
+                pass
+        if type_err and "callee" in roles:
+            try:
+                import inspect
+
+                ps = inspect.signature(v).parameters.values()
+                d["params"] = [[p.name, p.kind.name] for p in ps][:_NAMES_MAX]
+            except BaseException:
+                pass
+        rec["exprs"].append(d)
+    return rec
+
+
+def _load(node, mangle_as):
+    """A copy of `node` to evaluate: in load context (an augmented assignment's target is a
+    store), private names mangled for class `mangle_as` (none when empty)."""
+    import ast
+    import copy
+
+    def mangled(name):
+        if mangle_as and name.startswith("__") and not name.endswith("__"):
+            return "_" + mangle_as + name
+        return name
+
+    n = copy.deepcopy(node)
+    for sub in ast.walk(n):
+        if hasattr(sub, "ctx"):
+            sub.ctx = ast.Load()
+        if isinstance(sub, ast.Name):
+            sub.id = mangled(sub.id)
+        elif isinstance(sub, ast.Attribute):
+            sub.attr = mangled(sub.attr)
+    return ast.fix_missing_locations(n)
+
+
+def _write(rec):
+    import json
+
+    path = os.path.join(_facts_dir(), "facts-%d.jsonl" % os.getpid())
+    line = json.dumps(rec, ensure_ascii=True, default=str) + "\n"
+    with open(path, "a", encoding="ascii") as f:
+        f.write(line)
+
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when != "call" or call.excinfo is None or not _facts_dir():
+        return
+    try:
+        rep = outcome.get_result()
+        if not rep.failed:
+            return
+        st = _facts_state
+        if st["rerunning"]:
+            st["again"] = _signature(call.excinfo)
+            return
+        rec = _record(item, call.excinfo, call.duration)
+        if rec is not None:
+            rec["signature"] = _signature(call.excinfo)
+        st["pending"] = rec
+    except BaseException:
+        _facts_state["pending"] = None
+
+
+def _rerun_safe(item):
+    # Another plugin that reruns or isolates tests owns the protocol.
+    pm = item.config.pluginmanager
+    return not any(pm.hasplugin(n) for n in ("rerunfailures", "flaky", "forked"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not _facts_dir() or not _rerun_safe(item):
+        return None
+    from _pytest.runner import runtestprotocol
+
+    st = _facts_state
+    if st["pid"] != os.getpid():
+        # A forked child counts its own reruns.
+        st.update(reruns=0, pid=os.getpid())
+    st["pending"] = None
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    rec = st["pending"]
+    st["pending"] = None
+    if rec is not None:
+        try:
+            if st["reruns"] >= _RERUNS_MAX or rec["duration_ms"] > _RERUN_SLOW * 1000:
+                rec["rerun"] = "skipped"
+            else:
+                st["reruns"] += 1
+                st["again"] = None
+                st["rerunning"] = True
+                try:
+                    again = runtestprotocol(item, nextitem=nextitem, log=False)
+                finally:
+                    st["rerunning"] = False
+                if any(r.when == "call" and r.passed for r in again):
+                    rec["rerun"] = "passed"
+                elif st["again"] is not None and st["again"] == rec["signature"]:
+                    rec["rerun"] = "same"
+                else:
+                    rec["rerun"] = "different"
+            rec.pop("signature", None)
+            _write(rec)
+        except BaseException:
+            pass
+    # Only the first run is reported: the log is the baseline as it was.
+    for rep in reports:
+        item.ihook.pytest_runtest_logreport(report=rep)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True

@@ -1,5 +1,7 @@
 //! selfdebug's own pytest plugin (`_selfdebug_pytest.py`, embedded in the binary): a per-test
-//! time limit that fails a stuck test where it is stuck, so one hang cannot stall a run. Beside
+//! time limit that fails a stuck test where it is stuck, so one hang cannot stall a run; in the
+//! baseline run, the crash-frame facts of each failing test and one in-session rerun of it
+//! (read by [`crate::probe::frame_facts`]). Beside
 //! it, `_selfdebug_cover.py` records per-test line coverage for fault localization; it is loaded
 //! only into the runs that ask for it.
 //!

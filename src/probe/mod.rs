@@ -12,6 +12,7 @@
 //!    original bytes and mtime, always ([`guard::FileGuard`]), verified by hash;
 //! 4. report the last hit's values and the hit count ([`ProbeReport`]).
 
+pub mod frame_facts;
 pub mod guard;
 pub mod plan;
 pub mod pysrc;
@@ -154,10 +155,23 @@ pub struct TestOutcome {
     pub duration_ms: u64,
 }
 
+/// Where a report's facts come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeSource {
+    /// A probe run: the line injected before the statement, the failing test run once.
+    Probe,
+    /// The baseline run: selfdebug's pytest plugin at the crash frame ([`frame_facts`]); no
+    /// line was injected and no extra run was made.
+    Plugin,
+}
+
 /// Everything the probe learned. Serialized as the `probe --json` output (snake_case fields).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProbeReport {
     pub schema_version: u32,
+    /// Where the facts come from.
+    pub source: ProbeSource,
     /// The probed file, relative to the project dir.
     pub file: String,
     /// Its absolute path (in the project dir that was probed).
@@ -291,6 +305,8 @@ pub struct ProbePlan {
     pub statement: String,
     pub injection: Injection,
     pub targets: Vec<Target>,
+    /// What is recorded besides values for the failure (none without one).
+    pub extras: pysrc::Extras,
     pub key: String,
     pub probe_line: String,
     pub probed_bytes: Vec<u8>,
@@ -332,6 +348,7 @@ pub fn plan_probe(
         plan::extras(source.text(), &located, &targets, exc_type, msg)
     });
     let probe_line = pysrc::probe_line(&key, &pysrc::probe_source(&key, &evals, &extras));
+
     let edit: Edit =
         edit::insert_line_before(&source, injection.line, &injection.indent, &probe_line)
             .ok_or_else(|| no_point(format!("line {} is past the end", injection.line)))?;
@@ -350,6 +367,7 @@ pub fn plan_probe(
         statement,
         injection,
         targets,
+        extras,
         key,
         probe_line,
         probed_bytes,
@@ -462,6 +480,7 @@ pub fn probe_with(
         .collect();
     Ok(ProbeReport {
         schema_version: PROBE_SCHEMA_VERSION,
+        source: ProbeSource::Probe,
         file: loc.file.clone(),
         path: path.to_string_lossy().into_owned(),
         line: plan.line,
