@@ -167,7 +167,7 @@ fn flow_defaults(
         _ => None,
     };
     match other
-        .and_then(|o| ctx.probe_type(o))
+        .and_then(|o| operand_type(ctx, o, 0))
         .and_then(empty_for_type_name)
     {
         Some(d) => (Some(d), d),
@@ -175,8 +175,37 @@ fn flow_defaults(
     }
 }
 
-/// `str(x)` for each target when the test expects text that shows `None` (`assert
-/// f(None) == "Value: None"`): the author meant the value printed, not skipped.
+/// The type of an operand: the probe's, else a string literal's, else that of the first
+/// typed operand of a `+` chain (`"No. " + a + b` is a `str`; the probe evaluates names and
+/// attribute chains, not operators).
+fn operand_type<'a>(ctx: &'a Context, range: &Range<usize>, depth: usize) -> Option<&'a str> {
+    if let Some(t) = ctx.probe_type(range) {
+        return Some(t);
+    }
+    let text = ctx.text(range);
+    let body = text.trim_start_matches(['f', 'F', 'r', 'R', 'u', 'U']);
+    let prefix = text.len() - body.len();
+    if prefix <= 2 && body.len() >= 2 && body.starts_with(['"', '\'']) {
+        return Some("str");
+    }
+    // Chains are left-nested: bounded by the statement's size, capped anyway.
+    if depth > 64 {
+        return None;
+    }
+    let e = ctx.located.exprs.iter().find(|e| e.range == *range)?;
+    match &e.kind {
+        SubExprKind::BinOp {
+            op: "+",
+            left,
+            right,
+        } => operand_type(ctx, left, depth + 1).or_else(|| operand_type(ctx, right, depth + 1)),
+        _ => None,
+    }
+}
+
+/// `str(x)` for each target in a string operation (its or-default is `""`) when the test
+/// expects text that shows `None` (`assert f(None) == "Value: None"`): the author meant the
+/// value printed, not skipped.
 pub(super) fn text_none_candidates(ctx: &Context, targets: &[Target]) -> Vec<Fix> {
     let wants = ctx
         .expected
@@ -186,6 +215,7 @@ pub(super) fn text_none_candidates(ctx: &Context, targets: &[Target]) -> Vec<Fix
     }
     targets
         .iter()
+        .filter(|t| t.receiver_default == Some("\"\""))
         .map(|t| {
             let recv = ctx.text(&t.receiver).to_string();
             Fix::new(
