@@ -13,9 +13,11 @@ const NULL_GUARDS: &[(&str, &str)] = &[
     ("null-guard-call", "call"),
     ("null-guard-compare-left", "compare"),
     ("null-guard-compare-right", "compare"),
+    ("null-guard-flow", "flow"),
     ("null-guard-iterate", "iterate"),
     ("null-guard-join", "join"),
     ("null-guard-len", "len"),
+    ("null-guard-not-found", "find"),
     ("null-guard-subscript", "subscript"),
     ("null-guard-unpack", "unpack"),
 ];
@@ -42,6 +44,15 @@ fn caps(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 fn one(id: &str, pairs: &[(&str, &str)]) -> Vec<(String, BTreeMap<String, String>)> {
     vec![(id.to_string(), caps(pairs))]
+}
+
+/// The family's general rule: it matches every message that names `None` (the probe decides
+/// whether it proposes anything) and, at low confidence, comes after the dedicated rule.
+const FLOW: &str = "null-guard-flow";
+
+/// The dedicated rule `id` with its captures, then the general rule.
+fn then_flow(id: &str, pairs: &[(&str, &str)]) -> Vec<(String, BTreeMap<String, String>)> {
+    vec![(id.to_string(), caps(pairs)), (FLOW.to_string(), caps(&[]))]
 }
 
 #[test]
@@ -112,7 +123,7 @@ fn attribute_on_none() {
             "AttributeError",
             "'NoneType' object has no attribute 'split'"
         ),
-        one("null-guard-attribute", &[("attr", "split")])
+        then_flow("null-guard-attribute", &[("attr", "split")])
     );
     // Python 3.12+ may add its own hint to the message.
     assert_eq!(
@@ -120,7 +131,7 @@ fn attribute_on_none() {
             "AttributeError",
             "'NoneType' object has no attribute 'splt'. Did you mean: 'split'?"
         ),
-        one("null-guard-attribute", &[("attr", "splt")])
+        then_flow("null-guard-attribute", &[("attr", "splt")])
     );
     // A qualified type and a multi-line message: the last component, the first line.
     assert_eq!(
@@ -128,7 +139,7 @@ fn attribute_on_none() {
             "builtins.AttributeError",
             "'NoneType' object has no attribute '_private2'\nsome note\n"
         ),
-        one("null-guard-attribute", &[("attr", "_private2")])
+        then_flow("null-guard-attribute", &[("attr", "_private2")])
     );
 }
 
@@ -136,15 +147,15 @@ fn attribute_on_none() {
 fn subscript_len_call_on_none() {
     assert_eq!(
         matches("TypeError", "'NoneType' object is not subscriptable"),
-        one("null-guard-subscript", &[])
+        then_flow("null-guard-subscript", &[])
     );
     assert_eq!(
         matches("TypeError", "object of type 'NoneType' has no len()"),
-        one("null-guard-len", &[])
+        then_flow("null-guard-len", &[])
     );
     assert_eq!(
         matches("TypeError", "'NoneType' object is not callable"),
-        one("null-guard-call", &[])
+        then_flow("null-guard-call", &[])
     );
 }
 
@@ -158,7 +169,7 @@ fn iterating_and_membership_on_none() {
     ] {
         assert_eq!(
             matches("TypeError", msg),
-            one("null-guard-iterate", &[]),
+            then_flow("null-guard-iterate", &[]),
             "{msg}"
         );
     }
@@ -171,7 +182,7 @@ fn binop_with_none_on_either_side() {
             "TypeError",
             "unsupported operand type(s) for +: 'NoneType' and 'int'"
         ),
-        one(
+        then_flow(
             "null-guard-binop-left",
             &[("op", "+"), ("left", "NoneType"), ("right", "int")]
         )
@@ -181,7 +192,7 @@ fn binop_with_none_on_either_side() {
             "TypeError",
             "unsupported operand type(s) for -: 'int' and 'NoneType'"
         ),
-        one(
+        then_flow(
             "null-guard-binop-right",
             &[("op", "-"), ("left", "int"), ("right", "NoneType")]
         )
@@ -191,7 +202,7 @@ fn binop_with_none_on_either_side() {
             "TypeError",
             "unsupported operand type(s) for +=: 'NoneType' and 'str'"
         ),
-        one(
+        then_flow(
             "null-guard-binop-left",
             &[("op", "+="), ("left", "NoneType"), ("right", "str")]
         )
@@ -201,7 +212,7 @@ fn binop_with_none_on_either_side() {
             "TypeError",
             "unsupported operand type(s) for ** or pow(): 'float' and 'NoneType'"
         ),
-        one(
+        then_flow(
             "null-guard-binop-right",
             &[
                 ("op", "** or pow()"),
@@ -220,6 +231,7 @@ fn binop_with_none_on_either_side() {
         vec![
             ("null-guard-binop-left".to_string(), caps(&both)),
             ("null-guard-binop-right".to_string(), caps(&both)),
+            (FLOW.to_string(), caps(&[])),
         ]
     );
 }
@@ -231,7 +243,7 @@ fn ordering_comparison_with_none_on_either_side() {
             "TypeError",
             "'>=' not supported between instances of 'NoneType' and 'int'"
         ),
-        one(
+        then_flow(
             "null-guard-compare-left",
             &[("op", ">="), ("left", "NoneType"), ("right", "int")]
         )
@@ -241,7 +253,7 @@ fn ordering_comparison_with_none_on_either_side() {
             "TypeError",
             "'<' not supported between instances of 'datetime.date' and 'NoneType'"
         ),
-        one(
+        then_flow(
             "null-guard-compare-right",
             &[
                 ("op", "<"),
@@ -252,7 +264,7 @@ fn ordering_comparison_with_none_on_either_side() {
     );
     assert_eq!(
         matches("TypeError", "cannot unpack non-iterable NoneType object"),
-        one("null-guard-unpack", &[])
+        then_flow("null-guard-unpack", &[])
     );
 }
 
@@ -266,7 +278,59 @@ fn join_with_a_none_item_is_the_null_guard_not_the_str_sink() {
     .into_iter()
     .map(|(id, _)| id)
     .collect();
-    assert_eq!(ids, vec!["type-join-str", "null-guard-join"]);
+    assert_eq!(ids, vec!["type-join-str", "null-guard-join", FLOW]);
+}
+
+#[test]
+fn a_none_looked_up_or_removed_in_a_list() {
+    assert_eq!(
+        matches("ValueError", "None is not in list"),
+        then_flow("null-guard-not-found", &[("none", "None")])
+    );
+    assert_eq!(
+        matches("ValueError", "None is not in deque"),
+        then_flow("null-guard-not-found", &[("none", "None")])
+    );
+    // `remove` and `tuple.index` print `x`: the rule matches and the probe decides.
+    assert_eq!(
+        matches("ValueError", "list.remove(x): x not in list"),
+        one("null-guard-not-found", &[])
+    );
+    assert_eq!(
+        matches("ValueError", "tuple.index(x): x not in tuple"),
+        one("null-guard-not-found", &[])
+    );
+    assert!(matches("ValueError", "'b' is not in list").is_empty());
+}
+
+#[test]
+fn other_messages_that_name_none_are_the_general_rule() {
+    for (exc, msg) in [
+        (
+            "TypeError",
+            "can only concatenate str (not \"NoneType\") to str",
+        ),
+        (
+            "TypeError",
+            "int() argument must be a string, a bytes-like object or a real number, not 'NoneType'",
+        ),
+        (
+            "TypeError",
+            "expected string or bytes-like object, got 'NoneType'",
+        ),
+        ("TypeError", "must be real number, not NoneType"),
+        ("ValueError", "None is not a valid Color"),
+    ] {
+        assert_eq!(matches(exc, msg), one(FLOW, &[]), "{exc}: {msg}");
+    }
+    // Words that only resemble it.
+    for (exc, msg) in [
+        ("AttributeError", "'NoneTypes' object has no attribute 'x'"),
+        ("ValueError", "Nonesuch is not a valid Color"),
+    ] {
+        let ids: Vec<String> = matches(exc, msg).into_iter().map(|(id, _)| id).collect();
+        assert!(!ids.contains(&FLOW.to_string()), "{exc}: {msg}: {ids:?}");
+    }
 }
 
 #[test]
@@ -280,10 +344,6 @@ fn messages_about_other_types_match_no_null_guard() {
         ("AttributeError", "'int' object has no attribute 'x'"),
         ("TypeError", "'int' object is not subscriptable"),
         ("TypeError", "object of type 'int' has no len()"),
-        (
-            "TypeError",
-            "can only concatenate str (not \"NoneType\") to str",
-        ),
         ("AttributeError", "module 'os' has no attribute 'NoneType'"),
         // Right message, wrong exception type.
         ("TypeError", "'NoneType' object has no attribute 'split'"),
@@ -299,10 +359,13 @@ fn messages_about_other_types_match_no_null_guard() {
         ),
         ("TypeError", ""),
     ] {
-        // Other families may claim these (`attr-nearest`, `type-*`); a null guard never.
+        // Other families may claim these (`attr-nearest`, `type-*`); a dedicated null guard
+        // never. The general one takes any message that names `None` and proposes only what
+        // the probe shows to be `None`.
         let ids: Vec<String> = matches(exc, msg).into_iter().map(|(id, _)| id).collect();
         assert!(
-            ids.iter().all(|id| !id.starts_with("null-guard")),
+            ids.iter()
+                .all(|id| !id.starts_with("null-guard") || id == FLOW),
             "{exc}: {msg}: {ids:?}"
         );
     }
@@ -349,6 +412,8 @@ cases = [
     ("null-guard-compare-right", "1.5 >= None"),
     ("null-guard-unpack", "(lambda: [a for a, b in [None]])()"),
     ("null-guard-join", "', '.join(['a', None])"),
+    ("null-guard-not-found", "[1].index(None)"),
+    ("null-guard-not-found", "[1].remove(None)"),
 ]
 for rule, expr in cases:
     try:
@@ -367,7 +432,7 @@ for rule, expr in cases:
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text.lines().count(), 12, "{text}");
+    assert_eq!(text.lines().count(), 14, "{text}");
     for line in text.lines() {
         let mut parts = line.splitn(3, '\t');
         let (rule, exc, msg) = (
@@ -380,6 +445,10 @@ for rule, expr in cases:
         let mut want = vec![rule.to_string()];
         if rule == "null-guard-join" {
             want.insert(0, "type-join-str".to_string());
+        }
+        // Every message but `remove`'s names `None`: the general rule follows.
+        if msg.contains("None") {
+            want.push(FLOW.to_string());
         }
         assert_eq!(ids, want, "{exc}: {msg}");
     }

@@ -51,6 +51,10 @@ enum Operation {
     Unpack,
     /// `sep.join(items)` with a `None` item.
     Join,
+    /// `xs.index(None)`, `xs.remove(None)`: `None is not in list` and the like.
+    Find,
+    /// Any other failure whose probe shows `None` flowing into the statement.
+    Flow,
 }
 
 impl Operation {
@@ -65,6 +69,8 @@ impl Operation {
             "compare" => Operation::Compare,
             "unpack" => Operation::Unpack,
             "join" => Operation::Join,
+            "find" => Operation::Find,
+            "flow" => Operation::Flow,
             _ => return None,
         })
     }
@@ -72,23 +78,23 @@ impl Operation {
 
 /// One place where `None` may have been used.
 #[derive(Debug, Clone)]
-struct Target {
+pub(super) struct Target {
     /// The expression that was `None`.
-    receiver: Range<usize>,
+    pub(super) receiver: Range<usize>,
     /// The smallest expression that fails because of it (`text.split()` for `.split`).
-    failing: Range<usize>,
+    pub(super) failing: Range<usize>,
     /// The receiver is written to (`x.attr = 1`, `del x[k]`): only a guard can help.
-    store: bool,
+    pub(super) store: bool,
     /// Inside a lambda or comprehension: no statement can go before it.
-    nested: bool,
+    pub(super) nested: bool,
     /// Default for the receiver in `(receiver or DEFAULT)`, when its type is clear.
-    receiver_default: Option<&'static str>,
+    pub(super) receiver_default: Option<&'static str>,
     /// What the failing expression should evaluate to when the receiver is `None`.
-    result_default: &'static str,
+    pub(super) result_default: &'static str,
     /// The receiver is a name or attribute chain: safe to evaluate twice.
-    simple: bool,
+    pub(super) simple: bool,
     /// Propose the or-default after the guards and the conditional, not first.
-    or_default_last: bool,
+    pub(super) or_default_last: bool,
 }
 
 const STR_TO_STR: &[&str] = &[
@@ -144,16 +150,46 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
     if op == Operation::Join {
         return join_candidates(ctx);
     }
-    let targets = choose(ctx, find_targets(ctx, op));
+    let found = find_targets(ctx, op);
+    // A comparison the probe saw with a `None` side is the statement's own; otherwise an
+    // ordering failure in a statement that sorts comes from the sort's keys.
+    let own_compare = ctx.probe.is_some_and(|p| {
+        found
+            .iter()
+            .any(|t| p.type_of(&t.receiver) == Some("NoneType"))
+    });
+    let targets = choose(ctx, found);
     let mut fixes: Vec<Fix> = Vec::new();
-    for t in &targets {
-        for fix in fixes_for(ctx, t) {
-            // Two targets can yield the same edit (a guard on the same receiver).
-            if !fixes.iter().any(|f| f.edits == fix.edits) {
-                fixes.push(fix);
-            }
+    let mut push = |fix: Fix| {
+        // Two targets can yield the same edit (a guard on the same receiver).
+        if !fixes.iter().any(|f| f.edits == fix.edits) {
+            fixes.push(fix);
         }
+    };
+    let keys = if op == Operation::Compare {
+        super::null_keys::candidates(ctx)
+    } else {
+        Vec::new()
+    };
+    let (keys_first, keys_last) = if own_compare {
+        (Vec::new(), keys)
+    } else {
+        (keys, Vec::new())
+    };
+    keys_first.into_iter().for_each(&mut push);
+    match op {
+        Operation::Unpack => super::null_flow::unpack_candidates(ctx)
+            .into_iter()
+            .for_each(&mut push),
+        Operation::Flow => super::null_flow::text_none_candidates(ctx, &targets)
+            .into_iter()
+            .for_each(&mut push),
+        _ => {}
     }
+    for t in &targets {
+        fixes_for(ctx, t).into_iter().for_each(&mut push);
+    }
+    keys_last.into_iter().for_each(&mut push);
     fixes
 }
 
@@ -253,6 +289,8 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
                     or_default_last: false,
                 });
             }
+            // `yield from items` delegates to `items` as a loop would iterate it.
+            out.extend(super::null_flow::yield_from_target(ctx));
             if let Some(iter) = for_iter(ctx) {
                 out.push(Target {
                     receiver: iter.clone(),
@@ -385,6 +423,8 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
         }
         Operation::Compare => out.extend(compare_targets(ctx)),
         Operation::Unpack => out.extend(unpack_target(ctx)),
+        Operation::Find => out.extend(super::null_flow::find_targets(ctx)),
+        Operation::Flow => out.extend(super::null_flow::flow_targets(ctx)),
         Operation::Join => {}
     }
     // Guards and inline conditionals evaluate the receiver twice, so they need a name or an
@@ -399,7 +439,7 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
 
 /// The empty value of a type as Python names it in a message (`int`, `str`), for an
 /// or-default that makes the operation neutral.
-fn empty_for_type_name(name: &str) -> Option<&'static str> {
+pub(super) fn empty_for_type_name(name: &str) -> Option<&'static str> {
     Some(match name {
         "int" | "float" | "complex" | "decimal.Decimal" => "0",
         "str" => "\"\"",
@@ -683,7 +723,7 @@ fn choose(ctx: &Context, targets: Vec<Target>) -> Vec<Target> {
     targets.into_iter().take(2).collect()
 }
 
-fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
+pub(super) fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
     let recv = ctx.text(&t.receiver).to_string();
     let mut out = Vec::new();
     let is_return = ctx.located.kind == StmtKind::Return;
@@ -826,7 +866,7 @@ fn wrap_statement(ctx: &Context, t: &Target) -> Option<Edit> {
 
 /// Whether the enclosing function has a `return <value>` of its own (nested functions and
 /// lambdas aside).
-fn function_returns_value(ctx: &Context) -> bool {
+pub(super) fn function_returns_value(ctx: &Context) -> bool {
     let Some(func) = &ctx.located.function else {
         return false;
     };
@@ -885,9 +925,11 @@ fn needs_parens(ctx: &Context, range: &Range<usize>) -> bool {
             && !before.ends_with(">="));
     let for_iter =
         before.ends_with(" in") && after.starts_with(':') && ctx.located.kind == StmtKind::For;
+    // `yield from items or []`: `yield from` takes a whole expression.
+    let yield_from = before.ends_with("yield from") && ends_line;
     // Between commas and brackets (`sorted(x or [], reverse=True)`) nothing binds more loosely.
     let delimited = before.ends_with(['(', ',']) && after.starts_with([',', ')']);
-    !((after_op && ends_line) || for_iter || delimited)
+    !((after_op && ends_line) || for_iter || yield_from || delimited)
 }
 
 /// `0` and `0.0`, `''` and `""` are the same value for a guard's purpose.
