@@ -68,9 +68,9 @@ fn one_bug_thirty_failures_one_group() {
         .map(|a| &a["outcome"])
         .collect();
     assert_eq!(outcomes, vec!["accepted"]);
-    // Baseline, the representative's probe, its targeted run, the other 29 in one run, and
-    // the full suite: one probe for 30 failures, and no run per failure.
-    assert_eq!(v["pytest_runs"], 5);
+    // Baseline (its crash-frame facts stand in for the representative's probe), its targeted
+    // run, the other 29 in one run, and the full suite: no run per failure.
+    assert_eq!(v["pytest_runs"], 4);
     assert!(
         stderr.contains(
             "selfdebug: group 1/1: 30 tests at core.py:2 KeyError: <s> (representative \
@@ -165,9 +165,10 @@ fn two_independent_bugs_share_one_full_run() {
             ("tests/test_b_score.py::test_missing".into(), "fixed".into()),
         ]
     );
-    // Baseline; a probe and a targeted run for each failure; one full run for both (one by
-    // one it takes a full run each: 7).
-    assert_eq!(v["pytest_runs"], 6);
+    // Baseline; a targeted run for each failure, and a probe for the second (the first has
+    // the baseline's facts; the second's code has a pending fix); one full run for both (one
+    // by one it takes a full run each).
+    assert_eq!(v["pytest_runs"], 5);
     assert!(
         stderr.contains("confirmed with the other pending fixes in one full run"),
         "{stderr}"
@@ -244,10 +245,10 @@ fn a_batch_that_breaks_falls_back_to_one_by_one_and_keeps_the_right_fix() {
             ),
         ]
     );
-    // Baseline 1; words: probe, targeted, group run (test_both) 3; score: probe, targeted 2;
-    // the batch's full run 1; one by one: words alone, words + score 2; score again: probe,
-    // its next candidate's targeted and full runs 3.
-    assert_eq!(v["pytest_runs"], 12);
+    // Baseline 1; words: targeted, group run (test_both) 2 (the baseline's facts stand in for
+    // its probe); score: probe, targeted 2; the batch's full run 1; one by one: words alone,
+    // words + score 2; score again: probe, its next candidate's targeted and full runs 3.
+    assert_eq!(v["pytest_runs"], 11);
     assert!(
         stderr.contains("(dropped from the batch: confirmed one by one)"),
         "{stderr}"
@@ -281,7 +282,8 @@ fn a_dry_run_batches_too_and_leaves_the_tree_as_it_was() {
         .map(|p| p["file"].as_str().unwrap())
         .collect();
     assert_eq!(files, ["score.py", "words.py"]);
-    assert_eq!(v["pytest_runs"], 6);
+    // As without --dry-run: the first failure's probe is the baseline's facts.
+    assert_eq!(v["pytest_runs"], 5);
     assert_eq!(v["backups"], json!([]));
     let confirmed: Vec<&Value> = v["attempt_records"]
         .as_array()
