@@ -245,7 +245,7 @@ pub struct Attempt {
     /// `accepted`, `still_failing`, `progressed` (a different failure now: worked on as the
     /// next step), `new_failures`, `suite_error` (the full run gave no verdict), `timeout`,
     /// `not_validated`, `refused` (a model's answer refused before any run: `new_failure`
-    /// says why).
+    /// says why), `plausible` (a search candidate that passed every proof, another was kept).
     pub outcome: &'static str,
     /// Tests that passed before and failed with this candidate.
     pub broke: Vec<String>,
@@ -257,6 +257,9 @@ pub struct Attempt {
     pub stderr_tail: String,
     pub timestamp_ms: u64,
     pub duration_ms: u64,
+    /// A search candidate: its hint tier and, when it was kept, how it was chosen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::search::AttemptFacts>,
     /// The model's request and answer (the audit log has them; the JSON does not).
     #[serde(skip)]
     pub exchange: Option<crate::llm::Exchange>,
@@ -1483,6 +1486,7 @@ fn propose_only(
                         stderr_tail: String::new(),
                         timestamp_ms: now_ms(),
                         duration_ms: 0,
+                        search: None,
                         exchange: None,
                     });
                     patches.push(Patch {
@@ -1836,6 +1840,7 @@ impl Runs<'_> {
             stderr_tail: tail(&run.stderr, 40),
             timestamp_ms: now_ms(),
             duration_ms: 0,
+            search: None,
             // A model's candidate carries the request and answer it came from.
             exchange: match cand.source {
                 "llm" => self.llm.as_mut().and_then(|l| l.pending.take()),

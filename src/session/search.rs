@@ -9,8 +9,10 @@
 //!    shows first);
 //! 3. the whole suite, baseline-aware: no test that passed before may fail.
 //!
-//! The first candidate through all three is kept (candidates come best first: rank, then the
-//! smallest edit). The search has its own wall time, `--search-time`, inside the run's
+//! Candidates come best first (hint tier, rank, then the smallest edit). The search goes on a
+//! few candidates past the first one through all three and keeps, among those, the one that
+//! changes the fewest behaviours of the passing tests, then the smallest edit
+//! ([`crate::search::choose`]). The search has its own wall time, `--search-time`, inside the run's
 //! `--time-budget`; one scratch copy (or the journaled project) is reused, each candidate
 //! written over the previous one and the original put back when it fails.
 
@@ -19,7 +21,7 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::localize::{self, Spectrum};
 use crate::plan::PlanError;
-use crate::search::{self as engine, Ranked, SearchInput, RULE_PREFIX};
+use crate::search::{self as engine, choose, Ranked, SearchInput, RULE_PREFIX};
 
 /// A coverage run of the whole suite when the baseline took at most this long; else only the
 /// failing test's file (its neighbours are the tests most likely to touch the same functions).
@@ -83,10 +85,12 @@ pub(super) fn search(
         .iter()
         .filter_map(|f| f.code.as_deref())
         .find_map(crate::transform::expected_literal);
+    let expectation = engine::hint::Expectation::of(failure);
     let candidates = engine::candidates(&SearchInput {
         root: ws.root(),
         suspicious: &ranked,
         expected: expected.as_deref(),
+        expectation: expectation.as_ref(),
         allow_tests: s.opts.allow_tests,
     });
     // Files the configuration excludes are never patched, by the search either; families of
@@ -104,11 +108,24 @@ pub(super) fn search(
     }
     let key = failure_key(failure);
     let mut tried = 0usize;
+    // Candidates that passed every proof; the search goes on a little past the first (see
+    // `search::choose`) and keeps the one that changes the fewest behaviours.
+    let mut plausible: Vec<Found> = Vec::new();
+    let mut extra = 0usize;
+    let first_attempt = ctx.attempts.len();
     for r in candidates {
         if runner::interrupted() {
             break;
         }
+        if !plausible.is_empty()
+            && (extra >= choose::EXTRA_TRIES || plausible.len() >= choose::MAX_PLAUSIBLE)
+        {
+            break;
+        }
         if Instant::now() >= deadline {
+            if !plausible.is_empty() {
+                break;
+            }
             ctx.reason = Some(format!(
                 "{why}; the search tried {tried} small edits within --search-time {} s and none \
                  passed",
@@ -117,26 +134,120 @@ pub(super) fn search(
             return Ok(None);
         }
         if !s.time_for_a_candidate() {
+            if !plausible.is_empty() {
+                break;
+            }
             ctx.reason = Some(TIME_BUDGET_USED_UP.into());
             return Ok(None);
         }
         tried += 1;
+        if !plausible.is_empty() {
+            extra += 1;
+        }
         let covering: Vec<String> = spectrum
             .covering(&r.candidate.file, r.line)
             .into_iter()
             .map(str::to_string)
             .collect();
+        let (hint, size) = (r.hint, r.size);
         let cand = titled(r, covering.len());
-        if let Some(after) = prove(s, ws, ctx, failure, &key, &cand, &covering, &spectrum)? {
-            ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
-            return Ok(Some((vec![cand], after)));
+        if let Some(after) = prove(s, ws, ctx, failure, &key, &cand, hint, &covering, &spectrum)? {
+            // Put the file back: the choice below writes the kept one.
+            let previous = ctx
+                .accepted
+                .get(&cand.path)
+                .cloned()
+                .unwrap_or_else(|| cand.original.clone());
+            ws.write(&cand.path, &previous)?;
+            plausible.push(Found {
+                cand,
+                after,
+                covering,
+                size,
+                attempt: ctx.attempts.len() - 1,
+            });
         }
     }
-    ctx.reason = Some(format!(
-        "{why}; the search tried all {tried} small edits at the suspicious statements and none \
-         passed"
-    ));
-    Ok(None)
+    if plausible.is_empty() {
+        ctx.reason = Some(format!(
+            "{why}; the search tried all {tried} small edits at the suspicious statements and \
+             none passed"
+        ));
+        return Ok(None);
+    }
+    let kept = choose_among(s, ws, ctx, &test, &spectrum, &plausible, first_attempt)?;
+    let found = plausible.swap_remove(kept);
+    ws.write(&found.cand.path, &found.cand.patched)?;
+    ctx.accepted
+        .insert(found.cand.path.clone(), found.cand.patched.clone());
+    Ok(Some((vec![found.cand], found.after)))
+}
+
+/// A candidate that passed every proof.
+struct Found {
+    cand: Candidate,
+    /// The full suite's failures with it.
+    after: Vec<Failure>,
+    covering: Vec<String>,
+    size: usize,
+    /// Its record in `ctx.attempts`.
+    attempt: usize,
+}
+
+/// Picks among the plausible candidates (see [`choose`]): with two or more, one coverage run
+/// each tells which passing tests that ran the edited line now behave differently. Records the
+/// choice in the attempts: the others become `plausible`, the kept one says how many were
+/// compared and which tests decided.
+fn choose_among(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    test: &str,
+    spectrum: &Spectrum,
+    found: &[Found],
+    first_attempt: usize,
+) -> Result<usize, SessionError> {
+    let mut facts: Vec<choose::Plausible> = Vec::new();
+    for f in found {
+        let changed = if found.len() > 1 {
+            let previous = ctx
+                .accepted
+                .get(&f.cand.path)
+                .cloned()
+                .unwrap_or_else(|| f.cand.original.clone());
+            ws.write(&f.cand.path, &f.cand.patched)?;
+            let after = s.coverage(ws, test);
+            ws.write(&f.cand.path, &previous)?;
+            after?.map(|a| choose::changed_tests(spectrum, &a, &f.covering))
+        } else {
+            None
+        };
+        facts.push(choose::Plausible {
+            size: f.size,
+            changed,
+        });
+    }
+    let kept = choose::best(&facts).unwrap_or(0);
+    let broke: Vec<String> = ctx.attempts[first_attempt..]
+        .iter()
+        .filter(|a| a.outcome == "new_failures")
+        .flat_map(|a| a.broke.iter().cloned())
+        .collect();
+    let decided = choose::decided_by(&facts, kept, broke);
+    for (i, (f, p)) in found.iter().zip(&facts).enumerate() {
+        let Some(a) = ctx.attempts.get_mut(f.attempt) else {
+            continue;
+        };
+        let search = a.search.get_or_insert_with(Default::default);
+        search.changed = p.changed.as_ref().map(|c| c.iter().cloned().collect());
+        if i == kept {
+            search.plausible = Some(found.len());
+            search.decided_by = decided.clone();
+        } else {
+            a.outcome = "plausible";
+        }
+    }
+    Ok(kept)
 }
 
 /// The failure as the search sees it, for its reasons (planning's own message would say
@@ -171,6 +282,7 @@ fn prove(
     failure: &Failure,
     key: &(String, When),
     cand: &Candidate,
+    hint: engine::hint::Tier,
     covering: &[String],
     spectrum: &Spectrum,
 ) -> Result<Option<Vec<Failure>>, SessionError> {
@@ -196,6 +308,10 @@ fn prove(
     );
     let first = s.run_candidate(ws, &targeted)?;
     let mut attempt = s.attempt_record(failure, ctx.category, 0, cand, &first);
+    attempt.search = Some(engine::AttemptFacts {
+        hint: hint.word(),
+        ..Default::default()
+    });
     let mut accepted = None;
     if first.timed_out {
         attempt.outcome = "timeout";
