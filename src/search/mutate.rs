@@ -2,6 +2,7 @@
 //! family), each a byte-range [`Edit`] list on the parsed text. Nothing here checks that the
 //! result parses: [`crate::edit::Fix::apply_to`] re-parses every candidate and drops the rest.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use rustpython_parser::ast::{
@@ -105,6 +106,7 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors) -> Vec<Mutant>
             .map(|f| constants_of(f, module.text()))
             .unwrap_or_default(),
         func_names: func.map(names_of).unwrap_or_default(),
+        func_kinds: func.map(kinds_of).unwrap_or_default(),
         addends: Vec::new(),
         linear: Vec::new(),
         returned: None,
@@ -237,6 +239,8 @@ struct Mutator<'a> {
     func_consts: Vec<(ConstKind, String)>,
     /// Parameters and assigned names of the enclosing function (for variable replacement).
     func_names: Vec<String>,
+    /// What kind of value each local holds, where its assignments say so (see [`kinds_of`]).
+    func_kinds: BTreeMap<String, &'static str>,
     /// Literals that are the right operand of `+`/`-`: `- 1` → `- 0` is never proposed, the
     /// whole `- 1` is dropped instead (by [`Mutator::plus_minus_one`] or here).
     addends: Vec<Range<usize>>,
@@ -760,10 +764,17 @@ impl Mutator<'_> {
             return; // a global, a builtin or a function: not a local mix-up
         }
         let r = rng(e.range());
+        // A variable of another known kind is not a mix-up anyone makes (`total` → `name`);
+        // a name of unknown kind (a parameter) stays a candidate.
+        let kind = self.func_kinds.get(name);
         let others: Vec<String> = self
             .func_names
             .iter()
             .filter(|n| *n != name)
+            .filter(|n| match (kind, self.func_kinds.get(*n)) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            })
             .cloned()
             .collect();
         let n = others.len() as f64;
@@ -1021,6 +1032,74 @@ fn constants_of(func: &Stmt, text: &str) -> Vec<(ConstKind, String)> {
     out
 }
 
+/// The kind of value each local of `func` holds, from its assignments: a literal (`0`, `0.0`,
+/// `""`, `True`, `[]`, `{}`, a comprehension), `len(...)`/`int(...)`/`str(...)`, or the target
+/// of `for i in range(...)`. A name assigned values of two kinds is left out (unknown).
+fn kinds_of(func: &Stmt) -> BTreeMap<String, &'static str> {
+    let body = match func {
+        Stmt::FunctionDef(f) => &f.body,
+        Stmt::AsyncFunctionDef(f) => &f.body,
+        _ => return BTreeMap::new(),
+    };
+    fn kind(e: &Expr) -> Option<&'static str> {
+        Some(match e {
+            Expr::Constant(c) => match c.value {
+                Constant::Int(_) => "int",
+                Constant::Float(_) => "float",
+                Constant::Str(_) => "str",
+                Constant::Bool(_) => "bool",
+                _ => return None,
+            },
+            Expr::List(_) | Expr::ListComp(_) => "list",
+            Expr::Dict(_) | Expr::DictComp(_) => "dict",
+            Expr::Set(_) | Expr::SetComp(_) => "set",
+            Expr::JoinedStr(_) => "str",
+            Expr::Call(c) => match c.func.as_ref() {
+                Expr::Name(n) => match n.id.as_str() {
+                    "len" | "int" => "int",
+                    "str" => "str",
+                    "float" => "float",
+                    "list" | "sorted" => "list",
+                    _ => return None,
+                },
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
+    let mut seen: BTreeMap<String, Option<&'static str>> = BTreeMap::new();
+    let mut note = |name: &str, k: Option<&'static str>| {
+        let e = seen.entry(name.to_string()).or_insert(k);
+        if *e != k {
+            *e = None;
+        }
+    };
+    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        match node {
+            Node::Stmt(Stmt::Assign(a)) => {
+                for t in &a.targets {
+                    if let Expr::Name(n) = t {
+                        note(n.id.as_str(), kind(&a.value));
+                    }
+                }
+            }
+            Node::Stmt(Stmt::For(f)) => {
+                if let Expr::Name(n) = f.target.as_ref() {
+                    let ranged = matches!(f.iter.as_ref(), Expr::Call(c)
+                        if matches!(c.func.as_ref(), Expr::Name(r) if r.id.as_str() == "range"));
+                    note(n.id.as_str(), ranged.then_some("int"));
+                }
+            }
+            _ => {}
+        }
+        !matches!(node, Node::Stmt(Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+    });
+    seen.into_iter()
+        .filter_map(|(n, k)| Some((n, k?)))
+        .collect()
+}
+
 /// Parameters and assigned names of a function, distinct, in source order.
 fn names_of(func: &Stmt) -> Vec<String> {
     let (args, body) = match func {
@@ -1143,5 +1222,16 @@ mod tests {
         // In a loop the statement runs many times: `+= 2` does not add 1 to the count.
         let looped = "def n(xs):\n    k = 0\n    for x in xs:\n        k += 1\n    return k\n";
         assert_eq!(effects(looped, 4, "`1` → `2`"), vec![Effect::OffByOne]);
+    }
+
+    #[test]
+    fn variables_of_another_known_kind_are_not_proposed() {
+        let src = "def f(xs, k):\n    total = 0\n    label = ''\n    for i in range(k):\n        total += xs[i]\n    return total\n";
+        let t: Vec<String> = titles(src, 6).into_iter().map(|(t, _)| t).collect();
+        // `total` (int) may become `i` (int, a range index) or a parameter, never `label` (str).
+        for want in ["`total` → `xs`", "`total` → `k`", "`total` → `i`"] {
+            assert!(t.contains(&want.to_string()), "{want} in {t:?}");
+        }
+        assert!(!t.contains(&"`total` → `label`".to_string()), "{t:?}");
     }
 }
