@@ -844,7 +844,9 @@ pub fn run_loop(
         // A test stopped by the per-test limit is never patched by a rule (no rule knows why
         // a loop never ends); with --llm the model gets it, with the frame it was stuck in.
         let to_the_model = s.llm.is_some() && !opts.safe_only && failure.location.is_some();
-        if category == Category::Timeout && !to_the_model {
+        // The search looks at the loop it was stuck in (a loop variable that never moves).
+        let to_the_search = failure.location.is_some() && search::takes_hangs(&s);
+        if category == Category::Timeout && !to_the_model && !to_the_search {
             outcome.status = "timed_out";
             outcome.reason = suggestion;
             outcomes.push(outcome);

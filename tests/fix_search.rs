@@ -187,3 +187,58 @@ fn expected_values_order_the_search_and_the_tests_that_decided_are_named() {
         "{stderr}"
     );
 }
+
+const LOOKUP: &str = "def index_of(items, wanted):\n    \"\"\"Position of the first `wanted` in `items`, or -1.\"\"\"\n    i = 0\n    while i < len(items):\n        if items[i] == wanted:\n            return i\n    return -1\n";
+
+/// A test stopped by the per-test limit, stuck at a `while` whose variable never moves: the
+/// search looks at that loop (header first, no coverage run) and the missing step is proven.
+#[test]
+fn a_hang_gets_the_search_at_the_loop_it_was_stuck_in() {
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("lookup.py", LOOKUP),
+        (
+            "tests/test_lookup.py",
+            "from lookup import index_of\n\n\ndef test_found_later():\n    assert index_of([3, 5, 7], 7) == 2\n\n\ndef test_found_first():\n    assert index_of([3], 3) == 0\n",
+        ),
+    ]);
+    let out = p.run(&[
+        "fix",
+        "--json",
+        "--search-time",
+        "900",
+        "--test-timeout",
+        "3",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    assert_eq!(
+        p.read("lookup.py"),
+        LOOKUP.replace("return i\n", "return i\n        i += 1\n"),
+        "{stderr}"
+    );
+    let v = json(&out);
+    let f = &v["failures"][0];
+    assert_eq!(f["category"], "timeout");
+    assert_eq!(f["status"], "fixed");
+    assert_eq!(
+        f["suspicious"],
+        serde_json::json!([
+            {"file": "lookup.py", "line": 4, "score": 1.0},
+            {"file": "lookup.py", "line": 5, "score": 0.99},
+            {"file": "lookup.py", "line": 6, "score": 0.98}
+        ])
+    );
+    let a = &v["attempt_records"][0];
+    assert_eq!(
+        serde_json::json!([a["title"], a["rule"], a["outcome"], a["search"]]),
+        serde_json::json!([
+            "add `i += 1` at the end of the loop at lookup.py:4 (a hang: no coverage run)",
+            "search-plus-minus-one",
+            "accepted",
+            {"plausible": 1}
+        ])
+    );
+    assert_eq!(v["attempt_records"].as_array().unwrap().len(), 1);
+}

@@ -146,7 +146,10 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors) -> Vec<Mutant>
     });
     match stmt {
         Stmt::If(s) => m.negate_test(&s.test),
-        Stmt::While(s) => m.negate_test(&s.test),
+        Stmt::While(s) => {
+            m.negate_test(&s.test);
+            m.missing_step(s);
+        }
         Stmt::AugAssign(s) => {
             let gap = rng(s.target.range()).end..rng(s.value.range()).start;
             if let Some(sym) = arith_symbol(&s.op) {
@@ -602,6 +605,57 @@ impl Mutator<'_> {
             Expr::Constant(c) => self.constant(e, &c.value),
             Expr::Name(n) if matches!(n.ctx, ExprContext::Load) => self.variable(e, n.id.as_str()),
             _ => {}
+        }
+    }
+
+    /// A `while` whose condition reads a numeric local the body never assigns cannot end by
+    /// that local: add `name += 1` (or `-= 1`) as the body's last statement (the classic hang).
+    fn missing_step(&mut self, w: &ast::StmtWhile) {
+        let mut read: Vec<String> = Vec::new();
+        walk::walk(&[Node::Expr(&w.test)], MAX_AST_DEPTH, |node, _| {
+            if let Node::Expr(Expr::Name(n)) = node {
+                // A counter: a local that an assignment shows to be a number.
+                if matches!(
+                    self.func_kinds.get(n.id.as_str()).copied(),
+                    Some("int" | "float")
+                ) && !read.iter().any(|r| r == n.id.as_str())
+                {
+                    read.push(n.id.to_string());
+                }
+            }
+            true
+        });
+        let body: Vec<Node> = w.body.iter().map(Node::Stmt).collect();
+        walk::walk(&body, MAX_AST_DEPTH, |node, _| {
+            if let Node::Expr(Expr::Name(n)) = node {
+                if matches!(n.ctx, ExprContext::Store) {
+                    read.retain(|r| r != n.id.as_str());
+                }
+            }
+            true
+        });
+        let Some(last) = w.body.last() else { return };
+        let (start, end) = (rng(last.range()).start, rng(last.range()).end);
+        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let indent = &self.text[line_start..start];
+        if !indent.chars().all(|c| c == ' ' || c == '\t') || indent.is_empty() {
+            return;
+        }
+        let nl = if self.text.contains("\r\n") {
+            "\r\n"
+        } else {
+            "\n"
+        };
+        let n = read.len() as f64;
+        for name in &read {
+            for (op, w) in [("+=", 1.0), ("-=", 0.5)] {
+                self.push(
+                    "plus-minus-one",
+                    format!("add `{name} {op} 1` at the end of the loop"),
+                    vec![Edit::insertion(end, format!("{nl}{indent}{name} {op} 1"))],
+                    w / n,
+                );
+            }
         }
     }
 
@@ -1233,5 +1287,26 @@ mod tests {
             assert!(t.contains(&want.to_string()), "{want} in {t:?}");
         }
         assert!(!t.contains(&"`total` → `label`".to_string()), "{t:?}");
+    }
+
+    #[test]
+    fn a_while_whose_variable_never_moves_gets_its_step() {
+        let src = "def find(xs, x):\n    i = 0\n    while i < len(xs):\n        if xs[i] == x:\n            return i\n    return -1\n";
+        let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
+        let m = mutants(&pm, 3, Priors::builtin());
+        let step = m
+            .iter()
+            .find(|m| m.title == "add `i += 1` at the end of the loop")
+            .expect("the step");
+        assert_eq!(
+            crate::edit::apply(src, &step.edits).unwrap(),
+            src.replace("return i\n", "return i\n        i += 1\n")
+        );
+        // A loop that moves its variable gets none.
+        let moving = src.replace("return i\n", "return i\n        i += 2\n");
+        let pm = crate::syntax::parse_text(Path::new("m.py"), &moving).unwrap();
+        assert!(!mutants(&pm, 3, Priors::builtin())
+            .iter()
+            .any(|m| m.title.starts_with("add `")));
     }
 }

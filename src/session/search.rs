@@ -37,7 +37,9 @@ pub(super) fn applies(s: &Runs, ctx: &Step, failure: &Failure, e: &PlanError) ->
     failure.test.is_some()
         // A project's own exception type (`bank.InsufficientFunds`) is `unknown`: raised on a
         // wrong branch, it is wrong output too.
-        && matches!(ctx.category, Category::Logic | Category::Unknown)
+        && (matches!(ctx.category, Category::Logic | Category::Unknown)
+            // A hang: the stuck frame names the loop (see `localize::hang`).
+            || (ctx.category == Category::Timeout && failure.location.is_some()))
         && !s.opts.safe_only
         && s.opts.validate
         && crate::search::rule_ids()
@@ -47,6 +49,16 @@ pub(super) fn applies(s: &Runs, ctx: &Step, failure: &Failure, e: &PlanError) ->
             e,
             PlanError::TestFile(_) | PlanError::NoRule(_) | PlanError::NoLocation
         )
+}
+
+/// Whether a hang (a test stopped by the per-test limit, stuck in project code) goes to the
+/// search rather than being reported as timed out.
+pub(super) fn takes_hangs(s: &Runs) -> bool {
+    !s.opts.safe_only
+        && s.opts.validate
+        && crate::search::rule_ids()
+            .iter()
+            .any(|id| s.opts.selection.enabled(id))
 }
 
 /// Localizes, then tries the ranked candidates until one is proven or the search time is up.
@@ -63,6 +75,18 @@ pub(super) fn search(
     let Some(test) = failure.test.clone() else {
         return Ok(None);
     };
+    if ctx.category == Category::Timeout {
+        // The hung test was left out of later runs; its candidates must run it.
+        let was = s.deselect.iter().position(|t| *t == test);
+        if let Some(i) = was {
+            s.deselect.remove(i);
+        }
+        let found = search_hang(s, ws, ctx, failure, &why, &test, deadline);
+        if was.is_some() && !matches!(found, Ok(Some(_))) {
+            s.deselect.push(test);
+        }
+        return found;
+    }
     let spectrum = match s.coverage(ws, &test)? {
         Some(sp) if sp.tests.get(&test).is_some_and(|t| t.failed) => sp,
         _ => {
@@ -80,6 +104,61 @@ pub(super) fn search(
         ));
         return Ok(None);
     }
+    try_ranked(
+        s, ws, ctx, failure, &why, &test, deadline, &ranked, &spectrum,
+    )
+}
+
+/// A hang: the loop around the stuck line is the suspect (no coverage run: the hung test would
+/// cost the per-test limit again), and the candidates are proven like the others; with no
+/// spectrum, the whole suite is the judge of the passing tests.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn search_hang(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+    why: &str,
+    test: &str,
+    deadline: Instant,
+) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
+    let ranked = match failure.location.as_ref() {
+        Some(loc) => localize::hang::loop_lines(ws.root(), &loc.file, loc.line),
+        None => Vec::new(),
+    };
+    ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
+    if ranked.is_empty() {
+        ctx.reason = Some(format!(
+            "{why}; no loop of the project's own code holds the line it was stuck at"
+        ));
+        return Ok(None);
+    }
+    try_ranked(
+        s,
+        ws,
+        ctx,
+        failure,
+        why,
+        test,
+        deadline,
+        &ranked,
+        &Spectrum::default(),
+    )
+}
+
+/// Proposes and proves the candidates at the ranked lines (see the module docs).
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn try_ranked(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+    why: &str,
+    test: &str,
+    deadline: Instant,
+    ranked: &[localize::Suspicious],
+    spectrum: &Spectrum,
+) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
     let expected = failure
         .frames
         .iter()
@@ -88,7 +167,7 @@ pub(super) fn search(
     let expectation = engine::hint::Expectation::of(failure);
     let candidates = engine::candidates(&SearchInput {
         root: ws.root(),
-        suspicious: &ranked,
+        suspicious: ranked,
         expected: expected.as_deref(),
         expectation: expectation.as_ref(),
         allow_tests: s.opts.allow_tests,
@@ -117,9 +196,13 @@ pub(super) fn search(
         if runner::interrupted() {
             break;
         }
-        if !plausible.is_empty()
-            && (extra >= choose::EXTRA_TRIES || plausible.len() >= choose::MAX_PLAUSIBLE)
-        {
+        // Without a spectrum (a hang) there is no behaviour to compare: the first one is kept.
+        let more = if spectrum.tests.is_empty() {
+            0
+        } else {
+            choose::EXTRA_TRIES
+        };
+        if !plausible.is_empty() && (extra >= more || plausible.len() >= choose::MAX_PLAUSIBLE) {
             break;
         }
         if Instant::now() >= deadline {
@@ -151,7 +234,7 @@ pub(super) fn search(
             .collect();
         let (hint, size) = (r.hint, r.size);
         let cand = titled(r, covering.len());
-        if let Some(after) = prove(s, ws, ctx, failure, &key, &cand, hint, &covering, &spectrum)? {
+        if let Some(after) = prove(s, ws, ctx, failure, &key, &cand, hint, &covering, spectrum)? {
             // Put the file back: the choice below writes the kept one.
             let previous = ctx
                 .accepted
@@ -175,7 +258,7 @@ pub(super) fn search(
         ));
         return Ok(None);
     }
-    let kept = choose_among(s, ws, ctx, &test, &spectrum, &plausible, first_attempt)?;
+    let kept = choose_among(s, ws, ctx, test, spectrum, &plausible, first_attempt)?;
     let found = plausible.swap_remove(kept);
     ws.write(&found.cand.path, &found.cand.patched)?;
     ctx.accepted
@@ -263,6 +346,11 @@ fn what_failed(e: &PlanError) -> String {
 /// [`review`]).
 fn titled(r: Ranked, covering: usize) -> Candidate {
     let mut c = r.candidate;
+    if covering == 0 {
+        // Only a hang is searched without a coverage run.
+        c.fix.title = format!("{} (a hang: no coverage run)", c.fix.title);
+        return c;
+    }
     c.fix.title = format!(
         "{} ({covering} test{} cover{} the line)",
         c.fix.title,
