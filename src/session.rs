@@ -852,7 +852,12 @@ pub fn run_loop(
             outcomes.push(outcome);
             continue;
         }
-        if let Some(test) = &failure.test {
+        if let Some(test) = failure
+            .test
+            .as_ref()
+            .filter(|_| category != Category::Timeout)
+        {
+            // (A hung test is left out of later runs: its absence there proves nothing.)
             if !accepted_cands.is_empty() && !current.iter().any(|(t, _)| t == test) {
                 outcome.status = "fixed_by_another_patch";
                 outcomes.push(outcome);
@@ -1135,7 +1140,12 @@ fn work_on(
         }
     }
     crate::progress::step(|| "probing the failing line".into());
-    let report = loc.and_then(|_| s.probe(ws, failure));
+    // A hang goes to the search without a probe run (it would hang again for the whole limit);
+    // the model, when asked for, keeps its probe.
+    let hang_search = ctx.category == Category::Timeout && s.llm.is_none();
+    let report = loc
+        .filter(|_| !hang_search)
+        .and_then(|_| s.probe(ws, failure));
     let facts = report.as_ref().map(probe_facts);
     // The model, when asked for, takes over where the rules end (see `llm::Turn`).
     let mut model = llm::Turn::new(s, failure, report.as_ref());

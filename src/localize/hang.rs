@@ -53,6 +53,15 @@ pub fn loop_lines(root: &Path, file: &str, line: u32) -> Vec<Suspicious> {
     let Some(lp) = found else {
         return Vec::new();
     };
+    // `while True:` with no way out is endless on purpose (or needs new code): no small edit
+    // of its statements ends it.
+    if let Stmt::While(w) = lp {
+        if matches!(w.test.as_ref(), rustpython_parser::ast::Expr::Constant(_))
+            && !has_exit(&w.body)
+        {
+            return Vec::new();
+        }
+    }
     let body = match lp {
         Stmt::While(w) => &w.body,
         Stmt::For(f) => &f.body,
@@ -86,6 +95,22 @@ pub fn loop_lines(root: &Path, file: &str, line: u32) -> Vec<Suspicious> {
         .collect()
 }
 
+/// Whether a `break`, `return` or `raise` in `body` (not in a nested function) can end a loop.
+fn has_exit(body: &[Stmt]) -> bool {
+    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
+    let mut found = false;
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        if matches!(
+            node,
+            Node::Stmt(Stmt::Break(_) | Stmt::Return(_) | Stmt::Raise(_))
+        ) {
+            found = true;
+        }
+        !found && !matches!(node, Node::Stmt(Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+    });
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +132,11 @@ mod tests {
         assert_eq!(loop_lines(dir.path(), "m.py", 3).len(), 3);
         assert!(loop_lines(dir.path(), "m.py", 2).is_empty());
         assert!(loop_lines(dir.path(), "nope.py", 2).is_empty());
+        std::fs::write(
+            dir.path().join("spin.py"),
+            "def spin():\n    n = 0\n    while True:\n        n += 1\n",
+        )
+        .unwrap();
+        assert!(loop_lines(dir.path(), "spin.py", 4).is_empty());
     }
 }

@@ -128,8 +128,12 @@ fn search_hang(
     };
     ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
     if ranked.is_empty() {
+        // What the hang says (where it was stuck), then why the search had nothing to try.
+        let (_, said) = crate::category::categorize(failure, ws.root());
         ctx.reason = Some(format!(
-            "{why}; no loop of the project's own code holds the line it was stuck at"
+            "{}; no loop of the project's own code that a small edit could end holds the line \
+             it was stuck at",
+            said.unwrap_or_else(|| why.to_string())
         ));
         return Ok(None);
     }
