@@ -11,7 +11,7 @@
 //!
 //! Candidates come best first (hint tier, rank, then the smallest edit). The search goes on a
 //! few candidates past the first one through all three and keeps, among those, the one that
-//! changes the fewest behaviours of the passing tests, then the smallest edit
+//! changes the fewest behaviours of the passing tests, then the earliest in that order
 //! ([`crate::search::choose`]). The search has its own wall time, `--search-time`, inside the run's
 //! `--time-budget`; one scratch copy (or the journaled project) is reused, each candidate
 //! written over the previous one and the original put back when it fails.
