@@ -259,7 +259,7 @@ pub struct Attempt {
     /// `accepted`, `still_failing`, `progressed` (a different failure now: worked on as the
     /// next step), `new_failures`, `suite_error` (the full run gave no verdict), `timeout`,
     /// `not_validated`, `refused` (a model's answer refused before any run: `new_failure`
-    /// says why).
+    /// says why), `plausible` (a search candidate that passed every proof, another was kept).
     pub outcome: &'static str,
     /// Tests that passed before and failed with this candidate.
     pub broke: Vec<String>,
@@ -277,6 +277,9 @@ pub struct Attempt {
     pub stderr_tail: String,
     pub timestamp_ms: u64,
     pub duration_ms: u64,
+    /// A search candidate: its hint tier and, when it was kept, how it was chosen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::search::AttemptFacts>,
     /// The model's request and answer (the audit log has them; the JSON does not).
     #[serde(skip)]
     pub exchange: Option<crate::llm::Exchange>,
@@ -913,13 +916,20 @@ pub fn run_loop(
         // A test stopped by the per-test limit is never patched by a rule (no rule knows why
         // a loop never ends); with --llm the model gets it, with the frame it was stuck in.
         let to_the_model = s.llm.is_some() && !opts.safe_only && failure.location.is_some();
-        if category == Category::Timeout && !to_the_model {
+        // The search looks at the loop it was stuck in (a loop variable that never moves).
+        let to_the_search = failure.location.is_some() && search::takes_hangs(&s);
+        if category == Category::Timeout && !to_the_model && !to_the_search {
             outcome.status = "timed_out";
             outcome.reason = suggestion;
             outcomes.push(outcome);
             continue;
         }
-        if let Some(test) = &failure.test {
+        if let Some(test) = failure
+            .test
+            .as_ref()
+            .filter(|_| category != Category::Timeout)
+        {
+            // (A hung test is left out of later runs: its absence there proves nothing.)
             if !accepted_cands.is_empty() && !current.iter().any(|(t, _)| t == test) {
                 outcome.status = "fixed_by_another_patch";
                 outcomes.push(outcome);
@@ -1352,10 +1362,16 @@ fn work_on(
     let recorded = baseline_code
         .then(|| s.facts.report(ws.root(), failure, &s.python))
         .flatten();
-    if recorded.is_none() {
+    // A hang goes to the search without a probe run (it would hang again for the whole limit);
+    // the model, when asked for, keeps its probe.
+    let hang_search = ctx.category == Category::Timeout && s.llm.is_none();
+    if recorded.is_none() && !hang_search {
         crate::progress::step(|| "probing the failing line".into());
     }
-    let report = recorded.or_else(|| loc.and_then(|_| s.probe(ws, failure)));
+    let report = recorded.or_else(|| {
+        loc.filter(|_| !hang_search)
+            .and_then(|_| s.probe(ws, failure))
+    });
     let facts = report.as_ref().map(probe_facts);
     // The model, when asked for, takes over where the rules end (see `llm::Turn`).
     let mut model = llm::Turn::new(s, failure, report.as_ref());
@@ -1712,6 +1728,7 @@ fn propose_only(
                         stderr_tail: String::new(),
                         timestamp_ms: now_ms(),
                         duration_ms: 0,
+                        search: None,
                         exchange: None,
                     });
                     patches.push(Patch {
@@ -2108,6 +2125,7 @@ impl Runs<'_> {
             stderr_tail: tail(&run.stderr, 40),
             timestamp_ms: now_ms(),
             duration_ms: 0,
+            search: None,
             // A model's candidate carries the request and answer it came from.
             exchange: match cand.source {
                 "llm" => self.llm.as_mut().and_then(|l| l.pending.take()),

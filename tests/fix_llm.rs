@@ -539,6 +539,8 @@ fn a_test_stopped_by_the_per_test_limit_is_the_models_with_the_stuck_frame() {
     let code = "def total(xs):\n    s = 0\n    i = 0\n    while i < len(xs):\n        s += xs[i]\n    return s\n";
     let p = project(&[
         ("pytest.ini", "[pytest]\n"),
+        // The search goes first and would add the step itself; this is about the model.
+        ("pyproject.toml", NO_SEARCH),
         ("loop.py", code),
         (
             "test_loop.py",
@@ -576,6 +578,9 @@ fn without_llm_a_timed_out_test_is_reported_and_never_patched() {
     let code = "def total(xs):\n    s = 0\n    i = 0\n    while i < len(xs):\n        s += xs[i]\n    return s\n";
     let p = project(&[
         ("pytest.ini", "[pytest]\n"),
+        // The search would add the missing `i += 1` (tests/fix_search.rs); this is about the
+        // model's part.
+        ("pyproject.toml", NO_SEARCH),
         ("loop.py", code),
         (
             "test_loop.py",

@@ -114,3 +114,131 @@ fn safe_only_never_searches() {
     );
     assert!(v["failures"][0].get("suspicious").is_none());
 }
+
+const GRADES: &str = "PASS_MARK = 60\n\n\ndef count_passing(scores, mark=PASS_MARK):\n    \"\"\"How many scores reach the mark (a score equal to the mark passes).\"\"\"\n    passed = 0\n    for score in scores:\n        if score > mark:\n            passed += 1\n    return passed\n";
+const GRADES_TESTS: &str = "import unittest\n\nfrom grades import count_passing\n\n\nclass CountPassing(unittest.TestCase):\n    def test_mark_itself_passes(self):\n        self.assertEqual(count_passing([40, 60, 75]), 2)\n\n    def test_all_above(self):\n        self.assertEqual(count_passing([61, 90]), 2)\n\n    def test_none(self):\n        self.assertEqual(count_passing([]), 0)\n";
+
+/// `assertEqual(..., 2)` failing with `1 != 2`: the edits whose effect fits go first (`passed = 1`
+/// is predicted, the boundary flip and ±1 are consistent), a few candidates past the first that
+/// passes are compared, and the smallest edit among the equally behaved ones is kept; the test
+/// that ruled out the predicted guesses is named.
+#[test]
+fn expected_values_order_the_search_and_the_tests_that_decided_are_named() {
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("grades.py", GRADES),
+        ("tests/test_grades.py", GRADES_TESTS),
+    ]);
+    let out = p.run(&["fix", "--json", "--search-time", "900"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    assert_eq!(
+        p.read("grades.py"),
+        GRADES.replace("score > mark", "score >= mark"),
+        "{stderr}"
+    );
+    let v = json(&out);
+    let all_above = "tests/test_grades.py::CountPassing::test_all_above";
+    let got: Vec<serde_json::Value> = v["attempt_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| serde_json::json!([a["title"], a["outcome"], a["search"], a["broke"]]))
+        .collect();
+    let consistent = serde_json::json!({"hint": "consistent"});
+    assert_eq!(
+        got,
+        vec![
+            serde_json::json!(["`0` → `1` at grades.py:6 (3 tests cover the line)", "new_failures", {"hint": "predicted"}, [all_above]]),
+            serde_json::json!(["`>` → `>=` at grades.py:8 (2 tests cover the line)", "accepted",
+                {"hint": "consistent", "plausible": 3, "changed": [], "decided_by": [all_above]}, []]),
+            serde_json::json!([
+                "`1` → `2` at grades.py:9 (2 tests cover the line)",
+                "new_failures",
+                consistent,
+                [all_above]
+            ]),
+            serde_json::json!([
+                "`1` → `0` at grades.py:9 (2 tests cover the line)",
+                "still_failing",
+                consistent,
+                []
+            ]),
+            serde_json::json!(["`mark` → `mark - 1` at grades.py:8 (2 tests cover the line)", "plausible", {"hint": "consistent", "changed": []}, []]),
+            serde_json::json!([
+                "`score` → `score - 1` at grades.py:8 (2 tests cover the line)",
+                "still_failing",
+                consistent,
+                []
+            ]),
+            serde_json::json!([
+                "`mark` → `mark + 1` at grades.py:8 (2 tests cover the line)",
+                "still_failing",
+                consistent,
+                []
+            ]),
+            serde_json::json!(["`score` → `score + 1` at grades.py:8 (2 tests cover the line)", "plausible", {"hint": "consistent", "changed": []}, []]),
+        ],
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`score` → `score + 1` at grades.py:8 (2 tests cover the line): passed too; not kept (another changes fewer behaviours or is smaller)"),
+        "{stderr}"
+    );
+}
+
+const LOOKUP: &str = "def index_of(items, wanted):\n    \"\"\"Position of the first `wanted` in `items`, or -1.\"\"\"\n    i = 0\n    while i < len(items):\n        if items[i] == wanted:\n            return i\n    return -1\n";
+
+/// A test stopped by the per-test limit, stuck at a `while` whose variable never moves: the
+/// search looks at that loop (header first, no coverage run) and the missing step is proven.
+#[test]
+fn a_hang_gets_the_search_at_the_loop_it_was_stuck_in() {
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("lookup.py", LOOKUP),
+        (
+            "tests/test_lookup.py",
+            "from lookup import index_of\n\n\ndef test_found_later():\n    assert index_of([3, 5, 7], 7) == 2\n\n\ndef test_found_first():\n    assert index_of([3], 3) == 0\n",
+        ),
+    ]);
+    let out = p.run(&[
+        "fix",
+        "--json",
+        "--search-time",
+        "900",
+        "--test-timeout",
+        "3",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    assert_eq!(
+        p.read("lookup.py"),
+        LOOKUP.replace("return i\n", "return i\n        i += 1\n"),
+        "{stderr}"
+    );
+    let v = json(&out);
+    let f = &v["failures"][0];
+    assert_eq!(f["category"], "timeout");
+    assert_eq!(f["status"], "fixed");
+    assert_eq!(
+        f["suspicious"],
+        serde_json::json!([
+            {"file": "lookup.py", "line": 4, "score": 1.0},
+            {"file": "lookup.py", "line": 5, "score": 0.99},
+            {"file": "lookup.py", "line": 6, "score": 0.98}
+        ])
+    );
+    let a = &v["attempt_records"][0];
+    assert_eq!(
+        serde_json::json!([a["title"], a["rule"], a["outcome"], a["search"]]),
+        serde_json::json!([
+            "add `i += 1` at the end of the loop at lookup.py:4 (a hang: no coverage run)",
+            "search-plus-minus-one",
+            "accepted",
+            {"plausible": 1}
+        ])
+    );
+    assert_eq!(v["attempt_records"].as_array().unwrap().len(), 1);
+}

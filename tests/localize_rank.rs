@@ -19,6 +19,7 @@ const EXPECTED: &[(&str, u32, u32)] = &[
     ("search_arith_operator", 1, 0),
     ("search_bool_operator", 1, 0),
     ("search_clamp_compare", 1, 0),
+    ("search_hint_count_unittest", 1, 1),
     ("search_index_off_by_one_method", 1, 0),
     ("search_median_constant", 1, 0),
     ("search_missing_guard", 1, 0),

@@ -19,6 +19,8 @@
 //! [`OFF_FOCUS`]. A score is therefore in `0..=1`, 1 meaning "run by every failing test and by
 //! no passing one, in the function the test called".
 
+pub mod hang;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

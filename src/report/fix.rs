@@ -290,6 +290,9 @@ pub fn human_log(report: &Report) -> String {
                     a.new_failure.as_deref().unwrap_or("?")
                 ),
                 "timeout" => "rejected: the test hung (stopped at the time limit)".to_string(),
+                "plausible" => "passed too; not kept (another changes fewer behaviours or \
+                                is smaller)"
+                    .to_string(),
                 "refused" => format!(
                     "refused before any run: {}",
                     a.new_failure.as_deref().unwrap_or("?")

@@ -9,6 +9,8 @@
 //! the session proves candidates with pytest (see `session/search.rs`). Every candidate is
 //! unsafe: it guesses intent from the tests.
 
+pub mod choose;
+pub mod hint;
 pub mod mutate;
 pub mod priors;
 
@@ -22,6 +24,7 @@ use crate::rules::Category;
 use crate::source::SourceFile;
 use crate::syntax;
 
+use self::hint::{Expectation, Tier};
 use self::priors::Priors;
 
 /// Suspicious lines whose statements are mutated, best first.
@@ -44,6 +47,9 @@ pub struct Ranked {
     /// `score × prior`.
     pub rank: f64,
     pub size: usize,
+    /// How well the edit's predictable effect fits the expected value ([`hint`]): candidates
+    /// of a higher tier go first.
+    pub hint: Tier,
 }
 
 /// What to search.
@@ -53,10 +59,11 @@ pub struct SearchInput<'a> {
     pub suspicious: &'a [Suspicious],
     /// The literal the failing test compares with (`== 2.5`), if any.
     pub expected: Option<&'a str>,
+    /// The expected literal and the actual value, when the failure shows both.
+    pub expectation: Option<&'a Expectation>,
     pub allow_tests: bool,
 }
 
-/// Ranked candidates, best first.
 /// The search's rule ids, as `select`/`ignore` name them: `search-FAMILY` for each family of
 /// edits (`ignore = ["search"]` turns the whole search off).
 pub fn rule_ids() -> Vec<String> {
@@ -67,6 +74,7 @@ pub fn rule_ids() -> Vec<String> {
         .collect()
 }
 
+/// Ranked candidates, best first: by hint tier, then `score × prior`, then the smaller edit.
 pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
     let priors = Priors::builtin();
     let lines: Vec<&Suspicious> = input
@@ -144,19 +152,41 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                     score: s.score,
                     rank: s.score * m.prior,
                     size,
+                    hint: input.expectation.map_or(Tier::None, |e| e.tier(&m.effects)),
                 });
             }
         }
     }
     out.sort_by(|a, b| {
-        b.rank
-            .total_cmp(&a.rank)
+        b.hint
+            .cmp(&a.hint)
+            .then(b.rank.total_cmp(&a.rank))
             .then(a.size.cmp(&b.size))
             .then_with(|| a.candidate.file.cmp(&b.candidate.file))
             .then(a.line.cmp(&b.line))
     });
     out.truncate(MAX_CANDIDATES);
     out
+}
+
+/// What an attempt record says about a search candidate (`search` in the JSON).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct AttemptFacts {
+    /// `predicted` or `consistent` when the expected value ranked the edit up ([`hint`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<&'static str>,
+    /// On the kept candidate: how many candidates passed every proof and were compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plausible: Option<usize>,
+    /// On a candidate that passed every proof: the tests that ran the edited line, passed
+    /// before and now run other lines (its changed behaviours; fewest wins).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed: Option<Vec<String>>,
+    /// On the kept candidate: the tests that ruled out another candidate which passed the
+    /// failing tests (they failed with it, or their behaviour changed where this one's did
+    /// not).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub decided_by: Vec<String>,
 }
 
 /// What a reviewer should check in a search patch (the JSON's `review`).

@@ -2,6 +2,7 @@
 //! family), each a byte-range [`Edit`] list on the parsed text. Nothing here checks that the
 //! result parses: [`crate::edit::Fix::apply_to`] re-parses every candidate and drops the rest.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use rustpython_parser::ast::{
@@ -12,6 +13,7 @@ use crate::edit::Edit;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{ParsedModule, MAX_AST_DEPTH};
 
+use super::hint::Effect;
 use super::priors::Priors;
 
 /// Every family of edits, as named in `rules/search/priors.toml`.
@@ -38,6 +40,9 @@ pub struct Mutant {
     pub edits: Vec<Edit>,
     /// Family prior × the weight within the family.
     pub prior: f64,
+    /// What the edit does to its statement's value, where that can be said (see
+    /// [`super::hint`]).
+    pub effects: Vec<Effect>,
 }
 
 impl Mutant {
@@ -101,8 +106,32 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors) -> Vec<Mutant>
             .map(|f| constants_of(f, module.text()))
             .unwrap_or_default(),
         func_names: func.map(names_of).unwrap_or_default(),
+        func_kinds: func.map(kinds_of).unwrap_or_default(),
         addends: Vec::new(),
+        linear: Vec::new(),
+        returned: None,
     };
+    // Where a changed literal moves the statement's value linearly (see [`Linear`]).
+    let root: Option<(&Expr, Linear)> = match stmt {
+        Stmt::Return(r) => r.value.as_deref().map(|v| (v, Linear::ROOT)),
+        Stmt::Assign(a) => Some((a.value.as_ref(), Linear::ROOT)),
+        Stmt::AugAssign(a) => match a.op {
+            Operator::Add => Some((a.value.as_ref(), Linear::add(1.0))),
+            Operator::Sub => Some((a.value.as_ref(), Linear::add(-1.0))),
+            Operator::Mult => Some((a.value.as_ref(), Linear::mul(false))),
+            Operator::Div => Some((a.value.as_ref(), Linear::mul(true))),
+            _ => None,
+        },
+        _ => None,
+    };
+    // In a loop a statement runs many times: what one edit does to the result is not stated.
+    let looped = func.is_some_and(|f| in_loop(f, rng(stmt.range())));
+    if let Some((e, ctx)) = root.filter(|_| !looped) {
+        linear_positions(e, ctx, &mut m.linear, 0);
+    }
+    if let Stmt::Return(r) = stmt {
+        m.returned = r.value.as_deref().map(|v| rng(v.range()));
+    }
     let mut own = Vec::new();
     walk::stmt_own_exprs(stmt, &mut own);
     walk::walk(&own, MAX_AST_DEPTH, |node, _| {
@@ -117,7 +146,10 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors) -> Vec<Mutant>
     });
     match stmt {
         Stmt::If(s) => m.negate_test(&s.test),
-        Stmt::While(s) => m.negate_test(&s.test),
+        Stmt::While(s) => {
+            m.negate_test(&s.test);
+            m.missing_step(s);
+        }
         Stmt::AugAssign(s) => {
             let gap = rng(s.target.range()).end..rng(s.value.range()).start;
             if let Some(sym) = arith_symbol(&s.op) {
@@ -194,6 +226,8 @@ pub fn function_mutants(
                     format!("{indent}if {cond}:{nl}{indent}{inner}return {value}{nl}"),
                 )],
                 prior: priors.family("guard") * w / params.len() as f64,
+                // Built from the expected value already: no further hint.
+                effects: Vec::new(),
             });
         }
     }
@@ -208,9 +242,142 @@ struct Mutator<'a> {
     func_consts: Vec<(ConstKind, String)>,
     /// Parameters and assigned names of the enclosing function (for variable replacement).
     func_names: Vec<String>,
+    /// What kind of value each local holds, where its assignments say so (see [`kinds_of`]).
+    func_kinds: BTreeMap<String, &'static str>,
     /// Literals that are the right operand of `+`/`-`: `- 1` → `- 0` is never proposed, the
     /// whole `- 1` is dropped instead (by [`Mutator::plus_minus_one`] or here).
     addends: Vec<Range<usize>>,
+    /// Literals and binary operations of the statement's value in a linear position.
+    linear: Vec<(Range<usize>, Linear)>,
+    /// The returned expression, for a `return` statement.
+    returned: Option<Range<usize>>,
+}
+
+/// How a sub-expression moves the value of its statement: `add` is the sign with which it is
+/// added (`a - (b + c)`: `c` has -1), `mul` whether it is a factor, and on which side of a
+/// division (`true`: a divisor). `None` where the relation is not linear (inside a call, an
+/// index, a product for `add`, a sum for `mul`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Linear {
+    add: Option<f64>,
+    mul: Option<bool>,
+}
+
+impl Linear {
+    const ROOT: Linear = Linear {
+        add: Some(1.0),
+        mul: Some(false),
+    };
+    fn add(sign: f64) -> Linear {
+        Linear {
+            add: Some(sign),
+            mul: None,
+        }
+    }
+    fn mul(divisor: bool) -> Linear {
+        Linear {
+            add: None,
+            mul: Some(divisor),
+        }
+    }
+}
+
+/// Records the linear positions under `e` (see [`Linear`]).
+fn linear_positions(e: &Expr, ctx: Linear, out: &mut Vec<(Range<usize>, Linear)>, depth: usize) {
+    if depth > 64 || (ctx.add.is_none() && ctx.mul.is_none()) {
+        return;
+    }
+    match e {
+        Expr::Constant(_) => out.push((rng(e.range()), ctx)),
+        Expr::UnaryOp(u) if matches!(u.op, UnaryOp::USub) => {
+            let neg = Linear {
+                add: ctx.add.map(|s| -s),
+                mul: ctx.mul,
+            };
+            linear_positions(&u.operand, neg, out, depth + 1);
+        }
+        Expr::BinOp(b) => {
+            out.push((rng(e.range()), ctx));
+            let (l, r) = match b.op {
+                Operator::Add => (
+                    Linear {
+                        add: ctx.add,
+                        mul: None,
+                    },
+                    Linear {
+                        add: ctx.add,
+                        mul: None,
+                    },
+                ),
+                Operator::Sub => (
+                    Linear {
+                        add: ctx.add,
+                        mul: None,
+                    },
+                    Linear {
+                        add: ctx.add.map(|s| -s),
+                        mul: None,
+                    },
+                ),
+                Operator::Mult => (
+                    Linear {
+                        add: None,
+                        mul: ctx.mul,
+                    },
+                    Linear {
+                        add: None,
+                        mul: ctx.mul,
+                    },
+                ),
+                Operator::Div => (
+                    Linear {
+                        add: None,
+                        mul: ctx.mul,
+                    },
+                    Linear {
+                        add: None,
+                        mul: ctx.mul.map(|d| !d),
+                    },
+                ),
+                _ => return,
+            };
+            linear_positions(&b.left, l, out, depth + 1);
+            linear_positions(&b.right, r, out, depth + 1);
+        }
+        _ => {}
+    }
+}
+
+/// Whether the statement at `r` lies in the body of a loop of `func`.
+fn in_loop(func: &Stmt, r: Range<usize>) -> bool {
+    let roots = [Node::Stmt(func)];
+    let mut found = false;
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        if let Node::Stmt(s @ (Stmt::For(_) | Stmt::While(_) | Stmt::AsyncFor(_))) = node {
+            let body = match s {
+                Stmt::For(f) => &f.body,
+                Stmt::AsyncFor(f) => &f.body,
+                Stmt::While(w) => &w.body,
+                _ => return true,
+            };
+            if body
+                .iter()
+                .any(|b| rng(b.range()).start <= r.start && r.end <= rng(b.range()).end)
+            {
+                found = true;
+            }
+        }
+        !found
+    });
+    found
+}
+
+/// The number a literal's source text stands for.
+fn literal_number(text: &str) -> Option<f64> {
+    text.replace('_', "")
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,13 +389,53 @@ enum ConstKind {
 
 impl Mutator<'_> {
     fn push(&mut self, family: &'static str, title: String, edits: Vec<Edit>, weight: f64) {
+        self.push_with(family, title, edits, weight, Vec::new());
+    }
+
+    fn push_with(
+        &mut self,
+        family: &'static str,
+        title: String,
+        edits: Vec<Edit>,
+        weight: f64,
+        effects: Vec<Effect>,
+    ) {
         let prior = self.priors.family(family) * weight;
         self.out.push(Mutant {
             family,
             title,
             edits,
             prior,
+            effects,
         });
+    }
+
+    fn linear_at(&self, r: &Range<usize>) -> Option<Linear> {
+        self.linear.iter().find(|(lr, _)| lr == r).map(|(_, l)| *l)
+    }
+
+    /// The effects of the literal at `r` (written `from`) becoming `to`.
+    fn literal_effects(&self, r: &Range<usize>, from: &str, to: &str) -> Vec<Effect> {
+        let mut out = Vec::new();
+        if self.returned.as_ref() == Some(r) {
+            out.push(Effect::Becomes(to.to_string()));
+        }
+        let (Some(a), Some(b)) = (literal_number(from), literal_number(to)) else {
+            return out;
+        };
+        if let Some(l) = self.linear_at(r) {
+            if let Some(sign) = l.add {
+                out.push(Effect::Add(sign * (b - a)));
+            }
+            match l.mul {
+                Some(false) if a != 0.0 => out.push(Effect::Scale(b / a)),
+                Some(true) if b != 0.0 => out.push(Effect::Scale(a / b)),
+                _ => {}
+            }
+        } else if a.fract() == 0.0 && (a - b).abs() == 1.0 {
+            out.push(Effect::OffByOne);
+        }
+        out
     }
 
     fn src(&self, r: &Range<usize>) -> &str {
@@ -238,6 +445,18 @@ impl Mutator<'_> {
     /// Replaces the operator written in `gap` (between two operands) by each of its
     /// alternatives in the priors' `table`.
     fn operator(&mut self, table: &str, written: &str, gap: Range<usize>, aug: bool) {
+        self.operator_with(table, written, gap, aug, |_| Vec::new());
+    }
+
+    /// [`Mutator::operator`], `effects` saying what each replacement does.
+    fn operator_with(
+        &mut self,
+        table: &str,
+        written: &str,
+        gap: Range<usize>,
+        aug: bool,
+        effects: impl Fn(&str) -> Vec<Effect>,
+    ) {
         let Some(op) = op_in_gap(self.text, gap) else {
             return;
         };
@@ -255,12 +474,14 @@ impl Mutator<'_> {
             "arith-op"
         };
         for (to, w) in self.priors.replacements(table, from) {
+            let fx = effects(&to);
             let to = if aug { format!("{to}=") } else { to };
-            self.push(
+            self.push_with(
                 family,
                 format!("`{written}` → `{to}`"),
                 vec![Edit::replacement(op.clone(), to.clone())],
                 w,
+                fx,
             );
         }
     }
@@ -271,7 +492,16 @@ impl Mutator<'_> {
                 let mut prev = rng(c.left.range()).end;
                 for (op, right) in c.ops.iter().zip(&c.comparators) {
                     let r = rng(right.range());
-                    self.operator("compare", cmp_symbol(op), prev..r.start, false);
+                    let from = cmp_symbol(op);
+                    self.operator_with("compare", from, prev..r.start, false, |to| {
+                        // A boundary flip moves a count by the items equal to the bound.
+                        match (from, to) {
+                            ("<", "<=") | ("<=", "<") | (">", ">=") | (">=", ">") => {
+                                vec![Effect::Boundary]
+                            }
+                            _ => Vec::new(),
+                        }
+                    });
                     prev = r.end;
                 }
                 // Against a literal (`n == 1`), only the literal moves: `n + 1 == 1` says
@@ -289,7 +519,25 @@ impl Mutator<'_> {
             Expr::BinOp(b) => {
                 if let Some(sym) = arith_symbol(&b.op) {
                     let gap = rng(b.left.range()).end..rng(b.right.range()).start;
-                    self.operator("arith", sym, gap, false);
+                    // With a literal right operand in a linear position, the change is known:
+                    // `- 32` → `+ 32` adds 64, `/ 2` → `* 2` multiplies by 4.
+                    let lin = self.linear_at(&rng(b.range));
+                    let c = literal_number(self.src(&rng(b.right.range())))
+                        .filter(|_| matches!(b.right.as_ref(), Expr::Constant(_)));
+                    self.operator_with("arith", sym, gap, false, |to| {
+                        let (Some(l), Some(c)) = (lin, c) else {
+                            return Vec::new();
+                        };
+                        match (sym, to, l.add, l.mul) {
+                            ("+", "-", Some(s), _) => vec![Effect::Add(-2.0 * c * s)],
+                            ("-", "+", Some(s), _) => vec![Effect::Add(2.0 * c * s)],
+                            ("*", "/", _, Some(false)) if c != 0.0 => {
+                                vec![Effect::Scale(1.0 / (c * c))]
+                            }
+                            ("/", "*", _, Some(false)) => vec![Effect::Scale(c * c)],
+                            _ => Vec::new(),
+                        }
+                    });
                 }
             }
             Expr::BoolOp(b) => {
@@ -360,6 +608,57 @@ impl Mutator<'_> {
         }
     }
 
+    /// A `while` whose condition reads a numeric local the body never assigns cannot end by
+    /// that local: add `name += 1` (or `-= 1`) as the body's last statement (the classic hang).
+    fn missing_step(&mut self, w: &ast::StmtWhile) {
+        let mut read: Vec<String> = Vec::new();
+        walk::walk(&[Node::Expr(&w.test)], MAX_AST_DEPTH, |node, _| {
+            if let Node::Expr(Expr::Name(n)) = node {
+                // A counter: a local that an assignment shows to be a number.
+                if matches!(
+                    self.func_kinds.get(n.id.as_str()).copied(),
+                    Some("int" | "float")
+                ) && !read.iter().any(|r| r == n.id.as_str())
+                {
+                    read.push(n.id.to_string());
+                }
+            }
+            true
+        });
+        let body: Vec<Node> = w.body.iter().map(Node::Stmt).collect();
+        walk::walk(&body, MAX_AST_DEPTH, |node, _| {
+            if let Node::Expr(Expr::Name(n)) = node {
+                if matches!(n.ctx, ExprContext::Store) {
+                    read.retain(|r| r != n.id.as_str());
+                }
+            }
+            true
+        });
+        let Some(last) = w.body.last() else { return };
+        let (start, end) = (rng(last.range()).start, rng(last.range()).end);
+        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let indent = &self.text[line_start..start];
+        if !indent.chars().all(|c| c == ' ' || c == '\t') || indent.is_empty() {
+            return;
+        }
+        let nl = if self.text.contains("\r\n") {
+            "\r\n"
+        } else {
+            "\n"
+        };
+        let n = read.len() as f64;
+        for name in &read {
+            for (op, w) in [("+=", 1.0), ("-=", 0.5)] {
+                self.push(
+                    "plus-minus-one",
+                    format!("add `{name} {op} 1` at the end of the loop"),
+                    vec![Edit::insertion(end, format!("{nl}{indent}{name} {op} 1"))],
+                    w / n,
+                );
+            }
+        }
+    }
+
     /// `cond` → `not cond`.
     fn negate_test(&mut self, test: &Expr) {
         if matches!(test, Expr::UnaryOp(u) if matches!(u.op, UnaryOp::Not)) {
@@ -400,11 +699,17 @@ impl Mutator<'_> {
                     "-"
                 };
                 let k = int_literal(self.text, &b.right).unwrap_or(0);
-                self.push(
+                let fx = match self.linear_at(&r).and_then(|l| l.add) {
+                    Some(s) if op == "+" => vec![Effect::Add(-s * k as f64)],
+                    Some(s) => vec![Effect::Add(s * k as f64)],
+                    None => vec![Effect::OffByOne],
+                };
+                self.push_with(
                     "plus-minus-one",
                     format!("drop `{op} {k}`"),
                     vec![Edit::deletion(left_end..r.end)],
                     scale,
+                    fx,
                 );
             }
             _ => {
@@ -415,11 +720,12 @@ impl Mutator<'_> {
                     inner.clone()
                 };
                 for (op, w) in [("- 1", 1.0), ("+ 1", 0.9)] {
-                    self.push(
+                    self.push_with(
                         "plus-minus-one",
                         format!("`{}` → `{} {op}`", one_line(&inner), one_line(&wrapped)),
                         vec![Edit::replacement(r.clone(), format!("{wrapped} {op}"))],
                         w * scale,
+                        vec![Effect::OffByOne],
                     );
                 }
             }
@@ -450,11 +756,17 @@ impl Mutator<'_> {
                             .trim_end_matches(['+', '-'])
                             .trim_end()
                             .len();
-                        self.push(
+                        // Dropping the literal is the literal becoming 0.
+                        let fx = match self.linear_at(&r).and_then(|l| l.add) {
+                            Some(s) => vec![Effect::Add(-s * n as f64)],
+                            None => vec![Effect::OffByOne],
+                        };
+                        self.push_with(
                             "plus-minus-one",
                             format!("drop `{}`", normalize_ws(&self.text[start..r.end])),
                             vec![Edit::deletion(start..r.end)],
                             1.0,
+                            fx,
                         );
                     }
                     // The two directions share the family's prior, like other families' alternatives.
@@ -463,11 +775,13 @@ impl Mutator<'_> {
                         if m < 0 || (addend && m == 0) {
                             continue; // `-1` as a literal would be a new unary expression
                         }
-                        self.push(
+                        let fx = self.literal_effects(&r, &written, &m.to_string());
+                        self.push_with(
                             "plus-minus-one",
                             format!("`{n}` → `{m}`"),
                             vec![Edit::replacement(r.clone(), m.to_string())],
                             w,
+                            fx,
                         );
                     }
                 }
@@ -488,11 +802,13 @@ impl Mutator<'_> {
             .collect();
         let n = others.len() as f64;
         for t in others {
-            self.push(
+            let fx = self.literal_effects(&r, &written, &t);
+            self.push_with(
                 "constant",
                 format!("`{}` → `{}`", one_line(&written), one_line(&t)),
                 vec![Edit::replacement(r.clone(), t.clone())],
                 1.0 / n,
+                fx,
             );
         }
     }
@@ -502,10 +818,17 @@ impl Mutator<'_> {
             return; // a global, a builtin or a function: not a local mix-up
         }
         let r = rng(e.range());
+        // A variable of another known kind is not a mix-up anyone makes (`total` → `name`);
+        // a name of unknown kind (a parameter) stays a candidate.
+        let kind = self.func_kinds.get(name);
         let others: Vec<String> = self
             .func_names
             .iter()
             .filter(|n| *n != name)
+            .filter(|n| match (kind, self.func_kinds.get(*n)) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            })
             .cloned()
             .collect();
         let n = others.len() as f64;
@@ -763,6 +1086,74 @@ fn constants_of(func: &Stmt, text: &str) -> Vec<(ConstKind, String)> {
     out
 }
 
+/// The kind of value each local of `func` holds, from its assignments: a literal (`0`, `0.0`,
+/// `""`, `True`, `[]`, `{}`, a comprehension), `len(...)`/`int(...)`/`str(...)`, or the target
+/// of `for i in range(...)`. A name assigned values of two kinds is left out (unknown).
+fn kinds_of(func: &Stmt) -> BTreeMap<String, &'static str> {
+    let body = match func {
+        Stmt::FunctionDef(f) => &f.body,
+        Stmt::AsyncFunctionDef(f) => &f.body,
+        _ => return BTreeMap::new(),
+    };
+    fn kind(e: &Expr) -> Option<&'static str> {
+        Some(match e {
+            Expr::Constant(c) => match c.value {
+                Constant::Int(_) => "int",
+                Constant::Float(_) => "float",
+                Constant::Str(_) => "str",
+                Constant::Bool(_) => "bool",
+                _ => return None,
+            },
+            Expr::List(_) | Expr::ListComp(_) => "list",
+            Expr::Dict(_) | Expr::DictComp(_) => "dict",
+            Expr::Set(_) | Expr::SetComp(_) => "set",
+            Expr::JoinedStr(_) => "str",
+            Expr::Call(c) => match c.func.as_ref() {
+                Expr::Name(n) => match n.id.as_str() {
+                    "len" | "int" => "int",
+                    "str" => "str",
+                    "float" => "float",
+                    "list" | "sorted" => "list",
+                    _ => return None,
+                },
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
+    let mut seen: BTreeMap<String, Option<&'static str>> = BTreeMap::new();
+    let mut note = |name: &str, k: Option<&'static str>| {
+        let e = seen.entry(name.to_string()).or_insert(k);
+        if *e != k {
+            *e = None;
+        }
+    };
+    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        match node {
+            Node::Stmt(Stmt::Assign(a)) => {
+                for t in &a.targets {
+                    if let Expr::Name(n) = t {
+                        note(n.id.as_str(), kind(&a.value));
+                    }
+                }
+            }
+            Node::Stmt(Stmt::For(f)) => {
+                if let Expr::Name(n) = f.target.as_ref() {
+                    let ranged = matches!(f.iter.as_ref(), Expr::Call(c)
+                        if matches!(c.func.as_ref(), Expr::Name(r) if r.id.as_str() == "range"));
+                    note(n.id.as_str(), ranged.then_some("int"));
+                }
+            }
+            _ => {}
+        }
+        !matches!(node, Node::Stmt(Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+    });
+    seen.into_iter()
+        .filter_map(|(n, k)| Some((n, k?)))
+        .collect()
+}
+
 /// Parameters and assigned names of a function, distinct, in source order.
 fn names_of(func: &Stmt) -> Vec<String> {
     let (args, body) = match func {
@@ -846,5 +1237,76 @@ mod tests {
             "return the last expression".into(),
             "    return pow(size, 2)".into()
         )));
+    }
+
+    fn effects(src: &str, line: u32, title: &str) -> Vec<Effect> {
+        let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
+        let m = mutants(&pm, line, Priors::builtin());
+        let found = m.iter().find(|m| m.title == title);
+        found.map(|m| m.effects.clone()).unwrap_or_else(|| {
+            panic!(
+                "no `{title}` in {:?}",
+                m.iter().map(|m| &m.title).collect::<Vec<_>>()
+            )
+        })
+    }
+
+    #[test]
+    fn effects_of_literals_and_operators_in_linear_positions() {
+        let median = "def median(v):\n    return (v[0] + v[1]) / 3\n";
+        assert_eq!(effects(median, 2, "`3` → `2`"), vec![Effect::Scale(1.5)]);
+        let f = "def f(c):\n    return c * 9 / 5 - 32\n";
+        assert_eq!(effects(f, 2, "`-` → `+`"), vec![Effect::Add(64.0)]);
+        // A factor of one addend does not scale the whole value.
+        assert_eq!(effects(f, 2, "`9` → `5`"), vec![]);
+        let secs = "def s(v, u):\n    if u == 'h':\n        return v * 60\n    return v * 3600\n";
+        assert_eq!(effects(secs, 3, "`60` → `3600`"), vec![Effect::Scale(60.0)]);
+        let count = "def c(xs, k):\n    n = len([x for x in xs if x > k]) - 1\n    return n\n";
+        assert_eq!(effects(count, 2, "drop `- 1`"), vec![Effect::Add(1.0)]);
+        assert_eq!(effects(count, 2, "`>` → `>=`"), vec![Effect::Boundary]);
+        let label = "def l(n):\n    if n == 1:\n        return 'one'\n    return 'many'\n";
+        assert_eq!(
+            effects(label, 4, "`'many'` → `'one'`"),
+            vec![Effect::Becomes("'one'".into())]
+        );
+        // An index is an integer expression, not a linear part of the value.
+        let last = "def last(xs):\n    return xs[len(xs) - 2]\n";
+        assert_eq!(effects(last, 2, "drop `- 2`"), vec![Effect::OffByOne]);
+        assert_eq!(effects(last, 2, "`2` → `1`"), vec![Effect::OffByOne]);
+        // In a loop the statement runs many times: `+= 2` does not add 1 to the count.
+        let looped = "def n(xs):\n    k = 0\n    for x in xs:\n        k += 1\n    return k\n";
+        assert_eq!(effects(looped, 4, "`1` → `2`"), vec![Effect::OffByOne]);
+    }
+
+    #[test]
+    fn variables_of_another_known_kind_are_not_proposed() {
+        let src = "def f(xs, k):\n    total = 0\n    label = ''\n    for i in range(k):\n        total += xs[i]\n    return total\n";
+        let t: Vec<String> = titles(src, 6).into_iter().map(|(t, _)| t).collect();
+        // `total` (int) may become `i` (int, a range index) or a parameter, never `label` (str).
+        for want in ["`total` → `xs`", "`total` → `k`", "`total` → `i`"] {
+            assert!(t.contains(&want.to_string()), "{want} in {t:?}");
+        }
+        assert!(!t.contains(&"`total` → `label`".to_string()), "{t:?}");
+    }
+
+    #[test]
+    fn a_while_whose_variable_never_moves_gets_its_step() {
+        let src = "def find(xs, x):\n    i = 0\n    while i < len(xs):\n        if xs[i] == x:\n            return i\n    return -1\n";
+        let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
+        let m = mutants(&pm, 3, Priors::builtin());
+        let step = m
+            .iter()
+            .find(|m| m.title == "add `i += 1` at the end of the loop")
+            .expect("the step");
+        assert_eq!(
+            crate::edit::apply(src, &step.edits).unwrap(),
+            src.replace("return i\n", "return i\n        i += 1\n")
+        );
+        // A loop that moves its variable gets none.
+        let moving = src.replace("return i\n", "return i\n        i += 2\n");
+        let pm = crate::syntax::parse_text(Path::new("m.py"), &moving).unwrap();
+        assert!(!mutants(&pm, 3, Priors::builtin())
+            .iter()
+            .any(|m| m.title.starts_with("add `")));
     }
 }

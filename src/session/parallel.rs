@@ -24,6 +24,7 @@ use std::thread::JoinHandle;
 
 use super::*;
 use crate::runner::{Interpreter, PytestRun, RunSpec};
+use crate::search::hint::Tier;
 use crate::search::Ranked;
 
 /// `--jobs` when none is given: the machine's cores, at most this many (each job is a pytest
@@ -257,23 +258,32 @@ pub(super) fn search(
     ctx: &mut Step,
     failure: &Failure,
     candidates: Vec<Ranked>,
-    found: &search::Found,
+    state: &search::SearchState,
     mut pool: Pool,
 ) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
     let window = pool.size();
     let mut ranked = candidates.into_iter().enumerate();
-    // Submitted and not yet judged, in rank order: the candidate and its second stage's tests.
-    let mut waiting: VecDeque<(usize, Candidate)> = VecDeque::new();
+    // Submitted and not yet judged, in rank order: the candidate, its hint, edit size and the
+    // tests that cover its line.
+    #[allow(clippy::type_complexity)]
+    let mut waiting: VecDeque<(usize, Candidate, Tier, usize, Vec<String>)> = VecDeque::new();
     let mut stopped: Option<Stop> = None;
     let mut exhausted = false;
     let mut tried = 0usize;
-    let outcome = loop {
+    // As one at a time: a few candidates past the first plausible one, then the choice.
+    let mut plausible: Vec<search::Found> = Vec::new();
+    let mut extra = 0usize;
+    let outcome: Result<(), SessionError> = loop {
+        // Judged in rank order: once enough are plausible, the ones still running are not.
+        if search::enough(&plausible, extra, state.spectrum) {
+            break Ok(());
+        }
         // Start the next candidates: the same checks as before each one with --jobs 1.
         while waiting.len() < window && stopped.is_none() && !exhausted {
             if runner::interrupted() {
                 break;
             }
-            if Instant::now() >= found.deadline {
+            if Instant::now() >= state.deadline {
                 stopped = Some(Stop::SearchTime);
                 break;
             }
@@ -285,9 +295,19 @@ pub(super) fn search(
                 exhausted = true;
                 break;
             };
-            let covering = search::covering(found.spectrum, &r);
+            // The same bytes already rejected for this failure cost no run.
+            if let Some(test) =
+                ctx.tried
+                    .rejected_for(failure, &r.candidate.path, &r.candidate.patched)
+            {
+                let test = test.map(str::to_string);
+                ctx.repeats.get_or_insert((0, test)).0 += 1;
+                continue;
+            }
+            let covering = search::covering(state.spectrum, &r);
+            let (hint, size) = (r.hint, r.size);
             let cand = search::titled(r, covering.len());
-            let (targeted, passing) = search::targets(ctx, failure, &covering, found.spectrum);
+            let (targeted, passing) = search::targets(ctx, failure, &covering, state.spectrum);
             let mut stages = vec![s.candidate_spec(ws, &targeted)];
             if !passing.is_empty() {
                 stages.push(s.candidate_spec(ws, &passing));
@@ -298,10 +318,10 @@ pub(super) fn search(
                 patched: cand.patched.clone(),
                 stages,
             });
-            waiting.push_back((rank, cand));
+            waiting.push_back((rank, cand, hint, size, covering));
         }
-        let Some((rank, cand)) = waiting.pop_front() else {
-            break Ok(None);
+        let Some((rank, cand, hint, size, covering)) = waiting.pop_front() else {
+            break Ok(());
         };
         let Some(done) = pool.take(rank) else {
             break Err(SessionError::Environment(
@@ -315,6 +335,9 @@ pub(super) fn search(
             break Err(SessionError::Environment(e));
         }
         tried += 1;
+        if !plausible.is_empty() {
+            extra += 1;
+        }
         let mut runs = done.runs.into_iter();
         let Some((first, first_verdict)) = runs.next() else {
             break Err(SessionError::Environment(
@@ -335,11 +358,11 @@ pub(super) fn search(
             spent: done.took,
             started_ms: Some(done.started_ms),
         };
-        match search::judge(s, ws, ctx, failure, found.key, &cand, t, false) {
-            Ok(Some(after)) => {
-                ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
-                break Ok(Some((vec![cand], after)));
-            }
+        match search::judge(s, ws, ctx, failure, state.key, &cand, hint, t, false) {
+            Ok(Some(after)) => match search::Found::new(ws, ctx, cand, after, covering, size) {
+                Ok(f) => plausible.push(f),
+                Err(e) => break Err(e),
+            },
             Ok(None) => {}
             Err(e) => break Err(e),
         }
@@ -350,15 +373,25 @@ pub(super) fn search(
             s.count_run(run, Phase::Candidate);
         }
     }
-    if let Ok(None) = outcome {
+    outcome?;
+    if plausible.is_empty() {
         // Candidates started before the time was up were judged: they count as tried.
         ctx.reason = Some(match stopped {
-            Some(Stop::SearchTime) => search::out_of_search_time(found.why, tried, s.opts),
+            Some(Stop::SearchTime) => search::out_of_search_time(state.why, tried, s.opts),
             Some(Stop::TimeBudget) => TIME_BUDGET_USED_UP.into(),
-            None => search::none_passed(found.why, tried),
+            None => search::none_passed(state.why, tried),
         });
+        return Ok(None);
     }
-    outcome
+    search::keep_best(
+        s,
+        ws,
+        ctx,
+        state.test,
+        state.spectrum,
+        plausible,
+        state.first_attempt,
+    )
 }
 
 /// Why no more candidates were started.

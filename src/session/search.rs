@@ -9,18 +9,19 @@
 //!    shows first);
 //! 3. the whole suite, baseline-aware: no test that passed before may fail.
 //!
-//! The first candidate through all three is kept (candidates come best first: rank, then the
-//! smallest edit). The search has its own wall time, `--search-time`, inside the run's
+//! Candidates come best first (hint tier, rank, then the smallest edit). The search goes on a
+//! few candidates past the first one through all three and keeps, among those, the one that
+//! changes the fewest behaviours of the passing tests, then the earliest in that order
+//! ([`crate::search::choose`]). The search has its own wall time, `--search-time`, inside the run's
 //! `--time-budget`; one scratch copy (or the journaled project) is reused, each candidate
 //! written over the previous one and the original put back when it fails.
 
 use std::time::{Duration, Instant};
 
-use super::parallel;
 use super::*;
 use crate::localize::{self, Spectrum};
 use crate::plan::PlanError;
-use crate::search::{self as engine, Ranked, SearchInput, RULE_PREFIX};
+use crate::search::{self as engine, choose, Ranked, SearchInput, RULE_PREFIX};
 
 /// A coverage run of the whole suite when the baseline took at most this long; else only the
 /// failing test's file (its neighbours are the tests most likely to touch the same functions).
@@ -36,7 +37,9 @@ pub(super) fn applies(s: &Runs, ctx: &Step, failure: &Failure, e: &PlanError) ->
     failure.test.is_some()
         // A project's own exception type (`bank.InsufficientFunds`) is `unknown`: raised on a
         // wrong branch, it is wrong output too.
-        && matches!(ctx.category, Category::Logic | Category::Unknown)
+        && (matches!(ctx.category, Category::Logic | Category::Unknown)
+            // A hang: the stuck frame names the loop (see `localize::hang`).
+            || (ctx.category == Category::Timeout && failure.location.is_some()))
         && !s.opts.safe_only
         && s.opts.validate
         && crate::search::rule_ids()
@@ -46,6 +49,16 @@ pub(super) fn applies(s: &Runs, ctx: &Step, failure: &Failure, e: &PlanError) ->
             e,
             PlanError::TestFile(_) | PlanError::NoRule(_) | PlanError::NoLocation
         )
+}
+
+/// Whether a hang (a test stopped by the per-test limit, stuck in project code) goes to the
+/// search rather than being reported as timed out.
+pub(super) fn takes_hangs(s: &Runs) -> bool {
+    !s.opts.safe_only
+        && s.opts.validate
+        && crate::search::rule_ids()
+            .iter()
+            .any(|id| s.opts.selection.enabled(id))
 }
 
 /// Localizes, then tries the ranked candidates until one is proven or the search time is up.
@@ -62,6 +75,18 @@ pub(super) fn search(
     let Some(test) = failure.test.clone() else {
         return Ok(None);
     };
+    if ctx.category == Category::Timeout {
+        // The hung test was left out of later runs; its candidates must run it.
+        let was = s.deselect.iter().position(|t| *t == test);
+        if let Some(i) = was {
+            s.deselect.remove(i);
+        }
+        let found = search_hang(s, ws, ctx, failure, &why, &test, deadline);
+        if was.is_some() && !matches!(found, Ok(Some(_))) {
+            s.deselect.push(test);
+        }
+        return found;
+    }
     let spectrum = match s.coverage(ws, &test)? {
         Some(sp) if sp.tests.get(&test).is_some_and(|t| t.failed) => sp,
         _ => {
@@ -79,15 +104,76 @@ pub(super) fn search(
         ));
         return Ok(None);
     }
+    try_ranked(
+        s, ws, ctx, failure, &why, &test, deadline, &ranked, &spectrum,
+    )
+}
+
+/// A hang: the loop around the stuck line is the suspect (no coverage run: the hung test would
+/// cost the per-test limit again), and the candidates are proven like the others; with no
+/// spectrum, the whole suite is the judge of the passing tests.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn search_hang(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+    why: &str,
+    test: &str,
+    deadline: Instant,
+) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
+    let ranked = match failure.location.as_ref() {
+        Some(loc) => localize::hang::loop_lines(ws.root(), &loc.file, loc.line),
+        None => Vec::new(),
+    };
+    ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
+    if ranked.is_empty() {
+        // What the hang says (where it was stuck), then why the search had nothing to try.
+        let (_, said) = crate::category::categorize(failure, ws.root());
+        ctx.reason = Some(format!(
+            "{}; no loop of the project's own code that a small edit could end holds the line \
+             it was stuck at",
+            said.unwrap_or_else(|| why.to_string())
+        ));
+        return Ok(None);
+    }
+    try_ranked(
+        s,
+        ws,
+        ctx,
+        failure,
+        why,
+        test,
+        deadline,
+        &ranked,
+        &Spectrum::default(),
+    )
+}
+
+/// Proposes and proves the candidates at the ranked lines (see the module docs).
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn try_ranked(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+    why: &str,
+    test: &str,
+    deadline: Instant,
+    ranked: &[localize::Suspicious],
+    spectrum: &Spectrum,
+) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
     let expected = failure
         .frames
         .iter()
         .filter_map(|f| f.code.as_deref())
         .find_map(crate::transform::expected_literal);
+    let expectation = engine::hint::Expectation::of(failure);
     let candidates = engine::candidates(&SearchInput {
         root: ws.root(),
-        suspicious: &ranked,
+        suspicious: ranked,
         expected: expected.as_deref(),
+        expectation: expectation.as_ref(),
         allow_tests: s.opts.allow_tests,
     });
     // Files the configuration excludes are never patched, by the search either; families of
@@ -104,29 +190,43 @@ pub(super) fn search(
         return Ok(None);
     }
     let key = failure_key(failure);
-    // With --jobs N the targeted runs go to scratch copies, N at a time (see `parallel`).
+    let first_attempt = ctx.attempts.len();
+    // With --jobs N the targeted runs go to scratch copies, N at a time (see `parallel`); the
+    // judging, and the choice among plausible candidates, are the same as one at a time.
     if s.opts.jobs > 1 && candidates.len() > 1 {
         let n = s.opts.jobs.min(candidates.len());
         if let Some(pool) = parallel::Pool::new(ws.root(), &s.python, n) {
-            let found = Found {
+            let state = SearchState {
                 key: &key,
-                spectrum: &spectrum,
-                why: &why,
+                spectrum,
+                why,
                 deadline,
+                test,
+                first_attempt,
             };
-            return parallel::search(s, ws, ctx, failure, candidates, &found, pool);
+            return parallel::search(s, ws, ctx, failure, candidates, &state, pool);
         }
     }
     let mut tried = 0usize;
+    // Candidates that passed every proof; the search goes on a little past the first (see
+    // `search::choose`) and keeps the one that changes the fewest behaviours.
+    let mut plausible: Vec<Found> = Vec::new();
+    let mut extra = 0usize;
     for r in candidates {
-        if runner::interrupted() {
+        if runner::interrupted() || enough(&plausible, extra, spectrum) {
             break;
         }
         if Instant::now() >= deadline {
-            ctx.reason = Some(out_of_search_time(&why, tried, s.opts));
+            if !plausible.is_empty() {
+                break;
+            }
+            ctx.reason = Some(out_of_search_time(why, tried, s.opts));
             return Ok(None);
         }
         if !s.time_for_a_candidate() {
+            if !plausible.is_empty() {
+                break;
+            }
             ctx.reason = Some(TIME_BUDGET_USED_UP.into());
             return Ok(None);
         }
@@ -141,24 +241,157 @@ pub(super) fn search(
             continue;
         }
         tried += 1;
-        let covering = covering(&spectrum, &r);
+        if !plausible.is_empty() {
+            extra += 1;
+        }
+        let covering = covering(spectrum, &r);
+        let (hint, size) = (r.hint, r.size);
         let cand = titled(r, covering.len());
-        if let Some(after) = prove(s, ws, ctx, failure, &key, &cand, &covering, &spectrum)? {
-            ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
-            return Ok(Some((vec![cand], after)));
+        if let Some(after) = prove(s, ws, ctx, failure, &key, &cand, hint, &covering, spectrum)? {
+            plausible.push(Found::new(ws, ctx, cand, after, covering, size)?);
         }
     }
-    ctx.reason = Some(none_passed(&why, tried));
-    Ok(None)
+    if plausible.is_empty() {
+        ctx.reason = Some(none_passed(why, tried));
+        return Ok(None);
+    }
+    keep_best(s, ws, ctx, test, spectrum, plausible, first_attempt)
+}
+
+/// Enough plausible candidates gathered (see [`choose`]); without a spectrum (a hang) there is
+/// no behaviour to compare, and the first one is kept.
+pub(super) fn enough(plausible: &[Found], extra: usize, spectrum: &Spectrum) -> bool {
+    let more = if spectrum.tests.is_empty() {
+        0
+    } else {
+        choose::EXTRA_TRIES
+    };
+    !plausible.is_empty() && (extra >= more || plausible.len() >= choose::MAX_PLAUSIBLE)
+}
+
+/// Chooses among the plausible candidates, writes the kept one and records it as accepted.
+#[allow(clippy::type_complexity)]
+pub(super) fn keep_best(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    test: &str,
+    spectrum: &Spectrum,
+    mut plausible: Vec<Found>,
+    first_attempt: usize,
+) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
+    let kept = choose_among(s, ws, ctx, test, spectrum, &plausible, first_attempt)?;
+    let found = plausible.swap_remove(kept);
+    ws.write(&found.cand.path, &found.cand.patched)?;
+    ctx.accepted
+        .insert(found.cand.path.clone(), found.cand.patched.clone());
+    Ok(Some((vec![found.cand], found.after)))
 }
 
 /// What a parallel search needs of the search's own state.
-pub(super) struct Found<'a> {
+pub(super) struct SearchState<'a> {
     pub key: &'a (String, When),
     pub spectrum: &'a Spectrum,
     pub why: &'a str,
     /// The end of `--search-time`.
     pub deadline: Instant,
+    pub test: &'a str,
+    /// The first of this search's attempt records.
+    pub first_attempt: usize,
+}
+
+/// A candidate that passed every proof.
+pub(super) struct Found {
+    cand: Candidate,
+    /// The full suite's failures with it.
+    after: Vec<Failure>,
+    covering: Vec<String>,
+    size: usize,
+    /// Its record in `ctx.attempts`.
+    attempt: usize,
+}
+
+impl Found {
+    /// Records a candidate that passed (its attempt is the last one) and puts the file back:
+    /// the choice writes the kept one.
+    pub(super) fn new(
+        ws: &mut dyn Workspace,
+        ctx: &Step,
+        cand: Candidate,
+        after: Vec<Failure>,
+        covering: Vec<String>,
+        size: usize,
+    ) -> Result<Found, SessionError> {
+        let previous = ctx
+            .accepted
+            .get(&cand.path)
+            .cloned()
+            .unwrap_or_else(|| cand.original.clone());
+        ws.write(&cand.path, &previous)?;
+        Ok(Found {
+            cand,
+            after,
+            covering,
+            size,
+            attempt: ctx.attempts.len() - 1,
+        })
+    }
+}
+
+/// Picks among the plausible candidates (see [`choose`]): with two or more, one coverage run
+/// each tells which passing tests that ran the edited line now behave differently. Records the
+/// choice in the attempts: the others become `plausible`, the kept one says how many were
+/// compared and which tests decided.
+fn choose_among(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    test: &str,
+    spectrum: &Spectrum,
+    found: &[Found],
+    first_attempt: usize,
+) -> Result<usize, SessionError> {
+    let mut facts: Vec<choose::Plausible> = Vec::new();
+    for f in found {
+        let changed = if found.len() > 1 {
+            let previous = ctx
+                .accepted
+                .get(&f.cand.path)
+                .cloned()
+                .unwrap_or_else(|| f.cand.original.clone());
+            ws.write(&f.cand.path, &f.cand.patched)?;
+            let after = s.coverage(ws, test);
+            ws.write(&f.cand.path, &previous)?;
+            after?.map(|a| choose::changed_tests(spectrum, &a, &f.covering))
+        } else {
+            None
+        };
+        facts.push(choose::Plausible {
+            size: f.size,
+            changed,
+        });
+    }
+    let kept = choose::best(&facts).unwrap_or(0);
+    let broke: Vec<String> = ctx.attempts[first_attempt..]
+        .iter()
+        .filter(|a| a.outcome == "new_failures")
+        .flat_map(|a| a.broke.iter().cloned())
+        .collect();
+    let decided = choose::decided_by(&facts, kept, broke);
+    for (i, (f, p)) in found.iter().zip(&facts).enumerate() {
+        let Some(a) = ctx.attempts.get_mut(f.attempt) else {
+            continue;
+        };
+        let search = a.search.get_or_insert_with(Default::default);
+        search.changed = p.changed.as_ref().map(|c| c.iter().cloned().collect());
+        if i == kept {
+            search.plausible = Some(found.len());
+            search.decided_by = decided.clone();
+        } else {
+            a.outcome = "plausible";
+        }
+    }
+    Ok(kept)
 }
 
 /// The reason when the search time ran out.
@@ -199,6 +432,11 @@ fn what_failed(e: &PlanError) -> String {
 /// [`review`]).
 pub(super) fn titled(r: Ranked, covering: usize) -> Candidate {
     let mut c = r.candidate;
+    if covering == 0 {
+        // Only a hang is searched without a coverage run.
+        c.fix.title = format!("{} (a hang: no coverage run)", c.fix.title);
+        return c;
+    }
     c.fix.title = format!(
         "{} ({covering} test{} cover{} the line)",
         c.fix.title,
@@ -261,6 +499,7 @@ fn prove(
     failure: &Failure,
     key: &(String, When),
     cand: &Candidate,
+    hint: engine::hint::Tier,
     covering: &[String],
     spectrum: &Spectrum,
 ) -> Result<Option<Vec<Failure>>, SessionError> {
@@ -286,7 +525,7 @@ fn prove(
         spent: started.elapsed(),
         started_ms: None,
     };
-    judge(s, ws, ctx, failure, key, cand, t, true)
+    judge(s, ws, ctx, failure, key, cand, hint, t, true)
 }
 
 /// Judges a candidate by its targeted runs and, when they pass, by a run of the whole suite in
@@ -300,6 +539,7 @@ pub(super) fn judge(
     failure: &Failure,
     key: &(String, When),
     cand: &Candidate,
+    hint: engine::hint::Tier,
     t: Targeted,
     mut written: bool,
 ) -> Result<Option<Vec<Failure>>, SessionError> {
@@ -313,6 +553,10 @@ pub(super) fn judge(
     if let Some(ms) = t.started_ms {
         attempt.timestamp_ms = ms;
     }
+    attempt.search = Some(engine::AttemptFacts {
+        hint: hint.word(),
+        ..Default::default()
+    });
     let mut accepted = None;
     if t.first.timed_out {
         attempt.outcome = "timeout";
@@ -357,8 +601,10 @@ pub(super) fn judge(
     }
     attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
     ctx.attempts.push(attempt);
-    if accepted.is_none() && written {
-        ws.write(&cand.path, &previous)?;
+    if accepted.is_none() {
+        if written {
+            ws.write(&cand.path, &previous)?;
+        }
         ctx.tried.reject(failure, &cand.path, &cand.patched);
     }
     Ok(accepted)
