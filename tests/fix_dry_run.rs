@@ -120,7 +120,7 @@ fn safe_only_skips_unsafe_rules() {
     assert_eq!(v["failures"][0]["status"], "skipped_unsafe");
     assert_eq!(
         v["failures"][0]["reason"],
-        "4 candidates from unsafe rules not tried (--safe-only)"
+        "5 candidates from unsafe rules not tried (--safe-only)"
     );
     assert_eq!(v["attempts"], 0);
 }

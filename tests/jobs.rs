@@ -71,9 +71,10 @@ const PRICING: &str =
     "def total(price, qty):\n    subtotal = price * qty\n    return subtotal + 2\n";
 
 /// The search's 3rd candidate (`2` → `1`) and its 4th (`price` → `qty`) both make
-/// `total(2, 1) == 3`; the 1st (`+` → `-`) and 2nd (`2` → `3`) do not.
-const PRICING_TEST: &str =
-    "from pricing import total\n\n\ndef test_total():\n    assert total(2, 1) == 3\n";
+/// `total(2, 1) == 3`; the 1st (`+` → `-`) and 2nd (`2` → `3`) do not. The expected value is
+/// a name, not a literal: an expected-value hint would move the 3rd candidate first.
+const PRICING_TEST: &str = "from pricing import total\n\n\ndef test_total():\n    want = 3\n    \
+                            assert total(2, 1) == want\n";
 
 /// A conftest that writes what each run saw to `marker` (`VARIANT OUTCOME` per test), and
 /// holds runs while files in `control` say so:

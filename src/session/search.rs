@@ -260,13 +260,24 @@ fn try_ranked(
 
 /// Enough plausible candidates gathered (see [`choose`]); without a spectrum (a hang) there is
 /// no behaviour to compare, and the first one is kept.
+///
+/// Nor is there when no passing test runs the first plausible candidate's line: it changes no
+/// behaviour, so no later one can beat it (a tie goes to the search's order), and the extra
+/// tries would only cost runs.
 pub(super) fn enough(plausible: &[Found], extra: usize, spectrum: &Spectrum) -> bool {
-    let more = if spectrum.tests.is_empty() {
+    let Some(first) = plausible.first() else {
+        return false;
+    };
+    let unopposed = !first
+        .covering
+        .iter()
+        .any(|t| spectrum.tests.get(t).is_some_and(|c| !c.failed));
+    let more = if spectrum.tests.is_empty() || unopposed {
         0
     } else {
         choose::EXTRA_TRIES
     };
-    !plausible.is_empty() && (extra >= more || plausible.len() >= choose::MAX_PLAUSIBLE)
+    extra >= more || plausible.len() >= choose::MAX_PLAUSIBLE
 }
 
 /// Chooses among the plausible candidates, writes the kept one and records it as accepted.
