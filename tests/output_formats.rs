@@ -287,7 +287,9 @@ fn a_terminal_gets_progress_and_colour_unless_no_color() {
     for step in [
         "\rselfdebug: running the test suite (baseline)\x1b[K",
         "\rselfdebug: [1/3] tests/test_core.py::test_dump\x1b[K",
-        "\rselfdebug: [1/3] tests/test_core.py::test_dump: probing the failing line\x1b[K",
+        // The first failure's facts come from the baseline; the second one's code has a
+        // pending fix, so it is probed.
+        "\rselfdebug: [2/3] tests/test_core.py::test_shout: probing the failing line\x1b[K",
         "\rselfdebug: [1/3] tests/test_core.py::test_dump: candidate 1/1 (name-import-stdlib): \
          running the test\x1b[K",
         // The two fixes share one full run (a batch), at the end.

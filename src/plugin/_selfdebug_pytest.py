@@ -158,7 +158,15 @@ _NAMES_MAX = 800
 _RERUNS_MAX = 5
 _RERUN_SLOW = 10.0
 _EXPRS_MAX = 80
-_facts_state = {"reruns": 0, "pending": None, "again": None, "rerunning": False, "pid": None}
+_facts_state = {
+    "reruns": 0,
+    "pending": None,
+    "again": None,
+    "rerunning": False,
+    "pid": None,
+    "watch": None,
+    "direct": False,
+}
 
 
 def _sd_type(v):
@@ -506,6 +514,13 @@ def pytest_runtest_makereport(item, call):
         _facts_state["pending"] = None
 
 
+def pytest_runtest_logreport(report):
+    # A report while the first run is not logged comes from inside the test (a subtest's).
+    st = _facts_state
+    if st.get("watch") is not None and getattr(report, "nodeid", None) == st["watch"]:
+        st["direct"] = True
+
+
 def _rerun_safe(item):
     # Another plugin that reruns or isolates tests owns the protocol.
     pm = item.config.pluginmanager
@@ -524,12 +539,21 @@ def pytest_runtest_protocol(item, nextitem):
         st.update(reruns=0, pid=os.getpid())
     st["pending"] = None
     item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    st.update(watch=item.nodeid, direct=False)
+    try:
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+    finally:
+        st["watch"] = None
     rec = st["pending"]
     st["pending"] = None
     if rec is not None:
         try:
-            if st["reruns"] >= _RERUNS_MAX or rec["duration_ms"] > _RERUN_SLOW * 1000:
+            # A test that reported from inside its call (subtests do) would report twice.
+            if (
+                st["direct"]
+                or st["reruns"] >= _RERUNS_MAX
+                or rec["duration_ms"] > _RERUN_SLOW * 1000
+            ):
                 rec["rerun"] = "skipped"
             else:
                 st["reruns"] += 1

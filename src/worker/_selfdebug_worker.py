@@ -153,8 +153,10 @@ def _child(req, base_path, server_pid, fresh):
         sys.stdout = open(1, "w", encoding=sys.stdout.encoding, errors=sys.stdout.errors, closefd=False)
         sys.stderr = open(2, "w", encoding=sys.stderr.encoding, errors="backslashreplace", closefd=False)
         try:
-            # What `python -m pytest` does, minus its deprecated entry point.
-            code = int(pytest.main(list(req["argv"])))
+            # What `python -m pytest` runs (its `console_main` reads sys.argv, and names the
+            # program as a cold run's messages do: "python -m pytest: error: ...").
+            console = getattr(pytest, "console_main", None)
+            code = int(console() if console is not None else pytest.main(list(req["argv"])))
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         try:
