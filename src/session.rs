@@ -1414,7 +1414,7 @@ fn work_on(
             return Ok(None);
         }
         Err(e) if depth == 0 && search::applies(s, ctx, failure, &e) => {
-            let found = search::search(s, ws, ctx, failure, &e)?;
+            let found = search::search(s, ws, ctx, failure, &search::what_failed(&e))?;
             if found.is_some() || model.is_none() || !llm::may_try(&e) {
                 return Ok(found);
             }
@@ -1462,6 +1462,8 @@ fn work_on(
     let key = failure_key(failure);
     let of = candidates.len();
     let mut candidates = candidates.into_iter().enumerate();
+    // Once the rules' candidates are all proven wrong, the search gets its turn before the model.
+    let mut searched = depth > 0 || of == 0;
     loop {
         if *ctx.budget == 0 || runner::interrupted() {
             ctx.reason.get_or_insert(format!(
@@ -1473,6 +1475,26 @@ fn work_on(
         if !s.time_for_a_candidate() {
             ctx.reason = Some(TIME_BUDGET_USED_UP.into());
             break;
+        }
+        if !searched && candidates.len() == 0 && search::applies_after_rules(s, ctx, failure) {
+            searched = true;
+            // The search confirms with its own full run: none while fixes are pending.
+            if !ctx.batch_files.is_empty() {
+                ctx.needs_flush = true;
+                return Ok(None);
+            }
+            let why = format!(
+                "{}: {}; the rules' {of} candidate{} did not pass",
+                failure.exc_type,
+                failure.msg.lines().next().unwrap_or(""),
+                if of == 1 { "" } else { "s" }
+            );
+            if let Some(found) = search::search(s, ws, ctx, failure, &why)? {
+                return Ok(Some(found));
+            }
+            if model.is_none() {
+                break;
+            }
         }
         // The rules' candidates first, then (with --llm) the model's, one request each.
         let (n, cand) = match candidates.next() {

@@ -3,6 +3,8 @@
 //! first test of the group; the second shares its crash site, so it is worked on as one group
 //! through the first (see `tests/groups.rs`): it gets the group's outcome and no pytest run, and
 //! its reason says so. (`tests/bugs_e2e.rs` checks the same cases end with exit 4, untouched.)
+//! Once every rule candidate was proven wrong the search over small edits takes its turn, still
+//! for the first test only.
 
 mod support;
 
@@ -29,7 +31,8 @@ fn run_case(case: &str) -> serde_json::Value {
         .map(|(p, c)| (p.as_str(), c.as_str()))
         .collect();
     let p = project(&refs);
-    let out = p.run(&["fix", "--dry-run", "--json"]);
+    // The search's own time is not what these cases measure: no load may cut it short.
+    let out = p.run(&["fix", "--dry-run", "--json", "--search-time", "900"]);
     support::assert_exit(&out, 4);
     assert!(Path::new(&p.root).is_dir());
     serde_json::from_slice(&out.stdout).unwrap()
@@ -100,23 +103,42 @@ fn unittest_group_in_a_method() {
     let json = run_case("budget_group_offset_unittest");
     let first = "tests/test_schedule.py::ScheduleTest::test_default_offset";
     let still = (first.to_string(), "still_failing".to_string());
-    assert_eq!(attempts(&json), vec![still.clone(), still]);
+    let tried = attempts(&json);
+    // The rules' two null guards, then (both proven wrong) the search over small edits, all
+    // for the first test: the fix needs new code (`step` as the default), so none passes.
+    assert_eq!(tried[..2], [still.clone(), still]);
+    let rules: Vec<&str> = json["attempt_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules[..2], ["null-guard-binop-right"; 2]);
+    assert!(
+        rules[2..].iter().all(|r| r.starts_with("search-")),
+        "{rules:?}"
+    );
+    assert!(tried.iter().all(|(t, _)| t == first), "{tried:?}");
+    let searched = tried.len() - 2;
+    assert_eq!(searched, 17);
+    let why = format!(
+        "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'; the rules' 2 \
+         candidates did not pass; the search tried all {searched} small edits at the \
+         suspicious statements and none passed"
+    );
     assert_eq!(
         statuses(&json),
         vec![
-            (
-                first.into(),
-                "not_fixed".into(),
-                "no candidate passed".into()
-            ),
+            (first.into(), "not_fixed".into(), why.clone()),
             (
                 "tests/test_schedule.py::ScheduleTest::test_default_offset_single_slot".into(),
                 "not_fixed".into(),
-                format!("same crash site as {first}, worked on for the group: no candidate passed")
+                format!("same crash site as {first}, worked on for the group: {why}")
             ),
         ]
     );
-    // Baseline and 2 candidates; the baseline's facts stand in for the probe, and the group
-    // spares the second test its own.
-    assert_eq!(json["pytest_runs"], 3);
+    // Baseline and 2 candidates (the baseline's facts stand in for the probe, and the group
+    // spares the second test its own); the search's coverage run, one targeted run per edit,
+    // and the covering passing tests' run for the one edit that made the failing test pass.
+    assert_eq!(json["pytest_runs"], 3 + 1 + 17 + 1);
 }

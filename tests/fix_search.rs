@@ -242,3 +242,83 @@ fn a_hang_gets_the_search_at_the_loop_it_was_stuck_in() {
     );
     assert_eq!(v["attempt_records"].as_array().unwrap().len(), 1);
 }
+
+const TABLE: &str = "\"\"\"Columns of a table given as a list of rows.\"\"\"\n\n\ndef column(rows, index):\n    return [row[index] for row in rows]\n\n\ndef last_column(rows):\n    width = len(rows[0]) + 1\n    return column(rows, width - 1)\n";
+const TABLE_TESTS: &str = "from table import column, last_column\n\n\ndef test_column_picks_one_cell_per_row():\n    assert column([[1, 2], [3, 4]], 0) == [1, 3]\n\n\ndef test_last_column():\n    assert last_column([[1, 2, 5], [3, 4, 6]]) == [5, 6]\n";
+
+fn outcomes(v: &serde_json::Value) -> Vec<(String, String)> {
+    v["attempt_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["rule"].as_str().unwrap().to_string(),
+                a["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// An `IndexError` raised in a helper because the caller computed the index one too far: the
+/// index rule's guard is proven wrong first, then the search finds the caller's `+ 1`; with the
+/// search's right family left out, it gives up with both halves in the reason.
+#[test]
+fn the_search_takes_over_when_every_rule_candidate_was_proven_wrong() {
+    let files = [
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("table.py", TABLE),
+        ("tests/test_table.py", TABLE_TESTS),
+    ];
+    let p = project(&files);
+    let out = p.run(&["fix", "--json", "--search-time", "900"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        p.read("table.py"),
+        TABLE.replace("len(rows[0]) + 1", "len(rows[0])")
+    );
+    let v = json(&out);
+    let pair = |r: &str, o: &str| (r.to_string(), o.to_string());
+    assert_eq!(
+        outcomes(&v),
+        vec![
+            pair("index-out-of-range", "still_failing"),
+            pair("search-plus-minus-one", "accepted")
+        ]
+    );
+    assert_eq!(v["patches"][0]["applicability"], "unsafe");
+
+    let q = project(&[
+        files[0],
+        files[1],
+        files[2],
+        (
+            "pyproject.toml",
+            "[tool.selfdebug]\nselect = [\"index-out-of-range\", \"search-variable\"]\n",
+        ),
+    ]);
+    let before = snapshot(&q.root);
+    let out = q.run(&["fix", "--json", "--search-time", "900"]);
+    assert_eq!(out.status.code(), Some(4));
+    assert_same(&before, &snapshot(&q.root));
+    let v = json(&out);
+    let tried = outcomes(&v);
+    assert_eq!(tried[0], pair("index-out-of-range", "still_failing"));
+    assert!(tried.len() > 1, "{tried:?}");
+    assert!(
+        tried[1..]
+            .iter()
+            .all(|t| *t == pair("search-variable", "still_failing")),
+        "{tried:?}"
+    );
+    assert_eq!(
+        v["failures"][0]["reason"],
+        format!(
+            "IndexError: list index out of range; the rules' 1 candidate did not pass; the \
+             search tried all {} small edits at the suspicious statements and none passed",
+            tried.len() - 1
+        )
+    );
+    assert_eq!(v["failures"][0]["suspicious"][0]["file"], "table.py");
+}

@@ -191,7 +191,8 @@ fn a_batch_that_breaks_falls_back_to_one_by_one_and_keeps_the_right_fix() {
             "from strict import strict\nfrom words import to_upper\n\n\ndef test_both():\n    assert to_upper(None) == \"\"\n    assert strict({}, \"k\") == \"missing\"\n",
         ),
     ]);
-    let out = p.run(&["fix", "--json"]);
+    // The search that ends the score fix's story runs to the end, whatever the load.
+    let out = p.run(&["fix", "--json", "--search-time", "900"]);
     let v = json_of(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(v["final_status"], "partial", "{stderr}");
@@ -230,7 +231,19 @@ fn a_batch_that_breaks_falls_back_to_one_by_one_and_keeps_the_right_fix() {
             None
         )
     );
-    assert_eq!(recs.len(), 3);
+    // Both rule candidates proven wrong, the search over small edits has its turn (it finds
+    // nothing: `strict` and `score` disagree on what a missing name means).
+    let rules: Vec<&str> = v["attempt_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["rule"].as_str().unwrap())
+        .collect();
+    assert!(
+        rules[3..].iter().all(|r| r.starts_with("search-")),
+        "{rules:?}"
+    );
+    assert_eq!(recs.len(), 3 + 14);
     assert_eq!(
         statuses(&v),
         vec![
@@ -245,10 +258,17 @@ fn a_batch_that_breaks_falls_back_to_one_by_one_and_keeps_the_right_fix() {
             ),
         ]
     );
+    assert_eq!(
+        v["failures"][2]["reason"],
+        "KeyError: 'x'; the rules' 2 candidates did not pass; the search tried all 14 small \
+         edits at the suspicious statements and none passed"
+    );
     // Baseline 1; words: targeted, group run (test_both) 2 (the baseline's facts stand in for
     // its probe); score: probe, targeted 2; the batch's full run 1; one by one: words alone,
-    // words + score 2; score again: probe, its next candidate's targeted and full runs 3.
-    assert_eq!(v["pytest_runs"], 11);
+    // words + score 2; score again: probe, its next candidate's targeted and full runs 3; the
+    // search: its coverage run, 14 targeted runs, and the covering passing tests' run of the
+    // one edit that made the test pass 16.
+    assert_eq!(v["pytest_runs"], 11 + 16);
     assert!(
         stderr.contains("(dropped from the batch: confirmed one by one)"),
         "{stderr}"

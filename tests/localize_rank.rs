@@ -16,6 +16,7 @@ use selfdebug::runner::{self, RunSpec};
 /// fewer passing tests run them. Ochiai cannot know which of the two a human would edit.
 const EXPECTED: &[(&str, u32, u32)] = &[
     ("logic_off_by_one", 1, 1),
+    ("search_after_index_rule", 1, 1),
     ("search_arith_operator", 1, 0),
     ("search_bool_operator", 1, 0),
     ("search_clamp_compare", 1, 0),

@@ -98,10 +98,14 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors) -> Vec<Mutant>
     let Some((stmt, func)) = statement_at(module, line) else {
         return Vec::new();
     };
+    // In a loop a statement runs many times: what one edit does to the result is not stated,
+    // and a name bound further down may already hold the previous iteration's value.
+    let looped = func.is_some_and(|f| in_loop(f, rng(stmt.range())));
     let mut m = Mutator {
         text: module.text(),
         priors,
         out: Vec::new(),
+        unbound_from: (!looped).then(|| rng(stmt.range()).start),
         func_consts: func
             .map(|f| constants_of(f, module.text()))
             .unwrap_or_default(),
@@ -124,8 +128,6 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors) -> Vec<Mutant>
         },
         _ => None,
     };
-    // In a loop a statement runs many times: what one edit does to the result is not stated.
-    let looped = func.is_some_and(|f| in_loop(f, rng(stmt.range())));
     if let Some((e, ctx)) = root.filter(|_| !looped) {
         linear_positions(e, ctx, &mut m.linear, 0);
     }
@@ -240,8 +242,12 @@ struct Mutator<'a> {
     out: Vec<Mutant>,
     /// Literal source texts of the enclosing function (for constant replacement).
     func_consts: Vec<(ConstKind, String)>,
-    /// Parameters and assigned names of the enclosing function (for variable replacement).
-    func_names: Vec<String>,
+    /// Parameters and assigned names of the enclosing function (for variable replacement),
+    /// each with the offset of its first binding (0 for a parameter).
+    func_names: Vec<(String, usize)>,
+    /// A name first bound at or after this offset is not yet bound when the statement runs
+    /// (`None` in a loop: a later line may have bound it on the previous iteration).
+    unbound_from: Option<usize>,
     /// What kind of value each local holds, where its assignments say so (see [`kinds_of`]).
     func_kinds: BTreeMap<String, &'static str>,
     /// Literals that are the right operand of `+`/`-`: `- 1` → `- 0` is never proposed, the
@@ -814,7 +820,7 @@ impl Mutator<'_> {
     }
 
     fn variable(&mut self, e: &Expr, name: &str) {
-        if !self.func_names.iter().any(|n| n == name) {
+        if !self.func_names.iter().any(|(n, _)| n == name) {
             return; // a global, a builtin or a function: not a local mix-up
         }
         let r = rng(e.range());
@@ -824,12 +830,14 @@ impl Mutator<'_> {
         let others: Vec<String> = self
             .func_names
             .iter()
-            .filter(|n| *n != name)
-            .filter(|n| match (kind, self.func_kinds.get(*n)) {
+            .filter(|(n, _)| n != name)
+            // `width = len(rows[0])` never becomes `width = len(width[0])`.
+            .filter(|(_, first)| self.unbound_from.is_none_or(|at| *first < at))
+            .filter(|(n, _)| match (kind, self.func_kinds.get(n)) {
                 (Some(a), Some(b)) => a == b,
                 _ => true,
             })
-            .cloned()
+            .map(|(n, _)| n.clone())
             .collect();
         let n = others.len() as f64;
         for other in others {
@@ -1154,18 +1162,18 @@ fn kinds_of(func: &Stmt) -> BTreeMap<String, &'static str> {
         .collect()
 }
 
-/// Parameters and assigned names of a function, distinct, in source order.
-fn names_of(func: &Stmt) -> Vec<String> {
+/// Parameters and assigned names of a function, distinct, in source order, each with the
+/// offset of its first binding (0 for a parameter).
+fn names_of(func: &Stmt) -> Vec<(String, usize)> {
     let (args, body) = match func {
         Stmt::FunctionDef(f) => (&f.args, &f.body),
         Stmt::AsyncFunctionDef(f) => (&f.args, &f.body),
         _ => return Vec::new(),
     };
-    let mut out: Vec<String> = Vec::new();
-    let mut add = |n: &str| {
-        if !out.iter().any(|o| o == n) {
-            out.push(n.to_string());
-        }
+    let mut out: Vec<(String, usize)> = Vec::new();
+    let mut add = |n: &str, at: usize| match out.iter_mut().find(|(o, _)| o == n) {
+        Some((_, first)) => *first = (*first).min(at),
+        None => out.push((n.to_string(), at)),
     };
     for a in args
         .posonlyargs
@@ -1173,18 +1181,18 @@ fn names_of(func: &Stmt) -> Vec<String> {
         .chain(&args.args)
         .chain(&args.kwonlyargs)
     {
-        add(a.def.arg.as_str());
+        add(a.def.arg.as_str(), 0);
     }
     let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
     walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
         if let Node::Expr(Expr::Name(n)) = node {
             if matches!(n.ctx, ExprContext::Store) {
-                add(n.id.as_str());
+                add(n.id.as_str(), rng(n.range()).start);
             }
         }
         !matches!(node, Node::Stmt(Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
     });
-    out.retain(|n| !matches!(n.as_str(), "self" | "cls" | "_"));
+    out.retain(|(n, _)| !matches!(n.as_str(), "self" | "cls" | "_"));
     out
 }
 
@@ -1287,6 +1295,24 @@ mod tests {
             assert!(t.contains(&want.to_string()), "{want} in {t:?}");
         }
         assert!(!t.contains(&"`total` → `label`".to_string()), "{t:?}");
+    }
+
+    #[test]
+    fn names_not_yet_bound_are_not_proposed_outside_loops() {
+        let src = "def f(rows, k):\n    width = len(rows[0]) + k\n    last = width - 1\n    return last\n";
+        let t: Vec<String> = titles(src, 2).into_iter().map(|(t, _)| t).collect();
+        // At line 2 only the parameters are bound: `width` and `last` come later.
+        assert!(t.contains(&"`rows` → `k`".to_string()), "{t:?}");
+        for never in ["`rows` → `width`", "`rows` → `last`", "`k` → `last`"] {
+            assert!(!t.contains(&never.to_string()), "{never} in {t:?}");
+        }
+        let t: Vec<String> = titles(src, 3).into_iter().map(|(t, _)| t).collect();
+        assert!(t.contains(&"`width` → `rows`".to_string()), "{t:?}");
+        assert!(!t.contains(&"`width` → `last`".to_string()), "{t:?}");
+        // In a loop a name bound further down holds the previous iteration's value.
+        let looped = "def g(xs):\n    prev = 0\n    for x in xs:\n        out = x - prev\n        cur = x\n    return out\n";
+        let t: Vec<String> = titles(looped, 4).into_iter().map(|(t, _)| t).collect();
+        assert!(t.contains(&"`prev` → `cur`".to_string()), "{t:?}");
     }
 
     #[test]

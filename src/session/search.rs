@@ -32,6 +32,16 @@ const WHOLE_SUITE_COVERAGE: Duration = Duration::from_secs(10);
 /// Top statements reported in `suspicious`.
 const REPORTED: usize = 10;
 
+/// Whether the search may run at all: it guesses intent (unsafe), it proves by running, and
+/// at least one of its edit families is selected.
+fn search_enabled(s: &Runs) -> bool {
+    !s.opts.safe_only
+        && s.opts.validate
+        && crate::search::rule_ids()
+            .iter()
+            .any(|id| s.opts.selection.enabled(id))
+}
+
 /// Whether the search takes over a failure that planning gave up on.
 pub(super) fn applies(s: &Runs, ctx: &Step, failure: &Failure, e: &PlanError) -> bool {
     failure.test.is_some()
@@ -40,25 +50,29 @@ pub(super) fn applies(s: &Runs, ctx: &Step, failure: &Failure, e: &PlanError) ->
         && (matches!(ctx.category, Category::Logic | Category::Unknown)
             // A hang: the stuck frame names the loop (see `localize::hang`).
             || (ctx.category == Category::Timeout && failure.location.is_some()))
-        && !s.opts.safe_only
-        && s.opts.validate
-        && crate::search::rule_ids()
-            .iter()
-            .any(|id| s.opts.selection.enabled(id))
+        && search_enabled(s)
         && matches!(
             e,
             PlanError::TestFile(_) | PlanError::NoRule(_) | PlanError::NoLocation
         )
 }
 
+/// Whether the search takes over a failure whose rule candidates were all proven wrong (an
+/// `IndexError` the index rule guessed wrong about, a library's `ValueError` fed a wrong
+/// argument): the cause may be a line the rules do not look at.
+pub(super) fn applies_after_rules(s: &Runs, ctx: &Step, failure: &Failure) -> bool {
+    failure.test.is_some()
+        && matches!(
+            ctx.category,
+            Category::Data | Category::Logic | Category::Unknown
+        )
+        && search_enabled(s)
+}
+
 /// Whether a hang (a test stopped by the per-test limit, stuck in project code) goes to the
 /// search rather than being reported as timed out.
 pub(super) fn takes_hangs(s: &Runs) -> bool {
-    !s.opts.safe_only
-        && s.opts.validate
-        && crate::search::rule_ids()
-            .iter()
-            .any(|id| s.opts.selection.enabled(id))
+    search_enabled(s)
 }
 
 /// Localizes, then tries the ranked candidates until one is proven or the search time is up.
@@ -68,10 +82,10 @@ pub(super) fn search(
     ws: &mut dyn Workspace,
     ctx: &mut Step,
     failure: &Failure,
-    why: &PlanError,
+    why: &str,
 ) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
     let deadline = Instant::now() + s.opts.search_time;
-    let why = what_failed(why);
+    let why = why.to_string();
     let Some(test) = failure.test.clone() else {
         return Ok(None);
     };
@@ -432,7 +446,7 @@ pub(super) fn covering(spectrum: &Spectrum, r: &Ranked) -> Vec<String> {
 
 /// The failure as the search sees it, for its reasons (planning's own message would say
 /// "pass --allow-tests", which is not the way here: the test is the specification).
-fn what_failed(e: &PlanError) -> String {
+pub(super) fn what_failed(e: &PlanError) -> String {
     match e {
         PlanError::TestFile(file) => format!("wrong output: the test's own check failed in {file}"),
         other => other.to_string(),
