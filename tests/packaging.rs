@@ -7,22 +7,34 @@
 //! Every cargo build here shares one target dir, `target/packaging/` (next to the test
 //! binaries, or under `$CARGO_TARGET_DIR`), passed down as `CARGO_TARGET_DIR`: pip and pre-commit
 //! hand the environment to maturin, so only the first build compiles the dependencies; a build
-//! from another directory (pre-commit's clone) recompiles just the selfdebug crate.
+//! from another directory (pre-commit's clone) recompiles just the selfdebug crate. That
+//! rebuild relinks `release/selfdebug` in place, so two tests building at once could hand
+//! maturin a binary that changes while it zips it (a corrupt wheel, seen in CI): the tests hold
+//! one lock each for their whole run.
 
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use support::project::{assert_same, fixture_project, json, Project, Snapshot};
 
-fn slow_tests() -> bool {
+/// `Some(the build lock)` when the slow tests are on: one test builds in the shared target dir
+/// at a time (see the module's doc).
+fn slow_tests() -> Option<MutexGuard<'static, ()>> {
+    static ONE_BUILD_AT_A_TIME: Mutex<()> = Mutex::new(());
     if std::env::var_os("SELFDEBUG_SLOW_TESTS").is_some_and(|v| v == "1") {
-        return true;
+        // A test that failed while holding it poisons it; the next one may still build.
+        return Some(
+            ONE_BUILD_AT_A_TIME
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
     }
     eprintln!("skipped: set SELFDEBUG_SLOW_TESTS=1 to run the packaging tests");
-    false
+    None
 }
 
 /// The target dir every build of these tests shares.
@@ -94,9 +106,9 @@ fn fix_with_installed(venv: &Path) -> (Project, Output) {
 
 #[test]
 fn pip_install_of_the_checkout_gives_a_working_selfdebug() {
-    if !slow_tests() {
+    let Some(_one_build) = slow_tests() else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     let venv = fresh_venv(&tmp.path().join("venv"));
     let pip = venv.join("bin/pip");
@@ -363,9 +375,9 @@ fn text(out: &Output) -> String {
 
 #[test]
 fn pre_commit_hooks_fix_then_pass_and_check_changes_nothing() {
-    if !slow_tests() {
+    let Some(_one_build) = slow_tests() else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     let tools = fresh_venv(&tmp.path().join("tools"));
     run(
