@@ -1295,6 +1295,19 @@ struct Step<'a> {
     deferred: Option<usize>,
 }
 
+impl Step<'_> {
+    /// Whether the same bytes were already proven wrong for this failure (by a rule, the search,
+    /// or for another test failing the same way): counted in `repeats`, and no run is spent.
+    fn already_rejected(&mut self, failure: &Failure, cand: &Candidate) -> bool {
+        let Some(test) = self.tried.rejected_for(failure, &cand.path, &cand.patched) else {
+            return false;
+        };
+        let test = test.map(str::to_string);
+        self.repeats.get_or_insert((0, test)).0 += 1;
+        true
+    }
+}
+
 /// The failure passed once when run again on unchanged code: one more plain run of the test
 /// decides. Passing again, it is flaky (`ctx.flaky`, with the reason) and nothing is patched.
 fn flaky(
@@ -1508,9 +1521,7 @@ fn work_on(
             },
         };
         // The same bytes were already proven wrong for this failure: no budget spent on them.
-        if let Some(test) = ctx.tried.rejected_for(failure, &cand.path, &cand.patched) {
-            let test = test.map(str::to_string);
-            ctx.repeats.get_or_insert((0, test)).0 += 1;
+        if ctx.already_rejected(failure, &cand) {
             continue;
         }
         // An edit of a file a pending fix changed is not independent of it: confirm first.

@@ -68,11 +68,13 @@ fn two_jobs_keep_the_same_patch_and_rank_as_one() {
 }
 
 const PRICING: &str =
-    "def total(price, qty):\n    subtotal = price * qty\n    return subtotal + 2\n";
+    "def total(price, qty, discount=0):\n    subtotal = price * qty\n    return subtotal + 2\n";
 
 /// The search's 3rd candidate (`2` → `1`) and its 4th (`price` → `qty`) both make
 /// `total(2, 1) == 3`; the 1st (`+` → `-`) and 2nd (`2` → `3`) do not. The expected value is
-/// a name, not a literal: an expected-value hint would move the 3rd candidate first.
+/// a name, not a literal: an expected-value hint would move the 3rd candidate first. (`discount`
+/// shares the variable family's prior with `qty`: `price` has two alternatives, which puts
+/// `price` → `qty` 4th.)
 const PRICING_TEST: &str = "from pricing import total\n\n\ndef test_total():\n    want = 3\n    \
                             assert total(2, 1) == want\n";
 

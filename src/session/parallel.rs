@@ -296,12 +296,7 @@ pub(super) fn search(
                 break;
             };
             // The same bytes already rejected for this failure cost no run.
-            if let Some(test) =
-                ctx.tried
-                    .rejected_for(failure, &r.candidate.path, &r.candidate.patched)
-            {
-                let test = test.map(str::to_string);
-                ctx.repeats.get_or_insert((0, test)).0 += 1;
+            if ctx.already_rejected(failure, &r.candidate) {
                 continue;
             }
             let covering = search::covering(state.spectrum, &r);

@@ -246,12 +246,7 @@ fn try_ranked(
         }
         // The same bytes already rejected for this failure (by a rule, or for another test
         // failing the same way) cost no run.
-        if let Some(test) = ctx
-            .tried
-            .rejected_for(failure, &r.candidate.path, &r.candidate.patched)
-        {
-            let test = test.map(str::to_string);
-            ctx.repeats.get_or_insert((0, test)).0 += 1;
+        if ctx.already_rejected(failure, &r.candidate) {
             continue;
         }
         tried += 1;
