@@ -304,8 +304,8 @@ fn a_fix_that_needs_new_code_is_given_up_and_nothing_changes() {
         f["suspicious"],
         serde_json::json!([
             {"file": "name.py", "line": 2, "score": 1.0},
-            {"file": "name.py", "line": 5, "score": 0.72},
-            {"file": "name.py", "line": 1, "score": 0.45}
+            {"file": "name.py", "line": 5, "score": 0.48},
+            {"file": "name.py", "line": 1, "score": 0.3}
         ])
     );
     assert!(attempts(&v).iter().all(|(o, _)| o == "still_failing"));

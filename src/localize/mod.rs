@@ -206,8 +206,10 @@ pub fn rank(spectrum: &Spectrum, mut focus: impl FnMut(&str, u32) -> bool) -> Ve
 /// from, 1; a bare expression statement (mostly the `print(...)` that shows the value, or a
 /// call of the entry point) 0.8; a line that declares and computes nothing (`import`, `def`,
 /// `class`, `global`, `pass`, `break`, `continue`) 0.5, so that it takes none of the search's
-/// few lines. Module-level lines are scaled by [`OFF_FOCUS`] as well: outside every function
-/// they are mostly the script's driver, though a module constant can be the bug.
+/// few lines. Outside every function, an assignment (a module constant can be the bug) is
+/// scaled by [`OFF_FOCUS`], and every other statement by [`DRIVER`]: it is the script's driver
+/// (the loop over its inputs, the `print`, `if __name__ == "__main__":`), and an edit there
+/// would change what the script is run on rather than what it computes.
 pub fn command_weight(located: &crate::syntax::Located) -> f64 {
     use crate::syntax::StmtKind as K;
     let kind = match located.kind {
@@ -224,12 +226,16 @@ pub fn command_weight(located: &crate::syntax::Located) -> f64 {
         K::Expr => 0.8,
         _ => 1.0,
     };
-    if located.function.is_none() {
-        kind * OFF_FOCUS
-    } else {
-        kind
+    match (located.function.is_some(), located.kind) {
+        (true, _) => kind,
+        (false, K::Assign | K::AugAssign | K::AnnAssign) => kind * OFF_FOCUS,
+        (false, _) => kind * DRIVER,
     }
 }
+
+/// Command mode's factor of a module-level statement that is not an assignment (see
+/// [`command_weight`]).
+pub const DRIVER: f64 = 0.6;
 
 /// The lines one failing run of a command ran (its only "test"), best first: Ochiai (1 for
 /// each), scaled by [`command_weight`]; ties by file, then line. A line no statement holds (a
@@ -431,9 +437,9 @@ mod tests {
                 (11, 1.0),
                 (3, 0.9),
                 (10, 0.8),
-                (14, 0.72),
-                (1, 0.45),
-                (6, 0.45)
+                (14, 0.48),
+                (1, 0.3),
+                (6, 0.3)
             ]
         );
     }
