@@ -421,3 +421,28 @@ fn the_traced_run_is_the_scripts_own_run() {
         .collect();
     assert_eq!(files, ["app/tool.py"]);
 }
+
+#[test]
+fn safe_only_never_searches_a_command() {
+    let script = "def total(xs):\n    return sum(xs) - 1\n\n\nprint(total([1, 2, 3]))\n";
+    let p = project(&[("total.py", script), ("want.txt", "6\n")]);
+    let before = p.snapshot();
+    let (out, v) = fix(
+        &p,
+        &[
+            "--safe-only",
+            "--cmd",
+            "python total.py",
+            "--expect-stdout",
+            "want.txt",
+        ],
+    );
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    support::project::assert_same(&before, &p.snapshot());
+    let f = &v["failures"][0];
+    assert_eq!(f["status"], "not_fixed");
+    assert_eq!(f.get("suspicious"), None);
+    assert_eq!(v["attempts"], 0);
+    // The baseline only: no traced run.
+    assert_eq!(v["pytest_runs"], 1);
+}
