@@ -213,7 +213,8 @@ pub fn categorize(failure: &Failure, root: &Path) -> (Category, Option<String>) 
     if DATA.contains(&short) {
         return (Category::Data, None);
     }
-    if LOGIC.contains(&short) {
+    // A command that ran to its end and printed the wrong thing has a logic bug.
+    if LOGIC.contains(&short) || failure.exc_type == crate::command::OUTPUT_CHECK_EXC {
         return (Category::Logic, None);
     }
     (Category::Unknown, None)

@@ -13,8 +13,10 @@
 //! - Pass: exit status 0 and every output check ([`OutputChecks`]). A failure is read from
 //!   stderr (a bare CPython traceback; the last one printed is the one that ended the
 //!   process). A run that exits 0 but fails a check is a failure of its own kind,
-//!   [`OUTPUT_CHECK_EXC`], with no location: no rule works on wrong output, only the LLM
-//!   fallback can ([`OutputMismatch`] is its input).
+//!   [`OUTPUT_CHECK_EXC`], with no location: no rule works on wrong output; the search over
+//!   small edits does (one traced run of the command localizes it, see
+//!   [`CommandJudge::run_traced`]), then the LLM fallback ([`OutputMismatch`] is the input of
+//!   both).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -138,6 +140,79 @@ impl CommandJudge {
             args: self.argv.clone(),
             hang: None,
         })
+    }
+
+    /// Runs the command once under selfdebug's line tracer (`_selfdebug_trace` in the plugin
+    /// directory `plugin_dir`), the lines of the project going to `out` as the coverage
+    /// plugin writes them. Only `python SCRIPT ARGS` and `python -m MODULE ARGS` can be traced:
+    /// anything else is `Ok(Err(why))`, without a run. The script sees the `sys.argv`,
+    /// `sys.path[0]` and `__main__` it sees untraced, and its exit status is its own.
+    pub fn run_traced(
+        &self,
+        python: &Interpreter,
+        spec: &RunSpec,
+        plugin_dir: &Path,
+        out: &Path,
+    ) -> Result<Result<PytestRun, String>, RunnerError> {
+        let args = match self.traced_args(plugin_dir) {
+            Ok(a) => a,
+            Err(why) => return Ok(Err(why)),
+        };
+        let mut spec = spec.clone();
+        spec.env
+            .push(("SELFDEBUG_COVER_OUT".into(), out.as_os_str().to_os_string()));
+        let root = spec.cwd.clone().into_os_string();
+        spec.env.push(("SELFDEBUG_COVER_ROOT".into(), root));
+        spec.env.push(("PATH".into(), path_with(python)));
+        let run = runner::run_program(&python.path, &args, &spec)?;
+        Ok(Ok(PytestRun {
+            exit_code: run.exit_code,
+            signal: run.signal,
+            stdout: run.stdout,
+            stderr: run.stderr,
+            duration: run.duration,
+            timed_out: run.timed_out,
+            node_ids: Vec::new(),
+            args: self.argv.clone(),
+            hang: None,
+        }))
+    }
+
+    /// The interpreter's arguments for [`CommandJudge::run_traced`]: `-c CODE` and the
+    /// command's own words after `python`; why not, for a command that cannot be traced.
+    pub fn traced_args(&self, plugin_dir: &Path) -> Result<Vec<String>, String> {
+        let first = &self.argv[0];
+        if !is_python_word(first) {
+            return Err(format!(
+                "the search needs a Python command to trace (`python SCRIPT ARGS` or `python -m \
+                 MODULE ARGS`), and `{first}` is not the project's interpreter"
+            ));
+        }
+        let rest = &self.argv[1..];
+        match rest.first().map(String::as_str) {
+            Some("-m") if rest.len() >= 2 => {}
+            Some(w) if !w.starts_with('-') => {}
+            _ => {
+                return Err(
+                    "the search traces `python SCRIPT ARGS` or `python -m MODULE ARGS` only, \
+                     not a command with other interpreter options or code given with -c"
+                        .to_string(),
+                )
+            }
+        }
+        // A JSON string is a Python string literal; a path that is not UTF-8 cannot be one.
+        let dir = plugin_dir
+            .to_str()
+            .and_then(|d| serde_json::to_string(d).ok())
+            .ok_or("selfdebug's private directory has a name that is not UTF-8")?;
+        let code = format!(
+            "import sys; sys.path.insert(0, {dir}); import {} as t; del sys.path[0]; \
+             t.run_command(sys.argv[1:])",
+            crate::plugin::TRACE_MODULE
+        );
+        let mut args = vec!["-c".to_string(), code];
+        args.extend(rest.iter().cloned());
+        Ok(args)
     }
 
     /// Reads one run: `Green` for exit 0 with every check met; else one failure (the

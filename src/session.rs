@@ -861,9 +861,10 @@ pub fn run_loop(
         if failure.exc_type == OUTPUT_CHECK_EXC {
             // The command has one failure at a time: the last run's is this one.
             outcome.output_check = s.last_mismatch.clone();
-            // Without a traceback no rule applies; the model (when asked for) gets the
-            // command, the expected output and the script as its specification.
-            if s.llm.is_none() || opts.safe_only {
+            // Without a traceback no rule applies: the search over small edits looks at what
+            // the command ran, and the model (when asked for) gets the command, the expected
+            // output and the script as its specification.
+            if (s.llm.is_none() && !search::takes_output(&s)) || opts.safe_only {
                 outcome.status = "not_fixed";
                 outcome.reason = Some(format!(
                     "{}; without a traceback no rule applies: only the LLM fallback (--llm) \
@@ -1344,6 +1345,14 @@ fn work_on(
     failure: &Failure,
     depth: usize,
 ) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
+    // A failed output check of command mode: the search over small edits first (one traced
+    // run of the command localizes it), then the model when asked for.
+    if depth == 0 && failure.exc_type == OUTPUT_CHECK_EXC && search::takes_output(s) {
+        let found = search::search_output(s, ws, ctx, failure)?;
+        if found.is_some() || llm::Turn::new(s, failure, None).is_none() {
+            return Ok(found);
+        }
+    }
     // No place in the project's code: only the model (when asked for) can work on it, with
     // what the failure shows (a failed output check of command mode: the command's script).
     let loc = failure.location.as_ref();

@@ -465,9 +465,10 @@ fn the_fallback_can_be_turned_on_and_pointed_by_pyproject_toml() {
 
 #[test]
 fn a_failed_output_check_of_command_mode_is_the_models_with_the_expected_output() {
-    let script = "def total(xs):\n    return sum(xs) - 1\n\n\nprint(total([1, 2, 3]))\n";
+    // `len` for `sum`: no small edit of the search fixes it, so the model gets it after.
+    let script = "def total(xs):\n    return len(xs)\n\n\nprint(total([1, 2, 3]))\n";
     let p = project(&[("total.py", script), ("want.txt", "6\n")]);
-    let right = "```python\ntotal.py\n<<<<<<< SEARCH\n    return sum(xs) - 1\n=======\n    return sum(xs)\n>>>>>>> REPLACE\n```\n";
+    let right = "```python\ntotal.py\n<<<<<<< SEARCH\n    return len(xs)\n=======\n    return sum(xs)\n>>>>>>> REPLACE\n```\n";
     let server = served(vec![answer(right)]);
     let out = fix_llm(
         &p,
@@ -484,9 +485,18 @@ fn a_failed_output_check_of_command_mode_is_the_models_with_the_expected_output(
     assert_eq!(j["failures"][0]["exc_type"], "selfdebug.OutputCheckFailed");
     assert_eq!(j["failures"][0]["status"], "fixed");
     assert_eq!(j["patches"][0]["source"], "llm");
+    // The search went first: every one of its candidates failed the output check.
+    let records = j["attempt_records"].as_array().unwrap();
+    let (last, searched) = records.split_last().unwrap();
+    assert_eq!(last["source"], "llm");
+    assert_eq!(last["outcome"], "accepted");
+    assert!(!searched.is_empty());
+    assert!(searched
+        .iter()
+        .all(|a| a["source"] == "search" && a["outcome"] == "still_failing"));
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     // The request carries the specification: the command, what it should print, what it
-    // printed, and the script itself with line numbers.
+    // printed (before the search's candidates), and the script itself with line numbers.
     let reqs = server.requests();
     assert_eq!(reqs.len(), 1);
     assert_requests_well_formed(&server);
@@ -494,8 +504,8 @@ fn a_failed_output_check_of_command_mode_is_the_models_with_the_expected_output(
     for needle in [
         "Command: python total.py",
         "Expected stdout (exact):\n6\n",
-        "It printed instead:\n5\n",
-        "return sum(xs) - 1",
+        "It printed instead:\n3\n",
+        "return len(xs)",
     ] {
         assert!(
             prompt.contains(needle),

@@ -218,7 +218,9 @@ pub struct FixArgs {
     /// `--cmd 'python script.py in.csv'`. Split into words like a shell does (quotes,
     /// backslashes) and run without a shell from the root; a first word `python`/`python3`
     /// is the project's interpreter. Pass: exit status 0 and the output checks; the failure
-    /// is read from the traceback on stderr.
+    /// is read from the traceback on stderr. Wrong output (exit 0, a check failed) goes to the
+    /// search over small edits, localized by one traced run of `python SCRIPT ARGS` or
+    /// `python -m MODULE ARGS` (see the README's "Command mode").
     #[arg(long = "cmd", value_name = "COMMAND")]
     pub command: Option<String>,
     /// With --cmd: a passing run prints exactly this file's bytes on stdout.

@@ -18,6 +18,10 @@
 //! (`assert median(xs) == 2.5` calls `median`) keep their score, every other line is scaled by
 //! [`OFF_FOCUS`]. A score is therefore in `0..=1`, 1 meaning "run by every failing test and by
 //! no passing one, in the function the test called".
+//!
+//! Command mode ([`rank_command`]) has one failing run (the command, traced once) and no
+//! passing test: Ochiai gives every line it ran 1, so the kind of statement ranks them
+//! instead (see [`command_weight`]), then the file and the line.
 
 pub mod hang;
 
@@ -197,6 +201,70 @@ pub fn rank(spectrum: &Spectrum, mut focus: impl FnMut(&str, u32) -> bool) -> Ve
     out
 }
 
+/// Statement weight of a line in command mode: what computes a value (an assignment, a
+/// `return`, a condition or loop header, an `assert`/`raise`) is where a wrong output comes
+/// from, 1; a bare expression statement (mostly the `print(...)` that shows the value, or a
+/// call of the entry point) 0.8; a line that declares and computes nothing (`import`, `def`,
+/// `class`, `global`, `pass`, `break`, `continue`) 0.5, so that it takes none of the search's
+/// few lines. Outside every function, an assignment (a module constant can be the bug) is
+/// scaled by [`OFF_FOCUS`], and every other statement by [`DRIVER`]: it is the script's driver
+/// (the loop over its inputs, the `print`, `if __name__ == "__main__":`), and an edit there
+/// would change what the script is run on rather than what it computes.
+pub fn command_weight(located: &crate::syntax::Located) -> f64 {
+    use crate::syntax::StmtKind as K;
+    let kind = match located.kind {
+        K::Import
+        | K::ImportFrom
+        | K::FunctionDef
+        | K::AsyncFunctionDef
+        | K::ClassDef
+        | K::Global
+        | K::Nonlocal
+        | K::Pass
+        | K::Break
+        | K::Continue => 0.5,
+        K::Expr => 0.8,
+        _ => 1.0,
+    };
+    match (located.function.is_some(), located.kind) {
+        (true, _) => kind,
+        (false, K::Assign | K::AugAssign | K::AnnAssign) => kind * OFF_FOCUS,
+        (false, _) => kind * DRIVER,
+    }
+}
+
+/// Command mode's factor of a module-level statement that is not an assignment (see
+/// [`command_weight`]).
+pub const DRIVER: f64 = 0.6;
+
+/// The lines one failing run of a command ran (its only "test"), best first: Ochiai (1 for
+/// each), scaled by [`command_weight`]; ties by file, then line. A line no statement holds (a
+/// docstring's inner line) is dropped.
+pub fn rank_command(spectrum: &Spectrum, root: &Path) -> Vec<Suspicious> {
+    let mut modules: BTreeMap<String, Option<crate::syntax::ParsedModule>> = BTreeMap::new();
+    let mut out: Vec<Suspicious> = rank(spectrum, |_, _| true)
+        .into_iter()
+        .filter_map(|mut s| {
+            let module = modules.entry(s.file.clone()).or_insert_with(|| {
+                let path = crate::plan::confined_path(root, &s.file).ok()?;
+                let source = crate::source::SourceFile::read(&path).ok()?;
+                crate::syntax::parse(&source).ok()
+            });
+            let located = crate::syntax::locate(module.as_ref()?, s.line as usize)?;
+            let score = s.score * command_weight(&located);
+            s.score = (score * 10_000.0).round() / 10_000.0;
+            Some(s)
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.file.cmp(&b.file))
+            .then(a.line.cmp(&b.line))
+    });
+    out
+}
+
 /// Names the failing line calls: `assert median(xs) == 2.5` → `median`; `s.total()` → `total`.
 pub fn called_names(code: &str) -> BTreeSet<String> {
     let bytes = code.as_bytes();
@@ -337,6 +405,43 @@ mod tests {
             BTreeMap::from([("m.py".to_string(), BTreeSet::from([1, 3]))])
         );
         assert_eq!(Spectrum::parse(b"[1]", root.path()), None);
+    }
+
+    #[test]
+    fn a_command_run_ranks_computations_before_declarations_and_the_driver() {
+        let root = tempfile::tempdir().unwrap();
+        let script = "import sys\n\nRATE = 3\n\n\ndef total(xs):\n    n = 0\n    for x in xs:\n        n += x * RATE\n    print(n)\n    return n\n\n\ntotal([1, 2])\n";
+        std::fs::write(root.path().join("s.py"), script).unwrap();
+        let s = Spectrum {
+            tests: BTreeMap::from([(
+                "command".to_string(),
+                TestCoverage {
+                    failed: true,
+                    lines: BTreeMap::from([(
+                        "s.py".to_string(),
+                        BTreeSet::from([1, 3, 6, 7, 8, 9, 10, 11, 14]),
+                    )]),
+                },
+            )]),
+        };
+        let got: Vec<(u32, f64)> = rank_command(&s, root.path())
+            .iter()
+            .map(|s| (s.line, s.score))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (7, 1.0),
+                (8, 1.0),
+                (9, 1.0),
+                (11, 1.0),
+                (3, 0.9),
+                (10, 0.8),
+                (14, 0.48),
+                (1, 0.3),
+                (6, 0.3)
+            ]
+        );
     }
 
     #[test]

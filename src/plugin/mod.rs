@@ -3,7 +3,8 @@
 //! baseline run, the crash-frame facts of each failing test and one in-session rerun of it
 //! (read by [`crate::probe::frame_facts`]). Beside
 //! it, `_selfdebug_cover.py` records per-test line coverage for fault localization; it is loaded
-//! only into the runs that ask for it.
+//! only into the runs that ask for it, with the line tracer it shares with command mode
+//! (`_selfdebug_trace.py`).
 //!
 //! The module is written once into a private directory (`~/.cache/selfdebug/plugin/<hash>/`,
 //! 0700 and owned by the user, since a directory others can write would let them run code in
@@ -26,6 +27,13 @@ pub const COVER_MODULE: &str = "_selfdebug_cover";
 /// The coverage plugin's source.
 pub const COVER_SOURCE: &str = include_str!("_selfdebug_cover.py");
 
+/// The line tracer both the coverage plugin and command mode's traced run import (see
+/// [`crate::localize`]). It lives in the same private directory.
+pub const TRACE_MODULE: &str = "_selfdebug_trace";
+
+/// The tracer's source.
+pub const TRACE_SOURCE: &str = include_str!("_selfdebug_trace.py");
+
 /// The exception type a timed-out test fails with, as pytest prints it.
 pub const TIMEOUT_EXC: &str = "_selfdebug_pytest.PerTestTimeout";
 
@@ -37,8 +45,12 @@ pub fn dir() -> Option<&'static Path> {
 }
 
 fn install() -> Option<PathBuf> {
-    let files = [(MODULE, SOURCE), (COVER_MODULE, COVER_SOURCE)];
-    let hash = crate::journal::hash(format!("{SOURCE}\0{COVER_SOURCE}").as_bytes());
+    let files = [
+        (MODULE, SOURCE),
+        (COVER_MODULE, COVER_SOURCE),
+        (TRACE_MODULE, TRACE_SOURCE),
+    ];
+    let hash = crate::journal::hash(format!("{SOURCE}\0{COVER_SOURCE}\0{TRACE_SOURCE}").as_bytes());
     let name = format!("plugin-{}", &hash[..12.min(hash.len())]);
     let mut bases = Vec::new();
     if let Some(cache) = crate::runner::cache_home() {

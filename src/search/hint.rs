@@ -96,6 +96,24 @@ impl Expectation {
         })
     }
 
+    /// The expectation of a failed output check of command mode: the expected stdout (or the
+    /// regex, `regex`) against what the command printed. Both are cut into numbers (digits,
+    /// with one inner `.`) and the text between; when that text is the same on both sides and
+    /// exactly one number differs (`total: 9` printed, `total: 10` expected), that number is
+    /// the expectation, as `assert total() == 10` would give it. A regex counts when it is a
+    /// literal once its `(?flags)`, `^`, `$` and `\`-escapes of punctuation are taken off; it
+    /// is compared with each line the command printed (and with the whole output), the first
+    /// that fits wins. Anything else gives no hint.
+    pub fn from_output(expected: &str, actual: &str, regex: bool) -> Option<Expectation> {
+        if !regex {
+            return one_number_differs(expected, actual);
+        }
+        let literal = regex_literal(expected)?;
+        std::iter::once(actual.trim_end_matches('\n'))
+            .chain(actual.lines())
+            .find_map(|a| one_number_differs(&literal, a))
+    }
+
     fn numbers(&self) -> Option<(f64, f64)> {
         Some((number(&self.actual)?, number(&self.expected)?))
     }
@@ -191,6 +209,96 @@ fn top_level_args(s: &str) -> Vec<&str> {
     Vec::new() // no closing parenthesis: the call goes on past this line
 }
 
+/// Numbers and the text between them: `total: 9.5\n` → `["total: ", "9.5", "\n"]`, each
+/// piece marked whether it is a number.
+fn pieces(s: &str) -> Vec<(bool, &str)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let (mut i, mut start) = (0, 0);
+    while i < b.len() {
+        if b[i].is_ascii_digit() {
+            if start < i {
+                out.push((false, &s[start..i]));
+            }
+            let n = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+                i += 1;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            out.push((true, &s[n..i]));
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    if start < b.len() {
+        out.push((false, &s[start..]));
+    }
+    out
+}
+
+/// The expectation when `expected` and `actual` differ in exactly one number (see
+/// [`Expectation::from_output`]).
+fn one_number_differs(expected: &str, actual: &str) -> Option<Expectation> {
+    let (e, a) = (pieces(expected), pieces(actual));
+    if e.len() != a.len() {
+        return None;
+    }
+    let mut differing = None;
+    for (x, y) in e.iter().zip(&a) {
+        if x == y {
+            continue;
+        }
+        if !(x.0 && y.0) || differing.is_some() {
+            return None;
+        }
+        differing = Some((x.1, y.1));
+    }
+    let (want, got) = differing?;
+    (!same_value(want, got)).then(|| Expectation {
+        expected: want.to_string(),
+        actual: got.to_string(),
+    })
+}
+
+/// The text a regex matches when it matches one text only: `(?m)^total: 10\.5$` →
+/// `total: 10.5`. `None` when a metacharacter is left.
+fn regex_literal(re: &str) -> Option<String> {
+    let mut s = re;
+    while let Some(rest) = s.strip_prefix("(?") {
+        let end = rest.find(')')?;
+        if !rest[..end].bytes().all(|b| b.is_ascii_alphabetic()) {
+            return None;
+        }
+        s = &rest[end + 1..];
+    }
+    let s = s.strip_prefix('^').unwrap_or(s);
+    let s = s
+        .strip_suffix('$')
+        .filter(|t| !t.ends_with('\\'))
+        .unwrap_or(s);
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e) if e.is_ascii_punctuation() => out.push(e),
+                _ => return None,
+            },
+            '.' | '*' | '+' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '|' | '^' | '$' => {
+                return None
+            }
+            c => out.push(c),
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 fn number(s: &str) -> Option<f64> {
     s.replace('_', "")
         .parse::<f64>()
@@ -266,6 +374,46 @@ mod tests {
             Tier::Predicted
         );
         assert_eq!(e.tier(&[Effect::OffByOne, Effect::Boundary]), Tier::None);
+    }
+
+    #[test]
+    fn reads_a_command_output_that_differs_in_one_number() {
+        let e = Expectation::from_output("items: 3\ntotal: 10\n", "items: 3\ntotal: 9\n", false);
+        assert_eq!(
+            e,
+            Some(Expectation {
+                expected: "10".into(),
+                actual: "9".into()
+            })
+        );
+        assert_eq!(e.unwrap().tier(&[Effect::OffByOne]), Tier::Consistent);
+        let f = Expectation::from_output("avg 2.5\n", "avg 1.6666666666666667\n", false).unwrap();
+        assert_eq!(f.tier(&[Effect::Scale(1.5)]), Tier::Predicted);
+        // Two numbers differ, or the text around them: no hint.
+        assert_eq!(Expectation::from_output("1 2\n", "2 3\n", false), None);
+        assert_eq!(
+            Expectation::from_output("total 10\n", "sum 9\n", false),
+            None
+        );
+        assert_eq!(Expectation::from_output("10\n", "10\n", false), None);
+        assert_eq!(Expectation::from_output("10\n", "10.0\n", false), None);
+        // A literal regex is compared with each printed line.
+        let r = Expectation::from_output(r"(?m)^total: 10\.5$", "items: 3\ntotal: 9.5\n", true);
+        assert_eq!(
+            r,
+            Some(Expectation {
+                expected: "10.5".into(),
+                actual: "9.5".into()
+            })
+        );
+        assert_eq!(
+            Expectation::from_output(r"total: \d+", "total: 9\n", true),
+            None
+        );
+        assert_eq!(
+            Expectation::from_output("total: (10|11)", "total: 9\n", true),
+            None
+        );
     }
 
     #[test]

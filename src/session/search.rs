@@ -15,6 +15,14 @@
 //! ([`crate::search::choose`]). The search has its own wall time, `--search-time`, inside the run's
 //! `--time-budget`; one scratch copy (or the journaled project) is reused, each candidate
 //! written over the previous one and the original put back when it fails.
+//!
+//! Command mode (`--cmd`) with a failed output check is searched the same way
+//! ([`search_output`]): one run of the command under the line tracer localizes (it is the only
+//! "test", failing, so the kind of statement ranks the lines: [`localize::rank_command`]), the
+//! expected value comes from the expected output against the printed one
+//! ([`engine::hint::Expectation::from_output`]), and the proof of a candidate is one run of the
+//! command with every output check, judged like the loop's own runs (there is no other test to
+//! run: command mode runs no pytest).
 
 use std::time::{Duration, Instant};
 
@@ -75,6 +83,83 @@ pub(super) fn takes_hangs(s: &Runs) -> bool {
     search_enabled(s)
 }
 
+/// Whether the search takes over a failed output check of command mode (see
+/// [`search_output`]).
+pub(super) fn takes_output(s: &Runs) -> bool {
+    s.opts.judge.is_some() && takes_hangs(s)
+}
+
+/// The test name of the command's traced run in its spectrum.
+const COMMAND_RUN: &str = "command";
+
+/// A failed output check of command mode: one traced run of the command localizes, the
+/// expected output gives the hint, each candidate is proven by a run of the command.
+#[allow(clippy::type_complexity)]
+pub(super) fn search_output(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
+    let deadline = Instant::now() + s.opts.search_time;
+    let why = failure.msg.clone();
+    // The candidates' runs overwrite it; the model (after the search) needs the baseline's.
+    let mismatch = s.last_mismatch.clone();
+    let found = search_output_with(s, ws, ctx, failure, &why, mismatch.as_ref(), deadline);
+    s.last_mismatch = mismatch;
+    found
+}
+
+#[allow(clippy::type_complexity)]
+fn search_output_with(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+    why: &str,
+    mismatch: Option<&crate::command::OutputMismatch>,
+    deadline: Instant,
+) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
+    let spectrum = match s.command_coverage(ws)? {
+        Ok(sp) => sp,
+        Err(reason) => {
+            ctx.reason = Some(format!("{why}; {reason}"));
+            return Ok(None);
+        }
+    };
+    let ranked = localize::rank_command(&spectrum, ws.root());
+    ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
+    if ranked.is_empty() {
+        ctx.reason = Some(format!(
+            "{why}; the command ran no line of the project's own code"
+        ));
+        return Ok(None);
+    }
+    let expectation = mismatch.and_then(|m| match m.check {
+        "expect_stdout" => engine::hint::Expectation::from_output(&m.expected, &m.actual, false),
+        "expect_stdout_regex" => {
+            engine::hint::Expectation::from_output(&m.expected, &m.actual, true)
+        }
+        _ => None,
+    });
+    let test = failure
+        .headline
+        .clone()
+        .unwrap_or_else(|| COMMAND_RUN.into());
+    try_ranked(
+        s,
+        ws,
+        ctx,
+        failure,
+        why,
+        &test,
+        deadline,
+        &ranked,
+        &spectrum,
+        expectation,
+    )
+}
+
 /// Localizes, then tries the ranked candidates until one is proven or the search time is up.
 #[allow(clippy::type_complexity)]
 pub(super) fn search(
@@ -118,8 +203,18 @@ pub(super) fn search(
         ));
         return Ok(None);
     }
+    let expectation = engine::hint::Expectation::of(failure);
     try_ranked(
-        s, ws, ctx, failure, &why, &test, deadline, &ranked, &spectrum,
+        s,
+        ws,
+        ctx,
+        failure,
+        &why,
+        &test,
+        deadline,
+        &ranked,
+        &spectrum,
+        expectation,
     )
 }
 
@@ -161,6 +256,7 @@ fn search_hang(
         deadline,
         &ranked,
         &Spectrum::default(),
+        engine::hint::Expectation::of(failure),
     )
 }
 
@@ -176,13 +272,19 @@ fn try_ranked(
     deadline: Instant,
     ranked: &[localize::Suspicious],
     spectrum: &Spectrum,
+    expectation: Option<engine::hint::Expectation>,
 ) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
+    // A command's expected output has no test line: its expected number stands in.
     let expected = failure
         .frames
         .iter()
         .filter_map(|f| f.code.as_deref())
-        .find_map(crate::transform::expected_literal);
-    let expectation = engine::hint::Expectation::of(failure);
+        .find_map(crate::transform::expected_literal)
+        .or_else(|| {
+            (s.opts.judge.is_some())
+                .then(|| expectation.as_ref().map(|e| e.expected.clone()))
+                .flatten()
+        });
     let candidates = engine::candidates(&SearchInput {
         root: ws.root(),
         suspicious: ranked,
@@ -206,8 +308,9 @@ fn try_ranked(
     let key = failure_key(failure);
     let first_attempt = ctx.attempts.len();
     // With --jobs N the targeted runs go to scratch copies, N at a time (see `parallel`); the
-    // judging, and the choice among plausible candidates, are the same as one at a time.
-    if s.opts.jobs > 1 && candidates.len() > 1 {
+    // judging, and the choice among plausible candidates, are the same as one at a time. A
+    // command has no targeted run: each candidate's one run is its proof, in the workspace.
+    if s.opts.jobs > 1 && candidates.len() > 1 && s.opts.judge.is_none() {
         let n = s.opts.jobs.min(candidates.len());
         if let Some(pool) = parallel::Pool::new(ws.root(), &s.python, n) {
             let state = SearchState {
@@ -255,8 +358,18 @@ fn try_ranked(
         }
         let covering = covering(spectrum, &r);
         let (hint, size) = (r.hint, r.size);
-        let cand = titled(r, covering.len());
-        if let Some(after) = prove(s, ws, ctx, failure, &key, &cand, hint, &covering, spectrum)? {
+        let command = s.opts.judge.is_some();
+        let cand = if command {
+            titled_command(r)
+        } else {
+            titled(r, covering.len())
+        };
+        let after = if command {
+            prove_command(s, ws, ctx, failure, &key, &cand, hint)?
+        } else {
+            prove(s, ws, ctx, failure, &key, &cand, hint, &covering, spectrum)?
+        };
+        if let Some(after) = after {
             plausible.push(Found::new(ws, ctx, cand, after, covering, size)?);
         }
     }
@@ -466,6 +579,16 @@ pub(super) fn titled(r: Ranked, covering: usize) -> Candidate {
     c
 }
 
+/// Suffix of a command-mode search candidate's title (read back by [`review`]).
+const NO_TEST_COVERS: &str = "(no test covers the line: the command's output decided)";
+
+/// A command-mode candidate, its title saying that no test covers the edited line.
+fn titled_command(r: Ranked) -> Candidate {
+    let mut c = r.candidate;
+    c.fix.title = format!("{} {NO_TEST_COVERS}", c.fix.title);
+    c
+}
+
 /// The tests of a candidate's two targeted runs (see the module docs): every failing test that
 /// runs the edited line, then the passing ones.
 pub(super) fn targets(
@@ -548,6 +671,37 @@ fn prove(
     judge(s, ws, ctx, failure, key, cand, hint, t, true)
 }
 
+/// Proves one candidate of command mode: one run of the command, with its output checks and
+/// the candidate's shorter limit (see [`CANDIDATE_TEST_LIMIT_FACTOR`]); it is the whole judge.
+#[allow(clippy::too_many_arguments)]
+fn prove_command(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+    key: &(String, When),
+    cand: &Candidate,
+    hint: engine::hint::Tier,
+) -> Result<Option<Vec<Failure>>, SessionError> {
+    ws.write(&cand.path, &cand.patched)?;
+    let started = Instant::now();
+    let mut spec = s.spec(ws, &[], &[]);
+    let short = (s.baseline * CANDIDATE_TEST_LIMIT_FACTOR).max(MIN_CANDIDATE_TEST_LIMIT);
+    spec.timeout = spec.timeout.min(short);
+    let first = s.exec(&spec, Phase::Candidate)?;
+    let first_verdict = s.read(&first, ws.root());
+    let neighbours =
+        (!first.timed_out && matches!(first_verdict, Verdict::Green)).then_some(Verdict::Green);
+    let t = Targeted {
+        first,
+        first_verdict,
+        neighbours,
+        spent: started.elapsed(),
+        started_ms: None,
+    };
+    judge(s, ws, ctx, failure, key, cand, hint, t, true)
+}
+
 /// Judges a candidate by its targeted runs and, when they pass, by a run of the whole suite in
 /// the workspace (the candidate is written for it unless `written` says it already is); records
 /// the attempt. The file is put back unless the candidate is accepted.
@@ -587,9 +741,15 @@ pub(super) fn judge(
                     ws.write(&cand.path, &cand.patched)?;
                     written = true;
                 }
-                let suite = s.run(ws, &[], Phase::Confirm)?;
+                // A command's one run was the whole judge already, and it passed.
+                let suite = if s.opts.judge.is_some() {
+                    Verdict::Green
+                } else {
+                    let run = s.run(ws, &[], Phase::Confirm)?;
+                    verdict::read(&run, ws.root())
+                };
                 accepted = super::judge::judge_full_run(
-                    verdict::read(&suite, ws.root()),
+                    suite,
                     ctx.current,
                     std::slice::from_ref(key),
                     ctx.blind,
@@ -637,6 +797,14 @@ pub(super) fn review(fix: &edit::Fix) -> Vec<String> {
         return Vec::new();
     }
     let mut out = vec![engine::review_note()];
+    if fix.title.ends_with(NO_TEST_COVERS) {
+        out.push(
+            "no test covers the edited line: only the command's output checks decided, so the \
+             patch may fit that output and not the intent (overfitting); add a test that pins \
+             the behaviour"
+                .to_string(),
+        );
+    }
     if fix.title.ends_with("(1 test covers the line)") {
         out.push(
             "only one test covers the edited line: the patch may fit that test and not the \
@@ -676,6 +844,43 @@ impl Runs<'_> {
     /// Counts a run made (in the workspace or a parallel proof's scratch copy).
     pub(super) fn count_run(&mut self, run: &PytestRun, phase: Phase) {
         self.tally(phase, run);
+    }
+
+    /// One run of the command under the line tracer: its spectrum, with the command as the one
+    /// failing test; why not, when it cannot be traced or the run left nothing to read.
+    fn command_coverage(
+        &mut self,
+        ws: &dyn Workspace,
+    ) -> Result<Result<Spectrum, String>, SessionError> {
+        let Some(judge) = self.opts.judge.as_ref() else {
+            return Ok(Err(
+                "the search traces a command only in command mode".into()
+            ));
+        };
+        let Some(dir) = crate::plugin::dir() else {
+            return Ok(Err(
+                "the search needs selfdebug's private directory for its tracer, and none could \
+                 be made"
+                    .into(),
+            ));
+        };
+        let out = tempfile::Builder::new()
+            .prefix(&format!("selfdebug-cover-{}-", std::process::id()))
+            .tempdir()
+            .map_err(|e| SessionError::Environment(format!("coverage output dir: {e}")))?;
+        let file = out.path().join("cover.json");
+        let spec = self.spec(ws, &[], &[]);
+        let run = match judge.run_traced(&self.python, &spec, dir, &file) {
+            Ok(Ok(run)) => run,
+            Ok(Err(why)) => return Ok(Err(why)),
+            Err(e) => return Err(SessionError::Environment(e.to_string())),
+        };
+        self.tally(Phase::Probe, &run);
+        let spectrum = Spectrum::read(&file, ws.root())
+            .filter(|sp| sp.tests.get(COMMAND_RUN).is_some_and(|t| t.failed));
+        Ok(spectrum.ok_or_else(|| {
+            "the traced run of the command to localize it gave nothing usable".to_string()
+        }))
     }
 
     /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs).

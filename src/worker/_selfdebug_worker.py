@@ -69,7 +69,7 @@ def _preload():
                     pass
         except Exception:
             pass
-    for name in ("_selfdebug_pytest", "_selfdebug_cover"):
+    for name in ("_selfdebug_pytest", "_selfdebug_trace", "_selfdebug_cover"):
         try:
             importlib.import_module(name)
         except Exception:
