@@ -62,6 +62,33 @@ pub struct SearchInput<'a> {
     /// The expected literal and the actual value, when the failure shows both.
     pub expectation: Option<&'a Expectation>,
     pub allow_tests: bool,
+    /// The crashed frame's locals and their runtime types, when the failure has one in
+    /// project code (the baseline's crash-frame facts, or the probe).
+    pub frame: Option<&'a FrameTypes>,
+}
+
+/// The runtime types of a crashed frame's locals (see [`SearchInput::frame`]).
+#[derive(Debug, Clone, Default)]
+pub struct FrameTypes {
+    /// The crash site: file relative to the root, 1-based line.
+    pub file: String,
+    pub line: u32,
+    /// name → `type(v).__qualname__` (module-prefixed unless builtin).
+    pub types: BTreeMap<String, String>,
+}
+
+impl FrameTypes {
+    pub fn of(report: &crate::probe::ProbeReport) -> FrameTypes {
+        FrameTypes {
+            file: report.file.clone(),
+            line: report.line as u32,
+            types: report
+                .locals
+                .iter()
+                .map(|v| (v.name.clone(), v.type_name.clone()))
+                .collect(),
+        }
+    }
 }
 
 /// The search's rule ids, as `select`/`ignore` name them: `search-FAMILY` for each family of
@@ -104,11 +131,24 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
             continue;
         };
         let mut guarded: BTreeSet<usize> = BTreeSet::new();
+        use rustpython_parser::ast::Ranged;
+        let func_start = |line: u32| {
+            mutate::statement_at(&module, line)
+                .and_then(|(_, f)| f)
+                .map(|f| f.range().start().to_usize())
+        };
+        // The crashed frame's types hold for the statements of its own function only.
+        let crashed = input
+            .frame
+            .filter(|f| f.file == file)
+            .and_then(|f| Some((func_start(f.line)?, &f.types)));
         for s in sus {
-            let mut mutants = mutate::mutants(&module, s.line, priors);
+            let probed = crashed
+                .filter(|(start, _)| func_start(s.line) == Some(*start))
+                .map(|(_, types)| types);
+            let mut mutants = mutate::mutants(&module, s.line, priors, probed);
             // One set of guards per function, at its most suspicious line.
             if let Some((_, Some(f))) = mutate::statement_at(&module, s.line) {
-                use rustpython_parser::ast::Ranged;
                 if guarded.insert(f.range().start().to_usize()) {
                     mutants.extend(mutate::function_mutants(
                         &module,

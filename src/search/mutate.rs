@@ -94,7 +94,16 @@ pub fn statement_at(module: &ParsedModule, line: u32) -> Option<(&Stmt, Option<&
 
 /// Every mutant of the statement on `line`. `expected` is the literal the failing test compares
 /// with, when it does (a guard returns it).
-pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors) -> Vec<Mutant> {
+///
+/// `probed`: the runtime types (`type(v).__qualname__`) of the locals of the frame that
+/// crashed, when that frame is this statement's function: they give a kind to the names no
+/// literal assignment types (parameters above all).
+pub fn mutants(
+    module: &ParsedModule,
+    line: u32,
+    priors: &Priors,
+    probed: Option<&BTreeMap<String, String>>,
+) -> Vec<Mutant> {
     let Some((stmt, func)) = statement_at(module, line) else {
         return Vec::new();
     };
@@ -110,7 +119,7 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors) -> Vec<Mutant>
             .map(|f| constants_of(f, module.text()))
             .unwrap_or_default(),
         func_names: func.map(names_of).unwrap_or_default(),
-        func_kinds: func.map(kinds_of).unwrap_or_default(),
+        func_kinds: with_probed(func.map(kinds_of).unwrap_or_default(), probed),
         addends: Vec::new(),
         linear: Vec::new(),
         returned: None,
@@ -249,7 +258,7 @@ struct Mutator<'a> {
     /// (`None` in a loop: a later line may have bound it on the previous iteration).
     unbound_from: Option<usize>,
     /// What kind of value each local holds, where its assignments say so (see [`kinds_of`]).
-    func_kinds: BTreeMap<String, &'static str>,
+    func_kinds: BTreeMap<String, String>,
     /// Literals that are the right operand of `+`/`-`: `- 1` → `- 0` is never proposed, the
     /// whole `- 1` is dropped instead (by [`Mutator::plus_minus_one`] or here).
     addends: Vec<Range<usize>>,
@@ -622,7 +631,7 @@ impl Mutator<'_> {
             if let Node::Expr(Expr::Name(n)) = node {
                 // A counter: a local that an assignment shows to be a number.
                 if matches!(
-                    self.func_kinds.get(n.id.as_str()).copied(),
+                    self.func_kinds.get(n.id.as_str()).map(String::as_str),
                     Some("int" | "float")
                 ) && !read.iter().any(|r| r == n.id.as_str())
                 {
@@ -1162,6 +1171,34 @@ fn kinds_of(func: &Stmt) -> BTreeMap<String, &'static str> {
         .collect()
 }
 
+/// The literal kinds of [`kinds_of`], with the probed runtime types: a name no literal types
+/// takes its runtime type; one whose runtime type disagrees with its literals (`total = 0`
+/// holding a float) is of no known kind. `None` says nothing of the intended kind.
+fn with_probed(
+    literal: BTreeMap<String, &'static str>,
+    probed: Option<&BTreeMap<String, String>>,
+) -> BTreeMap<String, String> {
+    let mut kinds: BTreeMap<String, String> = literal
+        .into_iter()
+        .map(|(n, k)| (n, k.to_string()))
+        .collect();
+    for (name, ty) in probed.into_iter().flatten() {
+        if ty == "NoneType" {
+            continue;
+        }
+        match kinds.get(name) {
+            Some(k) if k != ty => {
+                kinds.remove(name);
+            }
+            Some(_) => {}
+            None => {
+                kinds.insert(name.clone(), ty.clone());
+            }
+        }
+    }
+    kinds
+}
+
 /// Parameters and assigned names of a function, distinct, in source order, each with the
 /// offset of its first binding (0 for a parameter).
 fn names_of(func: &Stmt) -> Vec<(String, usize)> {
@@ -1203,7 +1240,7 @@ mod tests {
 
     fn titles(src: &str, line: u32) -> Vec<(String, String)> {
         let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
-        let mut m = mutants(&pm, line, Priors::builtin());
+        let mut m = mutants(&pm, line, Priors::builtin(), None);
         m.sort_by(|a, b| b.prior.total_cmp(&a.prior).then(a.size().cmp(&b.size())));
         m.into_iter()
             .map(|m| {
@@ -1249,7 +1286,7 @@ mod tests {
 
     fn effects(src: &str, line: u32, title: &str) -> Vec<Effect> {
         let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
-        let m = mutants(&pm, line, Priors::builtin());
+        let m = mutants(&pm, line, Priors::builtin(), None);
         let found = m.iter().find(|m| m.title == title);
         found.map(|m| m.effects.clone()).unwrap_or_else(|| {
             panic!(
@@ -1298,6 +1335,66 @@ mod tests {
     }
 
     #[test]
+    fn probed_types_give_parameters_a_kind() {
+        let src = "def f(items, label, n):\n    count = len(items)\n    return label * count + n\n";
+        let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
+        let names = |probed: Option<&BTreeMap<String, String>>| -> Vec<String> {
+            mutants(&pm, 3, Priors::builtin(), probed)
+                .into_iter()
+                .filter(|m| m.family == "variable")
+                .map(|m| m.title)
+                .collect()
+        };
+        // Parameters are of no known kind without a probe: any of them may stand for another.
+        let blind = names(None);
+        assert!(
+            blind.contains(&"`label` → `items`".to_string()),
+            "{blind:?}"
+        );
+        let probed: BTreeMap<String, String> = [
+            ("items", "list"),
+            ("label", "str"),
+            ("n", "int"),
+            ("count", "int"),
+        ]
+        .into_iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        let typed = names(Some(&probed));
+        // `label` (a str) has no other str to become; `count` and `n` (ints) swap.
+        assert!(
+            !typed.iter().any(|t| t.starts_with("`label` → ")),
+            "{typed:?}"
+        );
+        assert!(typed.contains(&"`count` → `n`".to_string()), "{typed:?}");
+        assert!(typed.contains(&"`n` → `count`".to_string()), "{typed:?}");
+        assert!(!typed.contains(&"`n` → `items`".to_string()), "{typed:?}");
+    }
+
+    #[test]
+    fn probed_types_that_disagree_with_the_literals_leave_the_kind_unknown() {
+        let literal: BTreeMap<String, &'static str> = [("total", "int"), ("name", "str")]
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b))
+            .collect();
+        let probed: BTreeMap<String, String> = [
+            ("total", "float"),
+            ("name", "str"),
+            ("x", "NoneType"),
+            ("p", "shop.Order"),
+        ]
+        .into_iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        let kinds = with_probed(literal, Some(&probed));
+        let want: BTreeMap<String, String> = [("name", "str"), ("p", "shop.Order")]
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        assert_eq!(kinds, want);
+    }
+
+    #[test]
     fn names_not_yet_bound_are_not_proposed_outside_loops() {
         let src = "def f(rows, k):\n    width = len(rows[0]) + k\n    last = width - 1\n    return last\n";
         let t: Vec<String> = titles(src, 2).into_iter().map(|(t, _)| t).collect();
@@ -1319,7 +1416,7 @@ mod tests {
     fn a_while_whose_variable_never_moves_gets_its_step() {
         let src = "def find(xs, x):\n    i = 0\n    while i < len(xs):\n        if xs[i] == x:\n            return i\n    return -1\n";
         let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
-        let m = mutants(&pm, 3, Priors::builtin());
+        let m = mutants(&pm, 3, Priors::builtin(), None);
         let step = m
             .iter()
             .find(|m| m.title == "add `i += 1` at the end of the loop")
@@ -1331,7 +1428,7 @@ mod tests {
         // A loop that moves its variable gets none.
         let moving = src.replace("return i\n", "return i\n        i += 2\n");
         let pm = crate::syntax::parse_text(Path::new("m.py"), &moving).unwrap();
-        assert!(!mutants(&pm, 3, Priors::builtin())
+        assert!(!mutants(&pm, 3, Priors::builtin(), None)
             .iter()
             .any(|m| m.title.starts_with("add `")));
     }

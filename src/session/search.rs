@@ -285,12 +285,15 @@ fn try_ranked(
                 .then(|| expectation.as_ref().map(|e| e.expected.clone()))
                 .flatten()
         });
+    // The failing frame's runtime types (probe or baseline facts) type the parameters there.
+    let frame = ctx.first_probe.as_ref().map(engine::FrameTypes::of);
     let candidates = engine::candidates(&SearchInput {
         root: ws.root(),
         suspicious: ranked,
         expected: expected.as_deref(),
         expectation: expectation.as_ref(),
         allow_tests: s.opts.allow_tests,
+        frame: frame.as_ref(),
     });
     // Files the configuration excludes are never patched, by the search either; families of
     // edits the rule selection leaves out (`ignore = ["search-delete-stmt"]`) are not tried.
