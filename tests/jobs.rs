@@ -329,3 +329,153 @@ fn the_worker_mode_comes_from_the_flag_or_the_environment_and_a_bad_value_is_ref
         "SELFDEBUG_WORKER=\"maybe\": expected auto or off"
     );
 }
+
+const STOCK: &str = "class Stock:\n    def __init__(self):\n        self.cost = 5\n        \
+                     self.coat = \"red\"\n        self.count = 3\n\n\n\
+                     def units(stock):\n    return stock.cout * 2 + 1\n";
+
+const STOCK_TEST: &str = "from stock import Stock, units\n\n\ndef test_units():\n    \
+                          assert units(Stock()) == 7\n\n\ndef test_stock():\n    \
+                          assert Stock().cost == 5\n";
+
+/// Notes in `marker`, for each test run, where it ran (`tree` or `scratch`) and which
+/// attribute `units` read then: what each candidate's runs saw, and where.
+fn stock_conftest(marker: &Path) -> String {
+    format!(
+        "import os\nimport re\n\nMARKER = {marker:?}\n\n\n\
+         def pytest_runtest_logreport(report):\n    if report.when != \"call\":\n        return\n\
+         \x20   here = os.path.dirname(os.path.abspath(__file__))\n\
+         \x20   where = \"scratch\" if \"selfdebug-scratch\" in here else \"tree\"\n\
+         \x20   with open(os.path.join(here, \"stock.py\")) as f:\n\
+         \x20       attr = re.search(r\"stock\\.(\\w+) \\* 2\", f.read()).group(1)\n\
+         \x20   with open(MARKER, \"a\") as f:\n\
+         \x20       f.write(f\"{{where}} {{attr}} {{report.nodeid}}\\n\")\n"
+    )
+}
+
+/// Rule, title, outcome and step of each attempt, in order.
+fn rule_attempts(v: &serde_json::Value) -> Vec<[String; 4]> {
+    v["attempt_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            ["rule", "title", "outcome", "step"].map(|k| {
+                a[k].as_str()
+                    .map_or_else(|| a[k].to_string(), str::to_string)
+            })
+        })
+        .collect()
+}
+
+/// Three rule candidates for one failure, the right one third: the 1st (Python's suggestion,
+/// `.coat`) moves the failure to a TypeError (worked on as step 1, in vain), the 2nd
+/// (`.cost`) gives the wrong number, the 3rd (`.count`) is kept. With `--jobs 3` the
+/// targeted runs are made ahead in scratch copies, and the outcome is that of `--jobs 1`:
+/// the same bytes, attempts (rules, outcomes, steps, in order) and budget. The rejected
+/// `.cost` is never written to the project's tree; no stray file, no copy is left.
+#[test]
+fn rule_candidates_proven_ahead_give_the_same_outcome_as_one_at_a_time() {
+    let want = STOCK.replace("stock.cout", "stock.count");
+    let mut seen = Vec::new();
+    for jobs in ["1", "3"] {
+        let p = project(&[
+            ("pytest.ini", "[pytest]\npythonpath = .\n"),
+            ("stock.py", STOCK),
+            ("tests/test_stock.py", STOCK_TEST),
+        ]);
+        let marker = p.cache.join("marker");
+        std::fs::write(p.root.join("conftest.py"), stock_conftest(&marker)).unwrap();
+        let before = p.snapshot();
+        let out = p.run(&["fix", "--json", "--jobs", jobs]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "--jobs {jobs}: {stderr}");
+        assert_eq!(p.read("stock.py"), want, "--jobs {jobs}");
+        // Nothing else in the tree changed or appeared.
+        let mut after = p.snapshot();
+        after.insert("stock.py".into(), before["stock.py"].clone());
+        assert_same(&before, &after);
+        assert!(scratch_dirs(&p).is_empty(), "--jobs {jobs}");
+        let v = json(&out);
+        assert_eq!(v["final_status"], "pass");
+        assert_eq!(v["files_patched"], serde_json::json!(["stock.py"]));
+        let runs: Vec<String> = std::fs::read_to_string(&marker)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        seen.push((
+            rule_attempts(&v),
+            v["patches"].clone(),
+            [v["failures"][0]["status"].clone(), v["attempts"].clone()],
+            runs,
+        ));
+    }
+    let (one, many) = (&seen[0], &seen[1]);
+    assert_eq!(one.0, many.0);
+    assert_eq!(one.1, many.1);
+    assert_eq!(one.2, many.2);
+    let step = |r: &str, t: &str, o: &str, s: &str| [r, t, o, s].map(str::to_string);
+    assert_eq!(
+        one.0,
+        [
+            step(
+                "attr-did-you-mean",
+                "rename `.cout` to `.coat` (Python's suggestion, computed)",
+                "progressed",
+                "0"
+            ),
+            step(
+                "type-str-concat",
+                "convert `1` with str()",
+                "still_failing",
+                "1"
+            ),
+            step(
+                "attr-nearest",
+                "rename `.cout` to `.cost` (the nearest attribute of `Stock`)",
+                "still_failing",
+                "0"
+            ),
+            step(
+                "attr-nearest",
+                "rename `.cout` to `.count` (the nearest attribute of `Stock`)",
+                "accepted",
+                "0"
+            ),
+        ]
+    );
+    assert_eq!(one.2, [serde_json::json!("fixed"), serde_json::json!(4)]);
+    let ran = |runs: &[String], line: &str| runs.iter().any(|l| l == line);
+    let test = "tests/test_stock.py::test_units";
+    // One at a time, every candidate is written to the tree and run there.
+    assert!(
+        !one.3.iter().any(|l| l.starts_with("scratch")),
+        "{:?}",
+        one.3
+    );
+    assert!(ran(&one.3, &format!("tree cost {test}")), "{:?}", one.3);
+    // Ahead: `.cost` ran only in a scratch copy; `.coat` moved the failure, so its new
+    // failure was read in the tree; `.count` passed ahead, then its full run was the tree's.
+    assert!(
+        ran(&many.3, &format!("scratch cost {test}")),
+        "{:?}",
+        many.3
+    );
+    assert!(
+        !many.3.iter().any(|l| l.starts_with("tree cost")),
+        "{:?}",
+        many.3
+    );
+    assert!(ran(&many.3, &format!("tree coat {test}")), "{:?}", many.3);
+    assert!(
+        ran(&many.3, &format!("scratch count {test}")),
+        "{:?}",
+        many.3
+    );
+    assert!(
+        ran(&many.3, "tree count tests/test_stock.py::test_stock"),
+        "{:?}",
+        many.3
+    );
+}
