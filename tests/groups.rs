@@ -29,7 +29,8 @@ fn thirty() -> support::project::Project {
 #[test]
 fn one_bug_thirty_failures_one_group() {
     let p = thirty();
-    let out = p.run(&["fix", "--json"]);
+    // One job: the rule's next candidate, proven ahead alongside, would add a run to the count.
+    let out = p.run(&["fix", "--json", "--jobs", "1"]);
     let v = json_of(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(v["final_status"], "pass", "{stderr}");
@@ -135,7 +136,8 @@ fn statuses(v: &Value) -> Vec<(String, String)> {
 #[test]
 fn two_independent_bugs_share_one_full_run() {
     let p = two_bugs(&[]);
-    let out = p.run(&["fix", "--json"]);
+    // One job: the rule's next candidate, proven ahead alongside, would add a run to the count.
+    let out = p.run(&["fix", "--json", "--jobs", "1"]);
     let v = json_of(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(v["final_status"], "pass", "{stderr}");
@@ -191,7 +193,8 @@ fn a_batch_that_breaks_falls_back_to_one_by_one_and_keeps_the_right_fix() {
             "from strict import strict\nfrom words import to_upper\n\n\ndef test_both():\n    assert to_upper(None) == \"\"\n    assert strict({}, \"k\") == \"missing\"\n",
         ),
     ]);
-    let out = p.run(&["fix", "--json"]);
+    // One job: the rule's next candidate, proven ahead alongside, would add a run to the count.
+    let out = p.run(&["fix", "--json", "--jobs", "1"]);
     let v = json_of(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(v["final_status"], "partial", "{stderr}");
@@ -266,7 +269,8 @@ fn a_batch_that_breaks_falls_back_to_one_by_one_and_keeps_the_right_fix() {
 fn a_dry_run_batches_too_and_leaves_the_tree_as_it_was() {
     let p = two_bugs(&[]);
     let before = p.snapshot();
-    let out = p.run(&["fix", "--dry-run", "--json"]);
+    // One job: the rule's next candidate, proven ahead alongside, would add a run to the count.
+    let out = p.run(&["fix", "--dry-run", "--json", "--jobs", "1"]);
     let v = json_of(&out);
     assert_eq!(
         v["final_status"],
