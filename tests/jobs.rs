@@ -9,7 +9,8 @@ use std::path::Path;
 use std::process::Stdio;
 
 use support::project::{
-    assert_same, fixture_project, json, project, selfdebug_entries, wait_until, Project,
+    assert_same, fixture_project, held_project, json, project, selfdebug_entries, wait_until,
+    Project,
 };
 
 /// What the JSON says of each attempt, in order: title and outcome.
@@ -478,4 +479,48 @@ fn rule_candidates_proven_ahead_give_the_same_outcome_as_one_at_a_time() {
         "{:?}",
         many.3
     );
+}
+
+/// Ctrl-C while a rule candidate's test is held in a scratch copy (the demo bug has two
+/// candidates, proven ahead with `--jobs 2`): as with one job, exit 6, every byte of the tree
+/// as it was, no journal ref, and no copy or process left.
+#[test]
+fn ctrl_c_while_a_rule_candidate_is_proven_ahead_restores_the_tree_and_removes_the_copies() {
+    let h = held_project();
+    let p = &h.project;
+    p.git(&["init", "-q"]);
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "init"]);
+    let before = p.snapshot();
+    h.hold("candidate");
+    let child = p
+        .cmd(&["fix", "--json", "--timeout", "600", "--jobs", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    h.wait_for("candidate", 300);
+    // The held run is a copy's: the module in the tree is still the original.
+    assert_eq!(p.read("words.py"), support::project::DEMO_MODULE);
+    assert_eq!(scratch_dirs(p).len(), 2);
+    // SAFETY: plain syscall on our own child, which has not been waited for yet.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let out = child.wait_with_output().unwrap();
+    h.release();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["final_status"], "error");
+    assert_eq!(
+        v["error"],
+        "interrupted: every touched file was restored byte for byte"
+    );
+    assert_eq!(v["files_patched"], serde_json::json!([]));
+    assert_same(&before, &p.snapshot());
+    assert_eq!(p.git(&["for-each-ref", "refs/selfdebug"]), "");
+    assert!(scratch_dirs(p).is_empty(), "{:?}", scratch_dirs(p));
+    assert!(support::project::processes_in(&p.cache.join("tmp")).is_empty());
 }
