@@ -1459,9 +1459,7 @@ fn work_on(
         });
         return Ok(None);
     }
-    // With --jobs N the targeted runs of the next candidates are made ahead, in scratch copies
-    // (see `parallel::Ahead`); the loop judges them in rank order as one at a time.
-    let mut ahead = parallel::Ahead::start(s, ws, ctx, failure, &candidates);
+    let mut ahead = None;
     let found = prove(s, ws, ctx, failure, depth, candidates, model, &mut ahead);
     if let Some(a) = ahead {
         a.finish(s);
@@ -1485,6 +1483,8 @@ fn prove(
     let key = failure_key(failure);
     let of = candidates.len();
     let mut ranked = candidates.iter().cloned().enumerate();
+    // Candidates judged so far: with --jobs N the pool starts once one was rejected.
+    let mut judged = 0usize;
     loop {
         if *ctx.budget == 0 || runner::interrupted() {
             ctx.reason.get_or_insert(format!(
@@ -1543,8 +1543,15 @@ fn prove(
         } else {
             Phase::Candidate
         };
-        // The run made ahead stands in for the workspace's, unless the candidate moved the
-        // failure elsewhere: the new failure, worked on next, is read in the workspace.
+        // With --jobs N, once a candidate was rejected, the targeted runs of the next ones are
+        // made ahead in scratch copies (see `parallel::Ahead`): the first one, mostly the one
+        // kept, costs no copy and no run alongside. The run made ahead stands in for the
+        // workspace's, unless the candidate moved the failure elsewhere: the new failure,
+        // worked on next, is read in the workspace.
+        if let (1, Some(rank)) = (judged, n) {
+            *ahead = parallel::Ahead::start(s, ws, ctx, failure, &candidates, rank);
+        }
+        judged += 1;
         let made_ahead = match (ahead.as_mut(), n) {
             (Some(a), Some(rank)) => {
                 a.fill(s, ws, ctx, failure, &candidates, rank);

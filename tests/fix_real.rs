@@ -134,8 +134,7 @@ fn sigkill_during_validation_then_restore() {
     let original_hash = p.git(&["hash-object", "words.py"]);
     // The run is stopped with a candidate in the file, inside that candidate's test run: the
     // fixture's test says so itself (it is not guessed from reading a file being written).
-    // One job: the candidate is proven in the file itself, not ahead in a scratch copy.
-    let mut child = h.start("candidate", &["fix", "--timeout", "600", "--jobs", "1"]);
+    let mut child = h.start("candidate", &["fix", "--timeout", "600"]);
     let candidate = p.read("words.py");
     child.kill().unwrap();
     child.wait().unwrap();

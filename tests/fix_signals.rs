@@ -20,10 +20,8 @@ fn interrupt_at(state: &str, signal: libc::c_int) {
     p.git(&["commit", "-qm", "init"]);
     let before = p.snapshot();
     h.hold(state);
-    // One job: a candidate is proven in the module itself (with more, its run is made ahead in
-    // a scratch copy; jobs.rs interrupts that).
     let child = p
-        .cmd(&["fix", "--json", "--timeout", "600", "--jobs", "1"])
+        .cmd(&["fix", "--json", "--timeout", "600"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -29,8 +29,7 @@ fn thirty() -> support::project::Project {
 #[test]
 fn one_bug_thirty_failures_one_group() {
     let p = thirty();
-    // One job: the rule's next candidate, proven ahead alongside, would add a run to the count.
-    let out = p.run(&["fix", "--json", "--jobs", "1"]);
+    let out = p.run(&["fix", "--json"]);
     let v = json_of(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(v["final_status"], "pass", "{stderr}");
@@ -136,8 +135,7 @@ fn statuses(v: &Value) -> Vec<(String, String)> {
 #[test]
 fn two_independent_bugs_share_one_full_run() {
     let p = two_bugs(&[]);
-    // One job: the rule's next candidate, proven ahead alongside, would add a run to the count.
-    let out = p.run(&["fix", "--json", "--jobs", "1"]);
+    let out = p.run(&["fix", "--json"]);
     let v = json_of(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(v["final_status"], "pass", "{stderr}");
@@ -193,8 +191,7 @@ fn a_batch_that_breaks_falls_back_to_one_by_one_and_keeps_the_right_fix() {
             "from strict import strict\nfrom words import to_upper\n\n\ndef test_both():\n    assert to_upper(None) == \"\"\n    assert strict({}, \"k\") == \"missing\"\n",
         ),
     ]);
-    // One job: the rule's next candidate, proven ahead alongside, would add a run to the count.
-    let out = p.run(&["fix", "--json", "--jobs", "1"]);
+    let out = p.run(&["fix", "--json"]);
     let v = json_of(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(v["final_status"], "partial", "{stderr}");
@@ -269,8 +266,7 @@ fn a_batch_that_breaks_falls_back_to_one_by_one_and_keeps_the_right_fix() {
 fn a_dry_run_batches_too_and_leaves_the_tree_as_it_was() {
     let p = two_bugs(&[]);
     let before = p.snapshot();
-    // One job: the rule's next candidate, proven ahead alongside, would add a run to the count.
-    let out = p.run(&["fix", "--dry-run", "--json", "--jobs", "1"]);
+    let out = p.run(&["fix", "--dry-run", "--json"]);
     let v = json_of(&out);
     assert_eq!(
         v["final_status"],

@@ -9,8 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 use support::project::{
-    assert_same, fixture_project, held_project, json, project, selfdebug_entries, wait_until,
-    Project,
+    assert_same, fixture_project, json, project, selfdebug_entries, wait_until, Project,
 };
 
 /// What the JSON says of each attempt, in order: title and outcome.
@@ -340,18 +339,37 @@ const STOCK_TEST: &str = "from stock import Stock, units\n\n\ndef test_units():\
                           assert Stock().cost == 5\n";
 
 /// Notes in `marker`, for each test run, where it ran (`tree` or `scratch`) and which
-/// attribute `units` read then: what each candidate's runs saw, and where.
-fn stock_conftest(marker: &Path) -> String {
+/// attribute `units` read then: what each candidate's runs saw, and where. While `hold`
+/// exists, runs in a scratch copy stop at the end (`held` in the marker) until it is gone.
+fn stock_conftest(marker: &Path, hold: &Path) -> String {
     format!(
-        "import os\nimport re\n\nMARKER = {marker:?}\n\n\n\
+        "import os\nimport re\nimport time\n\nMARKER = {marker:?}\nHOLD = {hold:?}\n\n\n\
+         def _where():\n    here = os.path.dirname(os.path.abspath(__file__))\n\
+         \x20   return \"scratch\" if \"selfdebug-scratch\" in here else \"tree\"\n\n\n\
+         def _note(line):\n    with open(MARKER, \"a\") as f:\n        f.write(line + \"\\n\")\n\n\n\
          def pytest_runtest_logreport(report):\n    if report.when != \"call\":\n        return\n\
          \x20   here = os.path.dirname(os.path.abspath(__file__))\n\
-         \x20   where = \"scratch\" if \"selfdebug-scratch\" in here else \"tree\"\n\
          \x20   with open(os.path.join(here, \"stock.py\")) as f:\n\
          \x20       attr = re.search(r\"stock\\.(\\w+) \\* 2\", f.read()).group(1)\n\
-         \x20   with open(MARKER, \"a\") as f:\n\
-         \x20       f.write(f\"{{where}} {{attr}} {{report.nodeid}}\\n\")\n"
+         \x20   _note(f\"{{_where()}} {{attr}} {{report.nodeid}}\")\n\n\n\
+         def pytest_sessionfinish(session):\n\
+         \x20   if os.path.exists(HOLD) and _where() == \"scratch\":\n\
+         \x20       _note(\"held\")\n        while os.path.exists(HOLD):\n\
+         \x20           time.sleep(0.02)\n"
     )
+}
+
+/// The stock project, its marker and its hold file (see [`stock_conftest`]).
+fn stock_project() -> (Project, std::path::PathBuf, std::path::PathBuf) {
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("stock.py", STOCK),
+        ("tests/test_stock.py", STOCK_TEST),
+    ]);
+    let marker = p.cache.join("marker");
+    let hold = p.cache.join("hold");
+    std::fs::write(p.root.join("conftest.py"), stock_conftest(&marker, &hold)).unwrap();
+    (p, marker, hold)
 }
 
 /// Rule, title, outcome and step of each attempt, in order.
@@ -371,22 +389,17 @@ fn rule_attempts(v: &serde_json::Value) -> Vec<[String; 4]> {
 
 /// Three rule candidates for one failure, the right one third: the 1st (Python's suggestion,
 /// `.coat`) moves the failure to a TypeError (worked on as step 1, in vain), the 2nd
-/// (`.cost`) gives the wrong number, the 3rd (`.count`) is kept. With `--jobs 3` the
-/// targeted runs are made ahead in scratch copies, and the outcome is that of `--jobs 1`:
-/// the same bytes, attempts (rules, outcomes, steps, in order) and budget. The rejected
-/// `.cost` is never written to the project's tree; no stray file, no copy is left.
+/// (`.cost`) gives the wrong number, the 3rd (`.count`) is kept. With `--jobs 3`, once the
+/// 1st was rejected, the targeted runs of the 2nd and 3rd are made ahead in scratch copies,
+/// and the outcome is that of `--jobs 1`: the same bytes, attempts (rules, outcomes, steps,
+/// in order) and budget. The rejected `.cost` is never written to the project's tree; no
+/// stray file, no copy is left.
 #[test]
 fn rule_candidates_proven_ahead_give_the_same_outcome_as_one_at_a_time() {
     let want = STOCK.replace("stock.cout", "stock.count");
     let mut seen = Vec::new();
     for jobs in ["1", "3"] {
-        let p = project(&[
-            ("pytest.ini", "[pytest]\npythonpath = .\n"),
-            ("stock.py", STOCK),
-            ("tests/test_stock.py", STOCK_TEST),
-        ]);
-        let marker = p.cache.join("marker");
-        std::fs::write(p.root.join("conftest.py"), stock_conftest(&marker)).unwrap();
+        let (p, marker, _) = stock_project();
         let before = p.snapshot();
         let out = p.run(&["fix", "--json", "--jobs", jobs]);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -456,8 +469,8 @@ fn rule_candidates_proven_ahead_give_the_same_outcome_as_one_at_a_time() {
         one.3
     );
     assert!(ran(&one.3, &format!("tree cost {test}")), "{:?}", one.3);
-    // Ahead: `.cost` ran only in a scratch copy; `.coat` moved the failure, so its new
-    // failure was read in the tree; `.count` passed ahead, then its full run was the tree's.
+    // Ahead: `.coat`, the first, ran in the tree (no copy yet); `.cost` ran only in a scratch
+    // copy; `.count` passed ahead, then its full run was the tree's.
     assert!(
         ran(&many.3, &format!("scratch cost {test}")),
         "{:?}",
@@ -470,6 +483,11 @@ fn rule_candidates_proven_ahead_give_the_same_outcome_as_one_at_a_time() {
     );
     assert!(ran(&many.3, &format!("tree coat {test}")), "{:?}", many.3);
     assert!(
+        !many.3.iter().any(|l| l.starts_with("scratch coat")),
+        "{:?}",
+        many.3
+    );
+    assert!(
         ran(&many.3, &format!("scratch count {test}")),
         "{:?}",
         many.3
@@ -481,37 +499,44 @@ fn rule_candidates_proven_ahead_give_the_same_outcome_as_one_at_a_time() {
     );
 }
 
-/// Ctrl-C while a rule candidate's test is held in a scratch copy (the demo bug has two
-/// candidates, proven ahead with `--jobs 2`): as with one job, exit 6, every byte of the tree
-/// as it was, no journal ref, and no copy or process left.
+/// Ctrl-C while the 2nd and 3rd rule candidates of the stock bug are held in their scratch
+/// copies (proven ahead with `--jobs 3`): as with one job, exit 6, every byte of the tree as
+/// it was, no journal ref, and no copy or process left.
 #[test]
-fn ctrl_c_while_a_rule_candidate_is_proven_ahead_restores_the_tree_and_removes_the_copies() {
-    let h = held_project();
-    let p = &h.project;
+fn ctrl_c_while_rule_candidates_are_proven_ahead_restores_the_tree_and_removes_the_copies() {
+    let (p, marker, hold) = stock_project();
     p.git(&["init", "-q"]);
     p.git(&["add", "-A"]);
     p.git(&["commit", "-qm", "init"]);
     let before = p.snapshot();
-    h.hold("candidate");
+    std::fs::write(&hold, "").unwrap();
     let child = p
-        .cmd(&["fix", "--json", "--timeout", "600", "--jobs", "2"])
+        .cmd(&["fix", "--json", "--timeout", "600", "--jobs", "3"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    h.wait_for("candidate", 300);
-    // The held run is a copy's: the module in the tree is still the original.
-    assert_eq!(p.read("words.py"), support::project::DEMO_MODULE);
-    assert_eq!(scratch_dirs(p).len(), 2);
+    wait_until("two held runs", 300, || {
+        std::fs::read_to_string(&marker)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| *l == "held")
+            .count()
+            == 2
+    });
+    // The held runs are the copies': the module in the tree is the original again.
+    assert_eq!(p.read("stock.py"), STOCK);
+    assert_eq!(scratch_dirs(&p).len(), 2);
     // SAFETY: plain syscall on our own child, which has not been waited for yet.
     assert_eq!(
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
         0
     );
     let out = child.wait_with_output().unwrap();
-    h.release();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(6), "{stderr}");
+    // The held runs were killed with their process groups: nobody ended the hold.
+    assert!(hold.exists());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["final_status"], "error");
     assert_eq!(
@@ -521,6 +546,6 @@ fn ctrl_c_while_a_rule_candidate_is_proven_ahead_restores_the_tree_and_removes_t
     assert_eq!(v["files_patched"], serde_json::json!([]));
     assert_same(&before, &p.snapshot());
     assert_eq!(p.git(&["for-each-ref", "refs/selfdebug"]), "");
-    assert!(scratch_dirs(p).is_empty(), "{:?}", scratch_dirs(p));
+    assert!(scratch_dirs(&p).is_empty(), "{:?}", scratch_dirs(&p));
     assert!(support::project::processes_in(&p.cache.join("tmp")).is_empty());
 }

@@ -12,7 +12,8 @@
 //! recorded as attempts nor charged to any budget, only counted as pytest runs.
 //!
 //! Two users: the search ([`search`], its candidates' two targeted runs) and the rules'
-//! candidates of one failure ([`Ahead`], their failing test's run, for `work_on`'s loop).
+//! candidates of one failure after the first was rejected ([`Ahead`], their failing test's
+//! run, for `work_on`'s loop).
 //!
 //! Each worker thread owns one scratch copy, made when the pool starts from the workspace as
 //! it is then (the fixes accepted so far included, no candidate written). Before a job the
@@ -414,10 +415,11 @@ enum Stop {
     TimeBudget,
 }
 
-/// The rules' candidates of one failure with `--jobs N`: their targeted runs go to the pool
-/// ahead of the candidate loop in `work_on`, which still judges them one by one in rank
-/// order and takes candidate k's run from here instead of making it in the workspace (see
-/// the module docs). Only the targeted run is made ahead: the group's and the full run of a
+/// The rules' candidates of one failure with `--jobs N`, once the first was rejected (the
+/// first, mostly the one kept, costs no copy): their targeted runs go to the pool ahead of
+/// the candidate loop in `work_on`, which still judges them one by one in rank order and
+/// takes candidate k's run from here instead of making it in the workspace (see the module
+/// docs). Only the targeted run is made ahead: the group's and the full run of a
 /// candidate that passes, and the targeted run of one that moved the failure elsewhere (its
 /// new failure is worked on next), are made in the workspace as with `--jobs 1`.
 pub(super) struct Ahead {
@@ -429,15 +431,19 @@ pub(super) struct Ahead {
 }
 
 impl Ahead {
-    /// A pool when `--jobs` > 1 and at least two of `candidates` would be proven here (they
+    /// A pool for the candidates from rank `from` on (the loop's current one, its budget
+    /// already charged) when `--jobs` > 1 and at least two of them would be proven here (they
     /// name a test, are no repeats, and come before the first that edits a file of the pending
-    /// batch, where the loop stops; at most the budget); `None` otherwise, with no copy made.
+    /// batch, where the loop stops; as many as the budget reaches); `None` otherwise, with no
+    /// copy made. The copies are the workspace as it is now: the fixes kept so far, no
+    /// candidate.
     pub fn start(
         s: &Runs,
         ws: &dyn Workspace,
         ctx: &Step,
         failure: &Failure,
         candidates: &[Candidate],
+        from: usize,
     ) -> Option<Ahead> {
         // A command judge (--cmd) is not pytest, and a failure without a test id is only seen
         // in a full run: both stay in the workspace.
@@ -446,6 +452,7 @@ impl Ahead {
         }
         let provable = candidates
             .iter()
+            .skip(from)
             .take_while(|c| !ctx.batch_files.contains(&c.file))
             .filter(|c| {
                 ctx.tried
@@ -453,14 +460,14 @@ impl Ahead {
                     .is_none()
             })
             .count();
-        let n = s.opts.jobs.min(provable).min(*ctx.budget as usize);
+        let n = s.opts.jobs.min(provable).min(*ctx.budget as usize + 1);
         if n < 2 {
             return None;
         }
         Some(Ahead {
             pool: Pool::new(ws.root(), &s.python, n)?,
             queued: BTreeSet::new(),
-            next: 0,
+            next: from,
         })
     }
 
