@@ -1396,7 +1396,7 @@ fn work_on(
     });
     let facts = report.as_ref().map(probe_facts);
     // The model, when asked for, takes over where the rules end (see `llm::Turn`).
-    let mut model = llm::Turn::new(s, failure, report.as_ref());
+    let model = llm::Turn::new(s, failure, report.as_ref());
     // The probe run is the failure's second run on unchanged code: a failure of the baseline
     // that does not come back is flaky, and no patch can be proven against it. The probe
     // cannot change behaviour, but a run without it makes sure before the verdict.
@@ -1481,9 +1481,32 @@ fn work_on(
         });
         return Ok(None);
     }
+    let mut ahead = None;
+    let found = prove(s, ws, ctx, failure, depth, candidates, model, &mut ahead);
+    if let Some(a) = ahead {
+        a.finish(s);
+    }
+    found
+}
+
+/// The candidate loop of [`work_on`]: the rules' candidates in rank order, then the model's;
+/// each written, run, judged, and kept or put back.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn prove(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+    ctx: &mut Step,
+    failure: &Failure,
+    depth: usize,
+    candidates: Vec<Candidate>,
+    mut model: Option<llm::Turn>,
+    ahead: &mut Option<parallel::Ahead>,
+) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
     let key = failure_key(failure);
     let of = candidates.len();
-    let mut candidates = candidates.into_iter().enumerate();
+    let mut ranked = candidates.iter().cloned().enumerate();
+    // Candidates judged so far: with --jobs N the pool starts once one was rejected.
+    let mut judged = 0usize;
     // Once the rules' candidates are all proven wrong, the search gets its turn before the model.
     let mut searched = depth > 0 || of == 0;
     loop {
@@ -1498,8 +1521,12 @@ fn work_on(
             ctx.reason = Some(TIME_BUDGET_USED_UP.into());
             break;
         }
-        if !searched && candidates.len() == 0 && search::applies_after_rules(s, ctx, failure) {
+        if !searched && ranked.len() == 0 && search::applies_after_rules(s, ctx, failure) {
             searched = true;
+            // The search makes its own copies: the rules' pool is done.
+            if let Some(a) = ahead.take() {
+                a.finish(s);
+            }
             // The search confirms with its own full run: none while fixes are pending.
             if !ctx.batch_files.is_empty() {
                 ctx.needs_flush = true;
@@ -1519,15 +1546,21 @@ fn work_on(
             }
         }
         // The rules' candidates first, then (with --llm) the model's, one request each.
-        let (n, cand) = match candidates.next() {
+        let (n, cand) = match ranked.next() {
             Some((n, c)) => (Some(n), c),
-            None => match model.as_mut() {
-                Some(m) => match m.next(s, ws, ctx, failure, depth) {
-                    Some(c) => (None, c),
+            None => {
+                // The model's turn is proven in the workspace: no copy is kept for it.
+                if let Some(a) = ahead.take() {
+                    a.finish(s);
+                }
+                match model.as_mut() {
+                    Some(m) => match m.next(s, ws, ctx, failure, depth) {
+                        Some(c) => (None, c),
+                        None => break,
+                    },
                     None => break,
-                },
-                None => break,
-            },
+                }
+            }
         };
         // The same bytes were already proven wrong for this failure: no budget spent on them.
         if ctx.already_rejected(failure, &cand) {
@@ -1548,8 +1581,7 @@ fn work_on(
             .get(&cand.path)
             .cloned()
             .unwrap_or_else(|| cand.original.clone());
-        ws.write(&cand.path, &cand.patched)?;
-        let started = Instant::now();
+        let mut started = Instant::now();
         // A failure without a test id (collection, conftest) is only seen in a full run.
         let targeted: Vec<String> = failure.test.iter().cloned().collect();
         let phase = if targeted.is_empty() {
@@ -1557,26 +1589,52 @@ fn work_on(
         } else {
             Phase::Candidate
         };
-        crate::progress::step(|| format!("{}: running the test", label()));
-        let first = s.run(ws, &targeted, phase)?;
-        let first_verdict = s.read(&first, ws.root());
+        // With --jobs N, once a candidate was rejected, the targeted runs of the next ones are
+        // made ahead in scratch copies (see `parallel::Ahead`): the first one, mostly the one
+        // kept, costs no copy and no run alongside. The run made ahead stands in for the
+        // workspace's, unless the candidate moved the failure elsewhere: the new failure,
+        // worked on next, is read in the workspace.
+        if let (1, Some(rank)) = (judged, n) {
+            *ahead = parallel::Ahead::start(s, ws, ctx, failure, &candidates, rank);
+        }
+        judged += 1;
+        let made_ahead = match (ahead.as_mut(), n) {
+            (Some(a), Some(rank)) => {
+                a.fill(s, ws, ctx, failure, &candidates, rank);
+                crate::progress::step(|| format!("{}: running the test", label()));
+                a.take(s, ws, rank)?.filter(|(run, v)| {
+                    run.timed_out
+                        || gone(failure, &key, &targeted, v)
+                        || !next_failure(failure, v).is_some_and(|f| is_progress(failure, &f))
+                })
+            }
+            _ => None,
+        };
+        // Only a candidate whose further runs are made in the workspace is written there.
+        let written = made_ahead
+            .as_ref()
+            .is_none_or(|(run, v)| !run.timed_out && gone(failure, &key, &targeted, v));
+        if written {
+            ws.write(&cand.path, &cand.patched)?;
+        }
+        let (first, first_verdict) = match made_ahead {
+            Some(made) => {
+                // The attempt's time is its own run's, not the wait for it.
+                started = Instant::now()
+                    .checked_sub(made.0.duration)
+                    .unwrap_or(started);
+                made
+            }
+            None => {
+                crate::progress::step(|| format!("{}: running the test", label()));
+                let first = s.run(ws, &targeted, phase)?;
+                let verdict = s.read(&first, ws.root());
+                (first, verdict)
+            }
+        };
         let mut attempt = s.attempt_record(failure, ctx.category, depth, &cand, &first);
         let mut result = None;
-        let gone = match (&first_verdict, targeted.is_empty()) {
-            (Verdict::Green, _) => true,
-            (Verdict::Failed(after), true) => !failure_keys(after).contains(&key),
-            // A subtest's owner ran all its subtests: the proof is this subtest's own outcome
-            // (a sibling still failing is judged against the baseline by the full run).
-            (Verdict::Failed(after), false)
-                if failure
-                    .test
-                    .as_deref()
-                    .is_some_and(traceback::subtest::is_subtest) =>
-            {
-                !failure_keys(after).contains(&key)
-            }
-            _ => false,
-        };
+        let gone = gone(failure, &key, &targeted, &first_verdict);
         // The representative passes: the rest of its group in one run, before the full suite.
         let group_passes = if gone && !first.timed_out && !targeted.is_empty() {
             if !ctx.group.is_empty() {
@@ -1614,9 +1672,7 @@ fn work_on(
             )
             .record(&mut attempt);
         } else {
-            let next = first_verdict
-                .failures()
-                .and_then(|f| f.iter().find(|f| f.test == failure.test).cloned());
+            let next = next_failure(failure, &first_verdict);
             attempt.new_failure = match &next {
                 Some(f) => Some(format!(
                     "{}: {}",
@@ -1661,7 +1717,9 @@ fn work_on(
                 return Ok(Some((vec![cand], after)));
             }
             None => {
-                ws.write(&cand.path, &previous)?;
+                if written {
+                    ws.write(&cand.path, &previous)?;
+                }
                 ctx.tried.reject(failure, &cand.path, &cand.patched);
             }
         }
@@ -1670,6 +1728,32 @@ fn work_on(
         m.finish(ctx);
     }
     Ok(None)
+}
+
+/// Whether the candidate's targeted run says the failure is gone (the full run then decides).
+fn gone(failure: &Failure, key: &(String, When), targeted: &[String], verdict: &Verdict) -> bool {
+    match (verdict, targeted.is_empty()) {
+        (Verdict::Green, _) => true,
+        (Verdict::Failed(after), true) => !failure_keys(after).contains(key),
+        // A subtest's owner ran all its subtests: the proof is this subtest's own outcome
+        // (a sibling still failing is judged against the baseline by the full run).
+        (Verdict::Failed(after), false)
+            if failure
+                .test
+                .as_deref()
+                .is_some_and(traceback::subtest::is_subtest) =>
+        {
+            !failure_keys(after).contains(key)
+        }
+        _ => false,
+    }
+}
+
+/// The failure the targeted test shows with the candidate, when it still fails.
+fn next_failure(failure: &Failure, verdict: &Verdict) -> Option<Failure> {
+    verdict
+        .failures()
+        .and_then(|f| f.iter().find(|f| f.test == failure.test).cloned())
 }
 
 /// The targeted test now fails with another exception or at another place in the project's

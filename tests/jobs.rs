@@ -331,3 +331,223 @@ fn the_worker_mode_comes_from_the_flag_or_the_environment_and_a_bad_value_is_ref
         "SELFDEBUG_WORKER=\"maybe\": expected auto or off"
     );
 }
+
+const STOCK: &str = "class Stock:\n    def __init__(self):\n        self.cost = 5\n        \
+                     self.coat = \"red\"\n        self.count = 3\n\n\n\
+                     def units(stock):\n    return stock.cout * 2 + 1\n";
+
+const STOCK_TEST: &str = "from stock import Stock, units\n\n\ndef test_units():\n    \
+                          assert units(Stock()) == 7\n\n\ndef test_stock():\n    \
+                          assert Stock().cost == 5\n";
+
+/// Notes in `marker`, for each test run, where it ran (`tree` or `scratch`) and which
+/// attribute `units` read then: what each candidate's runs saw, and where. While `hold`
+/// exists, runs in a scratch copy stop at the end (`held` in the marker) until it is gone.
+fn stock_conftest(marker: &Path, hold: &Path) -> String {
+    format!(
+        "import os\nimport re\nimport time\n\nMARKER = {marker:?}\nHOLD = {hold:?}\n\n\n\
+         def _where():\n    here = os.path.dirname(os.path.abspath(__file__))\n\
+         \x20   return \"scratch\" if \"selfdebug-scratch\" in here else \"tree\"\n\n\n\
+         def _note(line):\n    with open(MARKER, \"a\") as f:\n        f.write(line + \"\\n\")\n\n\n\
+         def pytest_runtest_logreport(report):\n    if report.when != \"call\":\n        return\n\
+         \x20   here = os.path.dirname(os.path.abspath(__file__))\n\
+         \x20   with open(os.path.join(here, \"stock.py\")) as f:\n\
+         \x20       attr = re.search(r\"stock\\.(\\w+) \\* 2\", f.read()).group(1)\n\
+         \x20   _note(f\"{{_where()}} {{attr}} {{report.nodeid}}\")\n\n\n\
+         def pytest_sessionfinish(session):\n\
+         \x20   if os.path.exists(HOLD) and _where() == \"scratch\":\n\
+         \x20       _note(\"held\")\n        while os.path.exists(HOLD):\n\
+         \x20           time.sleep(0.02)\n"
+    )
+}
+
+/// The stock project, its marker and its hold file (see [`stock_conftest`]).
+fn stock_project() -> (Project, std::path::PathBuf, std::path::PathBuf) {
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("stock.py", STOCK),
+        ("tests/test_stock.py", STOCK_TEST),
+    ]);
+    let marker = p.cache.join("marker");
+    let hold = p.cache.join("hold");
+    std::fs::write(p.root.join("conftest.py"), stock_conftest(&marker, &hold)).unwrap();
+    (p, marker, hold)
+}
+
+/// Rule, title, outcome and step of each attempt, in order.
+fn rule_attempts(v: &serde_json::Value) -> Vec<[String; 4]> {
+    v["attempt_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            ["rule", "title", "outcome", "step"].map(|k| {
+                a[k].as_str()
+                    .map_or_else(|| a[k].to_string(), str::to_string)
+            })
+        })
+        .collect()
+}
+
+/// Three rule candidates for one failure, the right one third: the 1st (Python's suggestion,
+/// `.coat`) moves the failure to a TypeError (worked on as step 1, in vain), the 2nd
+/// (`.cost`) gives the wrong number, the 3rd (`.count`) is kept. With `--jobs 3`, once the
+/// 1st was rejected, the targeted runs of the 2nd and 3rd are made ahead in scratch copies,
+/// and the outcome is that of `--jobs 1`: the same bytes, attempts (rules, outcomes, steps,
+/// in order) and budget. The rejected `.cost` is never written to the project's tree; no
+/// stray file, no copy is left.
+#[test]
+fn rule_candidates_proven_ahead_give_the_same_outcome_as_one_at_a_time() {
+    let want = STOCK.replace("stock.cout", "stock.count");
+    let mut seen = Vec::new();
+    for jobs in ["1", "3"] {
+        let (p, marker, _) = stock_project();
+        let before = p.snapshot();
+        let out = p.run(&["fix", "--json", "--jobs", jobs]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "--jobs {jobs}: {stderr}");
+        assert_eq!(p.read("stock.py"), want, "--jobs {jobs}");
+        // Nothing else in the tree changed or appeared.
+        let mut after = p.snapshot();
+        after.insert("stock.py".into(), before["stock.py"].clone());
+        assert_same(&before, &after);
+        assert!(scratch_dirs(&p).is_empty(), "--jobs {jobs}");
+        let v = json(&out);
+        assert_eq!(v["final_status"], "pass");
+        assert_eq!(v["files_patched"], serde_json::json!(["stock.py"]));
+        let runs: Vec<String> = std::fs::read_to_string(&marker)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        seen.push((
+            rule_attempts(&v),
+            v["patches"].clone(),
+            [v["failures"][0]["status"].clone(), v["attempts"].clone()],
+            runs,
+        ));
+    }
+    let (one, many) = (&seen[0], &seen[1]);
+    assert_eq!(one.0, many.0);
+    assert_eq!(one.1, many.1);
+    assert_eq!(one.2, many.2);
+    let step = |r: &str, t: &str, o: &str, s: &str| [r, t, o, s].map(str::to_string);
+    assert_eq!(
+        one.0,
+        [
+            step(
+                "attr-did-you-mean",
+                "rename `.cout` to `.coat` (Python's suggestion, computed)",
+                "progressed",
+                "0"
+            ),
+            step(
+                "type-str-concat",
+                "convert `1` with str()",
+                "still_failing",
+                "1"
+            ),
+            step(
+                "attr-nearest",
+                "rename `.cout` to `.cost` (the nearest attribute of `Stock`)",
+                "still_failing",
+                "0"
+            ),
+            step(
+                "attr-nearest",
+                "rename `.cout` to `.count` (the nearest attribute of `Stock`)",
+                "accepted",
+                "0"
+            ),
+        ]
+    );
+    assert_eq!(one.2, [serde_json::json!("fixed"), serde_json::json!(4)]);
+    let ran = |runs: &[String], line: &str| runs.iter().any(|l| l == line);
+    let test = "tests/test_stock.py::test_units";
+    // One at a time, every candidate is written to the tree and run there.
+    assert!(
+        !one.3.iter().any(|l| l.starts_with("scratch")),
+        "{:?}",
+        one.3
+    );
+    assert!(ran(&one.3, &format!("tree cost {test}")), "{:?}", one.3);
+    // Ahead: `.coat`, the first, ran in the tree (no copy yet); `.cost` ran only in a scratch
+    // copy; `.count` passed ahead, then its full run was the tree's.
+    assert!(
+        ran(&many.3, &format!("scratch cost {test}")),
+        "{:?}",
+        many.3
+    );
+    assert!(
+        !many.3.iter().any(|l| l.starts_with("tree cost")),
+        "{:?}",
+        many.3
+    );
+    assert!(ran(&many.3, &format!("tree coat {test}")), "{:?}", many.3);
+    assert!(
+        !many.3.iter().any(|l| l.starts_with("scratch coat")),
+        "{:?}",
+        many.3
+    );
+    assert!(
+        ran(&many.3, &format!("scratch count {test}")),
+        "{:?}",
+        many.3
+    );
+    assert!(
+        ran(&many.3, "tree count tests/test_stock.py::test_stock"),
+        "{:?}",
+        many.3
+    );
+}
+
+/// Ctrl-C while the 2nd and 3rd rule candidates of the stock bug are held in their scratch
+/// copies (proven ahead with `--jobs 3`): as with one job, exit 6, every byte of the tree as
+/// it was, no journal ref, and no copy or process left.
+#[test]
+fn ctrl_c_while_rule_candidates_are_proven_ahead_restores_the_tree_and_removes_the_copies() {
+    let (p, marker, hold) = stock_project();
+    p.git(&["init", "-q"]);
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "init"]);
+    let before = p.snapshot();
+    std::fs::write(&hold, "").unwrap();
+    let child = p
+        .cmd(&["fix", "--json", "--timeout", "600", "--jobs", "3"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("two held runs", 300, || {
+        std::fs::read_to_string(&marker)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| *l == "held")
+            .count()
+            == 2
+    });
+    // The held runs are the copies': the module in the tree is the original again.
+    assert_eq!(p.read("stock.py"), STOCK);
+    assert_eq!(scratch_dirs(&p).len(), 2);
+    // SAFETY: plain syscall on our own child, which has not been waited for yet.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    // The held runs were killed with their process groups: nobody ended the hold.
+    assert!(hold.exists());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["final_status"], "error");
+    assert_eq!(
+        v["error"],
+        "interrupted: every touched file was restored byte for byte"
+    );
+    assert_eq!(v["files_patched"], serde_json::json!([]));
+    assert_same(&before, &p.snapshot());
+    assert_eq!(p.git(&["for-each-ref", "refs/selfdebug"]), "");
+    assert!(scratch_dirs(&p).is_empty(), "{:?}", scratch_dirs(&p));
+    assert!(support::project::processes_in(&p.cache.join("tmp")).is_empty());
+}

@@ -11,6 +11,10 @@
 //! stopped (their process groups killed) and their results dropped: they are neither
 //! recorded as attempts nor charged to any budget, only counted as pytest runs.
 //!
+//! Two users: the search ([`search`], its candidates' two targeted runs) and the rules'
+//! candidates of one failure after the first was rejected ([`Ahead`], their failing test's
+//! run, for `work_on`'s loop).
+//!
 //! Each worker thread owns one scratch copy, made when the pool starts from the workspace as
 //! it is then (the fixes accepted so far included, no candidate written). Before a job the
 //! worker writes the candidate's bytes over the file, and after it puts the copy's own bytes
@@ -49,6 +53,9 @@ pub(super) struct Job {
     /// tests, then the passing tests that run the line"). `cwd` and `PYTHONPATH` are replaced
     /// by the scratch copy's.
     pub stages: Vec<RunSpec>,
+    /// The time budget's end: each run's limit is cut to what is left of it when the run
+    /// starts, not when it was queued (a rule candidate's run, like the workspace's).
+    pub deadline: Option<Instant>,
 }
 
 /// What a job's runs said, in stage order; each verdict read against the scratch copy.
@@ -62,6 +69,8 @@ pub(super) struct Done {
     pub took: Duration,
     /// When it started (ms since the epoch), for the attempt record.
     pub started_ms: u64,
+    /// The scratch copy it ran in (its path shows in the runs' output).
+    pub root: PathBuf,
 }
 
 struct Shared {
@@ -199,6 +208,7 @@ fn run_job(job: Job, root: &Path, env: &(OsString, OsString), python: &Interpret
         error: None,
         took: Duration::ZERO,
         started_ms,
+        root: root.to_path_buf(),
     };
     let path = root.join(&job.file);
     let original = match std::fs::read(&path) {
@@ -222,6 +232,10 @@ fn run_job(job: Job, root: &Path, env: &(OsString, OsString), python: &Interpret
         spec.cwd = root.to_path_buf();
         spec.env.retain(|(k, _)| k != "PYTHONPATH");
         spec.env.push(env.clone());
+        if let Some(deadline) = job.deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            spec.timeout = spec.timeout.min(left.max(Duration::from_secs(1)));
+        }
         match runner::run_pytest(python, &spec) {
             Ok(run) => {
                 let v = verdict::read(&run, root);
@@ -312,6 +326,7 @@ pub(super) fn search(
                 file: cand.file.clone(),
                 patched: cand.patched.clone(),
                 stages,
+                deadline: None,
             });
             waiting.push_back((rank, cand, hint, size, covering));
         }
@@ -393,4 +408,198 @@ pub(super) fn search(
 enum Stop {
     SearchTime,
     TimeBudget,
+}
+
+/// The rules' candidates of one failure with `--jobs N`, once the first was rejected (the
+/// first, mostly the one kept, costs no copy): their targeted runs go to the pool ahead of
+/// the candidate loop in `work_on`, which still judges them one by one in rank order and
+/// takes candidate k's run from here instead of making it in the workspace (see the module
+/// docs). Only the targeted run is made ahead: the group's and the full run of a
+/// candidate that passes, and the targeted run of one that moved the failure elsewhere (its
+/// new failure is worked on next), are made in the workspace as with `--jobs 1`.
+pub(super) struct Ahead {
+    pool: Pool,
+    /// Submitted and not yet taken, by rank.
+    queued: BTreeSet<usize>,
+    /// The first rank not yet looked at for submission.
+    next: usize,
+}
+
+impl Ahead {
+    /// A pool for the candidates from rank `from` on (the loop's current one, its budget
+    /// already charged) when `--jobs` > 1 and at least two of them would be proven here (they
+    /// name a test, are no repeats, and come before the first that edits a file of the pending
+    /// batch, where the loop stops; as many as the budget reaches); `None` otherwise, with no
+    /// copy made. The copies are the workspace as it is now: the fixes kept so far, no
+    /// candidate.
+    pub fn start(
+        s: &Runs,
+        ws: &dyn Workspace,
+        ctx: &Step,
+        failure: &Failure,
+        candidates: &[Candidate],
+        from: usize,
+    ) -> Option<Ahead> {
+        // A command judge (--cmd) is not pytest, and a failure without a test id is only seen
+        // in a full run: both stay in the workspace.
+        if s.opts.jobs < 2 || s.opts.judge.is_some() || failure.test.is_none() {
+            return None;
+        }
+        let provable = candidates
+            .iter()
+            .skip(from)
+            .take_while(|c| !ctx.batch_files.contains(&c.file))
+            .filter(|c| {
+                ctx.tried
+                    .rejected_for(failure, &c.path, &c.patched)
+                    .is_none()
+            })
+            .count();
+        let n = s.opts.jobs.min(provable).min(*ctx.budget as usize + 1);
+        if n < 2 {
+            return None;
+        }
+        Some(Ahead {
+            pool: Pool::new(ws.root(), &s.python, n)?,
+            queued: BTreeSet::new(),
+            next: from,
+        })
+    }
+
+    /// Submits the candidates from rank `from` on (the loop's current one, its budget already
+    /// charged), in rank order, while fewer than N wait and the budget and the time budget
+    /// could still reach them; with the same checks the loop makes before each candidate.
+    pub fn fill(
+        &mut self,
+        s: &Runs,
+        ws: &dyn Workspace,
+        ctx: &Step,
+        failure: &Failure,
+        candidates: &[Candidate],
+        from: usize,
+    ) {
+        self.queued.retain(|&r| r >= from);
+        self.next = self.next.max(from);
+        let reachable = *ctx.budget as usize + 1;
+        while self.next < candidates.len()
+            && self.queued.len() < self.pool.size().min(reachable)
+            && !runner::interrupted()
+            && s.time_for_a_candidate()
+        {
+            let c = &candidates[self.next];
+            if ctx.batch_files.contains(&c.file) {
+                // The loop stops at this one.
+                self.next = candidates.len();
+                break;
+            }
+            let rank = self.next;
+            self.next += 1;
+            if ctx
+                .tried
+                .rejected_for(failure, &c.path, &c.patched)
+                .is_some()
+            {
+                continue;
+            }
+            let targeted: Vec<String> = failure.test.iter().cloned().collect();
+            self.pool.submit(Job {
+                rank,
+                file: c.file.clone(),
+                patched: c.patched.clone(),
+                stages: vec![s.spec(ws, &targeted, &[])],
+                deadline: Some(s.deadline),
+            });
+            self.queued.insert(rank);
+        }
+    }
+
+    /// Candidate `rank`'s targeted run and its verdict, when it was submitted (waiting for it
+    /// if it is still running); counted as a run. Paths of the scratch copy in the output and
+    /// in the failures' messages read as the workspace's, as the same run there would print.
+    pub fn take(
+        &mut self,
+        s: &mut Runs,
+        ws: &dyn Workspace,
+        rank: usize,
+    ) -> Result<Option<(PytestRun, Verdict)>, SessionError> {
+        if !self.queued.remove(&rank) {
+            return Ok(None);
+        }
+        let Some(done) = self.pool.take(rank) else {
+            return Err(SessionError::Environment(
+                "the parallel proofs' workers ended unexpectedly".into(),
+            ));
+        };
+        for (run, _) in &done.runs {
+            s.count_run(run, Phase::Candidate);
+        }
+        if let Some(e) = done.error {
+            return Err(SessionError::Environment(e));
+        }
+        let Some((mut run, verdict)) = done.runs.into_iter().next() else {
+            return Err(SessionError::Environment(
+                "a parallel proof made no run".into(),
+            ));
+        };
+        let from = done.root.to_string_lossy().into_owned();
+        let to = ws.root().to_string_lossy().into_owned();
+        run.stdout = replace(&run.stdout, from.as_bytes(), to.as_bytes());
+        run.stderr = replace(&run.stderr, from.as_bytes(), to.as_bytes());
+        let verdict = match verdict {
+            Verdict::Failed(mut failures) => {
+                for f in &mut failures {
+                    f.msg = f.msg.replace(&from, &to);
+                }
+                Verdict::Failed(failures)
+            }
+            Verdict::Error(m) => Verdict::Error(m.replace(&from, &to)),
+            Verdict::Usage(m) => Verdict::Usage(m.replace(&from, &to)),
+            v => v,
+        };
+        Ok(Some((run, verdict)))
+    }
+
+    /// Stops what still runs (see [`Pool::finish`]); the runs made count as pytest runs.
+    pub fn finish(self, s: &mut Runs) {
+        for done in self.pool.finish() {
+            for (run, _) in &done.runs {
+                s.count_run(run, Phase::Candidate);
+            }
+        }
+    }
+}
+
+/// `bytes` with every `from` replaced by `to` (the rest byte for byte, UTF-8 or not).
+fn replace(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    if from.is_empty() {
+        return bytes.to_vec();
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replace;
+
+    #[test]
+    fn replace_swaps_every_copy_path_and_keeps_other_bytes() {
+        let out = b"E   FileNotFoundError: '/tmp/s1/p/data.csv'\n\xff /tmp/s1/p\n/tmp/s1/px";
+        assert_eq!(
+            replace(out, b"/tmp/s1/p", b"/home/u/proj"),
+            b"E   FileNotFoundError: '/home/u/proj/data.csv'\n\xff /home/u/proj\n/home/u/projx"
+                .to_vec()
+        );
+        assert_eq!(replace(b"abc", b"", b"x"), b"abc".to_vec());
+    }
 }
