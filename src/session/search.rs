@@ -285,8 +285,15 @@ fn try_ranked(
                 .then(|| expectation.as_ref().map(|e| e.expected.clone()))
                 .flatten()
         });
-    // The failing frame's runtime types (probe or baseline facts) type the parameters there.
-    let frame = ctx.first_probe.as_ref().map(engine::FrameTypes::of);
+    // The failing frame's runtime types (probe or baseline facts) type the parameters there,
+    // unless the failure is about a type (`join() argument must be str ..., not 'int'`): then
+    // the wrong variable's type is the bug, and the right one is of another type.
+    let type_error = matches!(failure.exc_type.as_str(), "TypeError" | "AttributeError");
+    let frame = ctx
+        .first_probe
+        .as_ref()
+        .filter(|_| !type_error)
+        .map(engine::FrameTypes::of);
     let candidates = engine::candidates(&SearchInput {
         root: ws.root(),
         suspicious: ranked,
