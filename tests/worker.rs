@@ -4,24 +4,12 @@
 //! with what it spawned, and the worker serves on.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use selfdebug::runner::{run_pytest, Interpreter, InterpreterSource, RunSpec};
 use selfdebug::verdict::{self, Verdict};
 
 mod support;
-
-fn interp() -> Interpreter {
-    let out = Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 runs");
-    Interpreter {
-        path: PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()),
-        source: InterpreterSource::Explicit,
-    }
-}
 
 fn spec(root: &Path, warm: bool, timeout: u64) -> RunSpec {
     RunSpec {
@@ -35,7 +23,7 @@ fn spec(root: &Path, warm: bool, timeout: u64) -> RunSpec {
 /// What the loop reads from a run: the verdict, failures with their keys, types, messages and
 /// frames (serialized, so every field counts), plus the exit code.
 fn reading(root: &Path, warm: bool) -> (Option<i32>, String) {
-    let run = run_pytest(&interp(), &spec(root, warm, 120)).expect("pytest runs");
+    let run = run_pytest(&support::python3(), &spec(root, warm, 120)).expect("pytest runs");
     let v = verdict::read(&run, root);
     let shown = match &v {
         Verdict::Failed(f) => {
@@ -114,7 +102,7 @@ fn a_worker_run_verdict_equals_a_cold_run_verdict_on_every_fixture() {
     assert!(differ.is_empty(), "{}", differ.join("\n\n"));
     // The baselines are real failures, not empty runs.
     assert!(failed_cases > 50, "{failed_cases}");
-    assert!(selfdebug::worker::server_pid(&interp().path).is_some());
+    assert!(selfdebug::worker::server_pid(&support::python3().path).is_some());
 }
 
 /// One test that records, at conftest import, the process, its parent and `sys.path`.
@@ -132,7 +120,7 @@ fn recording_project() -> support::project::Project {
 fn a_conftest_that_mutates_sys_path_is_imported_only_in_the_children() {
     let p = recording_project();
     let seen = p.cache.join("seen");
-    let python = interp();
+    let python = support::python3();
     let mut pids = Vec::new();
     for _ in 0..2 {
         let mut s = spec(&p.root, true, 60);
@@ -168,7 +156,7 @@ fn a_conftest_that_mutates_sys_path_is_imported_only_in_the_children() {
 /// or hang one do not share with the others running beside them.
 fn own_interp(p: &support::project::Project) -> Interpreter {
     let link = p.cache.join("python3");
-    std::os::unix::fs::symlink(interp().path, &link).unwrap();
+    std::os::unix::fs::symlink(support::python3().path, &link).unwrap();
     Interpreter {
         path: link,
         source: InterpreterSource::Explicit,

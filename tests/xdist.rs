@@ -2,25 +2,14 @@
 //! gives exactly the failures of a plain run. Needs pytest-xdist importable by `python3`
 //! (`python3 -m pip install pytest-xdist`); without it the test says so and passes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use selfdebug::runner::{run_pytest, Interpreter, InterpreterSource, RunSpec};
+use selfdebug::runner::{run_pytest, RunSpec};
 use selfdebug::verdict::{self, Verdict};
 
 mod support;
-
-fn interp() -> Interpreter {
-    let out = Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3 runs");
-    Interpreter {
-        path: PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()),
-        source: InterpreterSource::Explicit,
-    }
-}
 
 fn failures(root: &Path, extra: &[&str]) -> Vec<(String, String, String, String, u32)> {
     let spec = RunSpec {
@@ -28,7 +17,7 @@ fn failures(root: &Path, extra: &[&str]) -> Vec<(String, String, String, String,
         timeout: Duration::from_secs(300),
         ..RunSpec::new(root)
     };
-    let run = run_pytest(&interp(), &spec).unwrap();
+    let run = run_pytest(&support::python3(), &spec).unwrap();
     let Verdict::Failed(f) = verdict::read(&run, root) else {
         panic!("{}", String::from_utf8_lossy(&run.log()));
     };
@@ -51,7 +40,7 @@ fn failures(root: &Path, extra: &[&str]) -> Vec<(String, String, String, String,
 
 #[test]
 fn an_xdist_run_reads_like_a_plain_run() {
-    let has_xdist = Command::new(interp().path)
+    let has_xdist = Command::new(support::python3().path)
         .args(["-c", "import xdist"])
         .status()
         .is_ok_and(|s| s.success());

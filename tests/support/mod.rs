@@ -16,6 +16,18 @@ pub fn fixtures() -> PathBuf {
     repo().join("fixtures")
 }
 
+/// `python3` as the library's runner takes it: the real interpreter behind a pyenv shim.
+pub fn python3() -> selfdebug::runner::Interpreter {
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    selfdebug::runner::Interpreter {
+        path: PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()),
+        source: selfdebug::runner::InterpreterSource::Explicit,
+    }
+}
+
 /// Runs the built `selfdebug` binary with `args`, feeding `stdin` when given.
 pub fn selfdebug(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_selfdebug"));
