@@ -179,26 +179,13 @@ fn expected_in_check(code: &str) -> Option<String> {
 /// closing parenthesis.
 fn top_level_args(s: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    let (mut depth, mut quote, mut escaped, mut start) = (0i32, None::<char>, false, 0);
-    for (i, c) in s.char_indices() {
-        if let Some(q) = quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
+    let mut start = 0;
+    for (i, c, depth) in crate::transform::unquoted(s) {
         match c {
-            '\'' | '"' => quote = Some(c),
-            '(' | '[' | '{' => depth += 1,
             ')' if depth == 0 => {
                 out.push(s[start..i].trim());
                 return out;
             }
-            ')' | ']' | '}' => depth -= 1,
             ',' if depth == 0 => {
                 out.push(s[start..i].trim());
                 start = i + 1;

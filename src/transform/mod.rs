@@ -190,10 +190,17 @@ pub fn expected_literal(assert_line: &str) -> Option<String> {
 
 /// `s` up to its first comma outside brackets and string literals.
 fn until_top_level_comma(s: &str) -> &str {
-    let mut depth = 0i32;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for (i, c) in s.char_indices() {
+    unquoted(s)
+        .find(|&(_, c, depth)| c == ',' && depth == 0)
+        .map_or(s, |(i, _, _)| &s[..i])
+}
+
+/// The characters of a line of Python outside its string literals, each with its byte offset
+/// and the bracket depth before it (an unmatched closing bracket is at depth 0). A text-level
+/// scan for one line of source, where no parse is at hand.
+pub(crate) fn unquoted(s: &str) -> impl Iterator<Item = (usize, char, i32)> + '_ {
+    let (mut depth, mut quote, mut escaped) = (0i32, None::<char>, false);
+    s.char_indices().filter_map(move |(i, c)| {
         if let Some(q) = quote {
             if escaped {
                 escaped = false;
@@ -202,17 +209,20 @@ fn until_top_level_comma(s: &str) -> &str {
             } else if c == q {
                 quote = None;
             }
-            continue;
+            return None;
         }
+        let before = depth;
         match c {
-            '\'' | '"' => quote = Some(c),
+            '\'' | '"' => {
+                quote = Some(c);
+                return None;
+            }
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => return &s[..i],
             _ => {}
         }
-    }
-    s
+        Some((i, c, before))
+    })
 }
 
 fn is_simple_literal(s: &str) -> bool {
@@ -241,5 +251,20 @@ mod tests {
         );
         assert_eq!(expected_literal("assert f(x) == g(y)"), None);
         assert_eq!(expected_literal("x = f()"), None);
+        assert_eq!(
+            expected_literal("assert f(x) == 'a, b', g(1, 2)"),
+            Some("'a, b'".into())
+        );
+    }
+
+    #[test]
+    fn unquoted_skips_strings_and_tracks_depth() {
+        let got: Vec<(usize, char, i32)> = unquoted(r#"f("a,)", [x]), 'q\'s'"#).collect();
+        let chars: String = got.iter().map(|(_, c, _)| *c).collect();
+        assert_eq!(chars, "f(, [x]), ");
+        // `,` inside the call is at depth 1, the one after it at 0; `)` closes from depth 1.
+        let depths: Vec<i32> = got.iter().map(|(_, _, d)| *d).collect();
+        assert_eq!(depths, [0, 0, 1, 1, 1, 2, 2, 1, 0, 0]);
+        assert_eq!(got[8], (14, ',', 0));
     }
 }
