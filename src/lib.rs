@@ -29,6 +29,7 @@ pub mod search;
 pub mod session;
 pub mod source;
 pub mod syntax;
+pub mod trace_times;
 pub mod traceback;
 pub mod transform;
 pub mod tried;

@@ -110,6 +110,57 @@ pub struct RuleDocs {
     pub caveats: String,
 }
 
+/// A rule's message regex. A built-in rule's is compiled on first use: a run compiles only the
+/// rules of the exception types it meets (compiling all of them took ~20 ms of CPU at every
+/// start, measured with perf; docs/performance.md, stop 19). The built-in patterns are data of
+/// this binary, every one compiled by the test suite; a project rule's is compiled at load, so
+/// its errors are load errors.
+#[derive(Clone)]
+pub struct MessagePattern {
+    src: String,
+    /// Shared by clones of the rule set (the built-in set is cloned per load).
+    re: std::sync::Arc<OnceLock<Option<Regex>>>,
+}
+
+impl MessagePattern {
+    fn lazy(src: &str) -> MessagePattern {
+        MessagePattern {
+            src: src.to_string(),
+            re: Default::default(),
+        }
+    }
+
+    fn compiled(re: Regex) -> MessagePattern {
+        let p = MessagePattern::lazy(re.as_str());
+        let _ = p.re.set(Some(re));
+        p
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.src
+    }
+
+    /// The compiled regex; `None` only if a built-in pattern does not compile (a bug the test
+    /// suite catches): the rule then matches nothing.
+    pub fn regex(&self) -> Option<&Regex> {
+        self.re.get_or_init(|| Regex::new(&self.src).ok()).as_ref()
+    }
+
+    /// The names of the pattern's named groups.
+    pub fn group_names(&self) -> Vec<&str> {
+        self.regex()
+            .map(|re| re.capture_names().flatten().collect())
+            .unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for MessagePattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("MessagePattern").field(&self.src).finish()
+    }
+}
+
 /// One validated rule.
 #[derive(Debug, Clone)]
 pub struct Rule {
@@ -119,8 +170,8 @@ pub struct Rule {
     pub category: Category,
     /// Exception types the rule applies to (at least one); see [`Rule::applies_to`].
     pub exception: Vec<String>,
-    /// Compiled once at load; `message.as_str()` is the pattern as written.
-    pub message: Regex,
+    /// `message.as_str()` is the pattern as written.
+    pub message: MessagePattern,
     /// A name in [`crate::transform::KNOWN`].
     pub transform: String,
     pub confidence: Confidence,
@@ -247,12 +298,19 @@ impl Rule {
         })?;
         let exception = exception_names(raw.exception.get_ref())
             .map_err(|p| err(Some(raw.exception.span()), p))?;
-        let message = Regex::new(raw.message.get_ref()).map_err(|e| {
-            err(
-                Some(raw.message.span()),
-                format!("message is not a valid regex: {}", regex_problem(&e)),
-            )
-        })?;
+        let message = if source == RuleSource::Builtin {
+            MessagePattern::lazy(raw.message.get_ref())
+        } else {
+            // A project's rule is checked (compiled) at load, so a bad regex is a load error.
+            Regex::new(raw.message.get_ref())
+                .map(MessagePattern::compiled)
+                .map_err(|e| {
+                    err(
+                        Some(raw.message.span()),
+                        format!("message is not a valid regex: {}", regex_problem(&e)),
+                    )
+                })?
+        };
         let transform = raw.transform.get_ref();
         if !crate::transform::exists(transform) {
             return Err(err(
@@ -336,10 +394,10 @@ impl Rule {
     /// not anchored: anchor it with `^...$` to match the whole line.
     pub fn captures(&self, msg: &str) -> Option<BTreeMap<String, String>> {
         let line = first_line(msg);
-        let caps = self.message.captures(line)?;
+        let re = self.message.regex()?;
+        let caps = re.captures(line)?;
         Some(
-            self.message
-                .capture_names()
+            re.capture_names()
                 .flatten()
                 .filter_map(|name| Some((name.to_string(), caps.name(name)?.as_str().to_string())))
                 .collect(),

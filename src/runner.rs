@@ -637,6 +637,7 @@ fn run_with_bytecode(
     let _fresh_dir;
     match &cache {
         Some(dir) => {
+            let _t = crate::trace_times::span("bytecode mirror cleared (before)");
             forget_project_bytecode(dir, &spec.cwd);
             // Writing is what makes the cache useful; it goes under the prefix only.
             cmd.env_remove("PYTHONDONTWRITEBYTECODE")
@@ -651,13 +652,16 @@ fn run_with_bytecode(
             _fresh_dir = d;
         }
     }
+    let t = crate::trace_times::span("python process (worker child or cold)");
     let run = match warm {
         Some(python) => crate::worker::run(python, cmd, spec.timeout, |cmd| {
             run_command(cmd, spec.timeout)
         }),
         None => run_command(cmd, spec.timeout),
     };
+    drop(t);
     if let Some(dir) = &cache {
+        let _t = crate::trace_times::span("bytecode mirror cleared (after)");
         forget_project_bytecode(dir, &spec.cwd);
     }
     run

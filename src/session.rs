@@ -396,7 +396,14 @@ pub struct Phases {
     pub candidates_ms: u64,
     /// Full-suite runs that confirm candidates.
     pub confirm_ms: u64,
+    /// Everything outside the runs above (`tool_ms` includes `worker_wait_ms`).
     pub tool_ms: u64,
+    /// How long the warm worker took to start (a Python process importing pytest; it overlaps
+    /// the cold baseline, so most of it is on no critical path).
+    pub worker_start_ms: u64,
+    /// How long runs waited for the worker to start: the part of its start on the critical
+    /// path, counted in `tool_ms`.
+    pub worker_wait_ms: u64,
 }
 
 /// Which phase a pytest run belongs to.
@@ -407,6 +414,18 @@ enum Phase {
     Probe,
     Candidate,
     Confirm,
+}
+
+impl Phase {
+    fn trace_label(self) -> &'static str {
+        match self {
+            Phase::Selection => "run: selection",
+            Phase::Baseline => "run: baseline",
+            Phase::Probe => "run: probe",
+            Phase::Candidate => "run: candidate",
+            Phase::Confirm => "run: confirm",
+        }
+    }
 }
 
 /// A touched file's saved original.
@@ -426,13 +445,25 @@ pub struct Backup {
 pub fn fix(opts: &Options) -> Result<Report, SessionError> {
     let started = Instant::now();
     let root = opts.root.path().to_path_buf();
+    let t = crate::trace_times::span("rules loaded");
     let rules = load_rules(&root, opts)?;
+    drop(t);
+    let t = crate::trace_times::span("interpreter prepared");
     let python = interpreter(&root, opts)?;
+    drop(t);
+    prewarm(opts, &python);
+    let t = crate::trace_times::span("stale temp dirs scanned");
     runner::remove_stale_temp_dirs();
+    drop(t);
+    let t = crate::trace_times::span("journal begun");
     let journal = Journal::begin(&root, opts.backup_dir.as_deref())
         .map_err(|e| SessionError::Environment(e.to_string()))?;
+    drop(t);
     let mut ws = JournalWorkspace { journal };
+    let t = crate::trace_times::span("attempt loop");
     let result = run_loop(opts, &rules, python, &mut ws, started);
+    drop(t);
+    let _t = crate::trace_times::span("journal committed or rolled back, report");
     let journal = ws.journal;
     let mut report = match result {
         Ok(r) if !runner::interrupted() => r,
@@ -511,6 +542,17 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
     Ok(report)
 }
 
+/// Starts the warm worker as soon as the interpreter is known, when runs will use it: its
+/// imports then overlap the journal's start and the loop's setup instead of all coming after
+/// them, in front of the baseline (a Python importing pytest: `phases_ms.worker_wait_ms` is
+/// what is left of it on the critical path). The baseline itself runs in the worker: a cold
+/// baseline beside the start measured slower on 2 busy cores (docs/performance.md, stop 19).
+fn prewarm(opts: &Options, python: &Interpreter) {
+    if opts.worker == crate::worker::Mode::Auto && opts.judge.is_none() && opts.sandbox.is_none() {
+        crate::worker::prewarm(&python.path);
+    }
+}
+
 /// A journal left by a killed run stops every command that writes, until `selfdebug restore`.
 pub fn pending_journal(root: &ProjectRoot) -> Option<String> {
     match journal::pending(root.path()) {
@@ -539,6 +581,7 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
         .map_err(|e| SessionError::Environment(dry_run_refused(&e)))?;
     }
     let python = interpreter(&root, opts)?;
+    prewarm(opts, &python);
     runner::remove_stale_temp_dirs();
     // Under the project's lock, so no real run has a probe or a candidate in a file meanwhile.
     let scratch = journal::while_locked_for_copy(&root, || Scratch::copy_of(&root))
@@ -627,6 +670,9 @@ impl Report {
         let p = &mut self.phases;
         let pytest = p.selection_ms + p.baseline_ms + p.probe_ms + p.candidates_ms + p.confirm_ms;
         p.tool_ms = self.duration_ms.saturating_sub(pytest);
+        let (start, wait) = crate::worker::take_times();
+        p.worker_start_ms = start;
+        p.worker_wait_ms = wait.min(p.tool_ms);
     }
 }
 
@@ -2008,6 +2054,7 @@ impl Runs<'_> {
         let Some(judge) = &self.opts.judge else {
             return self.exec_pytest(spec, phase);
         };
+        let _t = crate::trace_times::span(phase.trace_label());
         let run = judge
             .run(&self.python, spec)
             .map_err(|e| SessionError::Environment(e.to_string()))?;
@@ -2020,6 +2067,7 @@ impl Runs<'_> {
 
     /// Runs `spec` with pytest whatever the judge (the search's runs), counted and timed.
     fn exec_pytest(&mut self, spec: &RunSpec, phase: Phase) -> Result<PytestRun, SessionError> {
+        let _t = crate::trace_times::span(phase.trace_label());
         let run = runner::run_pytest(&self.python, spec)
             .map_err(|e| SessionError::Environment(e.to_string()))?;
         self.tally(phase, &run);
@@ -2081,6 +2129,7 @@ impl Runs<'_> {
 
     /// What a run of the judge says: pytest's verdict, or the command's.
     fn read(&self, run: &PytestRun, root: &Path) -> Verdict {
+        let _t = crate::trace_times::span("verdict read (output parsed)");
         match &self.opts.judge {
             Some(judge) => judge.verdict(run, root),
             None => verdict::read(run, root),
@@ -2188,6 +2237,9 @@ impl Runs<'_> {
         let run = |spec: &RunSpec| {
             let mut spec = spec.clone();
             spec.sandbox = opts.sandbox.clone();
+            // Like every other run: in a child of the warm worker when it serves (the probe is
+            // in the file, which the child imports fresh; its output path is in the env).
+            spec.warm = opts.worker == crate::worker::Mode::Auto;
             match &opts.judge {
                 Some(judge) => judge.run(python, &spec),
                 None => runner::run_pytest(python, &spec),

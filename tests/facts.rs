@@ -122,6 +122,70 @@ fn a_crash_deep_in_a_library_is_still_probed_and_fixed() {
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
 }
 
+/// The probe's run goes through the warm worker like the other runs: what it records, the fix
+/// and the run count are those of `--worker off`, where every run is cold.
+#[test]
+fn a_probe_run_under_the_worker_reads_like_a_cold_one() {
+    let mut seen = Vec::new();
+    for worker in ["auto", "off"] {
+        let p = project(&[
+            ("pytest.ini", "[pytest]\n"),
+            ("paths.py", PATHS_BUGGY),
+            (
+                "tests/test_paths.py",
+                "from paths import report_path\n\n\ndef test_report_path():\n    \
+                 assert report_path(\"/out\", \"r.txt\", 3) == \"/out/r.txt\"\n",
+            ),
+        ]);
+        let out = p.run(&["fix", "--json", "--jobs", "1", "--worker", worker]);
+        let v = json(&out);
+        support::assert_exit(&out, 0);
+        assert_eq!(p.read("paths.py"), PATHS_FIXED);
+        // No run went cold for want of the worker (a refusal or a death would say so).
+        assert_eq!(v["notes"], j!([]), "--worker {worker}");
+        let mut probe = v["failures"][0]["probe"].clone();
+        assert_eq!(probe["source"], "probe", "--worker {worker}");
+        // What differs between any two runs: times, the temp dir, the probe's per-run names
+        // (they carry the pid), object addresses in reprs.
+        probe["test_outcome"]["duration_ms"] = Value::Null;
+        for k in ["duration_ms", "module_file", "path", "probe_line"] {
+            probe[k] = Value::Null;
+        }
+        let probe = without_addresses(&probe.to_string());
+        // The worker's start is reported apart (a Python importing pytest), and what runs
+        // waited for it is part of the tool's time; without the worker there is none.
+        let phases = &v["phases_ms"];
+        let start = phases["worker_start_ms"].as_u64().unwrap();
+        let wait = phases["worker_wait_ms"].as_u64().unwrap();
+        if worker == "auto" {
+            assert!(start > 0, "{phases}");
+            assert!(wait <= phases["tool_ms"].as_u64().unwrap(), "{phases}");
+        } else {
+            assert_eq!((start, wait), (0, 0), "{phases}");
+        }
+        support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+        seen.push((
+            probe,
+            v["pytest_runs"].clone(),
+            v["patches"][0]["diff"].clone(),
+        ));
+    }
+    assert_eq!(seen[0], seen[1]);
+}
+
+/// `<function join at 0x7f...>` → `<function join at 0x?>`.
+fn without_addresses(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find(" at 0x") {
+        out.push_str(&rest[..i + 6]);
+        rest = rest[i + 6..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+        out.push('?');
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Runs pytest in `root` with the plugin (from the binary's source) and the facts env; returns
 /// pytest's stdout and the records.
 fn plugin_run(root: &Path, extra_env: &[(&str, &str)]) -> (String, Vec<Value>) {

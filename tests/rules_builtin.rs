@@ -26,6 +26,18 @@ fn builtin() -> RuleSet {
     RuleSet::builtin().unwrap_or_else(|e| panic!("built-in rules must load: {e}"))
 }
 
+/// A built-in rule's regex is compiled on first use, not at load: every one must compile.
+#[test]
+fn every_builtin_message_regex_compiles() {
+    let set = builtin();
+    assert!(set.rules().len() > 40);
+    for r in set.rules() {
+        let re = r.message.regex();
+        assert!(re.is_some(), "{}: {:?} does not compile", r.id, r.message);
+        assert_eq!(re.unwrap().as_str(), r.message.as_str());
+    }
+}
+
 /// (rule id, captures) of every match, in the order `matching` returns them.
 fn matches(exc_type: &str, msg: &str) -> Vec<(String, BTreeMap<String, String>)> {
     builtin()

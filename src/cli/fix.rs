@@ -202,7 +202,9 @@ fn run_in(
     if flags.worker.is_none() {
         flags.worker = worker_from_env().map_err(Stop::bad)?;
     }
+    let t = crate::trace_times::span("settings read");
     let settings = settings(root, &flags).map_err(Stop::bad)?;
+    drop(t);
     if args.show_settings {
         print!(
             "{}",
@@ -214,6 +216,7 @@ fn run_in(
         );
         return Ok(exit::OK);
     }
+    let t = crate::trace_times::span("pending journal checked");
     if !dry_run {
         if let Some(msg) = session::pending_journal(root) {
             return Err(Stop {
@@ -232,6 +235,8 @@ fn run_in(
     if settings.max_attempts == 0 {
         return Err(Stop::bad("--max-attempts must be at least 1"));
     }
+    drop(t);
+    let t = crate::trace_times::span("judge, pytest arguments, interpreter note");
     let (judge, sandbox) = judge_options(args, &settings, dry_run)?;
     let (pytest_args, mut notes) = pytest_args::check(&settings.pytest_args).map_err(Stop::bad)?;
     // Inside a pre-commit hook's environment: say which interpreter runs the tests instead.
@@ -239,6 +244,7 @@ fn run_in(
         root.path(),
         settings.python.as_deref(),
     ));
+    drop(t);
     if format != OutputFormat::Json {
         match &settings.file {
             Some(f) => eprintln!("selfdebug: {}; config: {}", root.describe(), f.name),

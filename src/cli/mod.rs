@@ -317,6 +317,7 @@ pub struct ParseArgs {
 
 /// Runs the command line and returns the process exit code.
 pub fn run() -> i32 {
+    crate::trace_times::init();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

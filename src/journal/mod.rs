@@ -418,12 +418,14 @@ impl Journal {
     /// the root, not through a symlink leading out of it, not in a virtualenv, site-packages or
     /// `.git`) before the first write; idempotent per file.
     pub fn record(&mut self, path: &Path) -> Result<(), JournalError> {
+        let _t = crate::trace_times::span("journal: record");
         self.record_key(path).map(|_| ())
     }
 
     /// Records `path` if needed, then writes `bytes` to it atomically (a temp file in the same
     /// dir, renamed over it), keeping the file's permissions.
     pub fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), JournalError> {
+        let _t = crate::trace_times::span("journal: write");
         let abs = match self.record_key(path) {
             Ok(abs) => abs,
             // A recorded file deleted since is written again where it was.
@@ -480,6 +482,7 @@ impl Journal {
     /// the git refs and the journal, releases the lock. When a file cannot be restored, the
     /// others still are, the journal is kept for `selfdebug restore`, and the error names it.
     pub fn rollback(mut self) -> Result<RestoreReport, JournalError> {
+        let _t = crate::trace_times::span("journal: rollback");
         self.done = true;
         self.rollback_inner()
     }
@@ -489,6 +492,7 @@ impl Journal {
     /// respect; removes the journal and the git refs, releases the lock. The backup copies of
     /// files that keep a change stay in the backup dir; the others are removed.
     pub fn commit(mut self) -> Result<CommitReport, JournalError> {
+        let _t = crate::trace_times::span("journal: commit");
         self.done = true;
         let mut warnings = std::mem::take(&mut self.warnings);
         let mut files = Vec::new();

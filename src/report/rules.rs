@@ -64,7 +64,7 @@ fn rule_json(r: &Rule) -> JsonRule<'_> {
         category: r.category,
         exception: &r.exception,
         message: r.message.as_str(),
-        groups: r.message.capture_names().flatten().collect(),
+        groups: r.message.group_names(),
         transform: &r.transform,
         params: toml_to_json(&toml::Value::Table(r.params.clone())),
         confidence: r.confidence,

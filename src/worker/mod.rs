@@ -139,6 +139,31 @@ pub fn take_notes() -> Vec<String> {
     std::mem::take(&mut *notes().lock().unwrap_or_else(|p| p.into_inner()))
 }
 
+/// Microseconds servers took to start, and microseconds runs waited for a server (its start,
+/// when a run came before the server was ready): Python processes' time that is no run's.
+static START_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static WAIT_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How long servers took to start and how long runs waited for one, in ms, since the last
+/// call (for the report: the start overlaps the baseline, the wait is on the critical path).
+pub fn take_times() -> (u64, u64) {
+    use std::sync::atomic::Ordering::SeqCst;
+    (
+        START_US.swap(0, SeqCst) / 1000,
+        WAIT_US.swap(0, SeqCst) / 1000,
+    )
+}
+
+/// Starts the server for `python` on a thread of its own, so that its imports overlap with
+/// what comes before the first warm run; that run waits for the start (the pool is locked
+/// while a server starts) instead of beginning it.
+pub fn prewarm(python: &Path) {
+    let python = python.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = server_for(&python);
+    });
+}
+
 /// Stops every server (killed, their directories removed) when dropped: statics are never
 /// dropped, so a run holds one of these for as long as it uses the workers.
 pub struct Shutdown;
@@ -180,7 +205,13 @@ pub fn run(
             return cold();
         }
     };
-    let Some(server) = server_for(python) else {
+    let asked = Instant::now();
+    let server = server_for(python);
+    WAIT_US.fetch_add(
+        asked.elapsed().as_micros() as u64,
+        std::sync::atomic::Ordering::SeqCst,
+    );
+    let Some(server) = server else {
         return cold();
     };
     match request.send(&server, timeout)? {
@@ -280,7 +311,13 @@ fn server_for(python: &Path) -> Option<Arc<Server>> {
         return None;
     }
     *starts += 1;
-    match start(python) {
+    let t0 = Instant::now();
+    let started = start(python);
+    START_US.fetch_add(
+        t0.elapsed().as_micros() as u64,
+        std::sync::atomic::Ordering::SeqCst,
+    );
+    match started {
         Ok(s) => {
             let s = Arc::new(s);
             pool.slots
@@ -319,6 +356,7 @@ struct Ready {
 }
 
 fn start(python: &Path) -> Result<Server, String> {
+    let _t = crate::trace_times::span("worker started (imports pytest)");
     let dir = TempDir::new("selfdebug-worker").map_err(|e| format!("no private directory: {e}"))?;
     {
         use std::os::unix::fs::PermissionsExt;
