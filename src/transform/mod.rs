@@ -265,6 +265,6 @@ mod tests {
         // `,` inside the call is at depth 1, the one after it at 0; `)` closes from depth 1.
         let depths: Vec<i32> = got.iter().map(|(_, _, d)| *d).collect();
         assert_eq!(depths, [0, 0, 1, 1, 1, 2, 2, 1, 0, 0]);
-        assert_eq!(got[8], (14, ',', 0));
+        assert_eq!(got[8], (13, ',', 0));
     }
 }
