@@ -173,27 +173,48 @@ fn the_best_ranked_passing_candidate_wins_though_a_worse_one_passes_first() {
 #[test]
 fn ctrl_c_during_parallel_proofs_restores_the_tree_and_removes_the_copies() {
     let (p, marker, control) = pricing_project();
+    interrupt_two_held_runs(
+        &p,
+        &marker,
+        &control.join("hold"),
+        &["fix", "--json", "--search-time", "900", "--jobs", "2"],
+        || {},
+    );
+}
+
+/// Commits the project, sets `hold`, starts `ARGS`, waits for two runs held at their end in
+/// their scratch copies (`during` looks at the tree then), sends SIGINT, and asserts what an
+/// interrupted run must leave: exit 6 with the error JSON, every byte as before, no journal
+/// ref, no copy and no process left, and the hold never ended (the held runs were killed with
+/// their process groups).
+fn interrupt_two_held_runs(
+    p: &Project,
+    marker: &Path,
+    hold: &Path,
+    args: &[&str],
+    during: impl FnOnce(),
+) {
     p.git(&["init", "-q"]);
     p.git(&["add", "-A"]);
     p.git(&["commit", "-qm", "init"]);
     let before = p.snapshot();
-    std::fs::write(control.join("hold"), "").unwrap();
+    std::fs::write(hold, "").unwrap();
     let child = p
-        .cmd(&["fix", "--json", "--search-time", "900", "--jobs", "2"])
+        .cmd(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Both jobs are at the end of a run in their scratch copies.
     wait_until("two held runs", 300, || {
-        std::fs::read_to_string(&marker)
+        std::fs::read_to_string(marker)
             .unwrap_or_default()
             .lines()
             .filter(|l| *l == "held")
             .count()
             == 2
     });
-    assert_eq!(scratch_dirs(&p).len(), 2);
+    assert_eq!(scratch_dirs(p).len(), 2);
+    during();
     // SAFETY: plain syscall on our own child, which has not been waited for yet.
     assert_eq!(
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
@@ -209,11 +230,10 @@ fn ctrl_c_during_parallel_proofs_restores_the_tree_and_removes_the_copies() {
         "interrupted: every touched file was restored byte for byte"
     );
     assert_eq!(v["files_patched"], serde_json::json!([]));
-    // The held runs were killed with their process groups: nobody ends a hold by then.
-    assert!(control.join("hold").exists());
+    assert!(hold.exists());
     assert_same(&before, &p.snapshot());
     assert_eq!(p.git(&["for-each-ref", "refs/selfdebug"]), "");
-    assert!(scratch_dirs(&p).is_empty(), "{:?}", scratch_dirs(&p));
+    assert!(scratch_dirs(p).is_empty(), "{:?}", scratch_dirs(p));
     assert!(support::project::processes_in(&p.cache.join("tmp")).is_empty());
 }
 
@@ -507,47 +527,12 @@ fn rule_candidates_proven_ahead_give_the_same_outcome_as_one_at_a_time() {
 #[test]
 fn ctrl_c_while_rule_candidates_are_proven_ahead_restores_the_tree_and_removes_the_copies() {
     let (p, marker, hold) = stock_project();
-    p.git(&["init", "-q"]);
-    p.git(&["add", "-A"]);
-    p.git(&["commit", "-qm", "init"]);
-    let before = p.snapshot();
-    std::fs::write(&hold, "").unwrap();
-    let child = p
-        .cmd(&["fix", "--json", "--timeout", "600", "--jobs", "3"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_until("two held runs", 300, || {
-        std::fs::read_to_string(&marker)
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| *l == "held")
-            .count()
-            == 2
-    });
-    // The held runs are the copies': the module in the tree is the original again.
-    assert_eq!(p.read("stock.py"), STOCK);
-    assert_eq!(scratch_dirs(&p).len(), 2);
-    // SAFETY: plain syscall on our own child, which has not been waited for yet.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
+    interrupt_two_held_runs(
+        &p,
+        &marker,
+        &hold,
+        &["fix", "--json", "--timeout", "600", "--jobs", "3"],
+        // The held runs are the copies': the module in the tree is the original again.
+        || assert_eq!(p.read("stock.py"), STOCK),
     );
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(6), "{stderr}");
-    // The held runs were killed with their process groups: nobody ended the hold.
-    assert!(hold.exists());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["final_status"], "error");
-    assert_eq!(
-        v["error"],
-        "interrupted: every touched file was restored byte for byte"
-    );
-    assert_eq!(v["files_patched"], serde_json::json!([]));
-    assert_same(&before, &p.snapshot());
-    assert_eq!(p.git(&["for-each-ref", "refs/selfdebug"]), "");
-    assert!(scratch_dirs(&p).is_empty(), "{:?}", scratch_dirs(&p));
-    assert!(support::project::processes_in(&p.cache.join("tmp")).is_empty());
 }
