@@ -129,17 +129,7 @@ impl CommandJudge {
         let mut spec = spec.clone();
         spec.env.push(("PATH".into(), path_with(python)));
         let run = runner::run_program(&program, &args, &spec)?;
-        Ok(PytestRun {
-            exit_code: run.exit_code,
-            signal: run.signal,
-            stdout: run.stdout,
-            stderr: run.stderr,
-            duration: run.duration,
-            timed_out: run.timed_out,
-            node_ids: Vec::new(),
-            args: self.argv.clone(),
-            hang: None,
-        })
+        Ok(PytestRun::of(run, Vec::new(), self.argv.clone(), None))
     }
 
     /// Runs the command once under selfdebug's line tracer (`_selfdebug_trace` in the plugin
@@ -165,17 +155,7 @@ impl CommandJudge {
         spec.env.push(("SELFDEBUG_COVER_ROOT".into(), root));
         spec.env.push(("PATH".into(), path_with(python)));
         let run = runner::run_program(&python.path, &args, &spec)?;
-        Ok(Ok(PytestRun {
-            exit_code: run.exit_code,
-            signal: run.signal,
-            stdout: run.stdout,
-            stderr: run.stderr,
-            duration: run.duration,
-            timed_out: run.timed_out,
-            node_ids: Vec::new(),
-            args: self.argv.clone(),
-            hang: None,
-        }))
+        Ok(Ok(PytestRun::of(run, Vec::new(), self.argv.clone(), None)))
     }
 
     /// The interpreter's arguments for [`CommandJudge::run_traced`]: `-c CODE` and the

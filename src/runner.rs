@@ -501,6 +501,27 @@ pub struct PytestRun {
 }
 
 impl PytestRun {
+    /// A finished process as a run of the loop: `node_ids` asked for, `args` it was given,
+    /// and the stuck test the plugin found, if any.
+    pub fn of(
+        run: CommandRun,
+        node_ids: Vec<String>,
+        args: Vec<String>,
+        hang: Option<crate::plugin::Hang>,
+    ) -> PytestRun {
+        PytestRun {
+            exit_code: run.exit_code,
+            signal: run.signal,
+            stdout: run.stdout,
+            stderr: run.stderr,
+            duration: run.duration,
+            timed_out: run.timed_out,
+            node_ids,
+            args,
+            hang,
+        }
+    }
+
     /// Everything pytest printed, for [`crate::traceback::parse`]: stdout, then stderr.
     pub fn log(&self) -> Vec<u8> {
         let mut out = self.stdout.clone();
@@ -583,17 +604,7 @@ pub fn run_pytest(python: &Interpreter, spec: &RunSpec) -> Result<PytestRun, Run
         .as_ref()
         .filter(|_| !run.timed_out)
         .and_then(|d| crate::plugin::Hang::read(d.path()));
-    Ok(PytestRun {
-        exit_code: run.exit_code,
-        signal: run.signal,
-        stdout: run.stdout,
-        stderr: run.stderr,
-        duration: run.duration,
-        timed_out: run.timed_out,
-        node_ids: spec.node_ids.clone(),
-        args,
-        hang,
-    })
+    Ok(PytestRun::of(run, spec.node_ids.clone(), args, hang))
 }
 
 /// Runs `program ARGS` (command mode's judge) from `spec.cwd` with the same environment

@@ -188,17 +188,27 @@ pub fn rank(spectrum: &Spectrum, mut focus: impl FnMut(&str, u32) -> bool) -> Ve
             Suspicious {
                 file: file.to_string(),
                 line,
-                score: (score * 10_000.0).round() / 10_000.0,
+                score: rounded(score),
             }
         })
         .collect();
+    best_first(&mut out);
+    out
+}
+
+/// Highest score first; ties by file, then line (the order is the same on every run).
+fn best_first(out: &mut [Suspicious]) {
     out.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
             .then_with(|| a.file.cmp(&b.file))
             .then(a.line.cmp(&b.line))
     });
-    out
+}
+
+/// A score as reported: four decimals.
+fn rounded(score: f64) -> f64 {
+    (score * 10_000.0).round() / 10_000.0
 }
 
 /// Statement weight of a line in command mode: what computes a value (an assignment, a
@@ -252,16 +262,11 @@ pub fn rank_command(spectrum: &Spectrum, root: &Path) -> Vec<Suspicious> {
             });
             let located = crate::syntax::locate(module.as_ref()?, s.line as usize)?;
             let score = s.score * command_weight(&located);
-            s.score = (score * 10_000.0).round() / 10_000.0;
+            s.score = rounded(score);
             Some(s)
         })
         .collect();
-    out.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.file.cmp(&b.file))
-            .then(a.line.cmp(&b.line))
-    });
+    best_first(&mut out);
     out
 }
 

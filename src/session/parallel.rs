@@ -145,6 +145,23 @@ impl Pool {
         }
     }
 
+    /// [`Pool::take`], the job's runs counted in the session's tally; a job whose runs could
+    /// not be made (Ctrl-C included), or workers gone, stop the session as with `--jobs 1`.
+    pub(super) fn take_counted(&mut self, s: &mut Runs, rank: usize) -> Result<Done, SessionError> {
+        let Some(mut done) = self.take(rank) else {
+            return Err(SessionError::Environment(
+                "the parallel proofs' workers ended unexpectedly".into(),
+            ));
+        };
+        for (run, _) in &done.runs {
+            s.count_run(run, Phase::Candidate);
+        }
+        match done.error.take() {
+            Some(e) => Err(SessionError::Environment(e)),
+            None => Ok(done),
+        }
+    }
+
     /// Stops every job still queued or running (their process groups are killed), waits for
     /// the workers (their scratch copies are removed) and returns the results nobody took:
     /// pytest runs that were made and whose verdicts are not used.
@@ -333,17 +350,10 @@ pub(super) fn search(
         let Some((rank, cand, hint, size, covering)) = waiting.pop_front() else {
             break Ok(());
         };
-        let Some(done) = pool.take(rank) else {
-            break Err(SessionError::Environment(
-                "the parallel proofs' workers ended unexpectedly".into(),
-            ));
+        let done = match pool.take_counted(s, rank) {
+            Ok(d) => d,
+            Err(e) => break Err(e),
         };
-        for (run, _) in &done.runs {
-            s.count_run(run, Phase::Candidate);
-        }
-        if let Some(e) = done.error {
-            break Err(SessionError::Environment(e));
-        }
         tried += 1;
         if !plausible.is_empty() {
             extra += 1;
@@ -525,17 +535,7 @@ impl Ahead {
         if !self.queued.remove(&rank) {
             return Ok(None);
         }
-        let Some(done) = self.pool.take(rank) else {
-            return Err(SessionError::Environment(
-                "the parallel proofs' workers ended unexpectedly".into(),
-            ));
-        };
-        for (run, _) in &done.runs {
-            s.count_run(run, Phase::Candidate);
-        }
-        if let Some(e) = done.error {
-            return Err(SessionError::Environment(e));
-        }
+        let done = self.pool.take_counted(s, rank)?;
         let Some((mut run, verdict)) = done.runs.into_iter().next() else {
             return Err(SessionError::Environment(
                 "a parallel proof made no run".into(),

@@ -696,8 +696,7 @@ fn prove_command(
     ws.write(&cand.path, &cand.patched)?;
     let started = Instant::now();
     let mut spec = s.spec(ws, &[], &[]);
-    let short = (s.baseline * CANDIDATE_TEST_LIMIT_FACTOR).max(MIN_CANDIDATE_TEST_LIMIT);
-    spec.timeout = spec.timeout.min(short);
+    spec.timeout = spec.timeout.min(s.candidate_limit());
     let first = s.exec(&spec, Phase::Candidate)?;
     let first_verdict = s.read(&first, ws.root());
     let neighbours =
@@ -846,9 +845,14 @@ impl Runs<'_> {
     /// What [`Runs::run_candidate`] runs (a parallel proof points it at its scratch copy).
     pub(super) fn candidate_spec(&self, ws: &dyn Workspace, node_ids: &[String]) -> RunSpec {
         let mut spec = self.spec(ws, node_ids, &["-x"]);
-        let short = (self.baseline * CANDIDATE_TEST_LIMIT_FACTOR).max(MIN_CANDIDATE_TEST_LIMIT);
-        spec.test_timeout = spec.test_timeout.map(|t| t.min(short));
+        spec.test_timeout = spec.test_timeout.map(|t| t.min(self.candidate_limit()));
         spec
+    }
+
+    /// How long a search candidate's test (or command) may run: a few times the baseline, so
+    /// a candidate that makes it loop costs little.
+    fn candidate_limit(&self) -> Duration {
+        (self.baseline * CANDIDATE_TEST_LIMIT_FACTOR).max(MIN_CANDIDATE_TEST_LIMIT)
     }
 
     /// Counts a run made (in the workspace or a parallel proof's scratch copy).
