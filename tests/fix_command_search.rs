@@ -25,17 +25,7 @@ fn fix(p: &Project, extra: &[&str]) -> (std::process::Output, serde_json::Value)
 
 /// (outcome, title) of every attempt record.
 fn attempts(v: &serde_json::Value) -> Vec<(String, String)> {
-    v["attempt_records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| {
-            (
-                a["outcome"].as_str().unwrap().to_string(),
-                a["title"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    support::fields2(v, "attempt_records", ["outcome", "title"])
 }
 
 /// What every kept search patch of command mode says about itself.

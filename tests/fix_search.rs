@@ -247,17 +247,7 @@ const TABLE: &str = "\"\"\"Columns of a table given as a list of rows.\"\"\"\n\n
 const TABLE_TESTS: &str = "from table import column, last_column\n\n\ndef test_column_picks_one_cell_per_row():\n    assert column([[1, 2], [3, 4]], 0) == [1, 3]\n\n\ndef test_last_column():\n    assert last_column([[1, 2, 5], [3, 4, 6]]) == [5, 6]\n";
 
 fn outcomes(v: &serde_json::Value) -> Vec<(String, String)> {
-    v["attempt_records"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| {
-            (
-                a["rule"].as_str().unwrap().to_string(),
-                a["outcome"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    support::fields2(v, "attempt_records", ["rule", "outcome"])
 }
 
 /// An `IndexError` raised in a helper because the caller computed the index one too far: the

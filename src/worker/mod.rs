@@ -91,6 +91,8 @@ struct Server {
     _stdin: ChildStdin,
     /// Set by the thread that waits for the server when it exits.
     dead: Arc<std::sync::atomic::AtomicBool>,
+    /// Told by that thread once the server is reaped.
+    reaped: Mutex<mpsc::Receiver<()>>,
     /// The interpreter and its path directories as they were at the start.
     stamp: Vec<(PathBuf, Option<SystemTime>)>,
     _dir: TempDir,
@@ -102,6 +104,10 @@ impl Drop for Server {
         unsafe {
             libc::killpg(self.pid, libc::SIGKILL);
         }
+        // Gone before the run ends (a Ctrl-C included): nothing of the run outlives it. A
+        // kill is not instant, and the waiting thread reaps the server.
+        let reaped = self.reaped.get_mut().unwrap_or_else(|p| p.into_inner());
+        let _ = reaped.recv_timeout(KILL_GRACE);
     }
 }
 
@@ -395,6 +401,7 @@ fn start(python: &Path) -> Result<Server, String> {
     let (tx, rx) = mpsc::channel();
     let dead = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let dead_flag = Arc::clone(&dead);
+    let (reaped_tx, reaped) = mpsc::channel();
     std::thread::spawn(move || {
         let mut child = match cmd.spawn() {
             Ok(c) => c,
@@ -407,6 +414,7 @@ fn start(python: &Path) -> Result<Server, String> {
         let _ = tx.send(Ok(parts));
         let _ = child.wait();
         dead_flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = reaped_tx.send(());
     });
     let (pid, stdin, stdout) = rx
         .recv()
@@ -456,6 +464,7 @@ fn start(python: &Path) -> Result<Server, String> {
         socket,
         _stdin: stdin,
         dead,
+        reaped: Mutex::new(reaped),
         stamp: stamp(python, &stamp0),
         _dir: dir,
     })

@@ -128,6 +128,14 @@ pub fn assert_exit(out: &Output, code: i32) {
 
 /// Three string fields of every record in `j[list]` (`""` for a missing or non-string one):
 /// compared whole, a test sees every record's outcome at once.
+/// Two string fields of every record of `j[list]`, in order (a missing field reads `""`).
+pub fn fields2(j: &serde_json::Value, list: &str, [a, b]: [&str; 2]) -> Vec<(String, String)> {
+    fields3(j, list, [a, b, a])
+        .into_iter()
+        .map(|(x, y, _)| (x, y))
+        .collect()
+}
+
 pub fn fields3(
     j: &serde_json::Value,
     list: &str,
