@@ -13,9 +13,12 @@
 //!   absent): installing, upgrading or removing pytest adds or removes entries there, which
 //!   changes the directory's mtime;
 //! - the environment variables that steer Python or a version manager (`PYTHONPATH`,
-//!   `VIRTUAL_ENV`, `PYENV_*`, ...) and, for a script launcher (a shim), the working directory
-//!   and the version-selector files a shim reads (`.python-version`, `.tool-versions`,
-//!   `mise.toml` in the directory and its parents, pyenv's global `version` file).
+//!   `VIRTUAL_ENV`, `PYENV_*`, ...) and, for a script launcher (a shim), the version-selector
+//!   files a shim reads that exist (`.python-version`, `.tool-versions`, `mise.toml` in the
+//!   working directory and its parents, pyenv's global `version` file), with their stamps. A
+//!   shim picks its version by the nearest of these, so two directories that see the same ones
+//!   get the same interpreter: a new project (or a fresh temp copy) under the same selectors
+//!   hits the cache instead of paying a shim start (~0.2 s idle, seconds under load).
 //!
 //! A stamp is `(mtime ns, size, inode)`. Any difference, an unreadable cache or a failed check
 //! is a miss: the interpreter is asked again, so a stale entry can only cost a Python start,
@@ -32,7 +35,7 @@ use serde::{Deserialize, Serialize};
 const MAX_ENTRIES: usize = 32;
 
 /// Bumped when the entry format or what it depends on changes: older files are ignored.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// The Python run once per miss: stamps first (so a change racing the import shows up as a
 /// mismatch next time, never as a fresh-looking stamp), then `import pytest`.
@@ -81,8 +84,9 @@ pub struct Dep {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Entry {
     launcher: PathBuf,
-    /// The working directory, for a script launcher only (a shim resolves by it).
-    cwd: Option<PathBuf>,
+    /// For a script launcher only (a shim resolves by them): the selector files that exist,
+    /// seen from the working directory.
+    selectors: Option<Vec<Dep>>,
     env: Vec<(String, String)>,
     canonical: Option<PathBuf>,
     deps: Vec<Dep>,
@@ -101,7 +105,7 @@ struct File {
 pub struct Cache {
     path: PathBuf,
     launcher: PathBuf,
-    cwd: Option<PathBuf>,
+    selectors: Option<Vec<Dep>>,
     env: Vec<(String, String)>,
 }
 
@@ -179,12 +183,35 @@ fn selector_files(launcher: &Path, cwd: &Path) -> Vec<PathBuf> {
 
 impl Cache {
     pub fn new(path: PathBuf, launcher: &Path) -> Cache {
-        let script = is_script(launcher);
-        let cwd = if script {
-            std::env::current_dir().ok()
-        } else {
-            None
-        };
+        Cache::from_dir(path, launcher, std::env::current_dir().ok().as_deref())
+    }
+
+    /// [`Cache::new`] as seen from the working directory `cwd` (`None`: unknown, which makes a
+    /// shim's entry unmatchable by any other lookup that knows it).
+    pub fn from_dir(path: PathBuf, launcher: &Path, cwd: Option<&Path>) -> Cache {
+        let selectors = is_script(launcher).then(|| {
+            cwd.map(|cwd| {
+                selector_files(launcher, cwd)
+                    .into_iter()
+                    .filter_map(|p| {
+                        let stamp = stamp(&p, false);
+                        stamp.is_some().then_some(Dep {
+                            path: p,
+                            link: false,
+                            stamp,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_else(|| {
+                // No working directory: match nothing but another lookup without one.
+                vec![Dep {
+                    path: PathBuf::new(),
+                    link: false,
+                    stamp: None,
+                }]
+            })
+        });
         let mut env: Vec<(String, String)> = std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .filter(|(k, _)| relevant_var(k))
@@ -193,15 +220,15 @@ impl Cache {
         Cache {
             path,
             launcher: launcher.to_path_buf(),
-            cwd,
+            selectors,
             env,
         }
     }
 
-    /// The launcher's own stamps and, for a shim, its selector files: taken before the check
-    /// runs.
+    /// The launcher's own stamps: taken before the check runs (the selectors were taken when
+    /// the cache was made, also before).
     fn launcher_deps(&self) -> Vec<Dep> {
-        let mut deps = vec![
+        vec![
             Dep {
                 path: self.launcher.clone(),
                 link: true,
@@ -212,19 +239,7 @@ impl Cache {
                 link: false,
                 stamp: stamp(&self.launcher, false),
             },
-        ];
-        if let Some(cwd) = &self.cwd {
-            deps.extend(
-                selector_files(&self.launcher, cwd)
-                    .into_iter()
-                    .map(|p| Dep {
-                        stamp: stamp(&p, false),
-                        path: p,
-                        link: false,
-                    }),
-            );
-        }
-        deps
+        ]
     }
 
     fn read(&self) -> File {
@@ -239,11 +254,9 @@ impl Cache {
     pub fn lookup(&self) -> Option<Facts> {
         let canonical = self.launcher.canonicalize().ok();
         let file = self.read();
-        let e = file
-            .entries
-            .iter()
-            .rev()
-            .find(|e| e.launcher == self.launcher && e.cwd == self.cwd && e.env == self.env)?;
+        let e = file.entries.iter().rev().find(|e| {
+            e.launcher == self.launcher && e.selectors == self.selectors && e.env == self.env
+        })?;
         let fresh = e.canonical == canonical
             && !e.executable.as_os_str().is_empty()
             && e.deps.iter().all(|d| stamp(&d.path, d.link) == d.stamp);
@@ -266,7 +279,7 @@ impl Cache {
         deps.extend(found);
         let entry = Entry {
             launcher: self.launcher.clone(),
-            cwd: self.cwd.clone(),
+            selectors: self.selectors.clone(),
             env: self.env.clone(),
             canonical: self.launcher.canonicalize().ok(),
             deps,
@@ -276,7 +289,7 @@ impl Cache {
         let mut file = self.read();
         file.format = FORMAT;
         file.entries.retain(|e| {
-            !(e.launcher == entry.launcher && e.cwd == entry.cwd && e.env == entry.env)
+            !(e.launcher == entry.launcher && e.selectors == entry.selectors && e.env == entry.env)
         });
         file.entries.push(entry);
         let drop = file.entries.len().saturating_sub(MAX_ENTRIES);
@@ -286,8 +299,7 @@ impl Cache {
         Some(facts)
     }
 
-    /// The launcher's own stamps and, for a shim, its selector files: to be taken before the
-    /// check runs.
+    /// The launcher's own stamps: to be taken before the check runs.
     pub fn before_check(&self) -> Vec<Dep> {
         self.launcher_deps()
     }
@@ -377,5 +389,78 @@ mod tests {
         let path = dir.path().join("interpreters.json");
         std::fs::write(&path, b"{not json").unwrap();
         assert_eq!(Cache::new(path, Path::new("/bin/sh")).lookup(), None);
+    }
+
+    /// What a check prints, for the interpreter `exe` (stamped now) and no `sys.path`.
+    fn check_output(exe: &Path) -> Vec<u8> {
+        let s = stamp(exe, false).unwrap();
+        format!(
+            r#"{{"executable": {:?}, "executable_stamp": [{}, {}, {}], "pytest": "9.0", "paths": []}}"#,
+            exe.to_str().unwrap(),
+            s.0,
+            s.1,
+            s.2
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn a_shim_answers_from_the_cache_in_every_directory_that_sees_the_same_selectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache/interpreters.json");
+        let shim = dir.path().join("root/shims/python3");
+        std::fs::create_dir_all(shim.parent().unwrap()).unwrap();
+        std::fs::write(&shim, "#!/bin/sh\nexec python3 \"$@\"\n").unwrap();
+        let exe = dir.path().join("python3.11");
+        std::fs::write(&exe, "binary").unwrap();
+        let (a, b, c) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("c"),
+        );
+        for d in [&a, &b, &c] {
+            std::fs::create_dir_all(d.join("sub")).unwrap();
+        }
+        let at = |d: &Path| Cache::from_dir(cache.clone(), &shim, Some(d));
+        let first = at(&a);
+        assert_eq!(first.lookup(), None);
+        let facts = first
+            .store(first.before_check(), &check_output(&exe))
+            .unwrap();
+        assert_eq!(facts.executable, exe);
+        // Another project with no selector of its own: the same answer without a check.
+        assert_eq!(at(&b).lookup(), Some(facts.clone()));
+        assert_eq!(at(&b.join("sub")).lookup(), Some(facts.clone()));
+        // A directory that picks its own version is asked.
+        std::fs::write(c.join(".python-version"), "3.12\n").unwrap();
+        assert_eq!(at(&c).lookup(), None);
+        assert_eq!(at(&c.join("sub")).lookup(), None);
+        // So is every directory once the shim's global version file changes.
+        std::fs::write(dir.path().join("root/version"), "3.10\n").unwrap();
+        assert_eq!(at(&a).lookup(), None);
+        assert_eq!(at(&b).lookup(), None);
+        // An entry made under that selector serves only directories that see it, unchanged.
+        let c_cache = at(&c);
+        let c_facts = c_cache
+            .store(c_cache.before_check(), &check_output(&exe))
+            .unwrap();
+        assert_eq!(at(&c.join("sub")).lookup(), Some(c_facts));
+        std::fs::write(c.join(".python-version"), "3.13\n").unwrap();
+        assert_eq!(at(&c).lookup(), None);
+    }
+
+    #[test]
+    fn a_real_interpreter_is_not_keyed_by_directory_selectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("interpreters.json");
+        let exe = dir.path().join("python3.11");
+        std::fs::write(&exe, "\x7fELF").unwrap();
+        let a = Cache::from_dir(cache.clone(), &exe, Some(dir.path()));
+        let facts = a.store(a.before_check(), &check_output(&exe)).unwrap();
+        std::fs::write(dir.path().join(".python-version"), "3.12\n").unwrap();
+        assert_eq!(
+            Cache::from_dir(cache, &exe, Some(dir.path())).lookup(),
+            Some(facts)
+        );
     }
 }
