@@ -16,6 +16,7 @@ gone), killing the runs still going.
 
 import atexit
 import ctypes
+import gc
 import importlib
 import json
 import linecache
@@ -69,6 +70,21 @@ def _preload():
                     pass
         except Exception:
             pass
+    # pytest's own plugin modules (and the stdlib they pull in: unittest, pdb, xml.etree)
+    # are imported by every run's config; pytest registers whatever is in sys.modules and
+    # rewrites none of them, so importing them here changes nothing but the child's time.
+    try:
+        from _pytest import config as _config
+
+        for name in tuple(getattr(_config, "essential_plugins", ())) + tuple(
+            getattr(_config, "default_plugins", ())
+        ):
+            try:
+                importlib.import_module("_pytest." + name)
+            except Exception:
+                pass
+    except Exception:
+        pass
     for name in ("_selfdebug_pytest", "_selfdebug_trace", "_selfdebug_cover"):
         try:
             importlib.import_module(name)
@@ -197,6 +213,11 @@ def main():
     startup_env = _startup_python_env()
     why, fresh = _preload()
     loaded = _loaded_files()
+    # What the server holds is pytest's and the stdlib's, never garbage a run needs collected:
+    # frozen, a child's collections (pytest forces several at its end) skip it. Measured on
+    # the demo: a child run 62 -> 39 ms with the preload above.
+    gc.collect()
+    gc.freeze()
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     srv.bind(sock_path)
     srv.listen(64)
