@@ -2,6 +2,7 @@
 //!
 //! Data flows one way: pytest output → [`traceback`] → located failure → [`source`] and
 //! [`syntax`] → [`edit`] fixes. See `DESIGN.md` in the shared folder for the whole pipeline.
+pub mod bytecode;
 pub mod category;
 pub mod cli;
 pub mod command;

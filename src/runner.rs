@@ -23,7 +23,8 @@
 //!     one-test run takes ~0.4 s instead of ~2 s, far more with big dependencies). The
 //!     project's own part of the cache (the mirror of the run's directory, virtualenvs inside
 //!     it excepted) is deleted before and after every run, so the project's bytecode is
-//!     always compiled from the current source.
+//!     always compiled from the current source; within one `fix` command it is kept file by
+//!     file while the source is provably unchanged ([`crate::bytecode`]).
 //!   - [`Bytecode::Fresh`]: a fresh empty temp dir per run plus `PYTHONDONTWRITEBYTECODE=1`;
 //!     nothing is cached anywhere, every import compiles from source.
 //!
@@ -420,7 +421,8 @@ pub struct RunSpec {
 /// project, and neither writes into the project.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Bytecode {
-    /// A private cache directory shared by runs; the project's part is wiped around each run.
+    /// A private cache directory shared by runs; the project's part is wiped around each run
+    /// (or checked file by file, see [`crate::bytecode`]).
     Cache(PathBuf),
     /// A fresh empty directory per run, and no bytecode written at all.
     Fresh,
@@ -649,7 +651,7 @@ fn run_with_bytecode(
     match &cache {
         Some(dir) => {
             let _t = crate::trace_times::span("bytecode mirror cleared (before)");
-            forget_project_bytecode(dir, &spec.cwd);
+            crate::bytecode::before_run(dir, &spec.cwd);
             // Writing is what makes the cache useful; it goes under the prefix only.
             cmd.env_remove("PYTHONDONTWRITEBYTECODE")
                 .env("PYTHONPYCACHEPREFIX", dir);
@@ -673,7 +675,7 @@ fn run_with_bytecode(
     drop(t);
     if let Some(dir) = &cache {
         let _t = crate::trace_times::span("bytecode mirror cleared (after)");
-        forget_project_bytecode(dir, &spec.cwd);
+        crate::bytecode::after_run(dir, &spec.cwd);
     }
     run
 }
@@ -690,64 +692,6 @@ pub fn private_dir(dir: &Path) -> bool {
     let uid = unsafe { libc::getuid() };
     std::fs::symlink_metadata(dir)
         .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o022 == 0)
-}
-
-/// Deletes the cache's mirror of `cwd` (as given and as resolved), except the parts that
-/// mirror virtualenvs or site-packages inside it: the project's own bytecode is then always
-/// compiled from its current source.
-fn forget_project_bytecode(cache: &Path, cwd: &Path) {
-    let mut roots = Vec::new();
-    if let Ok(abs) = std::path::absolute(cwd) {
-        roots.push(abs);
-    }
-    if let Ok(real) = cwd.canonicalize() {
-        if !roots.contains(&real) {
-            roots.push(real);
-        }
-    }
-    for real in roots {
-        let Ok(rel) = real.strip_prefix("/") else {
-            continue;
-        };
-        if rel.as_os_str().is_empty() {
-            continue;
-        }
-        let mirror = cache.join(rel);
-        remove_mirror(&mirror, &real, 0);
-        let _ = std::fs::remove_dir(&mirror);
-        // Its parents too, while empty: every dry run's scratch copy has its own path, and
-        // their empty mirrors would pile up in the cache.
-        for dir in mirror.ancestors().skip(1) {
-            if dir == cache || !dir.starts_with(cache) || std::fs::remove_dir(dir).is_err() {
-                break;
-            }
-        }
-    }
-}
-
-fn remove_mirror(mirror: &Path, real: &Path, depth: usize) {
-    let Ok(entries) = std::fs::read_dir(mirror) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        let name = e.file_name();
-        match e.file_type() {
-            Ok(t) if t.is_dir() => {
-                let real_child = real.join(&name);
-                let keep = name == "site-packages"
-                    || name == "dist-packages"
-                    || real_child.join("pyvenv.cfg").is_file();
-                if !keep && depth < 64 {
-                    remove_mirror(&p, &real_child, depth + 1);
-                    let _ = std::fs::remove_dir(&p);
-                }
-            }
-            _ => {
-                let _ = std::fs::remove_file(&p);
-            }
-        }
-    }
 }
 
 /// No bytecode written by any Python we start.
@@ -1053,7 +997,7 @@ pub fn remove_stale_temp_dirs() -> usize {
         {
             // And its bytecode in the cache (a killed dry run's scratch copy has some).
             if let Bytecode::Cache(cache) = Bytecode::default_cache() {
-                forget_project_bytecode(&cache, &e.path());
+                crate::bytecode::forget_project(&cache, &e.path());
             }
             removed += 1;
         }
@@ -1179,44 +1123,6 @@ mod tests {
         }
         let _ = std::fs::remove_dir(&live);
         assert_eq!(left, (false, true, false));
-    }
-
-    #[test]
-    fn forgetting_a_dirs_bytecode_leaves_no_empty_mirror_dirs() {
-        let cache = tempfile::tempdir().unwrap();
-        let work = tempfile::tempdir().unwrap();
-        let cwd = work.path().join("proj");
-        std::fs::create_dir_all(&cwd).unwrap();
-        let mirror = cache.path().join(cwd.strip_prefix("/").unwrap());
-        std::fs::create_dir_all(mirror.join("pkg")).unwrap();
-        std::fs::write(mirror.join("pkg/m.cpython-311.pyc"), b"x").unwrap();
-        // Someone else's bytecode beside it stays, and so do the dirs that hold it.
-        let other = cache.path().join("usr/lib/python3.11");
-        std::fs::create_dir_all(&other).unwrap();
-        std::fs::write(other.join("os.cpython-311.pyc"), b"y").unwrap();
-        forget_project_bytecode(cache.path(), &cwd);
-        let mut left: Vec<String> = walkdir::WalkDir::new(cache.path())
-            .min_depth(1)
-            .into_iter()
-            .map(|e| {
-                let e = e.unwrap();
-                e.path()
-                    .strip_prefix(cache.path())
-                    .unwrap()
-                    .display()
-                    .to_string()
-            })
-            .collect();
-        left.sort();
-        assert_eq!(
-            left,
-            [
-                "usr",
-                "usr/lib",
-                "usr/lib/python3.11",
-                "usr/lib/python3.11/os.cpython-311.pyc"
-            ]
-        );
     }
 
     #[test]

@@ -464,3 +464,103 @@ fn runs_leave_nothing_in_the_project() {
         .iter()
         .any(|p| p.contains("__pycache__") || p.contains(".pytest_cache")));
 }
+
+/// The `.pyc` files of the mirror of `root` in `cache`, by path relative to the mirror, with
+/// their inode and mtime in ns (both the same across runs: the file was kept, not written
+/// again; an inode alone can be reused at once for the file written after a delete).
+fn mirror_pycs(cache: &Path, root: &Path) -> std::collections::BTreeMap<String, (u64, i64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mirror = cache.join(root.canonicalize().unwrap().strip_prefix("/").unwrap());
+    walkdir::WalkDir::new(&mirror)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "pyc"))
+        .map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(&mirror)
+                .unwrap()
+                .display()
+                .to_string();
+            let m = e.metadata().unwrap();
+            (rel, (m.ino(), m.mtime() * 1_000_000_000 + m.mtime_nsec()))
+        })
+        .collect()
+}
+
+/// Within one command (a live `KeepBetweenRuns`), the project's bytecode is kept from run to
+/// run, but only for sources that did not change: a same-size, same-mtime rewrite is seen,
+/// the untouched module and test module are not compiled again, and the guard's end leaves no
+/// mirror behind.
+#[test]
+fn kept_bytecode_is_reused_only_for_unchanged_sources() {
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = cache_dir.path().join("pyc");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(root, "pkg/mod.py", "VALUE = 1\n");
+    write(root, "pkg/other.py", "OTHER = 5\n");
+    write(
+        root,
+        "tests/test_v.py",
+        "from pkg.mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n",
+    );
+    write(
+        root,
+        "tests/test_other.py",
+        "from pkg.other import OTHER\n\ndef test_other():\n    assert OTHER == 5\n",
+    );
+    let mut s = spec(root, &[], 120);
+    s.bytecode = Bytecode::Cache(cache.clone());
+    let guard = selfdebug::bytecode::KeepBetweenRuns::new(&cache);
+    let run = run_pytest(&interp(), &s).unwrap();
+    assert_eq!(
+        run.exit_code,
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.log())
+    );
+    let first = mirror_pycs(&cache, root);
+    let names: Vec<&str> = first.keys().map(|k| k.split('.').next().unwrap()).collect();
+    for want in ["pkg/mod", "pkg/other", "tests/test_v", "tests/test_other"] {
+        assert!(names.contains(&want), "{want} not cached: {first:?}");
+    }
+
+    rewrite_same_size_and_mtime(root, "pkg/mod.py", "VALUE = 2\n");
+    let run = run_pytest(&interp(), &s).unwrap();
+    assert_eq!(run.exit_code, Some(1));
+    let log = String::from_utf8_lossy(&run.log()).into_owned();
+    assert!(log.contains("assert 2 == 1"), "{log}");
+    let second = mirror_pycs(&cache, root);
+    for (rel, ino) in &first {
+        let kept = second.get(rel) == Some(ino);
+        // Only the rewritten module was compiled again.
+        assert_eq!(
+            kept,
+            !rel.starts_with("pkg/mod."),
+            "{rel}: {first:?} then {second:?}"
+        );
+    }
+
+    // An atomic replace (what the journal does), same size: seen too.
+    let tmp = root.join("tests/.test_v.tmp");
+    fs::write(
+        &tmp,
+        "from pkg.mod import VALUE\n\ndef test_value():\n    assert VALUE == 2\n",
+    )
+    .unwrap();
+    fs::rename(&tmp, root.join("tests/test_v.py")).unwrap();
+    let run = run_pytest(&interp(), &s).unwrap();
+    assert_eq!(
+        run.exit_code,
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.log())
+    );
+
+    drop(guard);
+    assert_eq!(mirror_pycs(&cache, root), Default::default());
+    assert!(!root.join("pkg/__pycache__").exists());
+    assert!(!root.join("tests/__pycache__").exists());
+}

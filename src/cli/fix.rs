@@ -282,6 +282,12 @@ fn run_in(
     };
     // The warm workers end with the run (their temp dirs too), however it ends.
     let _workers = crate::worker::Shutdown;
+    // The project's bytecode is compiled once per command, not once per run (and forgotten
+    // when the command ends).
+    let _bytecode = match crate::runner::Bytecode::default_cache() {
+        crate::runner::Bytecode::Cache(dir) => Some(crate::bytecode::KeepBetweenRuns::new(&dir)),
+        crate::runner::Bytecode::Fresh => None,
+    };
     let report = if dry_run {
         session::dry_run(&opts)?
     } else {

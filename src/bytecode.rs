@@ -1,0 +1,312 @@
+//! The project's part of the private bytecode cache (`PYTHONPYCACHEPREFIX`, see
+//! [`crate::runner`]): what a run may read of it, and when it is forgotten.
+//!
+//! A `.pyc` is trusted by CPython (and by pytest's assertion rewriter) when the source's mtime
+//! in whole seconds and its size match what it recorded, so a source rewritten within the same
+//! second with the same size would run its old code. By default the cache's mirror of the
+//! run's directory is deleted before and after every run: the project always compiles from its
+//! current source.
+//!
+//! While a [`KeepBetweenRuns`] guard for a cache is alive (one `fix` command), the project's
+//! bytecode is kept from one run to the next instead, file by file, under a stronger check
+//! than CPython's: before each run every Python source under the directory is stamped (device,
+//! inode, size, mtime and ctime in ns), and a `.pyc` stays only when its source's stamp equals
+//! the one taken before the previous run, i.e. the source has not changed since before the run
+//! that could have compiled it. Any write changes the stamp (an atomic rename gives another
+//! inode; an in-place write or a restored mtime changes the ctime, which nobody can set), so a
+//! candidate, a rollback or a test that rewrites a source makes that file compile afresh, while
+//! the rest of the project (and pytest's rewritten test modules) is compiled once per command,
+//! not once per run. Bytecode whose source the walk does not stamp (a hidden directory, a
+//! source outside the directory) is deleted before every run, as before. The first run of a
+//! command starts from an empty mirror (nothing is known of what happened before it), and the
+//! guard's drop deletes every mirror it kept.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// `(dev, inode, size, mtime ns, ctime ns)` of a source.
+type Stamp = (u64, u64, u64, i128, i128);
+
+/// Per cache dir with a live guard: the guards, and per mirror the stamps taken before its
+/// latest run.
+struct Kept {
+    guards: usize,
+    mirrors: HashMap<PathBuf, Mirror>,
+}
+
+struct Mirror {
+    real: PathBuf,
+    stamps: HashMap<PathBuf, Stamp>,
+}
+
+static KEPT: Mutex<Option<HashMap<PathBuf, Kept>>> = Mutex::new(None);
+
+/// Keeps the project's bytecode in `cache` between runs while alive (see the module docs);
+/// dropped, it forgets every mirror it kept.
+pub struct KeepBetweenRuns {
+    cache: PathBuf,
+}
+
+impl KeepBetweenRuns {
+    pub fn new(cache: &Path) -> KeepBetweenRuns {
+        let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+        kept.get_or_insert_with(HashMap::new)
+            .entry(cache.to_path_buf())
+            .or_insert_with(|| Kept {
+                guards: 0,
+                mirrors: HashMap::new(),
+            })
+            .guards += 1;
+        KeepBetweenRuns {
+            cache: cache.to_path_buf(),
+        }
+    }
+}
+
+impl Drop for KeepBetweenRuns {
+    fn drop(&mut self) {
+        let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(all) = kept.as_mut() else { return };
+        let Some(k) = all.get_mut(&self.cache) else {
+            return;
+        };
+        k.guards -= 1;
+        if k.guards > 0 {
+            return;
+        }
+        if let Some(k) = all.remove(&self.cache) {
+            for (mirror, m) in k.mirrors {
+                forget_mirror(&self.cache, &mirror, &m.real);
+            }
+        }
+    }
+}
+
+/// Before a run in `cwd` with bytecode under `cache`.
+pub fn before_run(cache: &Path, cwd: &Path) {
+    let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(k) = kept.as_mut().and_then(|all| all.get_mut(cache)) else {
+        drop(kept);
+        forget_project(cache, cwd);
+        return;
+    };
+    for (mirror, real) in mirrors(cache, cwd) {
+        let now = stamps(&real);
+        match k.mirrors.get(&mirror) {
+            Some(m) => prune(&mirror, &real, &m.stamps, &now, 0),
+            None => forget_mirror(cache, &mirror, &real),
+        }
+        k.mirrors.insert(mirror, Mirror { real, stamps: now });
+    }
+}
+
+/// After a run: the mirror is forgotten unless a guard keeps it (then the next run's
+/// [`before_run`] decides, file by file).
+pub fn after_run(cache: &Path, cwd: &Path) {
+    let kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+    if kept.as_ref().is_some_and(|all| all.contains_key(cache)) {
+        return;
+    }
+    drop(kept);
+    forget_project(cache, cwd);
+}
+
+/// The mirrors of `cwd` in `cache` (as given and as resolved), each with the directory it
+/// mirrors.
+fn mirrors(cache: &Path, cwd: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let mut roots = Vec::new();
+    if let Ok(abs) = std::path::absolute(cwd) {
+        roots.push(abs);
+    }
+    if let Ok(real) = cwd.canonicalize() {
+        if !roots.contains(&real) {
+            roots.push(real);
+        }
+    }
+    roots
+        .into_iter()
+        .filter_map(|real| {
+            let rel = real.strip_prefix("/").ok()?;
+            (!rel.as_os_str().is_empty()).then(|| (cache.join(rel), real.clone()))
+        })
+        .collect()
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((
+        m.dev(),
+        m.ino(),
+        m.size(),
+        i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
+    ))
+}
+
+/// A directory whose bytecode is kept in every case (see [`remove_mirror`]), or that holds no
+/// project source worth stamping.
+fn skipped_dir(name: &std::ffi::OsStr, real: &Path) -> bool {
+    let n = name.to_string_lossy();
+    n.starts_with('.')
+        || n == "__pycache__"
+        || n == "node_modules"
+        || kept_in_every_case(name, real)
+}
+
+/// Every `*.py` under `real` (skipped dirs aside), stamped.
+fn stamps(real: &Path) -> HashMap<PathBuf, Stamp> {
+    let mut out = HashMap::new();
+    let walk = walkdir::WalkDir::new(real)
+        .max_depth(64)
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0 || !e.file_type().is_dir() || !skipped_dir(e.file_name(), e.path())
+        });
+    for e in walk.flatten() {
+        if e.file_type().is_dir() || e.path().extension().is_none_or(|x| x != "py") {
+            continue;
+        }
+        let path = e.path().to_path_buf();
+        if let Some(s) = stamp(&path) {
+            out.insert(path, s);
+        }
+    }
+    out
+}
+
+/// Deletes what `mirror` holds for `real`, except the `.pyc` of a source whose stamp is the
+/// same in `before` and `now`; virtualenvs and site-packages inside it are kept, as always.
+fn prune(
+    mirror: &Path,
+    real: &Path,
+    before: &HashMap<PathBuf, Stamp>,
+    now: &HashMap<PathBuf, Stamp>,
+    depth: usize,
+) {
+    let Ok(entries) = std::fs::read_dir(mirror) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => {
+                let real_child = real.join(&name);
+                if !kept_in_every_case(&name, &real_child) && depth < 64 {
+                    prune(&p, &real_child, before, now, depth + 1);
+                    let _ = std::fs::remove_dir(&p);
+                }
+            }
+            _ => {
+                // `mod.cpython-311.pyc`, `test_x.cpython-311-pytest-8.3.5.pyc`: module names
+                // hold no dot, so the source is what comes before the first one.
+                let text = name.to_string_lossy();
+                let source = text
+                    .strip_suffix(".pyc")
+                    .and_then(|t| t.split('.').next())
+                    .map(|stem| real.join(format!("{stem}.py")));
+                let unchanged = source.is_some_and(|src| {
+                    let b = before.get(&src);
+                    b.is_some() && b == now.get(&src)
+                });
+                if !unchanged {
+                    let _ = std::fs::remove_file(&p);
+                }
+            }
+        }
+    }
+}
+
+/// The mirror of a virtualenv or site-packages inside the project: third-party code, kept.
+fn kept_in_every_case(name: &std::ffi::OsStr, real: &Path) -> bool {
+    name == "site-packages" || name == "dist-packages" || real.join("pyvenv.cfg").is_file()
+}
+
+/// Deletes one mirror (see [`forget_project`]) and its parents while they are empty.
+fn forget_mirror(cache: &Path, mirror: &Path, real: &Path) {
+    remove_mirror(mirror, real, 0);
+    let _ = std::fs::remove_dir(mirror);
+    // Its parents too, while empty: every dry run's scratch copy has its own path, and
+    // their empty mirrors would pile up in the cache.
+    for dir in mirror.ancestors().skip(1) {
+        if dir == cache || !dir.starts_with(cache) || std::fs::remove_dir(dir).is_err() {
+            break;
+        }
+    }
+}
+
+/// Deletes the cache's mirror of `cwd` (as given and as resolved), except the parts that
+/// mirror virtualenvs or site-packages inside it: the project's own bytecode is then always
+/// compiled from its current source.
+pub fn forget_project(cache: &Path, cwd: &Path) {
+    for (mirror, real) in mirrors(cache, cwd) {
+        forget_mirror(cache, &mirror, &real);
+    }
+}
+
+fn remove_mirror(mirror: &Path, real: &Path, depth: usize) {
+    let Ok(entries) = std::fs::read_dir(mirror) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => {
+                let real_child = real.join(&name);
+                if !kept_in_every_case(&name, &real_child) && depth < 64 {
+                    remove_mirror(&p, &real_child, depth + 1);
+                    let _ = std::fs::remove_dir(&p);
+                }
+            }
+            _ => {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forgetting_a_dirs_bytecode_leaves_no_empty_mirror_dirs() {
+        let cache = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let cwd = work.path().join("proj");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let mirror = cache.path().join(cwd.strip_prefix("/").unwrap());
+        std::fs::create_dir_all(mirror.join("pkg")).unwrap();
+        std::fs::write(mirror.join("pkg/m.cpython-311.pyc"), b"x").unwrap();
+        // Someone else's bytecode beside it stays, and so do the dirs that hold it.
+        let other = cache.path().join("usr/lib/python3.11");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("os.cpython-311.pyc"), b"y").unwrap();
+        forget_project(cache.path(), &cwd);
+        let mut left: Vec<String> = walkdir::WalkDir::new(cache.path())
+            .min_depth(1)
+            .into_iter()
+            .map(|e| {
+                let e = e.unwrap();
+                e.path()
+                    .strip_prefix(cache.path())
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "usr",
+                "usr/lib",
+                "usr/lib/python3.11",
+                "usr/lib/python3.11/os.cpython-311.pyc"
+            ]
+        );
+    }
+}
