@@ -84,7 +84,9 @@ fn a_test_stuck_in_c_code_is_caught_by_the_backstop_and_deselected() {
         "import signal\nimport time\n\n\ndef wait_forever():\n    \
          signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])\n    time.sleep(1000)\n",
     );
-    let out = p.run(&["fix", "--json", "--test-timeout", "1"]);
+    // A run limit well past the backstop (twice 1 + 5 s): a backstop that never fires fails
+    // the test in two minutes, not ten.
+    let out = p.run(&["fix", "--json", "--test-timeout", "1", "--timeout", "120"]);
     let j = json(&out);
     support::assert_exit(&out, 3);
     assert_eq!(p.read("shop.py"), SHOP_FIXED);

@@ -8,8 +8,9 @@ per-test time limit (SELFDEBUG_TEST_TIMEOUT, seconds), so that one stuck test ca
   frame is where the test was stuck, and the rest of the suite runs on.
 - As a backstop for code that never returns to the interpreter (a C call that ignores signals),
   faulthandler dumps every thread's stack to a file in SELFDEBUG_HANG_DIR (one per process, so
-  pytest-xdist workers do not share one) and ends the process a little later; selfdebug reads
-  that file and names the test and the frame.
+  pytest-xdist workers do not share one) and ends the process, at the latest twice the limit
+  plus a grace after the phase began (see `_backstop`); selfdebug reads that file and names the
+  test and the frame.
 
 A project that configures pytest-timeout keeps its own limit: the timer is then not armed.
 
@@ -21,6 +22,7 @@ import faulthandler
 import os
 import signal
 import threading
+import time
 
 import pytest
 
@@ -58,6 +60,42 @@ def _on_alarm(signum, frame):
     )
 
 
+# The backstop, per process: its file, opened once, whose two header lines each phase rewrites
+# (a file left with no stack after them is no hang, src/plugin/mod.rs), and when the armed dump
+# fires. faulthandler starts and joins a thread at every arming, ~0.2 ms: armed per phase that
+# was 1.3 s of a 2400-test suite's 2.3 s. So the dump is armed for twice the phase's allowance
+# and re-armed only when less than one allowance is left at a phase's start or end: every
+# phase still gets at least limit + grace (never cut short), a stuck one is dumped within
+# twice that, and the gaps between phases always have an allowance left.
+_backstop = {"pid": None, "file": None, "until": 0.0}
+
+
+def _backstop_file():
+    pid = os.getpid()
+    if _backstop["pid"] != pid:
+        # A forked process (an xdist worker, a test that forks) writes a file of its own.
+        _backstop.update(pid=pid, until=0.0)
+        _backstop["file"] = open(os.path.join(_HANG_DIR, "hang-%d.txt" % pid), "w")
+    return _backstop["file"]
+
+
+def _backstop_keep_armed(f):
+    allowance = _LIMIT + _BACKSTOP_GRACE
+    now = time.monotonic()
+    if _backstop["until"] - now < allowance:
+        faulthandler.dump_traceback_later(2 * allowance, exit=True, file=f)
+        _backstop["until"] = now + 2 * allowance
+
+
+def _pytest_faulthandler_timeout(item):
+    # pytest's own faulthandler_timeout arms and cancels the one dump per test: then ours is
+    # armed and cancelled per phase, as pytest's is per test.
+    try:
+        return float(item.config.getini("faulthandler_timeout") or 0) > 0
+    except Exception:
+        return False
+
+
 class _Limit:
     """Arms the timer and the backstop around one phase of one test."""
 
@@ -67,20 +105,25 @@ class _Limit:
         self.timer = False
         self.previous = None
         self.hang = None
-        self.path = ""
+        self.per_phase = False
 
     def __enter__(self):
         if _LIMIT <= 0:
             return self
         if _HANG_DIR:
             try:
-                self.path = os.path.join(_HANG_DIR, "hang-%d.txt" % os.getpid())
-                self.hang = open(self.path, "w")
-                self.hang.write("%s\n%s\n" % (self.item.nodeid, self.when))
-                self.hang.flush()
-                faulthandler.dump_traceback_later(
-                    _LIMIT + _BACKSTOP_GRACE, exit=True, file=self.hang
-                )
+                f = _backstop_file()
+                f.seek(0)
+                f.truncate()
+                f.write("%s\n%s\n" % (self.item.nodeid, self.when))
+                f.flush()
+                self.per_phase = _pytest_faulthandler_timeout(self.item)
+                if self.per_phase:
+                    faulthandler.dump_traceback_later(_LIMIT + _BACKSTOP_GRACE, exit=True, file=f)
+                    _backstop["until"] = 0.0
+                else:
+                    _backstop_keep_armed(f)
+                self.hang = f
             except Exception:
                 self.hang = None
         if _use_timer(self.item):
@@ -101,12 +144,35 @@ class _Limit:
                 pass
         if self.hang is not None:
             try:
-                faulthandler.cancel_dump_traceback_later()
-                self.hang.close()
-                os.unlink(self.path)
+                if self.per_phase:
+                    faulthandler.cancel_dump_traceback_later()
+                else:
+                    _backstop_keep_armed(self.hang)
             except Exception:
                 pass
         return False
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_exception_interact():
+    # pytest's faulthandler plugin cancels the dump here (after every failed phase, and before
+    # pdb): the next phase arms it again.
+    _backstop["until"] = 0.0
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_enter_pdb():
+    _backstop["until"] = 0.0
+
+
+def pytest_unconfigure(config):
+    # What comes after the last test (the summary, other plugins' reports) is no test's.
+    if _backstop["pid"] == os.getpid() and _backstop["until"]:
+        try:
+            faulthandler.cancel_dump_traceback_later()
+            _backstop["until"] = 0.0
+        except Exception:
+            pass
 
 
 @pytest.hookimpl(hookwrapper=True)
