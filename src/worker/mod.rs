@@ -148,7 +148,45 @@ pub fn take_notes() -> Vec<String> {
 /// Microseconds servers took to start, and microseconds runs waited for a server (its start,
 /// when a run came before the server was ready): Python processes' time that is no run's.
 static START_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-static WAIT_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static WAITING: Mutex<Waiting> = Mutex::new(Waiting {
+    runs: 0,
+    since: None,
+    total: Duration::ZERO,
+});
+
+/// The wall time during which at least one run waited for a server: with `--jobs N` runs
+/// wait side by side, and their waits summed would count the same start N times.
+struct Waiting {
+    runs: usize,
+    since: Option<Instant>,
+    total: Duration,
+}
+
+/// One run's wait for a server, from its creation to its drop.
+struct Wait(&'static Mutex<Waiting>);
+
+impl Wait {
+    fn start(on: &'static Mutex<Waiting>) -> Wait {
+        let mut w = on.lock().unwrap_or_else(|p| p.into_inner());
+        if w.runs == 0 {
+            w.since = Some(Instant::now());
+        }
+        w.runs += 1;
+        Wait(on)
+    }
+}
+
+impl Drop for Wait {
+    fn drop(&mut self) {
+        let mut w = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        w.runs -= 1;
+        if w.runs == 0 {
+            if let Some(since) = w.since.take() {
+                w.total += since.elapsed();
+            }
+        }
+    }
+}
 
 /// How long servers took to start and how long runs waited for one, in ms, since the last
 /// call (for the report: the start overlaps the baseline, the wait is on the critical path).
@@ -156,7 +194,8 @@ pub fn take_times() -> (u64, u64) {
     use std::sync::atomic::Ordering::SeqCst;
     (
         START_US.swap(0, SeqCst) / 1000,
-        WAIT_US.swap(0, SeqCst) / 1000,
+        std::mem::take(&mut WAITING.lock().unwrap_or_else(|p| p.into_inner()).total).as_millis()
+            as u64,
     )
 }
 
@@ -211,12 +250,9 @@ pub fn run(
             return cold();
         }
     };
-    let asked = Instant::now();
+    let wait = Wait::start(&WAITING);
     let server = server_for(python);
-    WAIT_US.fetch_add(
-        asked.elapsed().as_micros() as u64,
-        std::sync::atomic::Ordering::SeqCst,
-    );
+    drop(wait);
     let Some(server) = server else {
         return cold();
     };
@@ -681,5 +717,32 @@ mod tests {
         assert_eq!(Mode::parse(" OFF "), Some(Mode::Off));
         assert_eq!(Mode::parse("0"), Some(Mode::Off));
         assert_eq!(Mode::parse("warm"), None);
+    }
+
+    #[test]
+    fn runs_waiting_side_by_side_count_their_common_wait_once() {
+        static ON: Mutex<Waiting> = Mutex::new(Waiting {
+            runs: 0,
+            since: None,
+            total: Duration::ZERO,
+        });
+        let outer = Instant::now();
+        let a = Wait::start(&ON);
+        let b = Wait::start(&ON);
+        std::thread::sleep(Duration::from_millis(30));
+        drop(a);
+        drop(b);
+        let wall = outer.elapsed();
+        let total = ON.lock().unwrap().total;
+        // Summed, the two waits would be about twice the wall time.
+        assert!(
+            total >= Duration::from_millis(30) && total <= wall,
+            "{total:?} of {wall:?}"
+        );
+        // A later wait alone adds its own time.
+        let c = Wait::start(&ON);
+        drop(c);
+        assert!(ON.lock().unwrap().total >= total);
+        assert_eq!(ON.lock().unwrap().runs, 0);
     }
 }
