@@ -17,9 +17,16 @@
 //! candidate, a rollback or a test that rewrites a source makes that file compile afresh, while
 //! the rest of the project (and pytest's rewritten test modules) is compiled once per command,
 //! not once per run. Bytecode whose source the walk does not stamp (a hidden directory, a
-//! source outside the directory) is deleted before every run, as before. The first run of a
-//! command starts from an empty mirror (nothing is known of what happened before it), and the
-//! guard's drop deletes every mirror it kept.
+//! source outside the directory) is deleted before every run, as before.
+//!
+//! Across commands: when the guard drops, a mirror whose directory still exists (the project,
+//! not a scratch copy) is kept with its stamps, written beside the cache
+//! (`pycache-stamps/`, private like it); the next command's first run in that directory
+//! prunes by them exactly as between two runs. The argument is the same: a `.pyc` stays only
+//! while its source has not changed since before the run that could have compiled it, and
+//! every change between commands (an edit, a checkout, a restore) changes the ctime. A mirror
+//! with no stamps (the first command, a killed one's scratch copy, an unreadable file) starts
+//! empty. So a pre-commit hook's second run compiles only what changed.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -78,7 +85,11 @@ impl Drop for KeepBetweenRuns {
         }
         if let Some(k) = all.remove(&self.cache) {
             for (mirror, m) in k.mirrors {
-                forget_mirror(&self.cache, &mirror, &m.real);
+                // A scratch copy is gone by now: its mirror goes too.
+                let kept = m.real.is_dir() && save_stamps(&self.cache, &mirror, &m).is_ok();
+                if !kept {
+                    forget_mirror(&self.cache, &mirror, &m.real);
+                }
             }
         }
     }
@@ -94,8 +105,17 @@ pub fn before_run(cache: &Path, cwd: &Path) {
     };
     for (mirror, real) in mirrors(cache, cwd) {
         let now = stamps(&real);
-        match k.mirrors.get(&mirror) {
-            Some(m) => prune(&mirror, &real, &m.stamps, &now, 0),
+        let saved;
+        let before = match k.mirrors.get(&mirror) {
+            Some(m) => Some(&m.stamps),
+            None => {
+                // A new command: what an earlier one left, if its stamps say what it was.
+                saved = load_stamps(cache, &mirror, &real);
+                saved.as_ref()
+            }
+        };
+        match before {
+            Some(before) => prune(&mirror, &real, before, &now, 0),
             None => forget_mirror(cache, &mirror, &real),
         }
         k.mirrors.insert(mirror, Mirror { real, stamps: now });
@@ -111,6 +131,59 @@ pub fn after_run(cache: &Path, cwd: &Path) {
     }
     drop(kept);
     forget_project(cache, cwd);
+}
+
+/// Where the stamps of `mirror` are kept between commands: beside the cache, one file per
+/// mirror, named by a hash of its path (the file also holds the path, checked on load).
+fn stamps_file(cache: &Path, mirror: &Path) -> Option<PathBuf> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    mirror.hash(&mut h);
+    let dir = cache.with_file_name(format!("{}-stamps", cache.file_name()?.to_string_lossy()));
+    Some(dir.join(format!("{:016x}.json", h.finish())))
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedStamps {
+    mirror: PathBuf,
+    real: PathBuf,
+    stamps: Vec<(PathBuf, Stamp)>,
+}
+
+/// Writes the stamps of `m` (atomically, in a private dir).
+fn save_stamps(cache: &Path, mirror: &Path, m: &Mirror) -> std::io::Result<()> {
+    let path = stamps_file(cache, mirror).ok_or_else(|| std::io::Error::other("no cache name"))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    if !crate::runner::private_dir(dir) {
+        return Err(std::io::Error::other("stamps dir is not private"));
+    }
+    let saved = SavedStamps {
+        mirror: mirror.to_path_buf(),
+        real: m.real.clone(),
+        stamps: m.stamps.iter().map(|(p, s)| (p.clone(), *s)).collect(),
+    };
+    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+    std::fs::write(
+        &tmp,
+        serde_json::to_vec(&saved).map_err(std::io::Error::other)?,
+    )?;
+    std::fs::rename(&tmp, &path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// The stamps an earlier command saved for `mirror` of `real`, taken off disk (a command killed
+/// from here on leaves none, and its successor starts from an empty mirror); `None` when there
+/// are none or they are not this mirror's.
+fn load_stamps(cache: &Path, mirror: &Path, real: &Path) -> Option<HashMap<PathBuf, Stamp>> {
+    let path = stamps_file(cache, mirror)?;
+    if !path.parent().is_some_and(crate::runner::private_dir) {
+        return None;
+    }
+    let bytes = std::fs::read(&path).ok();
+    let _ = std::fs::remove_file(&path);
+    let saved: SavedStamps = serde_json::from_slice(&bytes?).ok()?;
+    (saved.mirror == mirror && saved.real == real).then(|| saved.stamps.into_iter().collect())
 }
 
 /// The mirrors of `cwd` in `cache` (as given and as resolved), each with the directory it

@@ -488,12 +488,13 @@ fn mirror_pycs(cache: &Path, root: &Path) -> std::collections::BTreeMap<String, 
         .collect()
 }
 
-/// Within one command (a live `KeepBetweenRuns`), the project's bytecode is kept from run to
-/// run, but only for sources that did not change: a same-size, same-mtime rewrite is seen,
-/// the untouched module and test module are not compiled again, and the guard's end leaves no
-/// mirror behind.
+/// With a live `KeepBetweenRuns` (one command), the project's bytecode is kept from run to run
+/// and from one command to the next, but only for sources that did not change: a same-size,
+/// same-mtime rewrite is seen, within a command and between two; the untouched modules and
+/// test modules are not compiled again; a command without stamps starts empty; a scratch
+/// copy's mirror is gone with the command.
 #[test]
-fn kept_bytecode_is_reused_only_for_unchanged_sources() {
+fn kept_bytecode_is_reused_only_for_unchanged_sources_within_and_across_commands() {
     let cache_dir = tempfile::tempdir().unwrap();
     let cache = cache_dir.path().join("pyc");
     let dir = tempfile::tempdir().unwrap();
@@ -559,8 +560,83 @@ fn kept_bytecode_is_reused_only_for_unchanged_sources() {
         String::from_utf8_lossy(&run.log())
     );
 
+    let third = mirror_pycs(&cache, root);
+
+    // The command ends: the project's mirror stays, with its stamps beside the cache.
     drop(guard);
-    assert_eq!(mirror_pycs(&cache, root), Default::default());
+    assert_eq!(mirror_pycs(&cache, root), third);
+    let stamps = cache_dir.path().join("pyc-stamps");
+    assert_eq!(
+        fs::read_dir(&stamps).unwrap().count(),
+        1,
+        "one mirror, one stamps file"
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&stamps).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "{mode:o}");
+    }
+    // Between two commands a source is rewritten, same size and mtime (only its ctime shows).
+    rewrite_same_size_and_mtime(
+        root,
+        "pkg/other.py",
+        "OTHER = 6
+",
+    );
+    let guard = selfdebug::bytecode::KeepBetweenRuns::new(&cache);
+    let run = run_pytest(&interp(), &s).unwrap();
+    assert_eq!(run.exit_code, Some(1));
+    let log = String::from_utf8_lossy(&run.log()).into_owned();
+    assert!(log.contains("assert 6 == 5"), "{log}");
+    let fourth = mirror_pycs(&cache, root);
+    for (rel, id) in &third {
+        let kept = fourth.get(rel) == Some(id);
+        assert_eq!(
+            kept,
+            !rel.starts_with("pkg/other."),
+            "{rel}: {third:?} then {fourth:?}"
+        );
+    }
+    drop(guard);
+
+    // A command whose stamps are gone (killed: they are taken off disk when read) starts from
+    // an empty mirror.
+    let guard = selfdebug::bytecode::KeepBetweenRuns::new(&cache);
+    for e in fs::read_dir(&stamps).unwrap() {
+        fs::remove_file(e.unwrap().path()).unwrap();
+    }
+    let run = run_pytest(&interp(), &s).unwrap();
+    assert_eq!(run.exit_code, Some(1));
+    let fifth = mirror_pycs(&cache, root);
+    assert!(
+        fourth.iter().all(|(rel, id)| fifth.get(rel) != Some(id)),
+        "{fourth:?} then {fifth:?}"
+    );
+
+    // A directory gone by the command's end (a scratch copy) leaves no mirror.
+    let scratch = tempfile::tempdir().unwrap();
+    write(
+        scratch.path(),
+        "tests/test_s.py",
+        "def test_s():
+    pass
+",
+    );
+    let mut s2 = spec(scratch.path(), &[], 120);
+    s2.bytecode = Bytecode::Cache(cache.clone());
+    assert_eq!(run_pytest(&interp(), &s2).unwrap().exit_code, Some(0));
+    let scratch_mirror = cache.join(
+        scratch
+            .path()
+            .canonicalize()
+            .unwrap()
+            .strip_prefix("/")
+            .unwrap(),
+    );
+    assert!(scratch_mirror.exists());
+    drop(scratch);
+    drop(guard);
+    assert!(!scratch_mirror.exists());
     assert!(!root.join("pkg/__pycache__").exists());
     assert!(!root.join("tests/__pycache__").exists());
 }
