@@ -115,7 +115,7 @@ pub fn before_run(cache: &Path, cwd: &Path) {
             }
         };
         match before {
-            Some(before) => prune(&mirror, &real, before, &now, 0),
+            Some(before) => prune(&mirror, &real, &unchanged(before, &now), 0),
             None => forget_mirror(cache, &mirror, &real),
         }
         k.mirrors.insert(mirror, Mirror { real, stamps: now });
@@ -218,7 +218,7 @@ fn stamp(path: &Path) -> Option<Stamp> {
     ))
 }
 
-/// A directory whose bytecode is kept in every case (see [`remove_mirror`]), or that holds no
+/// A directory whose bytecode is kept in every case (see [`prune`]), or that holds no
 /// project source worth stamping.
 fn skipped_dir(name: &std::ffi::OsStr, real: &Path) -> bool {
     let n = name.to_string_lossy();
@@ -249,15 +249,9 @@ fn stamps(real: &Path) -> HashMap<PathBuf, Stamp> {
     out
 }
 
-/// Deletes what `mirror` holds for `real`, except the `.pyc` of a source whose stamp is the
-/// same in `before` and `now`; virtualenvs and site-packages inside it are kept, as always.
-fn prune(
-    mirror: &Path,
-    real: &Path,
-    before: &HashMap<PathBuf, Stamp>,
-    now: &HashMap<PathBuf, Stamp>,
-    depth: usize,
-) {
+/// Deletes what `mirror` holds for `real` (virtualenvs and site-packages inside it aside),
+/// except the `.pyc` files whose source (a path under `real`) `keep` says stay.
+fn prune(mirror: &Path, real: &Path, keep: &dyn Fn(&Path) -> bool, depth: usize) {
     let Ok(entries) = std::fs::read_dir(mirror) else {
         return;
     };
@@ -268,7 +262,7 @@ fn prune(
             Ok(t) if t.is_dir() => {
                 let real_child = real.join(&name);
                 if !kept_in_every_case(&name, &real_child) && depth < 64 {
-                    prune(&p, &real_child, before, now, depth + 1);
+                    prune(&p, &real_child, keep, depth + 1);
                     let _ = std::fs::remove_dir(&p);
                 }
             }
@@ -280,16 +274,20 @@ fn prune(
                     .strip_suffix(".pyc")
                     .and_then(|t| t.split('.').next())
                     .map(|stem| real.join(format!("{stem}.py")));
-                let unchanged = source.is_some_and(|src| {
-                    let b = before.get(&src);
-                    b.is_some() && b == now.get(&src)
-                });
-                if !unchanged {
+                if !source.is_some_and(|src| keep(&src)) {
                     let _ = std::fs::remove_file(&p);
                 }
             }
         }
     }
+}
+
+/// A source whose stamp is the same before and now (and known).
+fn unchanged<'a>(
+    before: &'a HashMap<PathBuf, Stamp>,
+    now: &'a HashMap<PathBuf, Stamp>,
+) -> impl Fn(&Path) -> bool + 'a {
+    move |src| before.get(src).is_some_and(|b| now.get(src) == Some(b))
 }
 
 /// The mirror of a virtualenv or site-packages inside the project: third-party code, kept.
@@ -299,7 +297,7 @@ fn kept_in_every_case(name: &std::ffi::OsStr, real: &Path) -> bool {
 
 /// Deletes one mirror (see [`forget_project`]) and its parents while they are empty.
 fn forget_mirror(cache: &Path, mirror: &Path, real: &Path) {
-    remove_mirror(mirror, real, 0);
+    prune(mirror, real, &|_| false, 0);
     let _ = std::fs::remove_dir(mirror);
     // Its parents too, while empty: every dry run's scratch copy has its own path, and
     // their empty mirrors would pile up in the cache.
@@ -316,28 +314,6 @@ fn forget_mirror(cache: &Path, mirror: &Path, real: &Path) {
 pub fn forget_project(cache: &Path, cwd: &Path) {
     for (mirror, real) in mirrors(cache, cwd) {
         forget_mirror(cache, &mirror, &real);
-    }
-}
-
-fn remove_mirror(mirror: &Path, real: &Path, depth: usize) {
-    let Ok(entries) = std::fs::read_dir(mirror) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        let name = e.file_name();
-        match e.file_type() {
-            Ok(t) if t.is_dir() => {
-                let real_child = real.join(&name);
-                if !kept_in_every_case(&name, &real_child) && depth < 64 {
-                    remove_mirror(&p, &real_child, depth + 1);
-                    let _ = std::fs::remove_dir(&p);
-                }
-            }
-            _ => {
-                let _ = std::fs::remove_file(&p);
-            }
-        }
     }
 }
 

@@ -123,13 +123,7 @@ fn passing_and_failing_runs() {
         (OsString::from("SD_X"), OsString::from("yes")),
         (OsString::from("PYTEST_ADDOPTS"), OsString::from("-x")),
     ];
-    let run = run_pytest(&interp(), &s).unwrap();
-    assert_eq!(
-        run.exit_code,
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.log())
-    );
+    passes(&s);
 }
 
 #[test]
@@ -367,13 +361,7 @@ fn stale_project_pycache_is_never_read(bytecode: Bytecode) {
     // Our run reads the source.
     let mut s = spec(root, &[], 120);
     s.bytecode = bytecode;
-    let run = run_pytest(&interp(), &s).unwrap();
-    assert_eq!(
-        run.exit_code,
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.log())
-    );
+    passes(&s);
     // And it neither rewrote nor added bytecode in the project.
     assert_eq!(tree(&pyc_dir), pycs_before);
     let after: Vec<Vec<u8>> = pycs_before
@@ -394,13 +382,10 @@ fn stale_project_pycache_is_never_read_cache_mode() {
     stale_project_pycache_is_never_read(Bytecode::Cache(cache.path().join("pyc")));
 }
 
-/// The shared cache holds bytecode our own earlier run wrote: a same-size, same-mtime rewrite
-/// between two runs must still be seen (the project's part of the cache is wiped), while code
-/// outside the project stays cached.
-#[test]
-fn the_shared_cache_never_serves_the_project_stale_code() {
+/// A project whose test checks `pkg.mod.VALUE == 1` (passing), and a spec running it with a
+/// bytecode cache of its own (`pyc` in the first dir).
+fn value_project() -> (tempfile::TempDir, tempfile::TempDir, RunSpec) {
     let cache_dir = tempfile::tempdir().unwrap();
-    let cache = cache_dir.path().join("pyc");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     write(root, "pkg/__init__.py", "");
@@ -411,14 +396,18 @@ fn the_shared_cache_never_serves_the_project_stale_code() {
         "from pkg.mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n",
     );
     let mut s = spec(root, &[], 120);
-    s.bytecode = Bytecode::Cache(cache.clone());
-    let run = run_pytest(&interp(), &s).unwrap();
-    assert_eq!(
-        run.exit_code,
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.log())
-    );
+    s.bytecode = Bytecode::Cache(cache_dir.path().join("pyc"));
+    (cache_dir, dir, s)
+}
+
+/// The shared cache holds bytecode our own earlier run wrote: a same-size, same-mtime rewrite
+/// between two runs must still be seen (the project's part of the cache is wiped), while code
+/// outside the project stays cached.
+#[test]
+fn the_shared_cache_never_serves_the_project_stale_code() {
+    let (cache_dir, dir, s) = value_project();
+    let (cache, root) = (cache_dir.path().join("pyc"), dir.path());
+    passes(&s);
     // Outside code (pytest itself) is cached; nothing of the project is left in the cache.
     let cached = tree(&cache);
     assert!(cached.iter().any(|p| p.contains("_pytest")), "{cached:?}");
@@ -488,6 +477,43 @@ fn mirror_pycs(cache: &Path, root: &Path) -> std::collections::BTreeMap<String, 
         .collect()
 }
 
+/// Runs `s`, which must pass.
+fn passes(s: &RunSpec) {
+    let run = run_pytest(&interp(), s).unwrap();
+    assert_eq!(
+        run.exit_code,
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.log())
+    );
+}
+
+/// Runs `s`, which must fail with `message` in its log, having compiled again only the
+/// bytecode whose path (relative to the mirror) starts with `recompiled`: every other file of
+/// `before` is the same file. Returns the mirror's files after the run.
+fn fails_recompiling_only(
+    s: &RunSpec,
+    cache: &Path,
+    before: &std::collections::BTreeMap<String, (u64, i64)>,
+    message: &str,
+    recompiled: &str,
+) -> std::collections::BTreeMap<String, (u64, i64)> {
+    let run = run_pytest(&interp(), s).unwrap();
+    assert_eq!(run.exit_code, Some(1));
+    let log = String::from_utf8_lossy(&run.log()).into_owned();
+    assert!(log.contains(message), "{log}");
+    let after = mirror_pycs(cache, &s.cwd);
+    for (rel, id) in before {
+        let kept = after.get(rel) == Some(id);
+        assert_eq!(
+            kept,
+            !rel.starts_with(recompiled),
+            "{rel}: {before:?} then {after:?}"
+        );
+    }
+    after
+}
+
 /// With a live `KeepBetweenRuns` (one command), the project's bytecode is kept from run to run
 /// and from one command to the next, but only for sources that did not change: a same-size,
 /// same-mtime rewrite is seen, within a command and between two; the untouched modules and
@@ -495,33 +521,16 @@ fn mirror_pycs(cache: &Path, root: &Path) -> std::collections::BTreeMap<String, 
 /// copy's mirror is gone with the command.
 #[test]
 fn kept_bytecode_is_reused_only_for_unchanged_sources_within_and_across_commands() {
-    let cache_dir = tempfile::tempdir().unwrap();
-    let cache = cache_dir.path().join("pyc");
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    write(root, "pkg/__init__.py", "");
-    write(root, "pkg/mod.py", "VALUE = 1\n");
+    let (cache_dir, dir, s) = value_project();
+    let (cache, root) = (cache_dir.path().join("pyc"), dir.path());
     write(root, "pkg/other.py", "OTHER = 5\n");
-    write(
-        root,
-        "tests/test_v.py",
-        "from pkg.mod import VALUE\n\ndef test_value():\n    assert VALUE == 1\n",
-    );
     write(
         root,
         "tests/test_other.py",
         "from pkg.other import OTHER\n\ndef test_other():\n    assert OTHER == 5\n",
     );
-    let mut s = spec(root, &[], 120);
-    s.bytecode = Bytecode::Cache(cache.clone());
     let guard = selfdebug::bytecode::KeepBetweenRuns::new(&cache);
-    let run = run_pytest(&interp(), &s).unwrap();
-    assert_eq!(
-        run.exit_code,
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.log())
-    );
+    passes(&s);
     let first = mirror_pycs(&cache, root);
     let names: Vec<&str> = first.keys().map(|k| k.split('.').next().unwrap()).collect();
     for want in ["pkg/mod", "pkg/other", "tests/test_v", "tests/test_other"] {
@@ -529,20 +538,7 @@ fn kept_bytecode_is_reused_only_for_unchanged_sources_within_and_across_commands
     }
 
     rewrite_same_size_and_mtime(root, "pkg/mod.py", "VALUE = 2\n");
-    let run = run_pytest(&interp(), &s).unwrap();
-    assert_eq!(run.exit_code, Some(1));
-    let log = String::from_utf8_lossy(&run.log()).into_owned();
-    assert!(log.contains("assert 2 == 1"), "{log}");
-    let second = mirror_pycs(&cache, root);
-    for (rel, ino) in &first {
-        let kept = second.get(rel) == Some(ino);
-        // Only the rewritten module was compiled again.
-        assert_eq!(
-            kept,
-            !rel.starts_with("pkg/mod."),
-            "{rel}: {first:?} then {second:?}"
-        );
-    }
+    let _ = fails_recompiling_only(&s, &cache, &first, "assert 2 == 1", "pkg/mod.");
 
     // An atomic replace (what the journal does), same size: seen too.
     let tmp = root.join("tests/.test_v.tmp");
@@ -552,13 +548,7 @@ fn kept_bytecode_is_reused_only_for_unchanged_sources_within_and_across_commands
     )
     .unwrap();
     fs::rename(&tmp, root.join("tests/test_v.py")).unwrap();
-    let run = run_pytest(&interp(), &s).unwrap();
-    assert_eq!(
-        run.exit_code,
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.log())
-    );
+    passes(&s);
 
     let third = mirror_pycs(&cache, root);
 
@@ -577,26 +567,9 @@ fn kept_bytecode_is_reused_only_for_unchanged_sources_within_and_across_commands
         assert_eq!(mode & 0o077, 0, "{mode:o}");
     }
     // Between two commands a source is rewritten, same size and mtime (only its ctime shows).
-    rewrite_same_size_and_mtime(
-        root,
-        "pkg/other.py",
-        "OTHER = 6
-",
-    );
+    rewrite_same_size_and_mtime(root, "pkg/other.py", "OTHER = 6\n");
     let guard = selfdebug::bytecode::KeepBetweenRuns::new(&cache);
-    let run = run_pytest(&interp(), &s).unwrap();
-    assert_eq!(run.exit_code, Some(1));
-    let log = String::from_utf8_lossy(&run.log()).into_owned();
-    assert!(log.contains("assert 6 == 5"), "{log}");
-    let fourth = mirror_pycs(&cache, root);
-    for (rel, id) in &third {
-        let kept = fourth.get(rel) == Some(id);
-        assert_eq!(
-            kept,
-            !rel.starts_with("pkg/other."),
-            "{rel}: {third:?} then {fourth:?}"
-        );
-    }
+    let fourth = fails_recompiling_only(&s, &cache, &third, "assert 6 == 5", "pkg/other.");
     drop(guard);
 
     // A command whose stamps are gone (killed: they are taken off disk when read) starts from
