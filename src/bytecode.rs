@@ -26,7 +26,8 @@
 //! while its source has not changed since before the run that could have compiled it, and
 //! every change between commands (an edit, a checkout, a restore) changes the ctime. A mirror
 //! with no stamps (the first command, a killed one's scratch copy, an unreadable file) starts
-//! empty. So a pre-commit hook's second run compiles only what changed.
+//! empty. So a pre-commit hook's second run compiles only what changed. Once a day a command's
+//! end forgets the kept mirrors of directories gone since (a removed CI checkout or temp copy).
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -51,7 +52,8 @@ struct Mirror {
 static KEPT: Mutex<Option<HashMap<PathBuf, Kept>>> = Mutex::new(None);
 
 /// Keeps the project's bytecode in `cache` between runs while alive (see the module docs);
-/// dropped, it forgets every mirror it kept.
+/// dropped, it saves the stamps of every mirror whose directory still exists and forgets the
+/// others (and, once a day, the mirrors of directories gone since, see [`sweep`]).
 pub struct KeepBetweenRuns {
     cache: PathBuf,
 }
@@ -86,12 +88,14 @@ impl Drop for KeepBetweenRuns {
         if let Some(k) = all.remove(&self.cache) {
             for (mirror, m) in k.mirrors {
                 // A scratch copy is gone by now: its mirror goes too.
-                let kept = m.real.is_dir() && save_stamps(&self.cache, &mirror, &m).is_ok();
-                if !kept {
+                let saved = m.real.is_dir() && save_stamps(&self.cache, &mirror, &m).is_ok();
+                if !saved {
                     forget_mirror(&self.cache, &mirror, &m.real);
                 }
             }
         }
+        drop(kept);
+        sweep(&self.cache, SWEEP_EVERY);
     }
 }
 
@@ -139,8 +143,12 @@ fn stamps_file(cache: &Path, mirror: &Path) -> Option<PathBuf> {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     mirror.hash(&mut h);
-    let dir = cache.with_file_name(format!("{}-stamps", cache.file_name()?.to_string_lossy()));
-    Some(dir.join(format!("{:016x}.json", h.finish())))
+    Some(stamps_dir(cache)?.join(format!("{:016x}.json", h.finish())))
+}
+
+/// `pycache-stamps` beside the cache `pycache`.
+fn stamps_dir(cache: &Path) -> Option<PathBuf> {
+    Some(cache.with_file_name(format!("{}-stamps", cache.file_name()?.to_string_lossy())))
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -148,6 +156,50 @@ struct SavedStamps {
     mirror: PathBuf,
     real: PathBuf,
     stamps: Vec<(PathBuf, Stamp)>,
+}
+
+/// How often [`sweep`] looks for mirrors of directories that are gone.
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Forgets the kept mirrors (and stamps) of directories that no longer exist (a CI checkout
+/// or a temp copy removed since), at most once per `every` (a marker file's mtime says when
+/// it last ran), so that they do not pile up in the cache.
+fn sweep(cache: &Path, every: std::time::Duration) {
+    let Some(dir) = stamps_dir(cache) else {
+        return;
+    };
+    let marker = dir.join(".swept");
+    let recent = std::fs::metadata(&marker)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|age| age < every));
+    if recent || !dir.is_dir() || !crate::runner::private_dir(&dir) {
+        return;
+    }
+    let _ = std::fs::write(&marker, b"");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let saved = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<SavedStamps>(&b).ok());
+        match saved {
+            Some(s) if s.real.is_dir() => {}
+            Some(s) => {
+                if s.mirror.starts_with(cache) {
+                    forget_mirror(cache, &s.mirror, &s.real);
+                }
+                let _ = std::fs::remove_file(&path);
+            }
+            None => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
 }
 
 /// Writes the stamps of `m` (atomically, in a private dir).
@@ -357,5 +409,57 @@ mod tests {
                 "usr/lib/python3.11/os.cpython-311.pyc"
             ]
         );
+    }
+
+    #[test]
+    fn the_sweep_forgets_the_mirrors_of_gone_directories_once_a_day() {
+        let home = tempfile::tempdir().unwrap();
+        let cache = home.path().join("pycache");
+        let live = home.path().join("live");
+        std::fs::create_dir_all(&live).unwrap();
+        let gone = home.path().join("gone");
+        let keep = |real: &Path| {
+            let (mirror, real) = mirrors(&cache, real).remove(0);
+            std::fs::create_dir_all(&mirror).unwrap();
+            std::fs::write(mirror.join("m.cpython-311.pyc"), b"x").unwrap();
+            let m = Mirror {
+                real,
+                stamps: HashMap::new(),
+            };
+            save_stamps(&cache, &mirror, &m).unwrap();
+            mirror
+        };
+        let live_mirror = keep(&live);
+        std::fs::create_dir_all(&gone).unwrap();
+        let gone_mirror = keep(&gone);
+        std::fs::remove_dir(&gone).unwrap();
+        let stamps_dir = home.path().join("pycache-stamps");
+        assert_eq!(std::fs::read_dir(&stamps_dir).unwrap().count(), 2);
+
+        sweep(&cache, SWEEP_EVERY);
+        assert!(live_mirror.join("m.cpython-311.pyc").is_file());
+        assert!(!gone_mirror.exists());
+        let left: Vec<String> = std::fs::read_dir(&stamps_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".json"))
+            .collect();
+        assert_eq!(
+            left,
+            [stamps_file(&cache, &live_mirror)
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()]
+        );
+
+        // Within the day, a directory gone since is left for the next sweep.
+        std::fs::create_dir_all(&gone).unwrap();
+        let gone_mirror = keep(&gone);
+        std::fs::remove_dir(&gone).unwrap();
+        sweep(&cache, SWEEP_EVERY);
+        assert!(gone_mirror.join("m.cpython-311.pyc").is_file());
+        sweep(&cache, std::time::Duration::ZERO);
+        assert!(!gone_mirror.exists());
     }
 }
