@@ -428,6 +428,11 @@ impl Phase {
     }
 }
 
+/// Up to this many other tests in a failure's group, their check rides on the candidate's
+/// full run instead of a run of their own: for a few tests a run costs its start, and the full
+/// run holds them anyway.
+const GROUP_IN_FULL_RUN: usize = 8;
+
 /// A touched file's saved original.
 #[derive(Debug, Clone, Serialize)]
 pub struct Backup {
@@ -1681,8 +1686,12 @@ fn prove(
         let mut attempt = s.attempt_record(failure, ctx.category, depth, &cand, &first);
         let mut result = None;
         let gone = gone(failure, &key, &targeted, &first_verdict);
+        // A small group is checked in the full run that follows anyway (one run fewer); a
+        // big one, or one whose full run is the batch's later, gets a run of its own first.
+        let group_in_full_run = !ctx.defer && ctx.group.len() <= GROUP_IN_FULL_RUN;
         // The representative passes: the rest of its group in one run, before the full suite.
-        let group_passes = if gone && !first.timed_out && !targeted.is_empty() {
+        let group_passes = if gone && !first.timed_out && !targeted.is_empty() && !group_in_full_run
+        {
             if !ctx.group.is_empty() {
                 crate::progress::step(|| format!("{}: running the group's tests", label()));
             }
@@ -1710,13 +1719,22 @@ fn prove(
                 let suite = s.run(ws, &[], Phase::Confirm)?;
                 s.read(&suite, ws.root())
             };
-            result = judge::judge_full_run(
-                suite_verdict,
-                ctx.current,
-                std::slice::from_ref(&key),
-                ctx.blind,
-            )
-            .record(&mut attempt);
+            let group_passes = !group_in_full_run
+                || groups::group_passes_in(
+                    &suite_verdict,
+                    &ctx.group,
+                    ctx.group_key.as_ref(),
+                    &mut attempt,
+                );
+            if group_passes {
+                result = judge::judge_full_run(
+                    suite_verdict,
+                    ctx.current,
+                    std::slice::from_ref(&key),
+                    ctx.blind,
+                )
+                .record(&mut attempt);
+            }
         } else {
             let next = next_failure(failure, &first_verdict);
             attempt.new_failure = match &next {

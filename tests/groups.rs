@@ -80,6 +80,52 @@ fn one_bug_thirty_failures_one_group() {
     );
 }
 
+/// A small group (three tests, one bug) is checked in the candidate's full run, which holds its
+/// tests anyway: no run of its own, unlike the thirty above.
+#[test]
+fn a_small_group_is_checked_in_the_full_run() {
+    let p = project(&[
+        ("conftest.py", ""),
+        (
+            "core.py",
+            "def score(weights, name):\n    return weights[name] * 2\n",
+        ),
+        (
+            "tests/test_core.py",
+            "import pytest\n\nfrom core import score\n\n\n\
+             @pytest.mark.parametrize(\"i\", range(3))\n\
+             def test_missing(i):\n    assert score({}, f\"user_{i}\") == 0\n\n\n\
+             def test_present():\n    assert score({\"a\": 2}, \"a\") == 4\n",
+        ),
+    ]);
+    let out = p.run(&["fix", "--json"]);
+    let v = json_of(&out);
+    assert_eq!(
+        v["final_status"],
+        "pass",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        p.read("core.py"),
+        "def score(weights, name):\n    return weights.get(name, 0) * 2\n"
+    );
+    assert_eq!(v["groups"][0]["status"], "fixed");
+    assert_eq!(v["groups"][0]["tests"].as_array().unwrap().len(), 3);
+    let statuses: Vec<&Value> = v["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &f["status"])
+        .collect();
+    assert_eq!(
+        statuses,
+        ["fixed", "fixed_by_another_patch", "fixed_by_another_patch"]
+    );
+    // Baseline (its facts stand in for the probe), the representative's run, the full suite.
+    assert_eq!(v["pytest_runs"], 3);
+}
+
 const SCORE: &str = "def score(weights, name):\n    return weights[name] * 2\n";
 const SCORE_FIXED: &str = "def score(weights, name):\n    return weights.get(name, 0) * 2\n";
 

@@ -202,33 +202,12 @@ impl super::Runs<'_> {
         }
         let run = self.run(ws, others, super::Phase::Candidate)?;
         match self.read(&run, ws.root()) {
-            crate::verdict::Verdict::Green => Ok(true),
             crate::verdict::Verdict::TimedOut => {
                 attempt.outcome = "timeout";
                 Ok(false)
             }
-            crate::verdict::Verdict::Failed(after) => {
-                // Only the group's own tests count here (a sibling subtest of a member is
-                // judged by the full run against the baseline).
-                let failing: Vec<&Failure> = after
-                    .iter()
-                    .filter(|f| f.test.as_ref().is_some_and(|t| others.contains(t)))
-                    .filter(|f| key.is_none() || key_of(f).as_ref() == key)
-                    .collect();
-                let Some(first) = failing.first() else {
-                    return Ok(true);
-                };
-                attempt.new_failure = Some(format!(
-                    "the representative passes, but {} of the group's {} other tests still \
-                     fail{} ({}: {}: {})",
-                    failing.len(),
-                    others.len(),
-                    if failing.len() == 1 { "s" } else { "" },
-                    first.test.as_deref().unwrap_or("?"),
-                    first.exc_type,
-                    first.msg.lines().next().unwrap_or("")
-                ));
-                Ok(false)
+            v @ (crate::verdict::Verdict::Green | crate::verdict::Verdict::Failed(_)) => {
+                Ok(group_passes_in(&v, others, key, attempt))
             }
             other => {
                 attempt.outcome = "suite_error";
@@ -237,6 +216,41 @@ impl super::Runs<'_> {
             }
         }
     }
+}
+
+/// Whether none of the group's other tests fails at the group's crash site in `verdict` (the
+/// group's own run, or a full run that holds them); otherwise the attempt says which do. A run
+/// with no verdict passes here: its judge says what it was.
+pub(super) fn group_passes_in(
+    verdict: &crate::verdict::Verdict,
+    others: &[String],
+    key: Option<&GroupKey>,
+    attempt: &mut super::Attempt,
+) -> bool {
+    let Some(after) = verdict.failures() else {
+        return true;
+    };
+    // Only the group's own tests count here (a sibling subtest of a member is judged by the
+    // full run against the baseline).
+    let failing: Vec<&Failure> = after
+        .iter()
+        .filter(|f| f.test.as_ref().is_some_and(|t| others.contains(t)))
+        .filter(|f| key.is_none() || key_of(f).as_ref() == key)
+        .collect();
+    let Some(first) = failing.first() else {
+        return true;
+    };
+    attempt.new_failure = Some(format!(
+        "the representative passes, but {} of the group's {} other tests still fail{} ({}: \
+         {}: {})",
+        failing.len(),
+        others.len(),
+        if failing.len() == 1 { "s" } else { "" },
+        first.test.as_deref().unwrap_or("?"),
+        first.exc_type,
+        first.msg.lines().next().unwrap_or("")
+    ));
+    false
 }
 
 #[cfg(test)]
