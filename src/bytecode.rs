@@ -29,7 +29,7 @@
 //! empty. So a pre-commit hook's second run compiles only what changed. Once a day a command's
 //! end forgets the kept mirrors of directories gone since (a removed CI checkout or temp copy).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -49,7 +49,7 @@ struct Mirror {
     stamps: HashMap<PathBuf, Stamp>,
 }
 
-static KEPT: Mutex<Option<HashMap<PathBuf, Kept>>> = Mutex::new(None);
+static KEPT: Mutex<BTreeMap<PathBuf, Kept>> = Mutex::new(BTreeMap::new());
 
 /// Keeps the project's bytecode in `cache` between runs while alive (see the module docs);
 /// dropped, it saves the stamps of every mirror whose directory still exists and forgets the
@@ -61,8 +61,7 @@ pub struct KeepBetweenRuns {
 impl KeepBetweenRuns {
     pub fn new(cache: &Path) -> KeepBetweenRuns {
         let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
-        kept.get_or_insert_with(HashMap::new)
-            .entry(cache.to_path_buf())
+        kept.entry(cache.to_path_buf())
             .or_insert_with(|| Kept {
                 guards: 0,
                 mirrors: HashMap::new(),
@@ -77,15 +76,14 @@ impl KeepBetweenRuns {
 impl Drop for KeepBetweenRuns {
     fn drop(&mut self) {
         let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(all) = kept.as_mut() else { return };
-        let Some(k) = all.get_mut(&self.cache) else {
+        let Some(k) = kept.get_mut(&self.cache) else {
             return;
         };
         k.guards -= 1;
         if k.guards > 0 {
             return;
         }
-        if let Some(k) = all.remove(&self.cache) {
+        if let Some(k) = kept.remove(&self.cache) {
             for (mirror, m) in k.mirrors {
                 // A scratch copy is gone by now: its mirror goes too.
                 let saved = m.real.is_dir() && save_stamps(&self.cache, &mirror, &m).is_ok();
@@ -102,7 +100,7 @@ impl Drop for KeepBetweenRuns {
 /// Before a run in `cwd` with bytecode under `cache`.
 pub fn before_run(cache: &Path, cwd: &Path) {
     let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(k) = kept.as_mut().and_then(|all| all.get_mut(cache)) else {
+    let Some(k) = kept.get_mut(cache) else {
         drop(kept);
         forget_project(cache, cwd);
         return;
@@ -130,7 +128,7 @@ pub fn before_run(cache: &Path, cwd: &Path) {
 /// [`before_run`] decides, file by file).
 pub fn after_run(cache: &Path, cwd: &Path) {
     let kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
-    if kept.as_ref().is_some_and(|all| all.contains_key(cache)) {
+    if kept.contains_key(cache) {
         return;
     }
     drop(kept);
@@ -205,23 +203,13 @@ fn sweep(cache: &Path, every: std::time::Duration) {
 /// Writes the stamps of `m` (atomically, in a private dir).
 fn save_stamps(cache: &Path, mirror: &Path, m: &Mirror) -> std::io::Result<()> {
     let path = stamps_file(cache, mirror).ok_or_else(|| std::io::Error::other("no cache name"))?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    if !crate::runner::private_dir(dir) {
-        return Err(std::io::Error::other("stamps dir is not private"));
-    }
     let saved = SavedStamps {
         mirror: mirror.to_path_buf(),
         real: m.real.clone(),
         stamps: m.stamps.iter().map(|(p, s)| (p.clone(), *s)).collect(),
     };
-    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-    std::fs::write(
-        &tmp,
-        serde_json::to_vec(&saved).map_err(std::io::Error::other)?,
-    )?;
-    std::fs::rename(&tmp, &path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    let bytes = serde_json::to_vec(&saved).map_err(std::io::Error::other)?;
+    crate::runner::write_private(&path, &bytes)
 }
 
 /// The stamps an earlier command saved for `mirror` of `real`, taken off disk (a command killed

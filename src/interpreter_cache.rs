@@ -304,20 +304,9 @@ impl Cache {
         self.launcher_deps()
     }
 
-    /// Atomic replace (a temp file in the same directory, then rename), in a private dir.
     fn write(&self, file: &File) -> std::io::Result<()> {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        if !crate::runner::private_dir(dir) {
-            return Err(std::io::Error::other("cache dir is not private"));
-        }
-        let tmp = dir.join(format!(".interpreters.{}.tmp", std::process::id()));
-        std::fs::write(
-            &tmp,
-            serde_json::to_vec(file).map_err(std::io::Error::other)?,
-        )?;
-        std::fs::rename(&tmp, &self.path).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+        let bytes = serde_json::to_vec(file).map_err(std::io::Error::other)?;
+        crate::runner::write_private(&self.path, &bytes)
     }
 }
 

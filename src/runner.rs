@@ -694,6 +694,24 @@ pub fn private_dir(dir: &Path) -> bool {
         .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o022 == 0)
 }
 
+/// Writes `path` atomically (a 0600 temp file in its directory, renamed over it) when that
+/// directory is private ([`private_dir`]): for the caches, which a failed write only makes
+/// slower, so nothing is fsync'd.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    if !private_dir(dir) {
+        return Err(std::io::Error::other(format!(
+            "{} is not a private directory",
+            dir.display()
+        )));
+    }
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// No bytecode written by any Python we start.
 fn quiet_python_env(cmd: &mut Command) {
     cmd.env("PYTHONDONTWRITEBYTECODE", "1");

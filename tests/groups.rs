@@ -7,49 +7,47 @@ mod support;
 use serde_json::{json, Value};
 use support::project::{json as json_of, project};
 
-/// One bug (`weights[name]` on a name that is not there) failing 30 parametrized tests, each
+/// One bug (`weights[name]` on a name that is not there) failing `n` parametrized tests, each
 /// with its own key in the message, and one test that passes.
-fn thirty() -> support::project::Project {
+fn missing_keys(n: usize) -> support::project::Project {
+    let tests = format!(
+        "import pytest\n\nfrom core import score\n\n\n\
+         @pytest.mark.parametrize(\"i\", range({n}))\n\
+         def test_missing(i):\n    assert score({{}}, f\"user_{{i}}\") == 0\n\n\n\
+         def test_present():\n    assert score({{\"a\": 2}}, \"a\") == 4\n"
+    );
     project(&[
         ("conftest.py", ""),
-        (
-            "core.py",
-            "def score(weights, name):\n    return weights[name] * 2\n",
-        ),
-        (
-            "tests/test_core.py",
-            "import pytest\n\nfrom core import score\n\n\n\
-             @pytest.mark.parametrize(\"i\", range(30))\n\
-             def test_missing(i):\n    assert score({}, f\"user_{i}\") == 0\n\n\n\
-             def test_present():\n    assert score({\"a\": 2}, \"a\") == 4\n",
-        ),
+        ("core.py", SCORE),
+        ("tests/test_core.py", &tests),
     ])
+}
+
+/// The group of `n` `missing_keys` tests as the JSON reports it, fixed.
+fn missing_keys_group(n: usize) -> Value {
+    let tests: Vec<String> = (0..n)
+        .map(|i| format!("tests/test_core.py::test_missing[{i}]"))
+        .collect();
+    json!([{
+        "key": {"file": "core.py", "line": 2, "exc_type": "KeyError", "msg_shape": "<s>"},
+        "tests": tests,
+        "representative": "tests/test_core.py::test_missing[0]",
+        "status": "fixed",
+    }])
 }
 
 #[test]
 fn one_bug_thirty_failures_one_group() {
-    let p = thirty();
+    let p = missing_keys(30);
     let out = p.run(&["fix", "--json"]);
     let v = json_of(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(v["final_status"], "pass", "{stderr}");
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
-    assert_eq!(
-        p.read("core.py"),
-        "def score(weights, name):\n    return weights.get(name, 0) * 2\n"
-    );
-    let tests: Vec<String> = (0..30)
-        .map(|i| format!("tests/test_core.py::test_missing[{i}]"))
-        .collect();
-    assert_eq!(
-        v["groups"],
-        json!([{
-            "key": {"file": "core.py", "line": 2, "exc_type": "KeyError", "msg_shape": "<s>"},
-            "tests": tests,
-            "representative": "tests/test_core.py::test_missing[0]",
-            "status": "fixed",
-        }])
-    );
+    assert_eq!(p.read("core.py"), SCORE_FIXED);
+    let group = missing_keys_group(30);
+    assert_eq!(v["groups"], group);
+    let tests = group[0]["tests"].as_array().unwrap();
     // Every failure keeps its own record, and points at its group.
     let failures = v["failures"].as_array().unwrap();
     assert_eq!(failures.len(), 30);
@@ -84,20 +82,7 @@ fn one_bug_thirty_failures_one_group() {
 /// tests anyway: no run of its own, unlike the thirty above.
 #[test]
 fn a_small_group_is_checked_in_the_full_run() {
-    let p = project(&[
-        ("conftest.py", ""),
-        (
-            "core.py",
-            "def score(weights, name):\n    return weights[name] * 2\n",
-        ),
-        (
-            "tests/test_core.py",
-            "import pytest\n\nfrom core import score\n\n\n\
-             @pytest.mark.parametrize(\"i\", range(3))\n\
-             def test_missing(i):\n    assert score({}, f\"user_{i}\") == 0\n\n\n\
-             def test_present():\n    assert score({\"a\": 2}, \"a\") == 4\n",
-        ),
-    ]);
+    let p = missing_keys(3);
     let out = p.run(&["fix", "--json"]);
     let v = json_of(&out);
     assert_eq!(
@@ -106,12 +91,8 @@ fn a_small_group_is_checked_in_the_full_run() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(
-        p.read("core.py"),
-        "def score(weights, name):\n    return weights.get(name, 0) * 2\n"
-    );
-    assert_eq!(v["groups"][0]["status"], "fixed");
-    assert_eq!(v["groups"][0]["tests"].as_array().unwrap().len(), 3);
+    assert_eq!(p.read("core.py"), SCORE_FIXED);
+    assert_eq!(v["groups"], missing_keys_group(3));
     let statuses: Vec<&Value> = v["failures"]
         .as_array()
         .unwrap()
@@ -121,6 +102,13 @@ fn a_small_group_is_checked_in_the_full_run() {
     assert_eq!(
         statuses,
         ["fixed", "fixed_by_another_patch", "fixed_by_another_patch"]
+    );
+    assert_eq!(
+        support::fields2(&v, "attempt_records", ["outcome", "test"]),
+        [(
+            "accepted".to_string(),
+            "tests/test_core.py::test_missing[0]".to_string()
+        )]
     );
     // Baseline (its facts stand in for the probe), the representative's run, the full suite.
     assert_eq!(v["pytest_runs"], 3);

@@ -126,8 +126,6 @@ pub fn assert_exit(out: &Output, code: i32) {
     );
 }
 
-/// Three string fields of every record in `j[list]` (`""` for a missing or non-string one):
-/// compared whole, a test sees every record's outcome at once.
 /// Two string fields of every record of `j[list]`, in order (a missing field reads `""`).
 pub fn fields2(j: &serde_json::Value, list: &str, [a, b]: [&str; 2]) -> Vec<(String, String)> {
     fields3(j, list, [a, b, a])
@@ -136,6 +134,8 @@ pub fn fields2(j: &serde_json::Value, list: &str, [a, b]: [&str; 2]) -> Vec<(Str
         .collect()
 }
 
+/// Three string fields of every record in `j[list]` (`""` for a missing or non-string one):
+/// compared whole, a test sees every record's outcome at once.
 pub fn fields3(
     j: &serde_json::Value,
     list: &str,
