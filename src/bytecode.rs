@@ -301,9 +301,15 @@ fn prune(mirror: &Path, real: &Path, keep: &dyn Fn(&Path) -> bool, depth: usize)
         match e.file_type() {
             Ok(t) if t.is_dir() => {
                 let real_child = real.join(&name);
-                if !kept_in_every_case(&name, &real_child) && depth < 64 {
+                if kept_in_every_case(&name, &real_child) {
+                    continue;
+                }
+                if depth < 64 {
                     prune(&p, &real_child, keep, depth + 1);
                     let _ = std::fs::remove_dir(&p);
+                } else {
+                    // Deeper than the stamps' walk goes: nothing there is known unchanged.
+                    let _ = std::fs::remove_dir_all(&p);
                 }
             }
             _ => {
