@@ -11,6 +11,7 @@ use std::ops::Range;
 use serde::Serialize;
 
 use crate::source::{SourceError, SourceFile};
+use crate::status::DiffEncoding;
 use crate::syntax::{self, SyntaxError};
 
 /// Replace `range` (text byte offsets) with `content`.
@@ -239,7 +240,7 @@ pub fn unified_diff_bytes(path_label: &str, old: &[u8], new: &[u8]) -> DiffText 
     if old == new {
         return DiffText {
             text: String::new(),
-            encoding: "utf-8",
+            encoding: DiffEncoding::Utf8,
         };
     }
     let old_lines = split_byte_lines(old);
@@ -277,33 +278,30 @@ pub fn unified_diff_bytes(path_label: &str, old: &[u8], new: &[u8]) -> DiffText 
     match String::from_utf8(out) {
         Ok(text) => DiffText {
             text,
-            encoding: "utf-8",
+            encoding: DiffEncoding::Utf8,
         },
         Err(e) => DiffText {
             text: e.into_bytes().iter().map(|&b| b as char).collect(),
-            encoding: LATIN1_DIFF,
+            encoding: DiffEncoding::Latin1,
         },
     }
 }
 
 /// The exact bytes of a diff made by [`unified_diff_bytes`], given [`DiffText::encoding`].
-pub fn diff_bytes(diff: &str, encoding: &str) -> Vec<u8> {
-    if encoding == LATIN1_DIFF {
+pub fn diff_bytes(diff: &str, encoding: DiffEncoding) -> Vec<u8> {
+    if encoding == DiffEncoding::Latin1 {
         diff.chars().map(|c| c as u32 as u8).collect()
     } else {
         diff.as_bytes().to_vec()
     }
 }
 
-/// The encoding name of a diff whose bytes were not UTF-8 (one character per byte).
-pub const LATIN1_DIFF: &str = "iso-8859-1";
-
 /// A diff as text, and how that text maps back to the patch's bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiffText {
     pub text: String,
     /// `utf-8`: the text is the bytes; `iso-8859-1`: each character is one byte.
-    pub encoding: &'static str,
+    pub encoding: DiffEncoding,
 }
 
 /// Lines with their terminators (`\n`, `\r\n` or `\r`), over bytes.

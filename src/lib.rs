@@ -29,6 +29,7 @@ pub mod scratch;
 pub mod search;
 pub mod session;
 pub mod source;
+pub mod status;
 pub mod syntax;
 pub mod trace_times;
 pub mod traceback;

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::edit::{self, Fix};
 use crate::rules::{Category, RuleSet};
 use crate::source::SourceFile;
+use crate::status::{DiffEncoding, Source};
 use crate::syntax::{self, ColumnUnit};
 use crate::traceback::{locate::is_test_file, Failure};
 use crate::transform::stdlib::Stdlib;
@@ -26,11 +27,11 @@ pub struct Candidate {
     pub safe: bool,
     /// `rule` (rules/*.toml), `search` (the search over small edits for wrong output) or
     /// `llm` (the opt-in model fallback).
-    pub source: &'static str,
+    pub source: Source,
     /// Unified diff of the original bytes (see [`edit::unified_diff_bytes`]).
     pub diff: String,
     /// How `diff` maps to the patch's bytes: `utf-8` or `iso-8859-1`.
-    pub diff_encoding: &'static str,
+    pub diff_encoding: DiffEncoding,
     #[serde(skip)]
     pub path: PathBuf,
     #[serde(skip)]
@@ -179,7 +180,7 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
                 fix,
                 category: m.rule.category,
                 safe: m.rule.safe,
-                source: "rule",
+                source: Source::Rule,
                 path: path.clone(),
                 original: source.bytes().to_vec(),
                 patched,
@@ -257,7 +258,7 @@ pub(crate) fn push_candidate(
         fix,
         category: rule.category,
         safe: rule.safe,
-        source: "rule",
+        source: Source::Rule,
         path: path.to_path_buf(),
         original: source.bytes().to_vec(),
         patched,

@@ -29,6 +29,9 @@ use crate::traceback::{self, Failure, When};
 use crate::transform::stdlib::Stdlib;
 use crate::transform::ProbeFacts;
 use crate::tried::Tried;
+use crate::status::{
+    Applicability, DiffEncoding, AttemptOutcome, ConfirmedBy, FailureStatus, FinalStatus, Judge, Source,
+};
 use crate::verdict::{self, Verdict};
 
 mod groups;
@@ -135,20 +138,16 @@ pub enum SessionError {
 
 impl SessionError {
     /// The `final_status` of a run that stopped with this error.
-    pub fn status(&self) -> &'static str {
+    pub fn status(&self) -> FinalStatus {
         match self {
-            SessionError::BadInput(_) => "bad_input",
-            SessionError::NoTests(_) => "no_tests",
-            SessionError::Environment(_) | SessionError::Pytest(_) => "error",
+            SessionError::BadInput(_) => FinalStatus::BadInput,
+            SessionError::NoTests(_) => FinalStatus::NoTests,
+            SessionError::Environment(_) | SessionError::Pytest(_) => FinalStatus::Error,
         }
     }
 
     pub fn exit_code(&self) -> i32 {
-        match self {
-            SessionError::BadInput(_) => crate::exit::BAD_INPUT,
-            SessionError::NoTests(_) => crate::exit::NO_TESTS,
-            SessionError::Environment(_) | SessionError::Pytest(_) => crate::exit::ENVIRONMENT,
-        }
+        self.status().exit_code()
     }
 }
 
@@ -252,15 +251,15 @@ pub struct Attempt {
     pub title: String,
     pub safe: bool,
     /// `safe` or `unsafe` (see [`applicability`]).
-    pub applicability: &'static str,
+    pub applicability: Applicability,
     /// `rule` or `llm` (the model fallback; its `rule` is `llm` too).
-    pub source: &'static str,
+    pub source: Source,
     pub diff: String,
     /// `accepted`, `still_failing`, `progressed` (a different failure now: worked on as the
     /// next step), `new_failures`, `suite_error` (the full run gave no verdict), `timeout`,
     /// `not_validated`, `refused` (a model's answer refused before any run: `new_failure`
     /// says why), `plausible` (a search candidate that passed every proof, another was kept).
-    pub outcome: &'static str,
+    pub outcome: AttemptOutcome,
     /// Tests that passed before and failed with this candidate.
     pub broke: Vec<String>,
     /// The failure the targeted test showed with the candidate, when it still failed.
@@ -271,7 +270,7 @@ pub struct Attempt {
     /// with it and the fixes kept before it). A rejected attempt says `one_by_one` too when it
     /// was dropped there.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub confirmed_by: Option<&'static str>,
+    pub confirmed_by: Option<ConfirmedBy>,
     /// Last lines of what the targeted run printed.
     pub stdout_tail: String,
     pub stderr_tail: String,
@@ -294,9 +293,9 @@ pub struct Patch {
     /// Every rule behind it is marked safe.
     pub safe: bool,
     /// `safe` when every rule behind it is safe, else `unsafe`.
-    pub applicability: &'static str,
+    pub applicability: Applicability,
     /// `rule`, or `llm` when a model wrote (part of) it.
-    pub source: &'static str,
+    pub source: Source,
     /// For unsafe patches: what a reviewer should check, one line per unsafe rule.
     pub review: Vec<String>,
     pub validated: bool,
@@ -304,17 +303,7 @@ pub struct Patch {
     pub diff: String,
     /// `utf-8` (the text is the bytes), or `iso-8859-1` for a file whose bytes are not UTF-8
     /// (each character is one byte): encode `diff` with it for `git apply`.
-    pub diff_encoding: &'static str,
-}
-
-/// Ruff's word for a fix's kind: `safe` (one right answer that the failure names) or `unsafe`
-/// (it invents a value or guesses intent; pytest proved it, a reviewer should read it).
-pub fn applicability(safe: bool) -> &'static str {
-    if safe {
-        "safe"
-    } else {
-        "unsafe"
-    }
+    pub diff_encoding: DiffEncoding,
 }
 
 /// The fate of one failure.
@@ -331,7 +320,7 @@ pub struct FailureOutcome {
     /// `fixed`, `fixed_by_another_patch`, `not_fixed`, `no_candidate`, `skipped_unsafe`
     /// (only unsafe rules had candidates, and `--safe-only` was given), `escalated`,
     /// `not_validated`, `rolled_back` (fixed, but undone by --all-or-nothing).
-    pub status: &'static str,
+    pub status: FailureStatus,
     /// Why it is not fixed, or what to do instead (escalations).
     pub reason: Option<String>,
     pub probe: Option<ProbeReport>,
@@ -374,7 +363,7 @@ pub struct Report {
     /// The time budget ran out before every failure was tried.
     pub out_of_time: bool,
     /// `pytest`, or `command` (`--cmd`).
-    pub judge: &'static str,
+    pub judge: Judge,
     /// The judge command as given (`--cmd`).
     pub command: Option<String>,
     /// `--install-missing`: what was installed, and whether pip succeeded.
@@ -493,7 +482,7 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
     let all_fixed = report
         .failures
         .iter()
-        .all(|f| matches!(f.status, "fixed" | "fixed_by_another_patch" | "installed"));
+        .all(|f| f.status.is_fixed());
     let keep = !report.patches.is_empty() && (!opts.all_or_nothing || all_fixed);
     let touched = !journal.files().is_empty();
     if keep {
@@ -538,8 +527,8 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
         report.rollback = touched;
         report.patches.clear();
         for f in &mut report.failures {
-            if matches!(f.status, "fixed" | "fixed_by_another_patch") {
-                f.status = "rolled_back";
+            if f.status.is_patched() {
+                f.status = FailureStatus::RolledBack;
             }
         }
     }
@@ -614,12 +603,12 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
     let all_fixed = report
         .failures
         .iter()
-        .all(|f| matches!(f.status, "fixed" | "fixed_by_another_patch" | "installed"));
+        .all(|f| f.status.is_fixed());
     if opts.all_or_nothing && !all_fixed && !report.patches.is_empty() {
         report.patches.clear();
         for f in &mut report.failures {
-            if matches!(f.status, "fixed" | "fixed_by_another_patch") {
-                f.status = "rolled_back";
+            if f.status.is_patched() {
+                f.status = FailureStatus::RolledBack;
             }
         }
         report.finish(started);
@@ -840,7 +829,7 @@ pub fn run_loop(
                 opts.test_timeout.as_secs_f64()
             ),
                 category: Category::Timeout,
-                status: "timed_out",
+                status: FailureStatus::TimedOut,
                 reason: Some(format!(
                     "{}; it was left out of every later run (--deselect)",
                     h.describe()
@@ -916,7 +905,7 @@ pub fn run_loop(
             // the command ran, and the model (when asked for) gets the command, the expected
             // output and the script as its specification.
             if (s.llm.is_none() && !search::takes_output(&s)) || opts.safe_only {
-                outcome.status = "not_fixed";
+                outcome.status = FailureStatus::NotFixed;
                 outcome.reason = Some(format!(
                     "{}; without a traceback no rule applies: only the LLM fallback (--llm) \
                      can work on wrong output",
@@ -946,7 +935,7 @@ pub fn run_loop(
                 });
                 if gone {
                     let i = s.installed.last();
-                    outcome.status = "installed";
+                    outcome.status = FailureStatus::Installed;
                     outcome.reason = i.map(|i| {
                         format!(
                             "installed {} with pip for the missing module `{}`; the failure \
@@ -960,7 +949,7 @@ pub fn run_loop(
             }
         }
         if matches!(category, Category::Environment | Category::Dependency) {
-            outcome.status = "escalated";
+            outcome.status = FailureStatus::Escalated;
             outcome.reason = suggestion;
             outcomes.push(outcome);
             continue;
@@ -971,7 +960,7 @@ pub fn run_loop(
         // The search looks at the loop it was stuck in (a loop variable that never moves).
         let to_the_search = failure.location.is_some() && search::takes_hangs(&s);
         if category == Category::Timeout && !to_the_model && !to_the_search {
-            outcome.status = "timed_out";
+            outcome.status = FailureStatus::TimedOut;
             outcome.reason = suggestion;
             outcomes.push(outcome);
             continue;
@@ -983,7 +972,7 @@ pub fn run_loop(
         {
             // (A hung test is left out of later runs: its absence there proves nothing.)
             if !accepted_cands.is_empty() && !current.iter().any(|(t, _)| t == test) {
-                outcome.status = "fixed_by_another_patch";
+                outcome.status = FailureStatus::FixedByAnotherPatch;
                 outcomes.push(outcome);
                 continue;
             }
@@ -995,7 +984,7 @@ pub fn run_loop(
             let done = outcomes
                 .iter()
                 .find(|o| o.group == Some(g) && o.test == rep && o.test.is_some())
-                .filter(|o| o.status != "fixed")
+                .filter(|o| o.status != FailureStatus::Fixed)
                 .map(|o| (o.status, o.reason.clone()));
             if let Some((status, reason)) = done {
                 outcome.status = status;
@@ -1010,7 +999,7 @@ pub fn run_loop(
         }
         if s.out_of_time() {
             out_of_time = true;
-            outcome.status = "not_fixed";
+            outcome.status = FailureStatus::NotFixed;
             outcome.reason = Some(TIME_BUDGET_USED_UP.into());
             outcomes.push(outcome);
             continue;
@@ -1119,7 +1108,7 @@ pub fn run_loop(
         }
         match result {
             Some((steps, _)) if deferred.is_some() => {
-                outcome.status = "fixed";
+                outcome.status = FailureStatus::Fixed;
                 let entry = batch::Entry::new(
                     failure,
                     outcome,
@@ -1147,18 +1136,18 @@ pub fn run_loop(
                 }
                 current = after_keys;
                 accepted_cands.extend(steps);
-                outcome.status = "fixed";
+                outcome.status = FailureStatus::Fixed;
             }
             None => {
                 out_of_time |= reason.as_deref() == Some(TIME_BUDGET_USED_UP);
                 outcome.status = match reason.as_deref() {
-                    _ if flaky => "flaky",
-                    _ if category == Category::Timeout => "timed_out",
-                    Some(r) if r.contains("--safe-only") => "skipped_unsafe",
+                    _ if flaky => FailureStatus::Flaky,
+                    _ if category == Category::Timeout => FailureStatus::TimedOut,
+                    Some(r) if r.contains("--safe-only") => FailureStatus::SkippedUnsafe,
                     Some(_) if ctx_tried(&attempts, &failure) == 0 && repeats.is_none() => {
-                        "no_candidate"
+                        FailureStatus::NoCandidate
                     }
-                    _ => "not_fixed",
+                    _ => FailureStatus::NotFixed,
                 };
                 outcome.reason = reason.or(Some("no candidate passed".into()));
             }
@@ -1172,13 +1161,16 @@ pub fn run_loop(
     // A patch proven for a later failure may have fixed an earlier one as well.
     if !accepted_cands.is_empty() {
         for o in &mut outcomes {
-            let unfixed = matches!(o.status, "not_fixed" | "no_candidate" | "skipped_unsafe");
+            let unfixed = matches!(
+                o.status,
+                FailureStatus::NotFixed | FailureStatus::NoCandidate | FailureStatus::SkippedUnsafe
+            );
             let gone = o
                 .test
                 .as_ref()
                 .is_some_and(|t| !current.iter().any(|(c, w)| c == t && *w == o.when));
             if unfixed && gone {
-                o.status = "fixed_by_another_patch";
+                o.status = FailureStatus::FixedByAnotherPatch;
                 o.reason = None;
             }
         }
@@ -1197,10 +1189,10 @@ pub fn run_loop(
             rules: vec![c.fix.rule.clone()],
             titles: vec![c.fix.title.clone()],
             safe: c.safe,
-            applicability: applicability(c.safe),
+            applicability: Applicability::of(c.safe),
             source: c.source,
             review: match c.source {
-                "llm" => vec![llm::REVIEW.to_string()],
+                Source::Llm => vec![llm::REVIEW.to_string()],
                 _ => review_notes(rules, std::slice::from_ref(&c.fix.rule))
                     .into_iter()
                     .chain(search::review(&c.fix))
@@ -1270,11 +1262,11 @@ fn hang_place(
 }
 
 /// `pytest` or `command`: which judge proved the run (the JSON's `judge`).
-fn judge_name(opts: &Options) -> &'static str {
+fn judge_name(opts: &Options) -> Judge {
     if opts.judge.is_some() {
-        "command"
+        Judge::Command
     } else {
-        "pytest"
+        Judge::Pytest
     }
 }
 
@@ -1700,14 +1692,14 @@ fn prove(
             true
         };
         if first.timed_out {
-            attempt.outcome = "timeout";
+            attempt.outcome = AttemptOutcome::Timeout;
         } else if gone && !group_passes {
             // Rejected: the attempt says which tests of the group still fail.
         } else if gone && ctx.defer && !targeted.is_empty() {
             // Kept tentatively: one full run confirms the batch of independent fixes (see
             // [`batch`]); the attempt says it was confirmed there, or what the fallback found.
-            attempt.outcome = "accepted";
-            attempt.confirmed_by = Some("batch");
+            attempt.outcome = AttemptOutcome::Accepted;
+            attempt.confirmed_by = Some(ConfirmedBy::Batch);
             ctx.deferred = Some(ctx.attempts.len());
             result = Some(Vec::new());
         } else if gone {
@@ -1751,11 +1743,11 @@ fn prove(
                 .is_some_and(|n| n.exc_type == crate::plugin::TIMEOUT_EXC)
             {
                 // The candidate made the test hang: stopped at the per-test limit.
-                attempt.outcome = "timeout";
+                attempt.outcome = AttemptOutcome::Timeout;
             }
             // A different failure (not the same exception at the same place) is progress.
             if let Some(next) = next.filter(|n| is_progress(failure, n)) {
-                attempt.outcome = "progressed";
+                attempt.outcome = AttemptOutcome::Progressed;
                 attempt.duration_ms = started.elapsed().as_millis() as u64;
                 ctx.attempts.push(attempt);
                 ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
@@ -1867,7 +1859,7 @@ fn propose_only(
         let (category, suggestion) = category::categorize(failure, root);
         let mut outcome = outcome_of(failure, category);
         if matches!(category, Category::Environment | Category::Dependency) {
-            outcome.status = "escalated";
+            outcome.status = FailureStatus::Escalated;
             outcome.reason = suggestion;
             outcomes.push(outcome);
             continue;
@@ -1896,7 +1888,7 @@ fn propose_only(
         match planned {
             Ok(c) => match c.into_iter().find(|c| c.safe || !opts.safe_only) {
                 Some(top) => {
-                    outcome.status = "not_validated";
+                    outcome.status = FailureStatus::NotValidated;
                     attempts.push(Attempt {
                         attempt: attempts.len() + 1,
                         test: failure.test.clone(),
@@ -1906,10 +1898,10 @@ fn propose_only(
                         rule: top.fix.rule.clone(),
                         title: top.fix.title.clone(),
                         safe: top.safe,
-                        applicability: applicability(top.safe),
+                        applicability: Applicability::of(top.safe),
                         source: top.source,
                         diff: top.diff.clone(),
-                        outcome: "not_validated",
+                        outcome: AttemptOutcome::NotValidated,
                         broke: Vec::new(),
                         new_failure: None,
                         confirmed_by: None,
@@ -1927,7 +1919,7 @@ fn propose_only(
                         rules: vec![top.fix.rule],
                         titles: vec![top.fix.title],
                         safe: top.safe,
-                        applicability: applicability(top.safe),
+                        applicability: Applicability::of(top.safe),
                         source: top.source,
                         validated: false,
                         diff: top.diff,
@@ -1935,7 +1927,7 @@ fn propose_only(
                     });
                 }
                 None => {
-                    outcome.status = "skipped_unsafe";
+                    outcome.status = FailureStatus::SkippedUnsafe;
                     outcome.reason =
                         Some("only unsafe rules have candidates, and --safe-only was given".into());
                 }
@@ -2309,10 +2301,10 @@ impl Runs<'_> {
             rule: cand.fix.rule.clone(),
             title: cand.fix.title.clone(),
             safe: cand.safe,
-            applicability: applicability(cand.safe),
+            applicability: Applicability::of(cand.safe),
             source: cand.source,
             diff: cand.diff.clone(),
-            outcome: "still_failing",
+            outcome: AttemptOutcome::StillFailing,
             broke: Vec::new(),
             new_failure: None,
             confirmed_by: None,
@@ -2324,7 +2316,7 @@ impl Runs<'_> {
             search: None,
             // A model's candidate carries the request and answer it came from.
             exchange: match cand.source {
-                "llm" => self.llm.as_mut().and_then(|l| l.pending.take()),
+                Source::Llm => self.llm.as_mut().and_then(|l| l.pending.take()),
                 _ => None,
             },
         }
@@ -2368,7 +2360,7 @@ fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {
         exc_type: failure.exc_type.clone(),
         msg: failure.msg.clone(),
         category,
-        status: "no_candidate",
+        status: FailureStatus::NoCandidate,
         reason: None,
         probe: None,
         output_check: None,
@@ -2441,12 +2433,12 @@ pub fn combine(
             rules: parts.iter().flat_map(|p| p.rules.clone()).collect(),
             titles: parts.iter().flat_map(|p| p.titles.clone()).collect(),
             safe: parts.iter().all(|p| p.safe),
-            applicability: applicability(parts.iter().all(|p| p.safe)),
+            applicability: Applicability::of(parts.iter().all(|p| p.safe)),
             // The least certain part names the whole: a model's, else the search's.
-            source: ["llm", "search"]
+            source: [Source::Llm, Source::Search]
                 .into_iter()
                 .find(|src| parts.iter().any(|p| p.source == *src))
-                .unwrap_or("rule"),
+                .unwrap_or(Source::Rule),
             review: parts.iter().fold(Vec::new(), |mut acc, p| {
                 for r in &p.review {
                     if !acc.contains(r) {

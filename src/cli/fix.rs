@@ -11,6 +11,7 @@ use crate::report::format::{output_format, ColorChoice, OutputFormat};
 use crate::report::{github, style};
 use crate::rules::RuleSet;
 use crate::sandbox::Sandbox;
+use crate::status::FinalStatus;
 use crate::session::{self, Options, SessionError};
 use crate::{exit, pytest_args};
 
@@ -39,7 +40,7 @@ With --json the JSON object is printed on every one of these exits.";
 
 /// A run that stopped before it had a report: the status, the exit code, the message.
 struct Stop {
-    status: &'static str,
+    status: FinalStatus,
     code: i32,
     message: String,
 }
@@ -47,7 +48,7 @@ struct Stop {
 impl Stop {
     fn bad(message: impl Into<String>) -> Stop {
         Stop {
-            status: "bad_input",
+            status: FinalStatus::BadInput,
             code: exit::BAD_INPUT,
             message: message.into(),
         }
@@ -88,7 +89,7 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
                         "error",
                         &[(
                             "title",
-                            Some(format!("selfdebug: {}", stop.status.replace('_', " ")))
+                            Some(format!("selfdebug: {}", stop.status.as_str().replace('_', " ")))
                         )],
                         &stop.message
                     )
@@ -220,7 +221,7 @@ fn run_in(
     if !dry_run {
         if let Some(msg) = session::pending_journal(root) {
             return Err(Stop {
-                status: "error",
+                status: FinalStatus::Error,
                 code: exit::ENVIRONMENT,
                 message: msg,
             });
@@ -294,7 +295,7 @@ fn run_in(
         session::fix(&opts)?
     };
     crate::progress::clear();
-    let mut code = report::exit_code(report::final_status(&report));
+    let mut code = report::final_status(&report).exit_code();
     if args.exit_non_zero_on_fix && code == exit::OK && !report.patches.is_empty() {
         code = exit::FIXED;
     }
@@ -395,7 +396,7 @@ fn judge_options(
     };
     let sandbox = if settings.sandbox {
         Some(Sandbox::find().map_err(|message| Stop {
-            status: "error",
+            status: FinalStatus::Error,
             code: exit::ENVIRONMENT,
             message,
         })?)

@@ -9,6 +9,7 @@ use super::blocks::{self, Block};
 use crate::edit::{self, Confidence, Fix};
 use crate::plan::{self, Candidate};
 use crate::rules::Category;
+use crate::status::Source;
 use crate::source::SourceFile;
 use crate::traceback::locate::is_test_file;
 
@@ -86,7 +87,7 @@ pub fn from_answer(
         fix,
         category,
         safe: false,
-        source: "llm",
+        source: Source::Llm,
         path,
         original: source.bytes().to_vec(),
         patched,

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::session::{Attempt, Backup, FailureOutcome, Patch, Phases, Report};
+use crate::status::{AttemptOutcome, ConfirmedBy, FailureStatus, FinalStatus, Judge};
 
 /// Bumped only when a field is renamed or removed.
 pub const FIX_SCHEMA_VERSION: u32 = 1;
@@ -12,53 +13,39 @@ pub const FIX_SCHEMA_VERSION: u32 = 1;
 /// some; `fail`: none; `escalated`: every failure is an environment or dependency problem;
 /// `proposed`: `--no-validate` printed candidates and proved nothing. (`error`, `no_tests` and
 /// `bad_input` come from runs that stopped early: see [`error_json`].)
-pub fn final_status(report: &Report) -> &'static str {
+pub fn final_status(report: &Report) -> FinalStatus {
     let total = report.failures.len();
-    let count = |statuses: &[&str]| {
-        report
-            .failures
-            .iter()
-            .filter(|f| statuses.contains(&f.status))
-            .count()
+    let count = |pred: fn(FailureStatus) -> bool| {
+        report.failures.iter().filter(|f| pred(f.status)).count()
     };
-    let fixed = count(&["fixed", "fixed_by_another_patch", "installed"]);
-    let escalated = count(&["escalated"]);
+    let fixed = count(FailureStatus::is_fixed);
+    let escalated = count(|s| s == FailureStatus::Escalated);
     if !report.validated {
         // Nothing ran: nothing is proven, whatever was proposed.
         return if total == 0 {
-            "pass"
-        } else if count(&["not_validated"]) > 0 {
-            "proposed"
+            FinalStatus::Pass
+        } else if count(|s| s == FailureStatus::NotValidated) > 0 {
+            FinalStatus::Proposed
         } else if escalated == total {
-            "escalated"
+            FinalStatus::Escalated
         } else {
-            "fail"
+            FinalStatus::Fail
         };
     }
     if total == 0 || fixed == total {
-        "pass"
+        FinalStatus::Pass
     } else if fixed > 0
         && !report.rollback
-        && report.failures.iter().all(|f| f.status != "rolled_back")
+        && report
+            .failures
+            .iter()
+            .all(|f| f.status != FailureStatus::RolledBack)
     {
-        "partial"
+        FinalStatus::Partial
     } else if escalated > 0 && escalated == total {
-        "escalated"
+        FinalStatus::Escalated
     } else {
-        "fail"
-    }
-}
-
-pub fn exit_code(status: &str) -> i32 {
-    match status {
-        "pass" => crate::exit::OK,
-        "partial" => crate::exit::PARTIAL,
-        "fail" => crate::exit::NOT_FIXED,
-        "escalated" => crate::exit::ESCALATED,
-        "no_tests" => crate::exit::NO_TESTS,
-        "proposed" => crate::exit::PROPOSED,
-        "bad_input" => crate::exit::BAD_INPUT,
-        _ => crate::exit::ENVIRONMENT,
+        FinalStatus::Fail
     }
 }
 
@@ -66,7 +53,7 @@ pub fn exit_code(status: &str) -> i32 {
 /// tests, pytest errors, the tool could not work): the same object with empty lists, the
 /// status and code, and the `error` message.
 pub fn error_json(
-    status: &str,
+    status: FinalStatus,
     exit_code: i32,
     error: &str,
     root: Option<&str>,
@@ -115,7 +102,7 @@ struct Traceback<'a> {
 struct Summary<'a> {
     schema_version: u32,
     exit_code: i32,
-    final_status: &'static str,
+    final_status: FinalStatus,
     run_id: &'a str,
     dry_run: bool,
     validated: bool,
@@ -136,7 +123,7 @@ struct Summary<'a> {
     notes: &'a [String],
     out_of_time: bool,
     /// `pytest`, or `command` (`--cmd`).
-    judge: &'static str,
+    judge: Judge,
     /// The judge command as given; null for pytest runs.
     command: Option<&'a str>,
     /// `--install-missing`: each pip install and whether it succeeded.
@@ -150,7 +137,7 @@ struct Summary<'a> {
 }
 
 pub fn json(report: &Report) -> String {
-    json_exiting(report, exit_code(final_status(report)))
+    json_exiting(report, final_status(report).exit_code())
 }
 
 /// [`json`] of a run that exits with `exit_code` (`--exit-non-zero-on-fix` turns 0 into 1).
@@ -224,7 +211,7 @@ pub fn human_log(report: &Report) -> String {
         }
     }
     if report.nothing_failed {
-        out.push_str(if validated && report.judge == "command" {
+        out.push_str(if validated && report.judge == Judge::Command {
             "selfdebug: pass: the command ran and passed; nothing to fix\n"
         } else if validated {
             "selfdebug: pass: the tests ran and nothing fails; nothing to fix\n"
@@ -270,8 +257,8 @@ pub fn human_log(report: &Report) -> String {
         }
         for a in report.attempts.iter().filter(|a| a.test == f.test) {
             let what = match a.outcome {
-                "accepted" => match a.confirmed_by {
-                    Some("batch") => "proven: the test passes; confirmed with the other pending \
+                AttemptOutcome::Accepted => match a.confirmed_by {
+                    Some(ConfirmedBy::Batch) => "proven: the test passes; confirmed with the other pending \
                                       fixes in one full run, where nothing else broke"
                         .to_string(),
                     Some(_) => "proven: the test passes and nothing else broke (the batch's \
@@ -280,36 +267,36 @@ pub fn human_log(report: &Report) -> String {
                         .to_string(),
                     None => "proven: the test passes and nothing else broke".to_string(),
                 },
-                "still_failing" => match &a.new_failure {
+                AttemptOutcome::StillFailing => match &a.new_failure {
                     Some(nf) => format!("rejected: the test still fails ({nf})"),
                     None => "rejected: the test still fails".to_string(),
                 },
-                "new_failures" => format!("rejected: breaks {}", a.broke.join(", ")),
-                "progressed" => format!(
+                AttemptOutcome::NewFailures => format!("rejected: breaks {}", a.broke.join(", ")),
+                AttemptOutcome::Progressed => format!(
                     "the test now fails differently ({}); working on that",
                     a.new_failure.as_deref().unwrap_or("?")
                 ),
-                "timeout" => "rejected: the test hung (stopped at the time limit)".to_string(),
-                "plausible" => "passed too; not kept (another changes fewer behaviours or \
+                AttemptOutcome::Timeout => "rejected: the test hung (stopped at the time limit)".to_string(),
+                AttemptOutcome::Plausible => "passed too; not kept (another changes fewer behaviours or \
                                 is smaller)"
                     .to_string(),
-                "refused" => format!(
+                AttemptOutcome::Refused => format!(
                     "refused before any run: {}",
                     a.new_failure.as_deref().unwrap_or("?")
                 ),
-                "suite_error" => format!(
+                AttemptOutcome::SuiteError => format!(
                     "rejected: the full run gave no verdict ({})",
                     a.new_failure.as_deref().unwrap_or("?")
                 ),
                 _ => "proposed (not validated)".to_string(),
             };
-            let what = if a.outcome != "accepted" && a.confirmed_by.is_some() {
+            let what = if a.outcome != AttemptOutcome::Accepted && a.confirmed_by.is_some() {
                 format!("{what} (dropped from the batch: confirmed one by one)")
             } else {
                 what
             };
             // One command is the judge: it is what passes or fails, not a test.
-            let what = if report.judge == "command" {
+            let what = if report.judge == Judge::Command {
                 what.replace("the test", "the command")
             } else {
                 what
@@ -317,26 +304,26 @@ pub fn human_log(report: &Report) -> String {
             let _ = writeln!(out, "  [{}] {}: {what}", a.rule, a.title);
         }
         match f.status {
-            "fixed" => {}
-            "fixed_by_another_patch" => out.push_str("  fixed by the patch of another failure\n"),
-            "installed" => {
+            FailureStatus::Fixed => {}
+            FailureStatus::FixedByAnotherPatch => out.push_str("  fixed by the patch of another failure\n"),
+            FailureStatus::Installed => {
                 let why = f
                     .reason
                     .as_deref()
                     .unwrap_or("installed the missing module");
                 let _ = writeln!(out, "  {why}");
             }
-            "not_validated" => {}
-            "escalated" => {
+            FailureStatus::NotValidated => {}
+            FailureStatus::Escalated => {
                 let why = f.reason.as_deref().unwrap_or("not a code bug");
                 let _ = writeln!(out, "  escalated, not patched: {why}");
             }
-            "rolled_back" => out.push_str("  proven, but undone (--all-or-nothing)\n"),
-            "timed_out" => {
+            FailureStatus::RolledBack => out.push_str("  proven, but undone (--all-or-nothing)\n"),
+            FailureStatus::TimedOut => {
                 let why = f.reason.as_deref().unwrap_or("the test hung");
                 let _ = writeln!(out, "  timed out, not patched: {why}");
             }
-            "flaky" => {
+            FailureStatus::Flaky => {
                 let why = f.reason.as_deref().unwrap_or("flaky");
                 let _ = writeln!(out, "  not patched: {why}");
             }
@@ -366,7 +353,7 @@ pub fn human_log(report: &Report) -> String {
         }
     }
     let status = final_status(report);
-    let judge = if report.judge == "command" {
+    let judge = if report.judge == Judge::Command {
         "command"
     } else {
         "pytest"
@@ -419,7 +406,7 @@ pub fn audit_lines(report: &Report) -> String {
             "error_category": a.category,
             "outcome": a.outcome,
             "duration_ms": a.duration_ms,
-            "success": a.outcome == "accepted",
+            "success": a.outcome == AttemptOutcome::Accepted,
             "dry_run": report.dry_run,
             "judge": report.judge,
             "command": report.command,

@@ -72,7 +72,7 @@ pub fn repo_prefix(root: &Path) -> String {
 pub fn fix(report: &Report, prefix: &str) -> String {
     let mut out = String::new();
     for f in &report.failures {
-        if !matches!(f.status, "fixed" | "fixed_by_another_patch") {
+        if !f.status.is_patched() {
             out.push_str(&failure(f, prefix));
         }
     }
@@ -101,7 +101,7 @@ fn failure(f: &FailureOutcome, prefix: &str) -> String {
             ("line", f.line.map(|l| l.to_string())),
             (
                 "title",
-                Some(format!("selfdebug: {}", f.status.replace('_', " "))),
+                Some(format!("selfdebug: {}", f.status.as_str().replace('_', " "))),
             ),
         ],
         &message,

@@ -48,12 +48,13 @@ pub fn paint_diff(diff: &[u8]) -> Vec<u8> {
 
 /// Colour of a run's final status.
 fn status_color(status: &str) -> Option<&'static str> {
-    match status {
-        "pass" => Some(GREEN),
-        "partial" | "escalated" | "proposed" => Some(YELLOW),
-        "fail" | "error" | "no_tests" | "bad_input" => Some(RED),
-        _ => None,
-    }
+    use crate::status::FinalStatus as S;
+    let status = S::ALL.iter().find(|s| s.as_str() == status)?;
+    Some(match status {
+        S::Pass => GREEN,
+        S::Partial | S::Escalated | S::Proposed => YELLOW,
+        S::Fail | S::Error | S::NoTests | S::BadInput => RED,
+    })
 }
 
 /// Words of `fix`'s human log (see `report::fix::human_log`) and their colours: the status

@@ -22,6 +22,7 @@ use crate::localize::Suspicious;
 use crate::plan::{self, Candidate};
 use crate::rules::Category;
 use crate::source::SourceFile;
+use crate::status::Source;
 use crate::syntax;
 
 use self::hint::{Expectation, Tier};
@@ -180,7 +181,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                         fix,
                         category: Category::Logic,
                         safe: false,
-                        source: "search",
+                        source: Source::Search,
                         diff: diff.text,
                         diff_encoding: diff.encoding,
                         path: path.clone(),

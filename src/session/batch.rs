@@ -139,7 +139,7 @@ impl Batch {
                 let e = entries.remove(0);
                 let attempt = &mut attempts[e.attempt];
                 attempt.confirmed_by = None;
-                attempt.outcome = "still_failing";
+                attempt.outcome = AttemptOutcome::StillFailing;
                 other.record(attempt);
                 undo(ws, accepted, &e)?;
                 done.dropped.push(e);
@@ -161,8 +161,8 @@ impl Batch {
             let run = s.run(ws, &[], Phase::Confirm)?;
             done.runs += 1;
             let attempt = &mut attempts[e.attempt];
-            attempt.confirmed_by = Some("one_by_one");
-            attempt.outcome = "still_failing";
+            attempt.confirmed_by = Some(ConfirmedBy::OneByOne);
+            attempt.outcome = AttemptOutcome::StillFailing;
             match judge_full_run(s.read(&run, ws.root()), &current, &e.fixed, false).record(attempt)
             {
                 Some(after) => {
@@ -296,7 +296,7 @@ impl Batch {
             for e in std::mem::take(&mut self.entries).into_iter().rev() {
                 undo(ws, accepted, &e)?;
                 let a = &mut attempts[e.attempt];
-                a.outcome = "timeout";
+                a.outcome = AttemptOutcome::Timeout;
                 a.new_failure = Some(format!("not confirmed: {why}"));
                 for f in std::iter::once(e.outcome).chain(e.members.iter().map(|m| {
                     let mut o = outcome_of(m, category::categorize(m, ws.root()).0);
@@ -304,7 +304,7 @@ impl Batch {
                     o
                 })) {
                     let mut o = f;
-                    o.status = "not_fixed";
+                    o.status = FailureStatus::NotFixed;
                     o.reason = Some(why.to_string());
                     st.outcomes.push(o);
                 }
@@ -326,7 +326,7 @@ impl Batch {
                 }
                 let mut o = outcome_of(&m, category::categorize(&m, ws.root()).0);
                 o.group = e.group;
-                o.status = "fixed_by_another_patch";
+                o.status = FailureStatus::FixedByAnotherPatch;
                 st.outcomes.push(o);
             }
         }

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::{failure_key, FailureOutcome};
+use crate::status::{AttemptOutcome, FailureStatus};
 use crate::traceback::{Failure, When};
 
 /// Where and how a group's tests crash.
@@ -32,7 +33,7 @@ pub struct Group {
     pub representative: Option<String>,
     /// The representative's status (`fixed`, `not_fixed`, ...), or `fixed_by_another_patch`
     /// when another group's patch made the whole group pass before it was worked on.
-    pub status: &'static str,
+    pub status: FailureStatus,
 }
 
 /// `'KeyError: 'user_42''` and `'KeyError: 'admin_7''` have the same shape.
@@ -120,7 +121,7 @@ impl Groups {
                 key,
                 tests: members.iter().filter_map(|f| f.test.clone()).collect(),
                 representative: None,
-                status: "not_fixed",
+                status: FailureStatus::NotFixed,
             });
             groups.done.push(false);
             ordered.extend(members);
@@ -178,7 +179,7 @@ impl Groups {
                 .and_then(|r| mine.iter().find(|o| o.test.as_ref() == Some(r)));
             group.status = match rep {
                 Some(o) => o.status,
-                None => mine.first().map_or("not_fixed", |o| o.status),
+                None => mine.first().map_or(FailureStatus::NotFixed, |o| o.status),
             };
         }
     }
@@ -203,14 +204,14 @@ impl super::Runs<'_> {
         let run = self.run(ws, others, super::Phase::Candidate)?;
         match self.read(&run, ws.root()) {
             crate::verdict::Verdict::TimedOut => {
-                attempt.outcome = "timeout";
+                attempt.outcome = AttemptOutcome::Timeout;
                 Ok(false)
             }
             v @ (crate::verdict::Verdict::Green | crate::verdict::Verdict::Failed(_)) => {
                 Ok(group_passes_in(&v, others, key, attempt))
             }
             other => {
-                attempt.outcome = "suite_error";
+                attempt.outcome = AttemptOutcome::SuiteError;
                 attempt.new_failure = Some(format!("the group's run: {}", other.describe()));
                 Ok(false)
             }

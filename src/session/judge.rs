@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use super::{failure_keys, Attempt};
+use crate::status::AttemptOutcome;
 use crate::traceback::{Failure, When};
 use crate::verdict::Verdict;
 
@@ -69,7 +70,7 @@ impl FullRun {
     pub(super) fn record(self, attempt: &mut Attempt) -> Option<Vec<Failure>> {
         match self {
             FullRun::Accepted(after) => {
-                attempt.outcome = "accepted";
+                attempt.outcome = AttemptOutcome::Accepted;
                 return Some(after);
             }
             FullRun::FixedBack(back) => {
@@ -83,12 +84,12 @@ impl FullRun {
                 });
             }
             FullRun::Broke(broke) => {
-                attempt.outcome = "new_failures";
+                attempt.outcome = AttemptOutcome::NewFailures;
                 attempt.broke = broke;
             }
-            FullRun::TimedOut => attempt.outcome = "timeout",
+            FullRun::TimedOut => attempt.outcome = AttemptOutcome::Timeout,
             FullRun::NoVerdict(why) => {
-                attempt.outcome = "suite_error";
+                attempt.outcome = AttemptOutcome::SuiteError;
                 attempt.new_failure = Some(why);
             }
         }

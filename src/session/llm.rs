@@ -11,6 +11,7 @@ use crate::llm::prompt::{self, Previous, PromptInput, Snapshot};
 use crate::llm::{candidate, Exchange};
 use crate::plan::PlanError;
 use crate::probe::ProbeReport;
+use crate::status::{AttemptOutcome, Source};
 use crate::traceback::Failure;
 use std::path::Path;
 
@@ -242,10 +243,10 @@ fn prompt_files(failure: &Failure) -> Vec<String> {
 /// What an earlier candidate led to, for the next request: the outcome and pytest's last lines.
 fn led_to(a: &Attempt) -> String {
     let what = match a.outcome {
-        "still_failing" | "progressed" => "The test still fails",
-        "new_failures" => "Other tests broke",
-        "timeout" => "The test hung",
-        "suite_error" => "The full run gave no verdict",
+        AttemptOutcome::StillFailing | AttemptOutcome::Progressed => "The test still fails",
+        AttemptOutcome::NewFailures => "Other tests broke",
+        AttemptOutcome::Timeout => "The test hung",
+        AttemptOutcome::SuiteError => "The full run gave no verdict",
         _ => "It was not kept",
     };
     let mut out = what.to_string();
@@ -289,10 +290,10 @@ fn refused(
             s.llm.as_ref().map_or("", |l| l.config.model.as_str())
         ),
         safe: false,
-        applicability: super::applicability(false),
-        source: "llm",
+        applicability: crate::status::Applicability::Unsafe,
+        source: Source::Llm,
         diff: String::new(),
-        outcome: "refused",
+        outcome: AttemptOutcome::Refused,
         broke: Vec::new(),
         new_failure: Some(why),
         confirmed_by: None,

@@ -517,7 +517,7 @@ fn choose_among(
     let kept = choose::best(&facts).unwrap_or(0);
     let broke: Vec<String> = ctx.attempts[first_attempt..]
         .iter()
-        .filter(|a| a.outcome == "new_failures")
+        .filter(|a| a.outcome == AttemptOutcome::NewFailures)
         .flat_map(|a| a.broke.iter().cloned())
         .collect();
     let decided = choose::decided_by(&facts, kept, broke);
@@ -531,7 +531,7 @@ fn choose_among(
             search.plausible = Some(found.len());
             search.decided_by = decided.clone();
         } else {
-            a.outcome = "plausible";
+            a.outcome = AttemptOutcome::Plausible;
         }
     }
     Ok(kept)
@@ -742,7 +742,7 @@ pub(super) fn judge(
     });
     let mut accepted = None;
     if t.first.timed_out {
-        attempt.outcome = "timeout";
+        attempt.outcome = AttemptOutcome::Timeout;
     } else if let Some(neighbours) = t.neighbours {
         match neighbours {
             Verdict::Green => {
@@ -766,11 +766,11 @@ pub(super) fn judge(
                 .record(&mut attempt);
             }
             Verdict::Failed(f) => {
-                attempt.outcome = "new_failures";
+                attempt.outcome = AttemptOutcome::NewFailures;
                 attempt.broke = f.iter().filter_map(|f| f.test.clone()).collect();
             }
             other => {
-                attempt.outcome = "suite_error";
+                attempt.outcome = AttemptOutcome::SuiteError;
                 attempt.new_failure = Some(other.describe());
             }
         }
@@ -785,7 +785,7 @@ pub(super) fn judge(
             f.msg.lines().next().unwrap_or("")
         ));
         if f.exc_type == crate::plugin::TIMEOUT_EXC {
-            attempt.outcome = "timeout"; // the mutant made the test hang
+            attempt.outcome = AttemptOutcome::Timeout; // the mutant made the test hang
         }
     }
     attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;

@@ -1,0 +1,281 @@
+//! The closed sets of values that reach the JSON reports: one enum each, serialized in
+//! snake_case (the schema's `enum` lists are checked against [`all`] by a test, so the two
+//! cannot drift), with `as_str` for the human log. The exit code is a total function of
+//! [`FinalStatus`].
+
+use serde::Serialize;
+
+/// Declares a closed set: the enum, its JSON words (serde), `as_str` and the list of every
+/// value (for the schema check), from one table.
+macro_rules! closed_set {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $word:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $word)] $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The JSON word.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word,)+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+closed_set! {
+    /// The fate of one failure (`failures[].status`).
+    FailureStatus {
+        /// A proven patch fixed it.
+        Fixed => "fixed",
+        /// It went away with the patch of another failure.
+        FixedByAnotherPatch => "fixed_by_another_patch",
+        NotFixed => "not_fixed",
+        /// Nothing was tried: no candidate applied.
+        NoCandidate => "no_candidate",
+        /// Only unsafe rules had candidates, and `--safe-only` was given.
+        SkippedUnsafe => "skipped_unsafe",
+        /// Not a code bug (environment, dependency): reported, not patched.
+        Escalated => "escalated",
+        TimedOut => "timed_out",
+        Flaky => "flaky",
+        /// `--no-validate`: a candidate was printed, nothing was run.
+        NotValidated => "not_validated",
+        /// Fixed, but undone by `--all-or-nothing`.
+        RolledBack => "rolled_back",
+        /// `--install-missing` installed the missing module and the failure is gone.
+        Installed => "installed",
+    }
+}
+
+impl FailureStatus {
+    /// Whether the failure is gone at the end of the run (what `--all-or-nothing` and the
+    /// final status count as fixed).
+    pub fn is_fixed(self) -> bool {
+        matches!(
+            self,
+            FailureStatus::Fixed | FailureStatus::FixedByAnotherPatch | FailureStatus::Installed
+        )
+    }
+
+    /// Fixed by a patch this run kept (undone when the run keeps nothing).
+    pub fn is_patched(self) -> bool {
+        matches!(
+            self,
+            FailureStatus::Fixed | FailureStatus::FixedByAnotherPatch
+        )
+    }
+}
+
+closed_set! {
+    /// What became of one candidate (`attempts[].outcome`).
+    AttemptOutcome {
+        Accepted => "accepted",
+        StillFailing => "still_failing",
+        /// A different failure now: worked on as the next step.
+        Progressed => "progressed",
+        /// Tests that passed before failed with it.
+        NewFailures => "new_failures",
+        /// The full run gave no verdict.
+        SuiteError => "suite_error",
+        Timeout => "timeout",
+        NotValidated => "not_validated",
+        /// A model's answer refused before any run (`new_failure` says why).
+        Refused => "refused",
+        /// A search candidate that passed every proof; another was kept.
+        Plausible => "plausible",
+    }
+}
+
+closed_set! {
+    /// Where a candidate came from (`source` of attempts and patches).
+    Source {
+        /// A rule of `rules/` (the expected-raise guards among them).
+        Rule => "rule",
+        /// The search over small edits.
+        Search => "search",
+        /// The model fallback (`--llm`).
+        Llm => "llm",
+    }
+}
+
+closed_set! {
+    /// Ruff's word for a fix's kind: one right answer that the failure names, or an invented
+    /// value / a guess at intent (pytest proved it; a reviewer should read it).
+    Applicability {
+        Safe => "safe",
+        Unsafe => "unsafe",
+    }
+}
+
+impl Applicability {
+    pub fn of(safe: bool) -> Applicability {
+        if safe {
+            Applicability::Safe
+        } else {
+            Applicability::Unsafe
+        }
+    }
+}
+
+closed_set! {
+    /// Which judge proved the run (`judge`).
+    Judge {
+        Pytest => "pytest",
+        /// `--cmd`.
+        Command => "command",
+    }
+}
+
+closed_set! {
+    /// How a patch's diff text maps to its bytes (`diff_encoding`).
+    DiffEncoding {
+        /// The text is the bytes.
+        Utf8 => "utf-8",
+        /// A file whose bytes are not UTF-8: each character is one byte.
+        Latin1 => "iso-8859-1",
+    }
+}
+
+closed_set! {
+    /// How an accepted attempt was confirmed when not by its own full run (`confirmed_by`).
+    ConfirmedBy {
+        /// One full run with the other pending fixes.
+        Batch => "batch",
+        /// The batch's run failed: a full run with it and the fixes kept before it.
+        OneByOne => "one_by_one",
+    }
+}
+
+closed_set! {
+    /// The outcome of a whole `fix` run (`final_status`).
+    FinalStatus {
+        /// Every failure is fixed (or nothing failed).
+        Pass => "pass",
+        /// Some failures fixed, others not.
+        Partial => "partial",
+        /// None fixed.
+        Fail => "fail",
+        /// Every failure is an environment or dependency problem.
+        Escalated => "escalated",
+        /// The tool could not work, or pytest gave no verdict.
+        Error => "error",
+        NoTests => "no_tests",
+        BadInput => "bad_input",
+        /// `--no-validate`: candidates printed, none proven.
+        Proposed => "proposed",
+    }
+}
+
+impl FinalStatus {
+    /// The documented exit code of a run that ended so (see [`crate::exit`]).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            FinalStatus::Pass => crate::exit::OK,
+            FinalStatus::Partial => crate::exit::PARTIAL,
+            FinalStatus::Fail => crate::exit::NOT_FIXED,
+            FinalStatus::Escalated => crate::exit::ESCALATED,
+            FinalStatus::Error => crate::exit::ENVIRONMENT,
+            FinalStatus::NoTests => crate::exit::NO_TESTS,
+            FinalStatus::BadInput => crate::exit::BAD_INPUT,
+            FinalStatus::Proposed => crate::exit::PROPOSED,
+        }
+    }
+}
+
+/// Every closed set by the schema property it serves, with its words: what the schema test
+/// compares `schema/fix.schema.json` against.
+pub fn all() -> Vec<(&'static str, Vec<&'static str>)> {
+    fn words<T: Copy>(all: &[T], word: fn(T) -> &'static str) -> Vec<&'static str> {
+        all.iter().map(|v| word(*v)).collect()
+    }
+    vec![
+        ("final_status", words(FinalStatus::ALL, FinalStatus::as_str)),
+        ("judge", words(Judge::ALL, Judge::as_str)),
+        ("failure.status", words(FailureStatus::ALL, FailureStatus::as_str)),
+        ("attempt.outcome", words(AttemptOutcome::ALL, AttemptOutcome::as_str)),
+        ("attempt.source", words(Source::ALL, Source::as_str)),
+        ("patch.source", words(Source::ALL, Source::as_str)),
+        ("attempt.applicability", words(Applicability::ALL, Applicability::as_str)),
+        ("patch.applicability", words(Applicability::ALL, Applicability::as_str)),
+        ("patch.diff_encoding", words(DiffEncoding::ALL, DiffEncoding::as_str)),
+        ("attempt.confirmed_by", words(ConfirmedBy::ALL, ConfirmedBy::as_str)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_words_are_the_as_str_words() {
+        for (_, words) in all() {
+            assert!(!words.is_empty());
+        }
+        for s in FailureStatus::ALL {
+            assert_eq!(
+                serde_json::to_value(s).unwrap(),
+                serde_json::Value::String(s.as_str().into())
+            );
+        }
+        for s in DiffEncoding::ALL {
+            assert_eq!(
+                serde_json::to_value(s).unwrap(),
+                serde_json::Value::String(s.as_str().into())
+            );
+        }
+        assert_eq!(FinalStatus::Error.exit_code(), crate::exit::ENVIRONMENT);
+    }
+
+    /// The schema's `enum` lists are the enums' words, in the same order.
+    #[test]
+    fn the_fix_schema_lists_every_closed_set() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/fix.schema.json");
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let pointer = |prop: &str| match prop.split_once('.') {
+            Some((def, field)) => format!("/$defs/{def}/properties/{field}/enum"),
+            None => format!("/properties/{prop}/enum"),
+        };
+        let mut sets = all();
+        let categories = crate::rules::Category::ALL.iter().map(|c| c.as_str()).collect();
+        sets.push(("category", categories));
+        for (prop, words) in sets {
+            let at = if prop == "category" {
+                "/$defs/category/enum".to_string()
+            } else {
+                pointer(prop)
+            };
+            let listed: Vec<&str> = schema
+                .pointer(&at)
+                .and_then(|v| v.as_array())
+                .unwrap_or_else(|| panic!("no enum at {at}"))
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            assert_eq!(listed, words, "{at}");
+        }
+    }
+
+    #[test]
+    fn fixed_is_spelled_once() {
+        let fixed: Vec<_> = FailureStatus::ALL
+            .iter()
+            .filter(|s| s.is_fixed())
+            .map(|s| s.as_str())
+            .collect();
+        assert_eq!(fixed, ["fixed", "fixed_by_another_patch", "installed"]);
+    }
+}
