@@ -204,14 +204,32 @@ pub fn all() -> Vec<(&'static str, Vec<&'static str>)> {
     vec![
         ("final_status", words(FinalStatus::ALL, FinalStatus::as_str)),
         ("judge", words(Judge::ALL, Judge::as_str)),
-        ("failure.status", words(FailureStatus::ALL, FailureStatus::as_str)),
-        ("attempt.outcome", words(AttemptOutcome::ALL, AttemptOutcome::as_str)),
+        (
+            "failure.status",
+            words(FailureStatus::ALL, FailureStatus::as_str),
+        ),
+        (
+            "attempt.outcome",
+            words(AttemptOutcome::ALL, AttemptOutcome::as_str),
+        ),
         ("attempt.source", words(Source::ALL, Source::as_str)),
         ("patch.source", words(Source::ALL, Source::as_str)),
-        ("attempt.applicability", words(Applicability::ALL, Applicability::as_str)),
-        ("patch.applicability", words(Applicability::ALL, Applicability::as_str)),
-        ("patch.diff_encoding", words(DiffEncoding::ALL, DiffEncoding::as_str)),
-        ("attempt.confirmed_by", words(ConfirmedBy::ALL, ConfirmedBy::as_str)),
+        (
+            "attempt.applicability",
+            words(Applicability::ALL, Applicability::as_str),
+        ),
+        (
+            "patch.applicability",
+            words(Applicability::ALL, Applicability::as_str),
+        ),
+        (
+            "patch.diff_encoding",
+            words(DiffEncoding::ALL, DiffEncoding::as_str),
+        ),
+        (
+            "attempt.confirmed_by",
+            words(ConfirmedBy::ALL, ConfirmedBy::as_str),
+        ),
     ]
 }
 
@@ -250,7 +268,10 @@ mod tests {
             None => format!("/properties/{prop}/enum"),
         };
         let mut sets = all();
-        let categories = crate::rules::Category::ALL.iter().map(|c| c.as_str()).collect();
+        let categories = crate::rules::Category::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect();
         sets.push(("category", categories));
         for (prop, words) in sets {
             let at = if prop == "category" {

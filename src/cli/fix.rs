@@ -11,8 +11,8 @@ use crate::report::format::{output_format, ColorChoice, OutputFormat};
 use crate::report::{github, style};
 use crate::rules::RuleSet;
 use crate::sandbox::Sandbox;
-use crate::status::FinalStatus;
 use crate::session::{self, Options, SessionError};
+use crate::status::FinalStatus;
 use crate::{exit, pytest_args};
 
 pub const EXIT_CODES: &str = "\
@@ -89,7 +89,10 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
                         "error",
                         &[(
                             "title",
-                            Some(format!("selfdebug: {}", stop.status.as_str().replace('_', " ")))
+                            Some(format!(
+                                "selfdebug: {}",
+                                stop.status.as_str().replace('_', " ")
+                            ))
                         )],
                         &stop.message
                     )

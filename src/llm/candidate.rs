@@ -9,8 +9,8 @@ use super::blocks::{self, Block};
 use crate::edit::{self, Confidence, Fix};
 use crate::plan::{self, Candidate};
 use crate::rules::Category;
-use crate::status::Source;
 use crate::source::SourceFile;
+use crate::status::Source;
 use crate::traceback::locate::is_test_file;
 
 /// The `rule` of every model candidate (JSON `source: "llm"`).

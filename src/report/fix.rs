@@ -15,9 +15,8 @@ pub const FIX_SCHEMA_VERSION: u32 = 1;
 /// `bad_input` come from runs that stopped early: see [`error_json`].)
 pub fn final_status(report: &Report) -> FinalStatus {
     let total = report.failures.len();
-    let count = |pred: fn(FailureStatus) -> bool| {
-        report.failures.iter().filter(|f| pred(f.status)).count()
-    };
+    let count =
+        |pred: fn(FailureStatus) -> bool| report.failures.iter().filter(|f| pred(f.status)).count();
     let fixed = count(FailureStatus::is_fixed);
     let escalated = count(|s| s == FailureStatus::Escalated);
     if !report.validated {
@@ -258,9 +257,11 @@ pub fn human_log(report: &Report) -> String {
         for a in report.attempts.iter().filter(|a| a.test == f.test) {
             let what = match a.outcome {
                 AttemptOutcome::Accepted => match a.confirmed_by {
-                    Some(ConfirmedBy::Batch) => "proven: the test passes; confirmed with the other pending \
+                    Some(ConfirmedBy::Batch) => {
+                        "proven: the test passes; confirmed with the other pending \
                                       fixes in one full run, where nothing else broke"
-                        .to_string(),
+                            .to_string()
+                    }
                     Some(_) => "proven: the test passes and nothing else broke (the batch's \
                                 full run failed; confirmed one by one, with the fixes kept \
                                 before it)"
@@ -276,10 +277,14 @@ pub fn human_log(report: &Report) -> String {
                     "the test now fails differently ({}); working on that",
                     a.new_failure.as_deref().unwrap_or("?")
                 ),
-                AttemptOutcome::Timeout => "rejected: the test hung (stopped at the time limit)".to_string(),
-                AttemptOutcome::Plausible => "passed too; not kept (another changes fewer behaviours or \
+                AttemptOutcome::Timeout => {
+                    "rejected: the test hung (stopped at the time limit)".to_string()
+                }
+                AttemptOutcome::Plausible => {
+                    "passed too; not kept (another changes fewer behaviours or \
                                 is smaller)"
-                    .to_string(),
+                        .to_string()
+                }
                 AttemptOutcome::Refused => format!(
                     "refused before any run: {}",
                     a.new_failure.as_deref().unwrap_or("?")
@@ -305,7 +310,9 @@ pub fn human_log(report: &Report) -> String {
         }
         match f.status {
             FailureStatus::Fixed => {}
-            FailureStatus::FixedByAnotherPatch => out.push_str("  fixed by the patch of another failure\n"),
+            FailureStatus::FixedByAnotherPatch => {
+                out.push_str("  fixed by the patch of another failure\n")
+            }
             FailureStatus::Installed => {
                 let why = f
                     .reason

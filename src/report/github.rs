@@ -101,7 +101,10 @@ fn failure(f: &FailureOutcome, prefix: &str) -> String {
             ("line", f.line.map(|l| l.to_string())),
             (
                 "title",
-                Some(format!("selfdebug: {}", f.status.as_str().replace('_', " "))),
+                Some(format!(
+                    "selfdebug: {}",
+                    f.status.as_str().replace('_', " ")
+                )),
             ),
         ],
         &message,

@@ -1,0 +1,207 @@
+//! `fix` and `fix --dry-run`: where the attempt loop works (the project behind a journal, or a
+//! scratch copy) and what is kept at the end (the proven patches, or every byte restored).
+
+use super::*;
+
+/// `fix`: works in the project itself. Every file is journaled before its first byte is
+/// written; proven fixes are kept (all of them, or none with `--all-or-nothing`), and when
+/// nothing is kept every touched file is restored byte for byte and mtime.
+pub fn fix(opts: &Options) -> Result<Report, SessionError> {
+    let started = Instant::now();
+    let root = opts.root.path().to_path_buf();
+    let t = crate::trace_times::span("rules loaded");
+    let rules = load_rules(&root, opts)?;
+    drop(t);
+    let t = crate::trace_times::span("interpreter prepared");
+    let python = interpreter(&root, opts)?;
+    drop(t);
+    prewarm(opts, &python);
+    let t = crate::trace_times::span("stale temp dirs scanned");
+    runner::remove_stale_temp_dirs();
+    drop(t);
+    let t = crate::trace_times::span("journal begun");
+    let journal = Journal::begin(&root, opts.backup_dir.as_deref())
+        .map_err(|e| SessionError::Environment(e.to_string()))?;
+    drop(t);
+    let mut ws = JournalWorkspace { journal };
+    let t = crate::trace_times::span("attempt loop");
+    let result = run_loop(opts, &rules, python, &mut ws, started);
+    drop(t);
+    let _t = crate::trace_times::span("journal committed or rolled back, report");
+    let journal = ws.journal;
+    let mut report = match result {
+        Ok(r) if !runner::interrupted() => r,
+        Ok(_) => {
+            let restored = journal.rollback();
+            return Err(SessionError::Environment(match restored {
+                Ok(_) => "interrupted: every touched file was restored byte for byte".into(),
+                Err(e) => format!("interrupted, and restoring failed: {e}"),
+            }));
+        }
+        Err(e) => {
+            let interrupted = runner::interrupted();
+            return Err(match journal.rollback() {
+                Ok(_) if interrupted => SessionError::Environment(
+                    "interrupted: every touched file was restored byte for byte".into(),
+                ),
+                Ok(_) => e,
+                Err(r) => SessionError::Environment(format!("{e}; restoring failed too: {r}")),
+            });
+        }
+    };
+    let all_fixed = report.failures.iter().all(|f| f.status.is_fixed());
+    let keep = !report.patches.is_empty() && (!opts.all_or_nothing || all_fixed);
+    let touched = !journal.files().is_empty();
+    if keep {
+        let originals: BTreeMap<PathBuf, Vec<u8>> = journal
+            .files()
+            .into_iter()
+            .filter_map(|p| journal.original(&p).map(|b| (p, b.to_vec())))
+            .collect();
+        report.patches = combine(&root, &report.patches, |file| {
+            originals.get(&root.join(file)).cloned()
+        });
+        let committed = journal
+            .commit()
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        // Exactly the copies that remain: those of files that keep a change.
+        report.backups = committed
+            .files
+            .iter()
+            .filter(|f| f.backup.is_some())
+            .map(|f| Backup {
+                file: f.path.to_string_lossy().replace('\\', "/"),
+                backup: f.backup.as_ref().map(|b| b.to_string_lossy().into_owned()),
+                original_hash: f.original_hash.clone(),
+                changed: f.changed,
+            })
+            .collect();
+    } else {
+        let restored = journal
+            .rollback()
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        // Normally none: a restored file needs no backup; one that could not be removed is listed.
+        report.backups = restored
+            .backups
+            .iter()
+            .map(|b| Backup {
+                file: b.path.to_string_lossy().replace('\\', "/"),
+                backup: Some(b.backup.to_string_lossy().into_owned()),
+                original_hash: b.original_hash.clone(),
+                changed: false,
+            })
+            .collect();
+        report.rollback = touched;
+        report.patches.clear();
+        for f in &mut report.failures {
+            if f.status.is_patched() {
+                f.status = FailureStatus::RolledBack;
+            }
+        }
+    }
+    report.finish(started);
+    Ok(report)
+}
+
+/// Starts the warm worker as soon as the interpreter is known, when runs will use it: its
+/// imports then overlap the journal's start and the loop's setup instead of all coming after
+/// them, in front of the baseline (a Python importing pytest: `phases_ms.worker_wait_ms` is
+/// what is left of it on the critical path). The baseline itself runs in the worker: a cold
+/// baseline beside the start measured slower on 2 busy cores (docs/performance.md, stop 19).
+pub(super) fn prewarm(opts: &Options, python: &Interpreter) {
+    if opts.worker == crate::worker::Mode::Auto && opts.judge.is_none() && opts.sandbox.is_none() {
+        crate::worker::prewarm(&python.path);
+    }
+}
+
+/// `fix --dry-run`: everything in a scratch copy.
+pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
+    let started = Instant::now();
+    let root = opts.root.path().to_path_buf();
+    let rules = load_rules(&root, opts)?;
+    if !opts.validate {
+        // It reads the project's files: under the lock, like the copy of a dry run.
+        return journal::while_locked_for_copy(&root, || {
+            propose_only(opts, &root, &rules, started)
+        })
+        .map_err(|e| SessionError::Environment(dry_run_refused(&e)))?;
+    }
+    let python = interpreter(&root, opts)?;
+    prewarm(opts, &python);
+    runner::remove_stale_temp_dirs();
+    // Under the project's lock, so no real run has a probe or a candidate in a file meanwhile.
+    let scratch = journal::while_locked_for_copy(&root, || Scratch::copy_of(&root))
+        .map_err(|e| SessionError::Environment(dry_run_refused(&e)))?
+        .map_err(|e| {
+            SessionError::Environment(format!("cannot copy the project to a scratch dir: {e}"))
+        })?;
+    let mut ws = ScratchWorkspace {
+        scratch,
+        originals: BTreeMap::new(),
+    };
+    let mut report = run_loop(opts, &rules, python, &mut ws, started).map_err(|e| {
+        if runner::interrupted() {
+            SessionError::Environment("interrupted: the project was not changed (dry run)".into())
+        } else {
+            e
+        }
+    })?;
+    if runner::interrupted() {
+        // The loop stopped early: its report would leave failures out.
+        return Err(SessionError::Environment(
+            "interrupted: the project was not changed (dry run)".into(),
+        ));
+    }
+    let all_fixed = report.failures.iter().all(|f| f.status.is_fixed());
+    if opts.all_or_nothing && !all_fixed && !report.patches.is_empty() {
+        report.patches.clear();
+        for f in &mut report.failures {
+            if f.status.is_patched() {
+                f.status = FailureStatus::RolledBack;
+            }
+        }
+        report.finish(started);
+        return Ok(report);
+    }
+    // The patched content lives in the scratch copy, and so do the originals (as copied).
+    let scratch_root = ws.root().to_path_buf();
+    report.patches = combine(&scratch_root, &report.patches, |file| {
+        let path = scratch_root.join(file);
+        let key = std::fs::canonicalize(&path).unwrap_or(path);
+        ws.originals.get(&key).cloned()
+    });
+    // Messages name the user's project, not the scratch copy that is gone after the run (the
+    // probe keeps its scratch paths: they prove which copy was imported).
+    let (from, to) = (
+        ws.root().to_string_lossy().into_owned(),
+        root.to_string_lossy().into_owned(),
+    );
+    let fix_path = |s: &mut String| {
+        if s.contains(&from) {
+            *s = s.replace(&from, &to);
+        }
+    };
+    for f in &mut report.failures {
+        fix_path(&mut f.msg);
+        if let Some(r) = &mut f.reason {
+            fix_path(r);
+        }
+    }
+    for a in &mut report.attempts {
+        if let Some(n) = &mut a.new_failure {
+            fix_path(n);
+        }
+        fix_path(&mut a.stdout_tail);
+        fix_path(&mut a.stderr_tail);
+    }
+    report.finish(started);
+    Ok(report)
+}
+
+/// Why a dry run did not start, and why it does not just go ahead.
+pub(super) fn dry_run_refused(e: &JournalError) -> String {
+    format!(
+        "{e}; a dry run does not read a project while another run may have a probe or an \
+         unproven candidate in its files"
+    )
+}

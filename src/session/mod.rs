@@ -1,0 +1,259 @@
+//! The attempt loop: baseline, then for each failure a probe, ranked candidates, and proof by
+//! pytest (the targeted test passes, no test that passed in the baseline fails). One loop, two
+//! places to work in (see [`Workspace`]): a scratch copy for `--dry-run` (the user's tree is
+//! never written, not even for a moment), or the project itself behind a journal that can put
+//! every byte back.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::category::{self, Budgets};
+use crate::command::{CommandJudge, OUTPUT_CHECK_EXC};
+use crate::config::{settings::excluded_by, Pattern, RuleSelection};
+use crate::edit;
+use crate::install::{self, Install};
+use crate::journal::{self, Journal, JournalError};
+use crate::plan::{self, Candidate, PlanInput};
+use crate::probe::{self, ProbeReport, ProbeRequest};
+use crate::project::ProjectRoot;
+use crate::rules::{Category, RuleSet};
+use crate::runner::{self, Interpreter, PytestRun, RunSpec};
+use crate::sandbox::Sandbox;
+use crate::scratch::Scratch;
+use crate::source::{Encoding, SourceFile};
+use crate::status::{
+    Applicability, AttemptOutcome, ConfirmedBy, DiffEncoding, FailureStatus, FinalStatus, Judge,
+    Source,
+};
+use crate::traceback::{self, Failure, When};
+use crate::transform::stdlib::Stdlib;
+use crate::transform::ProbeFacts;
+use crate::tried::Tried;
+use crate::verdict::{self, Verdict};
+
+mod attempt_loop;
+mod batch;
+mod fix;
+mod groups;
+mod judge;
+mod llm;
+mod model;
+mod parallel;
+mod propose;
+mod runs;
+mod search;
+mod work;
+mod workspace;
+
+pub use fix::{dry_run, fix};
+pub use groups::{Group, GroupKey};
+pub use model::{combine, Attempt, Backup, FailureOutcome, Patch, Phases, Report};
+pub use workspace::{JournalWorkspace, ScratchWorkspace, Workspace};
+
+use attempt_loop::*;
+use model::*;
+use propose::*;
+use runs::*;
+use work::*;
+
+pub use parallel::default_jobs;
+
+/// What the user asked for.
+pub struct Options {
+    pub root: ProjectRoot,
+    /// A pytest log to work from; without it the baseline run's failures are used.
+    pub log: Option<Vec<u8>>,
+    /// Only this failing test.
+    pub test: Option<String>,
+    /// Candidates tried per failure at most (each category's budget may lower it).
+    pub max_attempts: u32,
+    pub budgets: Budgets,
+    /// Prove candidates with pytest (false: `--no-validate`, dry run only).
+    pub validate: bool,
+    pub dry_run: bool,
+    /// Try only rules marked safe (`--safe-only`); by default every rule is tried and pytest
+    /// decides.
+    pub safe_only: bool,
+    pub all_or_nothing: bool,
+    pub allow_tests: bool,
+    pub python: Option<PathBuf>,
+    /// Per-run timeout; default derived from the baseline.
+    pub timeout: Option<Duration>,
+    /// Per-test limit (selfdebug's pytest plugin): a test still running then fails where it is
+    /// stuck, with category `timeout`, and the rest of the run goes on.
+    pub test_timeout: Duration,
+    /// The user's pytest arguments, already checked by [`crate::pytest_args::check`].
+    pub pytest_args: Vec<String>,
+    /// Where the original design's backup copies go (default: `{temp dir}/selfdebug-{uid}`).
+    pub backup_dir: Option<PathBuf>,
+    /// Wall time for the whole run: no candidate is started that cannot finish within it.
+    pub time_budget: Duration,
+    /// Wall time of the search over small edits, per failure (`--search-time`).
+    pub search_time: Duration,
+    /// Candidates proven at once, each in its own scratch copy (`--jobs`; 1: one at a time,
+    /// in the workspace). See [`parallel`].
+    pub jobs: usize,
+    /// Said to the user in the report (pytest arguments set aside, ...).
+    pub notes: Vec<String>,
+    /// `--cmd`: this command is the judge instead of pytest (see [`crate::command`]).
+    pub judge: Option<CommandJudge>,
+    /// `--sandbox`: every judge run under bubblewrap (see [`crate::sandbox`]).
+    pub sandbox: Option<Sandbox>,
+    /// `--worker`: whether pytest runs may go to the warm worker ([`crate::worker`]).
+    pub worker: crate::worker::Mode,
+    /// `--no-xdist` off: the full confirming run may use pytest-xdist ([`crate::xdist`]).
+    pub xdist: bool,
+    /// `--install-missing`: a missing third-party module is installed once with pip.
+    pub install_missing: bool,
+    /// The configured rule selection (`select`/`ignore`): rules it leaves out propose nothing.
+    pub selection: RuleSelection,
+    /// `extend-exclude`: files never patched (nor probed); their candidates are dropped unrun.
+    pub exclude: Vec<Pattern>,
+    /// The model fallback (`--llm`): off (none) unless the user asks.
+    pub llm: Option<crate::llm::LlmConfig>,
+}
+
+/// The rules in force: built in and the project's own, as the configuration selects them.
+fn load_rules(root: &Path, opts: &Options) -> Result<RuleSet, SessionError> {
+    let mut rules = RuleSet::load(root).map_err(|e| SessionError::BadInput(e.to_string()))?;
+    opts.selection.apply(&mut rules);
+    Ok(rules)
+}
+
+/// Why a file is not to be patched, when `extend-exclude` says so.
+fn excluded(opts: &Options, rel: &str) -> Option<String> {
+    excluded_by(&opts.exclude, rel).map(|p| {
+        format!(
+            "{rel} is excluded by extend-exclude ('{}'): never patched",
+            p.text
+        )
+    })
+}
+
+/// `--time-budget` when none is given: a CI job or a hook gets its answer within 15 minutes.
+pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(900);
+
+/// `--search-time` when none is given (see [`search`]).
+pub const DEFAULT_SEARCH_TIME: Duration = Duration::from_secs(60);
+
+/// Why the session could not run at all. Nothing is left changed in any of these cases.
+#[derive(Debug)]
+pub enum SessionError {
+    /// Exit 2: bad flags or log, or pytest refused its arguments.
+    BadInput(String),
+    /// Exit 6: the tool could not do its work (no interpreter, pytest missing, I/O).
+    Environment(String),
+    /// Exit 6: pytest ran but gave no verdict (internal error, interrupted, killed, output
+    /// that cannot be read, the suite did not finish in time).
+    Pytest(String),
+    /// Exit 7: pytest collected no test.
+    NoTests(String),
+}
+
+impl SessionError {
+    /// The `final_status` of a run that stopped with this error.
+    pub fn status(&self) -> FinalStatus {
+        match self {
+            SessionError::BadInput(_) => FinalStatus::BadInput,
+            SessionError::NoTests(_) => FinalStatus::NoTests,
+            SessionError::Environment(_) | SessionError::Pytest(_) => FinalStatus::Error,
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        self.status().exit_code()
+    }
+}
+
+impl std::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionError::BadInput(m)
+            | SessionError::Environment(m)
+            | SessionError::Pytest(m)
+            | SessionError::NoTests(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Up to this many other tests in a failure's group, their check rides on the candidate's
+/// full run instead of a run of their own: for a few tests a run costs its start, and the full
+/// run holds them anyway.
+const GROUP_IN_FULL_RUN: usize = 8;
+
+/// A journal left by a killed run stops every command that writes, until `selfdebug restore`.
+pub fn pending_journal(root: &ProjectRoot) -> Option<String> {
+    match journal::pending(root.path()) {
+        Ok(Some(p)) => Some(
+            JournalError::Pending {
+                root: p.root,
+                files: p.files,
+                started: p.started,
+            }
+            .to_string(),
+        ),
+        _ => None,
+    }
+}
+
+/// Hard hangs (beyond the per-test timer's reach) deselected before the baseline gives up.
+const MAX_HARD_HANGS: usize = 3;
+
+/// The reason given for failures the time budget left untried.
+const TIME_BUDGET_USED_UP: &str = "time budget used up";
+
+/// The `review` line of each unsafe rule among `rule_ids`.
+fn review_notes(rules: &RuleSet, rule_ids: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for id in rule_ids {
+        if let Some(note) = rules.get(id).and_then(|r| r.review_note()) {
+            if !out.contains(&note) {
+                out.push(note);
+            }
+        }
+    }
+    out
+}
+
+/// pytest's report of a conftest that could not be imported (see [`traceback::conftest`]).
+fn is_conftest(f: &Failure) -> bool {
+    f.test.is_none()
+        && f.headline
+            .as_deref()
+            .is_some_and(|h| h.starts_with("conftest "))
+}
+
+/// The project's interpreter, with pytest importable.
+pub fn interpreter(root: &Path, opts: &Options) -> Result<Interpreter, SessionError> {
+    let python = runner::find_interpreter(root, opts.python.as_deref())
+        .map_err(|e| SessionError::Environment(e.to_string()))?;
+    if opts.judge.is_some() {
+        // A command needs no pytest.
+        return Ok(python);
+    }
+    runner::prepare(&python).map_err(|e| SessionError::Environment(e.to_string()))
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+pub fn run_id() -> String {
+    format!("{}-{}", now_ms(), std::process::id())
+}
+
+/// (test, phase) of each failure; the section title stands in for a missing test id.
+fn failure_keys(failures: &[Failure]) -> BTreeSet<(String, When)> {
+    failures.iter().map(failure_key).collect()
+}
+
+fn failure_key(f: &Failure) -> (String, When) {
+    let test = f.test.clone().or_else(|| f.headline.clone());
+    (test.unwrap_or_default(), f.when)
+}

@@ -1,0 +1,250 @@
+//! The report model of a `fix` run: what was found, tried and kept (rendered by
+//! [`crate::report::fix`] as the JSON of `schema/fix.schema.json` and the human log).
+
+use super::*;
+
+/// One candidate tried on one failure.
+#[derive(Debug, Clone, Serialize)]
+pub struct Attempt {
+    /// 1-based, over the whole run.
+    pub attempt: usize,
+    pub test: Option<String>,
+    /// 0 for the failure itself; 1 and more for the failures a previous step turned it into.
+    pub step: usize,
+    pub category: Category,
+    pub file: String,
+    pub rule: String,
+    pub title: String,
+    pub safe: bool,
+    /// `safe` or `unsafe` (see [`applicability`]).
+    pub applicability: Applicability,
+    /// `rule` or `llm` (the model fallback; its `rule` is `llm` too).
+    pub source: Source,
+    pub diff: String,
+    /// `accepted`, `still_failing`, `progressed` (a different failure now: worked on as the
+    /// next step), `new_failures`, `suite_error` (the full run gave no verdict), `timeout`,
+    /// `not_validated`, `refused` (a model's answer refused before any run: `new_failure`
+    /// says why), `plausible` (a search candidate that passed every proof, another was kept).
+    pub outcome: AttemptOutcome,
+    /// Tests that passed before and failed with this candidate.
+    pub broke: Vec<String>,
+    /// The failure the targeted test showed with the candidate, when it still failed.
+    pub new_failure: Option<String>,
+    pub exit_code: Option<i32>,
+    /// How an accepted attempt was confirmed, when not by its own full run: `batch` (one full
+    /// run with the other pending fixes), `one_by_one` (the batch's run failed; a full run
+    /// with it and the fixes kept before it). A rejected attempt says `one_by_one` too when it
+    /// was dropped there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirmed_by: Option<ConfirmedBy>,
+    /// Last lines of what the targeted run printed.
+    pub stdout_tail: String,
+    pub stderr_tail: String,
+    pub timestamp_ms: u64,
+    pub duration_ms: u64,
+    /// A search candidate: its hint tier and, when it was kept, how it was chosen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::search::AttemptFacts>,
+    /// The model's request and answer (the audit log has them; the JSON does not).
+    #[serde(skip)]
+    pub exchange: Option<crate::llm::Exchange>,
+}
+
+/// A proven (or, with `--no-validate`, proposed) change to one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Patch {
+    pub file: String,
+    pub rules: Vec<String>,
+    pub titles: Vec<String>,
+    /// Every rule behind it is marked safe.
+    pub safe: bool,
+    /// `safe` when every rule behind it is safe, else `unsafe`.
+    pub applicability: Applicability,
+    /// `rule`, or `llm` when a model wrote (part of) it.
+    pub source: Source,
+    /// For unsafe patches: what a reviewer should check, one line per unsafe rule.
+    pub review: Vec<String>,
+    pub validated: bool,
+    /// The unified diff as text; `diff_encoding` says how it maps to the patch's bytes.
+    pub diff: String,
+    /// `utf-8` (the text is the bytes), or `iso-8859-1` for a file whose bytes are not UTF-8
+    /// (each character is one byte): encode `diff` with it for `git apply`.
+    pub diff_encoding: DiffEncoding,
+}
+
+/// The fate of one failure.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailureOutcome {
+    pub test: Option<String>,
+    pub when: When,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub func: Option<String>,
+    pub exc_type: String,
+    pub msg: String,
+    pub category: Category,
+    /// `fixed`, `fixed_by_another_patch`, `not_fixed`, `no_candidate`, `skipped_unsafe`
+    /// (only unsafe rules had candidates, and `--safe-only` was given), `escalated`,
+    /// `not_validated`, `rolled_back` (fixed, but undone by --all-or-nothing).
+    pub status: FailureStatus,
+    /// Why it is not fixed, or what to do instead (escalations).
+    pub reason: Option<String>,
+    pub probe: Option<ProbeReport>,
+    /// Command mode: the output check a run that exited 0 failed (expected vs actual), for
+    /// a `selfdebug.OutputCheckFailed` failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_check: Option<crate::command::OutputMismatch>,
+    /// Wrong-output failures: the statements the test spectrum ranks most suspicious, best
+    /// first (see [`crate::localize`]), whether or not a fix was found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suspicious: Vec<crate::localize::Suspicious>,
+    /// Index into the report's `groups`: the crash site this failure shares with others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<usize>,
+}
+
+pub struct Report {
+    pub failures: Vec<FailureOutcome>,
+    pub attempts: Vec<Attempt>,
+    pub patches: Vec<Patch>,
+    pub pytest_runs: usize,
+    pub pytest_ms: u64,
+    pub duration_ms: u64,
+    /// Nothing failed in the baseline (or the log).
+    pub nothing_failed: bool,
+    /// The touched files were restored (nothing kept).
+    pub rollback: bool,
+    pub dry_run: bool,
+    pub validated: bool,
+    /// Identifies this run in audit records.
+    pub run_id: String,
+    /// Every backup copy that remains: those of files that keep a change.
+    pub backups: Vec<Backup>,
+    /// Time per phase of the run.
+    pub phases: Phases,
+    /// The project root the run worked in, and how it was found.
+    pub root: String,
+    /// Things the user should know (pytest arguments set aside, the time budget ran out).
+    pub notes: Vec<String>,
+    /// The time budget ran out before every failure was tried.
+    pub out_of_time: bool,
+    /// `pytest`, or `command` (`--cmd`).
+    pub judge: Judge,
+    /// The judge command as given (`--cmd`).
+    pub command: Option<String>,
+    /// `--install-missing`: what was installed, and whether pip succeeded.
+    pub installed: Vec<Install>,
+    /// What the model fallback did; none when it was off.
+    pub llm: Option<crate::llm::Usage>,
+    /// The failures worked on, grouped by crash site (see [`groups`]).
+    pub groups: Vec<groups::Group>,
+}
+
+/// Milliseconds spent per phase; `tool` is everything outside pytest processes.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Phases {
+    /// Resolving `--module` (a collect-only run).
+    pub selection_ms: u64,
+    pub baseline_ms: u64,
+    pub probe_ms: u64,
+    /// Targeted runs of candidates.
+    pub candidates_ms: u64,
+    /// Full-suite runs that confirm candidates.
+    pub confirm_ms: u64,
+    /// Everything outside the runs above (`tool_ms` includes `worker_wait_ms`).
+    pub tool_ms: u64,
+    /// How long the warm worker took to start (a Python process importing pytest; it overlaps
+    /// the cold baseline, so most of it is on no critical path).
+    pub worker_start_ms: u64,
+    /// How long runs waited for the worker to start: the part of its start on the critical
+    /// path, counted in `tool_ms`.
+    pub worker_wait_ms: u64,
+}
+
+/// A touched file's saved original.
+#[derive(Debug, Clone, Serialize)]
+pub struct Backup {
+    pub file: String,
+    /// The original design's `{backup_dir}/agent-self-debugger-loop/{basename}.{ts}.bak`.
+    pub backup: Option<String>,
+    pub original_hash: String,
+    /// Whether the file keeps a change.
+    pub changed: bool,
+}
+
+impl Report {
+    /// Total duration and the tool's own share, once the run is over.
+    pub(super) fn finish(&mut self, started: Instant) {
+        self.duration_ms = started.elapsed().as_millis() as u64;
+        let p = &mut self.phases;
+        let pytest = p.selection_ms + p.baseline_ms + p.probe_ms + p.candidates_ms + p.confirm_ms;
+        p.tool_ms = self.duration_ms.saturating_sub(pytest);
+        let (start, wait) = crate::worker::take_times();
+        p.worker_start_ms = start;
+        p.worker_wait_ms = wait.min(p.tool_ms);
+    }
+}
+
+pub(super) fn outcome_of(failure: &Failure, category: Category) -> FailureOutcome {
+    FailureOutcome {
+        test: failure.test.clone(),
+        when: failure.when,
+        file: failure.location.as_ref().map(|l| l.file.clone()),
+        line: failure.location.as_ref().map(|l| l.line),
+        func: failure.location.as_ref().and_then(|l| l.func.clone()),
+        exc_type: failure.exc_type.clone(),
+        msg: failure.msg.clone(),
+        category,
+        status: FailureStatus::NoCandidate,
+        reason: None,
+        probe: None,
+        output_check: None,
+        suspicious: Vec::new(),
+        group: None,
+    }
+}
+
+/// One patch per file: the original bytes (from `original`) against the file's bytes now in
+/// `worked`, with the rules and titles of every step that touched it.
+pub fn combine(
+    worked: &Path,
+    steps: &[Patch],
+    original: impl Fn(&str) -> Option<Vec<u8>>,
+) -> Vec<Patch> {
+    let mut by_file: BTreeMap<&str, Vec<&Patch>> = BTreeMap::new();
+    for p in steps {
+        by_file.entry(p.file.as_str()).or_default().push(p);
+    }
+    let mut out = Vec::new();
+    for (file, parts) in by_file {
+        let path = worked.join(file);
+        let (Some(old), Ok(new)) = (original(file), std::fs::read(&path)) else {
+            continue;
+        };
+        let diff = edit::unified_diff_bytes(file, &old, &new);
+        out.push(Patch {
+            file: file.to_string(),
+            rules: parts.iter().flat_map(|p| p.rules.clone()).collect(),
+            titles: parts.iter().flat_map(|p| p.titles.clone()).collect(),
+            safe: parts.iter().all(|p| p.safe),
+            applicability: Applicability::of(parts.iter().all(|p| p.safe)),
+            // The least certain part names the whole: a model's, else the search's.
+            source: [Source::Llm, Source::Search]
+                .into_iter()
+                .find(|src| parts.iter().any(|p| p.source == *src))
+                .unwrap_or(Source::Rule),
+            review: parts.iter().fold(Vec::new(), |mut acc, p| {
+                for r in &p.review {
+                    if !acc.contains(r) {
+                        acc.push(r.clone());
+                    }
+                }
+                acc
+            }),
+            validated: parts.iter().all(|p| p.validated),
+            diff: diff.text,
+            diff_encoding: diff.encoding,
+        });
+    }
+    out
+}

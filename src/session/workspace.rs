@@ -1,0 +1,80 @@
+//! Where candidates are written: a scratch copy for `--dry-run` (the user's tree is never
+//! written, not even for a moment), or the project itself behind a journal that can put every
+//! byte back.
+
+use super::*;
+
+/// Where candidates are written: a scratch copy (dry run) or the project behind a journal.
+pub trait Workspace {
+    /// Where pytest runs and files are read.
+    fn root(&self) -> &Path;
+    /// Environment for every run (the scratch copy's `PYTHONPATH`).
+    fn env(&self) -> Vec<(OsString, OsString)>;
+    /// Called before a file is first written by anyone, the probe included.
+    fn record(&mut self, path: &Path) -> Result<(), SessionError>;
+    fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), SessionError>;
+}
+
+/// The dry run's workspace.
+pub struct ScratchWorkspace {
+    pub(super) scratch: Scratch,
+    /// Each written file's bytes as copied, before its first write: the patch is the difference
+    /// from these, never from the user's tree as it is at the end (which another run may be
+    /// changing by then).
+    pub(super) originals: BTreeMap<PathBuf, Vec<u8>>,
+}
+
+impl Workspace for ScratchWorkspace {
+    fn root(&self) -> &Path {
+        self.scratch.root()
+    }
+    fn env(&self) -> Vec<(OsString, OsString)> {
+        vec![("PYTHONPATH".into(), self.scratch.pythonpath().into())]
+    }
+    fn record(&mut self, path: &Path) -> Result<(), SessionError> {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let std::collections::btree_map::Entry::Vacant(slot) = self.originals.entry(key) {
+            let bytes = std::fs::read(path).map_err(|e| {
+                SessionError::Environment(format!(
+                    "cannot read the scratch copy {}: {e}",
+                    path.display()
+                ))
+            })?;
+            slot.insert(bytes);
+        }
+        Ok(())
+    }
+    fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+        self.record(path)?;
+        std::fs::write(path, bytes).map_err(|e| {
+            SessionError::Environment(format!(
+                "cannot write the scratch copy {}: {e}",
+                path.display()
+            ))
+        })
+    }
+}
+
+/// The real run's workspace: the project itself, every write journaled first.
+pub struct JournalWorkspace {
+    pub(super) journal: Journal,
+}
+
+impl Workspace for JournalWorkspace {
+    fn root(&self) -> &Path {
+        self.journal.root()
+    }
+    fn env(&self) -> Vec<(OsString, OsString)> {
+        Vec::new()
+    }
+    fn record(&mut self, path: &Path) -> Result<(), SessionError> {
+        self.journal
+            .record(path)
+            .map_err(|e| SessionError::Environment(e.to_string()))
+    }
+    fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+        self.journal
+            .write(path, bytes)
+            .map_err(|e| SessionError::Environment(e.to_string()))
+    }
+}
