@@ -386,7 +386,7 @@ pub fn run_loop(
         let fixed_keys: Vec<(String, When)> = std::iter::once(key.clone())
             .chain(current.iter().filter(|(t, _)| others.contains(t)).cloned())
             .collect();
-        let mut ctx = Step {
+        let ctx = Step {
             rules,
             current: &current,
             blind,
@@ -407,7 +407,13 @@ pub fn run_loop(
             needs_flush: false,
             deferred: None,
         };
-        let result = work_on(&mut s, ws, &mut ctx, &failure, 0)?;
+        let mut work = Work {
+            s: &mut s,
+            ws: &mut *ws,
+            ctx,
+        };
+        let result = work.work_on(&failure, 0)?;
+        let mut ctx = work.ctx;
         let (needs_flush, deferred) = (ctx.needs_flush, ctx.deferred);
         if needs_flush {
             // Worked on again once the pending fixes are confirmed (nothing was rejected).

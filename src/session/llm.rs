@@ -5,7 +5,7 @@
 //! too, so a model that loops ends with the budget; each request carries the earlier
 //! candidates and the failures they led to.
 
-use super::{now_ms, Attempt, Candidate, Runs, Step, Workspace, TIME_BUDGET_USED_UP};
+use super::{now_ms, Attempt, Candidate, Runs, Step, Work, TIME_BUDGET_USED_UP};
 use crate::command::OUTPUT_CHECK_EXC;
 use crate::llm::prompt::{self, Previous, PromptInput, Snapshot};
 use crate::llm::{candidate, Exchange};
@@ -66,16 +66,9 @@ impl Turn {
     }
 
     /// The model's next candidate, or none (the reason is kept for [`Turn::finish`]).
-    pub fn next(
-        &mut self,
-        s: &mut Runs,
-        ws: &dyn Workspace,
-        ctx: &mut Step,
-        failure: &Failure,
-        depth: usize,
-    ) -> Option<Candidate> {
+    pub fn next(&mut self, w: &mut Work, failure: &Failure, depth: usize) -> Option<Candidate> {
         if let Some((at, diff)) = self.pending.take() {
-            if let Some(a) = ctx.attempts.get(at) {
+            if let Some(a) = w.ctx.attempts.get(at) {
                 self.previous.push(Previous {
                     diff,
                     outcome: led_to(a),
@@ -84,38 +77,38 @@ impl Turn {
         }
         if !self.asked {
             self.asked = true;
-            self.rules_said = ctx.reason.clone();
+            self.rules_said = w.ctx.reason.clone();
             self.env = Some(prompt::snapshot(
-                &s.python,
-                ws.root(),
+                &w.s.python,
+                w.ws.root(),
                 &prompt_files(failure),
             ));
         }
         loop {
-            if *ctx.budget == 0 || crate::runner::interrupted() {
+            if *w.ctx.budget == 0 || crate::runner::interrupted() {
                 self.stopped = Some(format!(
                     "attempt budget for {} failures used up",
-                    ctx.category.as_str()
+                    w.ctx.category.as_str()
                 ));
                 return None;
             }
-            if !s.time_for_a_candidate() {
-                ctx.reason = Some(TIME_BUDGET_USED_UP.into());
+            if !w.s.time_for_a_candidate() {
+                w.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
                 return None;
             }
-            let (spec, files) = command_spec(s, ws.root(), failure);
-            let llm = s.llm.as_mut()?;
+            let (spec, files) = command_spec(w.s, w.ws.root(), failure);
+            let llm = w.s.llm.as_mut()?;
             if let Some(why) = llm.unavailable() {
                 self.stopped = Some(why);
                 return None;
             }
             let messages = prompt::build(&PromptInput {
-                root: ws.root(),
+                root: w.ws.root(),
                 failure,
                 probe: self.probe.as_ref(),
                 env: self.env.as_ref().expect("set on the first ask"),
                 previous: &self.previous,
-                allow_tests: s.opts.allow_tests,
+                allow_tests: w.s.opts.allow_tests,
                 spec: spec.as_deref(),
                 files: &files,
             });
@@ -130,13 +123,13 @@ impl Turn {
             };
             let model = llm.config.model.clone();
             let cand = candidate::from_answer(
-                ws.root(),
+                w.ws.root(),
                 &answer,
                 &model,
-                ctx.category,
-                s.opts.allow_tests,
+                w.ctx.category,
+                w.s.opts.allow_tests,
             )
-            .and_then(|c| match super::excluded(s.opts, &c.file) {
+            .and_then(|c| match super::excluded(w.s.opts, &c.file) {
                 Some(why) => Err(why),
                 None => Ok(c),
             })
@@ -144,7 +137,7 @@ impl Turn {
             // (src/tried.rs) also knows the rules' rejected candidates.
             .and_then(|c| {
                 let own = self.tried.iter().position(|t| *t == c.patched);
-                match (own, ctx.tried.rejected_for(failure, &c.path, &c.patched)) {
+                match (own, w.ctx.tried.rejected_for(failure, &c.path, &c.patched)) {
                     (Some(i), _) => Err(format!(
                         "the answer repeats the model's candidate number {}",
                         i + 1
@@ -159,21 +152,21 @@ impl Turn {
             match cand {
                 Ok(c) => {
                     self.tried.push(c.patched.clone());
-                    self.pending = Some((ctx.attempts.len(), c.diff.clone()));
+                    self.pending = Some((w.ctx.attempts.len(), c.diff.clone()));
                     // The attempt record made for it carries the exchange to the audit log.
-                    if let Some(l) = s.llm.as_mut() {
+                    if let Some(l) = w.s.llm.as_mut() {
                         l.pending = exchange;
                     }
                     return Some(c);
                 }
                 Err(why) => {
-                    *ctx.budget -= 1;
+                    *w.ctx.budget -= 1;
                     self.previous.push(Previous {
                         diff: String::new(),
                         outcome: format!("Refused before any run: {why}."),
                     });
-                    let a = refused(s, failure, ctx, depth, why, exchange);
-                    ctx.attempts.push(a);
+                    let a = refused(w.s, failure, &w.ctx, depth, why, exchange);
+                    w.ctx.attempts.push(a);
                 }
             }
         }

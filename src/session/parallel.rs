@@ -279,139 +279,130 @@ fn run_job(job: Job, root: &Path, env: &(OsString, OsString), python: &Interpret
     done
 }
 
-/// The search's candidates proven with the pool (see the module docs and
-/// [`super::search`]): the same outcome, attempts and reasons as one at a time, in less
-/// wall time.
-#[allow(clippy::type_complexity)]
-pub(super) fn search(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    failure: &Failure,
-    candidates: Vec<Ranked>,
-    state: &search::SearchState,
-    mut pool: Pool,
-) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
-    let window = pool.size();
-    let mut ranked = candidates.into_iter().enumerate();
-    // Submitted and not yet judged, in rank order: the candidate, its hint, edit size and the
-    // tests that cover its line.
-    #[allow(clippy::type_complexity)]
-    let mut waiting: VecDeque<(usize, Candidate, Tier, usize, Vec<String>)> = VecDeque::new();
-    let mut stopped: Option<Stop> = None;
-    let mut exhausted = false;
-    let mut tried = 0usize;
-    // As one at a time: a few candidates past the first plausible one, then the choice.
-    let mut plausible: Vec<search::Found> = Vec::new();
-    let mut extra = 0usize;
-    let outcome: Result<(), SessionError> = loop {
-        // Judged in rank order: once enough are plausible, the ones still running are not.
-        if search::enough(&plausible, extra, state.spectrum) {
-            break Ok(());
-        }
-        // Start the next candidates: the same checks as before each one with --jobs 1.
-        while waiting.len() < window && stopped.is_none() && !exhausted {
-            if runner::interrupted() {
-                break;
+impl Work<'_, '_> {
+    /// The search's candidates proven with the pool (see the module docs and
+    /// [`super::search`]): the same outcome, attempts and reasons as one at a time, in less
+    /// wall time.
+    pub(super) fn search_parallel(
+        &mut self,
+        failure: &Failure,
+        candidates: Vec<Ranked>,
+        state: &search::SearchState,
+        mut pool: Pool,
+    ) -> Result<Option<Fixed>, SessionError> {
+        let window = pool.size();
+        let mut ranked = candidates.into_iter().enumerate();
+        // Submitted and not yet judged, in rank order: the candidate, its hint, edit size and the
+        // tests that cover its line.
+        let mut waiting: VecDeque<(usize, Candidate, Tier, usize, Vec<String>)> = VecDeque::new();
+        let mut stopped: Option<Stop> = None;
+        let mut exhausted = false;
+        let mut tried = 0usize;
+        // As one at a time: a few candidates past the first plausible one, then the choice.
+        let mut plausible: Vec<search::Found> = Vec::new();
+        let mut extra = 0usize;
+        let outcome: Result<(), SessionError> = loop {
+            // Judged in rank order: once enough are plausible, the ones still running are not.
+            if search::enough(&plausible, extra, state.spectrum) {
+                break Ok(());
             }
-            if Instant::now() >= state.deadline {
-                stopped = Some(Stop::SearchTime);
-                break;
+            // Start the next candidates: the same checks as before each one with --jobs 1.
+            while waiting.len() < window && stopped.is_none() && !exhausted {
+                if runner::interrupted() {
+                    break;
+                }
+                if Instant::now() >= state.deadline {
+                    stopped = Some(Stop::SearchTime);
+                    break;
+                }
+                if !self.s.time_for_a_candidate() {
+                    stopped = Some(Stop::TimeBudget);
+                    break;
+                }
+                let Some((rank, r)) = ranked.next() else {
+                    exhausted = true;
+                    break;
+                };
+                // The same bytes already rejected for this failure cost no run.
+                if self.ctx.already_rejected(failure, &r.candidate) {
+                    continue;
+                }
+                let covering = search::covering(state.spectrum, &r);
+                let (hint, size) = (r.hint, r.size);
+                let cand = search::titled(r, covering.len());
+                let (targeted, passing) =
+                    search::targets(&self.ctx, failure, &covering, state.spectrum);
+                let mut stages = vec![self.s.candidate_spec(self.ws, &targeted)];
+                if !passing.is_empty() {
+                    stages.push(self.s.candidate_spec(self.ws, &passing));
+                }
+                pool.submit(Job {
+                    rank,
+                    file: cand.file.clone(),
+                    patched: cand.patched.clone(),
+                    stages,
+                    deadline: None,
+                });
+                waiting.push_back((rank, cand, hint, size, covering));
             }
-            if !s.time_for_a_candidate() {
-                stopped = Some(Stop::TimeBudget);
-                break;
-            }
-            let Some((rank, r)) = ranked.next() else {
-                exhausted = true;
-                break;
+            let Some((rank, cand, hint, size, covering)) = waiting.pop_front() else {
+                break Ok(());
             };
-            // The same bytes already rejected for this failure cost no run.
-            if ctx.already_rejected(failure, &r.candidate) {
-                continue;
-            }
-            let covering = search::covering(state.spectrum, &r);
-            let (hint, size) = (r.hint, r.size);
-            let cand = search::titled(r, covering.len());
-            let (targeted, passing) = search::targets(ctx, failure, &covering, state.spectrum);
-            let mut stages = vec![s.candidate_spec(ws, &targeted)];
-            if !passing.is_empty() {
-                stages.push(s.candidate_spec(ws, &passing));
-            }
-            pool.submit(Job {
-                rank,
-                file: cand.file.clone(),
-                patched: cand.patched.clone(),
-                stages,
-                deadline: None,
-            });
-            waiting.push_back((rank, cand, hint, size, covering));
-        }
-        let Some((rank, cand, hint, size, covering)) = waiting.pop_front() else {
-            break Ok(());
-        };
-        let done = match pool.take_counted(s, rank) {
-            Ok(d) => d,
-            Err(e) => break Err(e),
-        };
-        tried += 1;
-        if !plausible.is_empty() {
-            extra += 1;
-        }
-        let mut runs = done.runs.into_iter();
-        let Some((first, first_verdict)) = runs.next() else {
-            break Err(SessionError::Environment(
-                "a parallel proof made no run".into(),
-            ));
-        };
-        let green = !first.timed_out && matches!(first_verdict, Verdict::Green);
-        let neighbours = match runs.next() {
-            Some((_, v)) => Some(v),
-            // No passing test runs the line: nothing to break there.
-            None if green => Some(Verdict::Green),
-            None => None,
-        };
-        let t = search::Targeted {
-            first,
-            first_verdict,
-            neighbours,
-            spent: done.took,
-            started_ms: Some(done.started_ms),
-        };
-        match search::judge(s, ws, ctx, failure, state.key, &cand, hint, t, false) {
-            Ok(Some(after)) => match search::Found::new(ws, ctx, cand, after, covering, size) {
-                Ok(f) => plausible.push(f),
+            let done = match pool.take_counted(self.s, rank) {
+                Ok(d) => d,
                 Err(e) => break Err(e),
-            },
-            Ok(None) => {}
-            Err(e) => break Err(e),
+            };
+            tried += 1;
+            if !plausible.is_empty() {
+                extra += 1;
+            }
+            let mut runs = done.runs.into_iter();
+            let Some((first, first_verdict)) = runs.next() else {
+                break Err(SessionError::Environment(
+                    "a parallel proof made no run".into(),
+                ));
+            };
+            let green = !first.timed_out && matches!(first_verdict, Verdict::Green);
+            let neighbours = match runs.next() {
+                Some((_, v)) => Some(v),
+                // No passing test runs the line: nothing to break there.
+                None if green => Some(Verdict::Green),
+                None => None,
+            };
+            let t = search::Targeted {
+                first,
+                first_verdict,
+                neighbours,
+                spent: done.took,
+                started_ms: Some(done.started_ms),
+            };
+            match self.judge(failure, state.key, &cand, hint, t, false) {
+                Ok(Some(after)) => match search::Found::new(self, cand, after, covering, size) {
+                    Ok(f) => plausible.push(f),
+                    Err(e) => break Err(e),
+                },
+                Ok(None) => {}
+                Err(e) => break Err(e),
+            }
+        };
+        // The runs still going are stopped; what they ran counts as pytest runs, nothing else.
+        for done in pool.finish() {
+            for (run, _) in &done.runs {
+                self.s.count_run(run, Phase::Candidate);
+            }
         }
-    };
-    // The runs still going are stopped; what they ran counts as pytest runs, nothing else.
-    for done in pool.finish() {
-        for (run, _) in &done.runs {
-            s.count_run(run, Phase::Candidate);
+        outcome?;
+        if plausible.is_empty() {
+            // Candidates started before the time was up were judged: they count as tried.
+            self.ctx.reason = Some(match stopped {
+                Some(Stop::SearchTime) => search::out_of_search_time(state.why, tried, self.s.opts),
+                Some(Stop::TimeBudget) => TIME_BUDGET_USED_UP.into(),
+                None => search::none_passed(state.why, tried),
+            });
+            return Ok(None);
         }
+        self.keep_best(state.test, state.spectrum, plausible, state.first_attempt)
     }
-    outcome?;
-    if plausible.is_empty() {
-        // Candidates started before the time was up were judged: they count as tried.
-        ctx.reason = Some(match stopped {
-            Some(Stop::SearchTime) => search::out_of_search_time(state.why, tried, s.opts),
-            Some(Stop::TimeBudget) => TIME_BUDGET_USED_UP.into(),
-            None => search::none_passed(state.why, tried),
-        });
-        return Ok(None);
-    }
-    search::keep_best(
-        s,
-        ws,
-        ctx,
-        state.test,
-        state.spectrum,
-        plausible,
-        state.first_attempt,
-    )
 }
 
 /// Why no more candidates were started.
@@ -443,34 +434,33 @@ impl Ahead {
     /// copy made. The copies are the workspace as it is now: the fixes kept so far, no
     /// candidate.
     pub fn start(
-        s: &Runs,
-        ws: &dyn Workspace,
-        ctx: &Step,
+        w: &Work,
         failure: &Failure,
         candidates: &[Candidate],
         from: usize,
     ) -> Option<Ahead> {
         // A command judge (--cmd) is not pytest, and a failure without a test id is only seen
         // in a full run: both stay in the workspace.
-        if s.opts.jobs < 2 || s.opts.judge.is_some() || failure.test.is_none() {
+        if w.s.opts.jobs < 2 || w.s.opts.judge.is_some() || failure.test.is_none() {
             return None;
         }
         let provable = candidates
             .iter()
             .skip(from)
-            .take_while(|c| !ctx.batch_files.contains(&c.file))
+            .take_while(|c| !w.ctx.batch_files.contains(&c.file))
             .filter(|c| {
-                ctx.tried
+                w.ctx
+                    .tried
                     .rejected_for(failure, &c.path, &c.patched)
                     .is_none()
             })
             .count();
-        let n = s.opts.jobs.min(provable).min(*ctx.budget as usize + 1);
+        let n = w.s.opts.jobs.min(provable).min(*w.ctx.budget as usize + 1);
         if n < 2 {
             return None;
         }
         Some(Ahead {
-            pool: Pool::new(ws.root(), &s.python, n)?,
+            pool: Pool::new(w.ws.root(), &w.s.python, n)?,
             queued: BTreeSet::new(),
             next: from,
         })
@@ -479,32 +469,24 @@ impl Ahead {
     /// Submits the candidates from rank `from` on (the loop's current one, its budget already
     /// charged), in rank order, while fewer than N wait and the budget and the time budget
     /// could still reach them; with the same checks the loop makes before each candidate.
-    pub fn fill(
-        &mut self,
-        s: &Runs,
-        ws: &dyn Workspace,
-        ctx: &Step,
-        failure: &Failure,
-        candidates: &[Candidate],
-        from: usize,
-    ) {
+    pub fn fill(&mut self, w: &Work, failure: &Failure, candidates: &[Candidate], from: usize) {
         self.queued.retain(|&r| r >= from);
         self.next = self.next.max(from);
-        let reachable = *ctx.budget as usize + 1;
+        let reachable = *w.ctx.budget as usize + 1;
         while self.next < candidates.len()
             && self.queued.len() < self.pool.size().min(reachable)
             && !runner::interrupted()
-            && s.time_for_a_candidate()
+            && w.s.time_for_a_candidate()
         {
             let c = &candidates[self.next];
-            if ctx.batch_files.contains(&c.file) {
+            if w.ctx.batch_files.contains(&c.file) {
                 // The loop stops at this one.
                 self.next = candidates.len();
                 break;
             }
             let rank = self.next;
             self.next += 1;
-            if ctx
+            if w.ctx
                 .tried
                 .rejected_for(failure, &c.path, &c.patched)
                 .is_some()
@@ -516,8 +498,8 @@ impl Ahead {
                 rank,
                 file: c.file.clone(),
                 patched: c.patched.clone(),
-                stages: vec![s.spec(ws, &targeted, &[])],
-                deadline: Some(s.deadline),
+                stages: vec![w.s.spec(&*w.ws, &targeted, &[])],
+                deadline: Some(w.s.deadline),
             });
             self.queued.insert(rank);
         }
@@ -528,21 +510,20 @@ impl Ahead {
     /// in the failures' messages read as the workspace's, as the same run there would print.
     pub fn take(
         &mut self,
-        s: &mut Runs,
-        ws: &dyn Workspace,
+        w: &mut Work,
         rank: usize,
     ) -> Result<Option<(PytestRun, Verdict)>, SessionError> {
         if !self.queued.remove(&rank) {
             return Ok(None);
         }
-        let done = self.pool.take_counted(s, rank)?;
+        let done = self.pool.take_counted(w.s, rank)?;
         let Some((mut run, verdict)) = done.runs.into_iter().next() else {
             return Err(SessionError::Environment(
                 "a parallel proof made no run".into(),
             ));
         };
         let from = done.root.to_string_lossy().into_owned();
-        let to = ws.root().to_string_lossy().into_owned();
+        let to = w.ws.root().to_string_lossy().into_owned();
         run.stdout = replace(&run.stdout, from.as_bytes(), to.as_bytes());
         run.stderr = replace(&run.stderr, from.as_bytes(), to.as_bytes());
         let verdict = match verdict {

@@ -50,31 +50,538 @@ fn search_enabled(s: &Runs) -> bool {
             .any(|id| s.opts.selection.enabled(id))
 }
 
-/// Whether the search takes over a failure that planning gave up on.
-pub(super) fn applies(s: &Runs, ctx: &Step, failure: &Failure, e: &PlanError) -> bool {
-    failure.test.is_some()
+impl Work<'_, '_> {
+    /// Whether the search takes over a failure that planning gave up on.
+    pub(super) fn applies(&self, failure: &Failure, e: &PlanError) -> bool {
+        failure.test.is_some()
         // A project's own exception type (`bank.InsufficientFunds`) is `unknown`: raised on a
         // wrong branch, it is wrong output too.
-        && (matches!(ctx.category, Category::Logic | Category::Unknown)
+        && (matches!(self.ctx.category, Category::Logic | Category::Unknown)
             // A hang: the stuck frame names the loop (see `localize::hang`).
-            || (ctx.category == Category::Timeout && failure.location.is_some()))
-        && search_enabled(s)
+            || (self.ctx.category == Category::Timeout && failure.location.is_some()))
+        && search_enabled(self.s)
         && matches!(
             e,
             PlanError::TestFile(_) | PlanError::NoRule(_) | PlanError::NoLocation
         )
-}
+    }
 
-/// Whether the search takes over a failure whose rule candidates were all proven wrong (an
-/// `IndexError` the index rule guessed wrong about, a library's `ValueError` fed a wrong
-/// argument): the cause may be a line the rules do not look at.
-pub(super) fn applies_after_rules(s: &Runs, ctx: &Step, failure: &Failure) -> bool {
-    failure.test.is_some()
-        && matches!(
-            ctx.category,
-            Category::Data | Category::Logic | Category::Unknown
+    /// Whether the search takes over a failure whose rule candidates were all proven wrong (an
+    /// `IndexError` the index rule guessed wrong about, a library's `ValueError` fed a wrong
+    /// argument): the cause may be a line the rules do not look at.
+    pub(super) fn applies_after_rules(&self, failure: &Failure) -> bool {
+        failure.test.is_some()
+            && matches!(
+                self.ctx.category,
+                Category::Data | Category::Logic | Category::Unknown
+            )
+            && search_enabled(self.s)
+    }
+
+    /// A failed output check of command mode: one traced run of the command localizes, the
+    /// expected output gives the hint, each candidate is proven by a run of the command.
+    pub(super) fn search_output(
+        &mut self,
+        failure: &Failure,
+    ) -> Result<Option<Fixed>, SessionError> {
+        let deadline = Instant::now() + self.s.opts.search_time;
+        let why = failure.msg.clone();
+        // The candidates' runs overwrite it; the model (after the search) needs the baseline's.
+        let mismatch = self.s.last_mismatch.clone();
+        let found = self.search_output_with(failure, &why, mismatch.as_ref(), deadline);
+        self.s.last_mismatch = mismatch;
+        found
+    }
+
+    fn search_output_with(
+        &mut self,
+        failure: &Failure,
+        why: &str,
+        mismatch: Option<&crate::command::OutputMismatch>,
+        deadline: Instant,
+    ) -> Result<Option<Fixed>, SessionError> {
+        let spectrum = match self.s.command_coverage(self.ws)? {
+            Ok(sp) => sp,
+            Err(reason) => {
+                self.ctx.reason = Some(format!("{why}; {reason}"));
+                return Ok(None);
+            }
+        };
+        let ranked = localize::rank_command(&spectrum, self.ws.root());
+        self.ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
+        if ranked.is_empty() {
+            self.ctx.reason = Some(format!(
+                "{why}; the command ran no line of the project's own code"
+            ));
+            return Ok(None);
+        }
+        let expectation = mismatch.and_then(|m| match m.check {
+            "expect_stdout" => {
+                engine::hint::Expectation::from_output(&m.expected, &m.actual, false)
+            }
+            "expect_stdout_regex" => {
+                engine::hint::Expectation::from_output(&m.expected, &m.actual, true)
+            }
+            _ => None,
+        });
+        let test = failure
+            .headline
+            .clone()
+            .unwrap_or_else(|| COMMAND_RUN.into());
+        self.try_ranked(
+            failure,
+            why,
+            &test,
+            deadline,
+            &ranked,
+            &spectrum,
+            expectation,
         )
-        && search_enabled(s)
+    }
+
+    /// Localizes, then tries the ranked candidates until one is proven or the search time is up.
+    pub(super) fn search(
+        &mut self,
+        failure: &Failure,
+        why: &str,
+    ) -> Result<Option<Fixed>, SessionError> {
+        let deadline = Instant::now() + self.s.opts.search_time;
+        let why = why.to_string();
+        let Some(test) = failure.test.clone() else {
+            return Ok(None);
+        };
+        if self.ctx.category == Category::Timeout {
+            // The hung test was left out of later runs; its candidates must run it.
+            let was = self.s.deselect.iter().position(|t| *t == test);
+            if let Some(i) = was {
+                self.s.deselect.remove(i);
+            }
+            let found = self.search_hang(failure, &why, &test, deadline);
+            if was.is_some() && !matches!(found, Ok(Some(_))) {
+                self.s.deselect.push(test);
+            }
+            return found;
+        }
+        let spectrum = match self.s.coverage(self.ws, &test)? {
+            Some(sp) if sp.tests.get(&test).is_some_and(|t| t.failed) => sp,
+            _ => {
+                self.ctx.reason = Some(format!(
+                    "{why}; the coverage run to localize it gave nothing usable"
+                ));
+                return Ok(None);
+            }
+        };
+        let ranked = localize::rank(&spectrum, localize::focus(self.ws.root(), failure));
+        self.ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
+        if ranked.is_empty() {
+            self.ctx.reason = Some(format!(
+                "{why}; the failing test ran no line of the project's own code"
+            ));
+            return Ok(None);
+        }
+        let expectation = engine::hint::Expectation::of(failure);
+        self.try_ranked(
+            failure,
+            &why,
+            &test,
+            deadline,
+            &ranked,
+            &spectrum,
+            expectation,
+        )
+    }
+
+    /// A hang: the loop around the stuck line is the suspect (no coverage run: the hung test would
+    /// cost the per-test limit again), and the candidates are proven like the others; with no
+    /// spectrum, the whole suite is the judge of the passing tests.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn search_hang(
+        &mut self,
+        failure: &Failure,
+        why: &str,
+        test: &str,
+        deadline: Instant,
+    ) -> Result<Option<Fixed>, SessionError> {
+        let ranked = match failure.location.as_ref() {
+            Some(loc) => localize::hang::loop_lines(self.ws.root(), &loc.file, loc.line),
+            None => Vec::new(),
+        };
+        self.ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
+        if ranked.is_empty() {
+            // What the hang says (where it was stuck), then why the search had nothing to try.
+            let (_, said) = crate::category::categorize(failure, self.ws.root());
+            self.ctx.reason = Some(format!(
+                "{}; no loop of the project's own code that a small edit could end holds the line \
+             it was stuck at",
+                said.unwrap_or_else(|| why.to_string())
+            ));
+            return Ok(None);
+        }
+        self.try_ranked(
+            failure,
+            why,
+            test,
+            deadline,
+            &ranked,
+            &Spectrum::default(),
+            engine::hint::Expectation::of(failure),
+        )
+    }
+
+    /// Proposes and proves the candidates at the ranked lines (see the module docs).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn try_ranked(
+        &mut self,
+        failure: &Failure,
+        why: &str,
+        test: &str,
+        deadline: Instant,
+        ranked: &[localize::Suspicious],
+        spectrum: &Spectrum,
+        expectation: Option<engine::hint::Expectation>,
+    ) -> Result<Option<Fixed>, SessionError> {
+        // A command's expected output has no test line: its expected number stands in.
+        let expected = failure
+            .frames
+            .iter()
+            .filter_map(|f| f.code.as_deref())
+            .find_map(crate::transform::expected_literal)
+            .or_else(|| {
+                (self.s.opts.judge.is_some())
+                    .then(|| expectation.as_ref().map(|e| e.expected.clone()))
+                    .flatten()
+            });
+        // The failing frame's runtime types (probe or baseline facts) type the parameters there,
+        // unless the failure is about a type (`join() argument must be str ..., not 'int'`): then
+        // the wrong variable's type is the bug, and the right one is of another type.
+        let type_error = matches!(failure.exc_type.as_str(), "TypeError" | "AttributeError");
+        let frame = self
+            .ctx
+            .first_probe
+            .as_ref()
+            .filter(|_| !type_error)
+            .map(engine::FrameTypes::of);
+        let candidates = engine::candidates(&SearchInput {
+            root: self.ws.root(),
+            suspicious: ranked,
+            expected: expected.as_deref(),
+            expectation: expectation.as_ref(),
+            allow_tests: self.s.opts.allow_tests,
+            frame: frame.as_ref(),
+        });
+        // Files the configuration excludes are never patched, by the search either; families of
+        // edits the rule selection leaves out (`ignore = ["search-delete-stmt"]`) are not tried.
+        let mut candidates = candidates;
+        candidates.retain(|r| {
+            super::excluded(self.s.opts, &r.candidate.file).is_none()
+                && self.s.opts.selection.enabled(&r.candidate.fix.rule)
+        });
+        if candidates.is_empty() {
+            self.ctx.reason = Some(format!(
+                "{why}; the search found no small edit to try at the suspicious statements"
+            ));
+            return Ok(None);
+        }
+        let key = failure_key(failure);
+        let first_attempt = self.ctx.attempts.len();
+        // With --jobs N the targeted runs go to scratch copies, N at a time (see `parallel`); the
+        // judging, and the choice among plausible candidates, are the same as one at a time. A
+        // command has no targeted run: each candidate's one run is its proof, in the workspace.
+        if self.s.opts.jobs > 1 && candidates.len() > 1 && self.s.opts.judge.is_none() {
+            let n = self.s.opts.jobs.min(candidates.len());
+            if let Some(pool) = parallel::Pool::new(self.ws.root(), &self.s.python, n) {
+                let state = SearchState {
+                    key: &key,
+                    spectrum,
+                    why,
+                    deadline,
+                    test,
+                    first_attempt,
+                };
+                return self.search_parallel(failure, candidates, &state, pool);
+            }
+        }
+        let mut tried = 0usize;
+        // Candidates that passed every proof; the search goes on a little past the first (see
+        // `search::choose`) and keeps the one that changes the fewest behaviours.
+        let mut plausible: Vec<Found> = Vec::new();
+        let mut extra = 0usize;
+        for r in candidates {
+            if runner::interrupted() || enough(&plausible, extra, spectrum) {
+                break;
+            }
+            if Instant::now() >= deadline {
+                if !plausible.is_empty() {
+                    break;
+                }
+                self.ctx.reason = Some(out_of_search_time(why, tried, self.s.opts));
+                return Ok(None);
+            }
+            if !self.s.time_for_a_candidate() {
+                if !plausible.is_empty() {
+                    break;
+                }
+                self.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
+                return Ok(None);
+            }
+            // The same bytes already rejected for this failure (by a rule, or for another test
+            // failing the same way) cost no run.
+            if self.ctx.already_rejected(failure, &r.candidate) {
+                continue;
+            }
+            tried += 1;
+            if !plausible.is_empty() {
+                extra += 1;
+            }
+            let covering = covering(spectrum, &r);
+            let (hint, size) = (r.hint, r.size);
+            let command = self.s.opts.judge.is_some();
+            let cand = if command {
+                titled_command(r)
+            } else {
+                titled(r, covering.len())
+            };
+            let after = if command {
+                self.prove_command(failure, &key, &cand, hint)?
+            } else {
+                self.prove_searched(failure, &key, &cand, hint, &covering, spectrum)?
+            };
+            if let Some(after) = after {
+                plausible.push(Found::new(self, cand, after, covering, size)?);
+            }
+        }
+        if plausible.is_empty() {
+            self.ctx.reason = Some(none_passed(why, tried));
+            return Ok(None);
+        }
+        self.keep_best(test, spectrum, plausible, first_attempt)
+    }
+
+    /// Chooses among the plausible candidates, writes the kept one and records it as accepted.
+    pub(super) fn keep_best(
+        &mut self,
+        test: &str,
+        spectrum: &Spectrum,
+        mut plausible: Vec<Found>,
+        first_attempt: usize,
+    ) -> Result<Option<Fixed>, SessionError> {
+        let kept = self.choose_among(test, spectrum, &plausible, first_attempt)?;
+        let found = plausible.swap_remove(kept);
+        self.ws.write(&found.cand.path, &found.cand.patched)?;
+        self.ctx
+            .accepted
+            .insert(found.cand.path.clone(), found.cand.patched.clone());
+        Ok(Some((vec![found.cand], found.after)))
+    }
+
+    /// Picks among the plausible candidates (see [`choose`]): with two or more, one coverage run
+    /// each tells which passing tests that ran the edited line now behave differently. Records the
+    /// choice in the attempts: the others become `plausible`, the kept one says how many were
+    /// compared and which tests decided.
+    fn choose_among(
+        &mut self,
+        test: &str,
+        spectrum: &Spectrum,
+        found: &[Found],
+        first_attempt: usize,
+    ) -> Result<usize, SessionError> {
+        let mut facts: Vec<choose::Plausible> = Vec::new();
+        for f in found {
+            let changed = if found.len() > 1 {
+                let previous = self
+                    .ctx
+                    .accepted
+                    .get(&f.cand.path)
+                    .cloned()
+                    .unwrap_or_else(|| f.cand.original.clone());
+                self.ws.write(&f.cand.path, &f.cand.patched)?;
+                let after = self.s.coverage(self.ws, test);
+                self.ws.write(&f.cand.path, &previous)?;
+                after?.map(|a| choose::changed_tests(spectrum, &a, &f.covering))
+            } else {
+                None
+            };
+            facts.push(choose::Plausible {
+                size: f.size,
+                changed,
+            });
+        }
+        let kept = choose::best(&facts).unwrap_or(0);
+        let broke: Vec<String> = self.ctx.attempts[first_attempt..]
+            .iter()
+            .filter(|a| a.outcome == AttemptOutcome::NewFailures)
+            .flat_map(|a| a.broke.iter().cloned())
+            .collect();
+        let decided = choose::decided_by(&facts, kept, broke);
+        for (i, (f, p)) in found.iter().zip(&facts).enumerate() {
+            let Some(a) = self.ctx.attempts.get_mut(f.attempt) else {
+                continue;
+            };
+            let search = a.search.get_or_insert_with(Default::default);
+            search.changed = p.changed.as_ref().map(|c| c.iter().cloned().collect());
+            if i == kept {
+                search.plausible = Some(found.len());
+                search.decided_by = decided.clone();
+            } else {
+                a.outcome = AttemptOutcome::Plausible;
+            }
+        }
+        Ok(kept)
+    }
+
+    /// Runs the three proofs of one candidate (see the module docs); the full suite's failures
+    /// when it is accepted. The file is put back otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn prove_searched(
+        &mut self,
+        failure: &Failure,
+        key: &(String, When),
+        cand: &Candidate,
+        hint: engine::hint::Tier,
+        covering: &[String],
+        spectrum: &Spectrum,
+    ) -> Result<Option<Vec<Failure>>, SessionError> {
+        self.ws.write(&cand.path, &cand.patched)?;
+        let started = Instant::now();
+        let (targeted, passing) = targets(&self.ctx, failure, covering, spectrum);
+        let first = self.s.run_candidate(self.ws, &targeted)?;
+        let first_verdict = verdict::read(&first, self.ws.root());
+        let neighbours = if !first.timed_out && matches!(first_verdict, Verdict::Green) {
+            Some(if passing.is_empty() {
+                Verdict::Green
+            } else {
+                let run = self.s.run_candidate(self.ws, &passing)?;
+                verdict::read(&run, self.ws.root())
+            })
+        } else {
+            None
+        };
+        let t = Targeted {
+            first,
+            first_verdict,
+            neighbours,
+            spent: started.elapsed(),
+            started_ms: None,
+        };
+        self.judge(failure, key, cand, hint, t, true)
+    }
+
+    /// Proves one candidate of command mode: one run of the command, with its output checks and
+    /// the candidate's shorter limit (see [`CANDIDATE_TEST_LIMIT_FACTOR`]); it is the whole judge.
+    #[allow(clippy::too_many_arguments)]
+    fn prove_command(
+        &mut self,
+        failure: &Failure,
+        key: &(String, When),
+        cand: &Candidate,
+        hint: engine::hint::Tier,
+    ) -> Result<Option<Vec<Failure>>, SessionError> {
+        self.ws.write(&cand.path, &cand.patched)?;
+        let started = Instant::now();
+        let mut spec = self.s.spec(self.ws, &[], &[]);
+        spec.timeout = spec.timeout.min(self.s.candidate_limit());
+        let first = self.s.exec(&spec, Phase::Candidate)?;
+        let first_verdict = self.s.read(&first, self.ws.root());
+        let neighbours =
+            (!first.timed_out && matches!(first_verdict, Verdict::Green)).then_some(Verdict::Green);
+        let t = Targeted {
+            first,
+            first_verdict,
+            neighbours,
+            spent: started.elapsed(),
+            started_ms: None,
+        };
+        self.judge(failure, key, cand, hint, t, true)
+    }
+
+    /// Judges a candidate by its targeted runs and, when they pass, by a run of the whole suite in
+    /// the workspace (the candidate is written for it unless `written` says it already is); records
+    /// the attempt. The file is put back unless the candidate is accepted.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn judge(
+        &mut self,
+        failure: &Failure,
+        key: &(String, When),
+        cand: &Candidate,
+        hint: engine::hint::Tier,
+        t: Targeted,
+        mut written: bool,
+    ) -> Result<Option<Vec<Failure>>, SessionError> {
+        let started = Instant::now();
+        let previous = self
+            .ctx
+            .accepted
+            .get(&cand.path)
+            .cloned()
+            .unwrap_or_else(|| cand.original.clone());
+        let mut attempt = self
+            .s
+            .attempt_record(failure, self.ctx.category, 0, cand, &t.first);
+        if let Some(ms) = t.started_ms {
+            attempt.timestamp_ms = ms;
+        }
+        attempt.search = Some(engine::AttemptFacts {
+            hint: hint.word(),
+            ..Default::default()
+        });
+        let mut accepted = None;
+        if t.first.timed_out {
+            attempt.outcome = AttemptOutcome::Timeout;
+        } else if let Some(neighbours) = t.neighbours {
+            match neighbours {
+                Verdict::Green => {
+                    if !written {
+                        self.ws.write(&cand.path, &cand.patched)?;
+                        written = true;
+                    }
+                    // A command's one run was the whole judge already, and it passed.
+                    let suite = if self.s.opts.judge.is_some() {
+                        Verdict::Green
+                    } else {
+                        let run = self.s.run(self.ws, &[], Phase::Confirm)?;
+                        verdict::read(&run, self.ws.root())
+                    };
+                    accepted = super::judge::judge_full_run(
+                        suite,
+                        self.ctx.current,
+                        std::slice::from_ref(key),
+                        self.ctx.blind,
+                    )
+                    .record(&mut attempt);
+                }
+                Verdict::Failed(f) => {
+                    attempt.outcome = AttemptOutcome::NewFailures;
+                    attempt.broke = f.iter().filter_map(|f| f.test.clone()).collect();
+                }
+                other => {
+                    attempt.outcome = AttemptOutcome::SuiteError;
+                    attempt.new_failure = Some(other.describe());
+                }
+            }
+        } else if let Some(f) = t
+            .first_verdict
+            .failures()
+            .and_then(|f| f.iter().find(|f| f.test == failure.test))
+        {
+            attempt.new_failure = Some(format!(
+                "{}: {}",
+                f.exc_type,
+                f.msg.lines().next().unwrap_or("")
+            ));
+            if f.exc_type == crate::plugin::TIMEOUT_EXC {
+                attempt.outcome = AttemptOutcome::Timeout; // the mutant made the test hang
+            }
+        }
+        attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
+        self.ctx.attempts.push(attempt);
+        if accepted.is_none() {
+            if written {
+                self.ws.write(&cand.path, &previous)?;
+            }
+            self.ctx.tried.reject(failure, &cand.path, &cand.patched);
+        }
+        Ok(accepted)
+    }
 }
 
 /// Whether a hang (a test stopped by the per-test limit, stuck in project code) goes to the
@@ -91,304 +598,6 @@ pub(super) fn takes_output(s: &Runs) -> bool {
 
 /// The test name of the command's traced run in its spectrum.
 const COMMAND_RUN: &str = "command";
-
-/// A failed output check of command mode: one traced run of the command localizes, the
-/// expected output gives the hint, each candidate is proven by a run of the command.
-#[allow(clippy::type_complexity)]
-pub(super) fn search_output(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    failure: &Failure,
-) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
-    let deadline = Instant::now() + s.opts.search_time;
-    let why = failure.msg.clone();
-    // The candidates' runs overwrite it; the model (after the search) needs the baseline's.
-    let mismatch = s.last_mismatch.clone();
-    let found = search_output_with(s, ws, ctx, failure, &why, mismatch.as_ref(), deadline);
-    s.last_mismatch = mismatch;
-    found
-}
-
-#[allow(clippy::type_complexity)]
-fn search_output_with(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    failure: &Failure,
-    why: &str,
-    mismatch: Option<&crate::command::OutputMismatch>,
-    deadline: Instant,
-) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
-    let spectrum = match s.command_coverage(ws)? {
-        Ok(sp) => sp,
-        Err(reason) => {
-            ctx.reason = Some(format!("{why}; {reason}"));
-            return Ok(None);
-        }
-    };
-    let ranked = localize::rank_command(&spectrum, ws.root());
-    ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
-    if ranked.is_empty() {
-        ctx.reason = Some(format!(
-            "{why}; the command ran no line of the project's own code"
-        ));
-        return Ok(None);
-    }
-    let expectation = mismatch.and_then(|m| match m.check {
-        "expect_stdout" => engine::hint::Expectation::from_output(&m.expected, &m.actual, false),
-        "expect_stdout_regex" => {
-            engine::hint::Expectation::from_output(&m.expected, &m.actual, true)
-        }
-        _ => None,
-    });
-    let test = failure
-        .headline
-        .clone()
-        .unwrap_or_else(|| COMMAND_RUN.into());
-    try_ranked(
-        s,
-        ws,
-        ctx,
-        failure,
-        why,
-        &test,
-        deadline,
-        &ranked,
-        &spectrum,
-        expectation,
-    )
-}
-
-/// Localizes, then tries the ranked candidates until one is proven or the search time is up.
-#[allow(clippy::type_complexity)]
-pub(super) fn search(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    failure: &Failure,
-    why: &str,
-) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
-    let deadline = Instant::now() + s.opts.search_time;
-    let why = why.to_string();
-    let Some(test) = failure.test.clone() else {
-        return Ok(None);
-    };
-    if ctx.category == Category::Timeout {
-        // The hung test was left out of later runs; its candidates must run it.
-        let was = s.deselect.iter().position(|t| *t == test);
-        if let Some(i) = was {
-            s.deselect.remove(i);
-        }
-        let found = search_hang(s, ws, ctx, failure, &why, &test, deadline);
-        if was.is_some() && !matches!(found, Ok(Some(_))) {
-            s.deselect.push(test);
-        }
-        return found;
-    }
-    let spectrum = match s.coverage(ws, &test)? {
-        Some(sp) if sp.tests.get(&test).is_some_and(|t| t.failed) => sp,
-        _ => {
-            ctx.reason = Some(format!(
-                "{why}; the coverage run to localize it gave nothing usable"
-            ));
-            return Ok(None);
-        }
-    };
-    let ranked = localize::rank(&spectrum, localize::focus(ws.root(), failure));
-    ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
-    if ranked.is_empty() {
-        ctx.reason = Some(format!(
-            "{why}; the failing test ran no line of the project's own code"
-        ));
-        return Ok(None);
-    }
-    let expectation = engine::hint::Expectation::of(failure);
-    try_ranked(
-        s,
-        ws,
-        ctx,
-        failure,
-        &why,
-        &test,
-        deadline,
-        &ranked,
-        &spectrum,
-        expectation,
-    )
-}
-
-/// A hang: the loop around the stuck line is the suspect (no coverage run: the hung test would
-/// cost the per-test limit again), and the candidates are proven like the others; with no
-/// spectrum, the whole suite is the judge of the passing tests.
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
-fn search_hang(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    failure: &Failure,
-    why: &str,
-    test: &str,
-    deadline: Instant,
-) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
-    let ranked = match failure.location.as_ref() {
-        Some(loc) => localize::hang::loop_lines(ws.root(), &loc.file, loc.line),
-        None => Vec::new(),
-    };
-    ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
-    if ranked.is_empty() {
-        // What the hang says (where it was stuck), then why the search had nothing to try.
-        let (_, said) = crate::category::categorize(failure, ws.root());
-        ctx.reason = Some(format!(
-            "{}; no loop of the project's own code that a small edit could end holds the line \
-             it was stuck at",
-            said.unwrap_or_else(|| why.to_string())
-        ));
-        return Ok(None);
-    }
-    try_ranked(
-        s,
-        ws,
-        ctx,
-        failure,
-        why,
-        test,
-        deadline,
-        &ranked,
-        &Spectrum::default(),
-        engine::hint::Expectation::of(failure),
-    )
-}
-
-/// Proposes and proves the candidates at the ranked lines (see the module docs).
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
-fn try_ranked(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    failure: &Failure,
-    why: &str,
-    test: &str,
-    deadline: Instant,
-    ranked: &[localize::Suspicious],
-    spectrum: &Spectrum,
-    expectation: Option<engine::hint::Expectation>,
-) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
-    // A command's expected output has no test line: its expected number stands in.
-    let expected = failure
-        .frames
-        .iter()
-        .filter_map(|f| f.code.as_deref())
-        .find_map(crate::transform::expected_literal)
-        .or_else(|| {
-            (s.opts.judge.is_some())
-                .then(|| expectation.as_ref().map(|e| e.expected.clone()))
-                .flatten()
-        });
-    // The failing frame's runtime types (probe or baseline facts) type the parameters there,
-    // unless the failure is about a type (`join() argument must be str ..., not 'int'`): then
-    // the wrong variable's type is the bug, and the right one is of another type.
-    let type_error = matches!(failure.exc_type.as_str(), "TypeError" | "AttributeError");
-    let frame = ctx
-        .first_probe
-        .as_ref()
-        .filter(|_| !type_error)
-        .map(engine::FrameTypes::of);
-    let candidates = engine::candidates(&SearchInput {
-        root: ws.root(),
-        suspicious: ranked,
-        expected: expected.as_deref(),
-        expectation: expectation.as_ref(),
-        allow_tests: s.opts.allow_tests,
-        frame: frame.as_ref(),
-    });
-    // Files the configuration excludes are never patched, by the search either; families of
-    // edits the rule selection leaves out (`ignore = ["search-delete-stmt"]`) are not tried.
-    let mut candidates = candidates;
-    candidates.retain(|r| {
-        super::excluded(s.opts, &r.candidate.file).is_none()
-            && s.opts.selection.enabled(&r.candidate.fix.rule)
-    });
-    if candidates.is_empty() {
-        ctx.reason = Some(format!(
-            "{why}; the search found no small edit to try at the suspicious statements"
-        ));
-        return Ok(None);
-    }
-    let key = failure_key(failure);
-    let first_attempt = ctx.attempts.len();
-    // With --jobs N the targeted runs go to scratch copies, N at a time (see `parallel`); the
-    // judging, and the choice among plausible candidates, are the same as one at a time. A
-    // command has no targeted run: each candidate's one run is its proof, in the workspace.
-    if s.opts.jobs > 1 && candidates.len() > 1 && s.opts.judge.is_none() {
-        let n = s.opts.jobs.min(candidates.len());
-        if let Some(pool) = parallel::Pool::new(ws.root(), &s.python, n) {
-            let state = SearchState {
-                key: &key,
-                spectrum,
-                why,
-                deadline,
-                test,
-                first_attempt,
-            };
-            return parallel::search(s, ws, ctx, failure, candidates, &state, pool);
-        }
-    }
-    let mut tried = 0usize;
-    // Candidates that passed every proof; the search goes on a little past the first (see
-    // `search::choose`) and keeps the one that changes the fewest behaviours.
-    let mut plausible: Vec<Found> = Vec::new();
-    let mut extra = 0usize;
-    for r in candidates {
-        if runner::interrupted() || enough(&plausible, extra, spectrum) {
-            break;
-        }
-        if Instant::now() >= deadline {
-            if !plausible.is_empty() {
-                break;
-            }
-            ctx.reason = Some(out_of_search_time(why, tried, s.opts));
-            return Ok(None);
-        }
-        if !s.time_for_a_candidate() {
-            if !plausible.is_empty() {
-                break;
-            }
-            ctx.reason = Some(TIME_BUDGET_USED_UP.into());
-            return Ok(None);
-        }
-        // The same bytes already rejected for this failure (by a rule, or for another test
-        // failing the same way) cost no run.
-        if ctx.already_rejected(failure, &r.candidate) {
-            continue;
-        }
-        tried += 1;
-        if !plausible.is_empty() {
-            extra += 1;
-        }
-        let covering = covering(spectrum, &r);
-        let (hint, size) = (r.hint, r.size);
-        let command = s.opts.judge.is_some();
-        let cand = if command {
-            titled_command(r)
-        } else {
-            titled(r, covering.len())
-        };
-        let after = if command {
-            prove_command(s, ws, ctx, failure, &key, &cand, hint)?
-        } else {
-            prove(s, ws, ctx, failure, &key, &cand, hint, &covering, spectrum)?
-        };
-        if let Some(after) = after {
-            plausible.push(Found::new(ws, ctx, cand, after, covering, size)?);
-        }
-    }
-    if plausible.is_empty() {
-        ctx.reason = Some(none_passed(why, tried));
-        return Ok(None);
-    }
-    keep_best(s, ws, ctx, test, spectrum, plausible, first_attempt)
-}
 
 /// Enough plausible candidates gathered (see [`choose`]); without a spectrum (a hang) there is
 /// no behaviour to compare, and the first one is kept.
@@ -410,25 +619,6 @@ pub(super) fn enough(plausible: &[Found], extra: usize, spectrum: &Spectrum) -> 
         choose::EXTRA_TRIES
     };
     extra >= more || plausible.len() >= choose::MAX_PLAUSIBLE
-}
-
-/// Chooses among the plausible candidates, writes the kept one and records it as accepted.
-#[allow(clippy::type_complexity)]
-pub(super) fn keep_best(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    test: &str,
-    spectrum: &Spectrum,
-    mut plausible: Vec<Found>,
-    first_attempt: usize,
-) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
-    let kept = choose_among(s, ws, ctx, test, spectrum, &plausible, first_attempt)?;
-    let found = plausible.swap_remove(kept);
-    ws.write(&found.cand.path, &found.cand.patched)?;
-    ctx.accepted
-        .insert(found.cand.path.clone(), found.cand.patched.clone());
-    Ok(Some((vec![found.cand], found.after)))
 }
 
 /// What a parallel search needs of the search's own state.
@@ -458,83 +648,22 @@ impl Found {
     /// Records a candidate that passed (its attempt is the last one) and puts the file back:
     /// the choice writes the kept one.
     pub(super) fn new(
-        ws: &mut dyn Workspace,
-        ctx: &Step,
+        w: &mut Work,
         cand: Candidate,
         after: Vec<Failure>,
         covering: Vec<String>,
         size: usize,
     ) -> Result<Found, SessionError> {
-        let previous = ctx
-            .accepted
-            .get(&cand.path)
-            .cloned()
-            .unwrap_or_else(|| cand.original.clone());
-        ws.write(&cand.path, &previous)?;
+        let previous = w.previous(&cand);
+        w.ws.write(&cand.path, &previous)?;
         Ok(Found {
             cand,
             after,
             covering,
             size,
-            attempt: ctx.attempts.len() - 1,
+            attempt: w.ctx.attempts.len() - 1,
         })
     }
-}
-
-/// Picks among the plausible candidates (see [`choose`]): with two or more, one coverage run
-/// each tells which passing tests that ran the edited line now behave differently. Records the
-/// choice in the attempts: the others become `plausible`, the kept one says how many were
-/// compared and which tests decided.
-fn choose_among(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    test: &str,
-    spectrum: &Spectrum,
-    found: &[Found],
-    first_attempt: usize,
-) -> Result<usize, SessionError> {
-    let mut facts: Vec<choose::Plausible> = Vec::new();
-    for f in found {
-        let changed = if found.len() > 1 {
-            let previous = ctx
-                .accepted
-                .get(&f.cand.path)
-                .cloned()
-                .unwrap_or_else(|| f.cand.original.clone());
-            ws.write(&f.cand.path, &f.cand.patched)?;
-            let after = s.coverage(ws, test);
-            ws.write(&f.cand.path, &previous)?;
-            after?.map(|a| choose::changed_tests(spectrum, &a, &f.covering))
-        } else {
-            None
-        };
-        facts.push(choose::Plausible {
-            size: f.size,
-            changed,
-        });
-    }
-    let kept = choose::best(&facts).unwrap_or(0);
-    let broke: Vec<String> = ctx.attempts[first_attempt..]
-        .iter()
-        .filter(|a| a.outcome == AttemptOutcome::NewFailures)
-        .flat_map(|a| a.broke.iter().cloned())
-        .collect();
-    let decided = choose::decided_by(&facts, kept, broke);
-    for (i, (f, p)) in found.iter().zip(&facts).enumerate() {
-        let Some(a) = ctx.attempts.get_mut(f.attempt) else {
-            continue;
-        };
-        let search = a.search.get_or_insert_with(Default::default);
-        search.changed = p.changed.as_ref().map(|c| c.iter().cloned().collect());
-        if i == kept {
-            search.plausible = Some(found.len());
-            search.decided_by = decided.clone();
-        } else {
-            a.outcome = AttemptOutcome::Plausible;
-        }
-    }
-    Ok(kept)
 }
 
 /// The reason when the search time ran out.
@@ -640,163 +769,6 @@ pub(super) struct Targeted {
     pub spent: Duration,
     /// When its first run started, when that is not now (a parallel proof's).
     pub started_ms: Option<u64>,
-}
-
-/// Runs the three proofs of one candidate (see the module docs); the full suite's failures
-/// when it is accepted. The file is put back otherwise.
-#[allow(clippy::too_many_arguments)]
-fn prove(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    failure: &Failure,
-    key: &(String, When),
-    cand: &Candidate,
-    hint: engine::hint::Tier,
-    covering: &[String],
-    spectrum: &Spectrum,
-) -> Result<Option<Vec<Failure>>, SessionError> {
-    ws.write(&cand.path, &cand.patched)?;
-    let started = Instant::now();
-    let (targeted, passing) = targets(ctx, failure, covering, spectrum);
-    let first = s.run_candidate(ws, &targeted)?;
-    let first_verdict = verdict::read(&first, ws.root());
-    let neighbours = if !first.timed_out && matches!(first_verdict, Verdict::Green) {
-        Some(if passing.is_empty() {
-            Verdict::Green
-        } else {
-            let run = s.run_candidate(ws, &passing)?;
-            verdict::read(&run, ws.root())
-        })
-    } else {
-        None
-    };
-    let t = Targeted {
-        first,
-        first_verdict,
-        neighbours,
-        spent: started.elapsed(),
-        started_ms: None,
-    };
-    judge(s, ws, ctx, failure, key, cand, hint, t, true)
-}
-
-/// Proves one candidate of command mode: one run of the command, with its output checks and
-/// the candidate's shorter limit (see [`CANDIDATE_TEST_LIMIT_FACTOR`]); it is the whole judge.
-#[allow(clippy::too_many_arguments)]
-fn prove_command(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    failure: &Failure,
-    key: &(String, When),
-    cand: &Candidate,
-    hint: engine::hint::Tier,
-) -> Result<Option<Vec<Failure>>, SessionError> {
-    ws.write(&cand.path, &cand.patched)?;
-    let started = Instant::now();
-    let mut spec = s.spec(ws, &[], &[]);
-    spec.timeout = spec.timeout.min(s.candidate_limit());
-    let first = s.exec(&spec, Phase::Candidate)?;
-    let first_verdict = s.read(&first, ws.root());
-    let neighbours =
-        (!first.timed_out && matches!(first_verdict, Verdict::Green)).then_some(Verdict::Green);
-    let t = Targeted {
-        first,
-        first_verdict,
-        neighbours,
-        spent: started.elapsed(),
-        started_ms: None,
-    };
-    judge(s, ws, ctx, failure, key, cand, hint, t, true)
-}
-
-/// Judges a candidate by its targeted runs and, when they pass, by a run of the whole suite in
-/// the workspace (the candidate is written for it unless `written` says it already is); records
-/// the attempt. The file is put back unless the candidate is accepted.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn judge(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    failure: &Failure,
-    key: &(String, When),
-    cand: &Candidate,
-    hint: engine::hint::Tier,
-    t: Targeted,
-    mut written: bool,
-) -> Result<Option<Vec<Failure>>, SessionError> {
-    let started = Instant::now();
-    let previous = ctx
-        .accepted
-        .get(&cand.path)
-        .cloned()
-        .unwrap_or_else(|| cand.original.clone());
-    let mut attempt = s.attempt_record(failure, ctx.category, 0, cand, &t.first);
-    if let Some(ms) = t.started_ms {
-        attempt.timestamp_ms = ms;
-    }
-    attempt.search = Some(engine::AttemptFacts {
-        hint: hint.word(),
-        ..Default::default()
-    });
-    let mut accepted = None;
-    if t.first.timed_out {
-        attempt.outcome = AttemptOutcome::Timeout;
-    } else if let Some(neighbours) = t.neighbours {
-        match neighbours {
-            Verdict::Green => {
-                if !written {
-                    ws.write(&cand.path, &cand.patched)?;
-                    written = true;
-                }
-                // A command's one run was the whole judge already, and it passed.
-                let suite = if s.opts.judge.is_some() {
-                    Verdict::Green
-                } else {
-                    let run = s.run(ws, &[], Phase::Confirm)?;
-                    verdict::read(&run, ws.root())
-                };
-                accepted = super::judge::judge_full_run(
-                    suite,
-                    ctx.current,
-                    std::slice::from_ref(key),
-                    ctx.blind,
-                )
-                .record(&mut attempt);
-            }
-            Verdict::Failed(f) => {
-                attempt.outcome = AttemptOutcome::NewFailures;
-                attempt.broke = f.iter().filter_map(|f| f.test.clone()).collect();
-            }
-            other => {
-                attempt.outcome = AttemptOutcome::SuiteError;
-                attempt.new_failure = Some(other.describe());
-            }
-        }
-    } else if let Some(f) = t
-        .first_verdict
-        .failures()
-        .and_then(|f| f.iter().find(|f| f.test == failure.test))
-    {
-        attempt.new_failure = Some(format!(
-            "{}: {}",
-            f.exc_type,
-            f.msg.lines().next().unwrap_or("")
-        ));
-        if f.exc_type == crate::plugin::TIMEOUT_EXC {
-            attempt.outcome = AttemptOutcome::Timeout; // the mutant made the test hang
-        }
-    }
-    attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
-    ctx.attempts.push(attempt);
-    if accepted.is_none() {
-        if written {
-            ws.write(&cand.path, &previous)?;
-        }
-        ctx.tried.reject(failure, &cand.path, &cand.patched);
-    }
-    Ok(accepted)
 }
 
 /// The review lines of a search patch: what to check, and a warning when one test alone

@@ -3,6 +3,18 @@
 
 use super::*;
 
+/// A failure's fix: the candidates kept (a step that moved the failure elsewhere first), and
+/// the whole suite's failures with them.
+pub(super) type Fixed = (Vec<Candidate>, Vec<Failure>);
+
+/// The work on one failure: the runs, the workspace, and the failure's own state; the methods
+/// here, in [`super::search`] and in the candidate sources are its steps.
+pub(super) struct Work<'w, 'a> {
+    pub(super) s: &'w mut Runs<'a>,
+    pub(super) ws: &'w mut dyn Workspace,
+    pub(super) ctx: Step<'w>,
+}
+
 /// State shared by the steps of one failure.
 pub(super) struct Step<'a> {
     pub(super) rules: &'a RuleSet,
@@ -41,6 +53,18 @@ pub(super) struct Step<'a> {
     pub(super) deferred: Option<usize>,
 }
 
+impl Work<'_, '_> {
+    /// What `cand`'s file holds when the candidate is not in it: the proven content so far,
+    /// else the original.
+    pub(super) fn previous(&self, cand: &Candidate) -> Vec<u8> {
+        self.ctx
+            .accepted
+            .get(&cand.path)
+            .cloned()
+            .unwrap_or_else(|| cand.original.clone())
+    }
+}
+
 impl Step<'_> {
     /// Whether the same bytes were already proven wrong for this failure (by a rule, the search,
     /// or for another test failing the same way): counted in `repeats`, and no run is spent.
@@ -54,438 +78,444 @@ impl Step<'_> {
     }
 }
 
-/// The failure passed once when run again on unchanged code: one more plain run of the test
-/// decides. Passing again, it is flaky (`ctx.flaky`, with the reason) and nothing is patched.
-pub(super) fn flaky(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    failure: &Failure,
-) -> Result<bool, SessionError> {
-    let test: Vec<String> = failure.test.iter().cloned().collect();
-    let again = s.run(ws, &test, Phase::Probe)?;
-    if !matches!(s.read(&again, ws.root()), Verdict::Green) {
-        return Ok(false);
-    }
-    ctx.flaky = true;
-    ctx.reason = Some(format!(
-        "flaky: the test failed in the first run and passed twice when run again on \
+impl Work<'_, '_> {
+    /// The failure passed once when run again on unchanged code: one more plain run of the test
+    /// decides. Passing again, it is flaky (`ctx.flaky`, with the reason) and nothing is patched.
+    pub(super) fn flaky(&mut self, failure: &Failure) -> Result<bool, SessionError> {
+        let test: Vec<String> = failure.test.iter().cloned().collect();
+        let again = self.s.run(self.ws, &test, Phase::Probe)?;
+        if !matches!(self.s.read(&again, self.ws.root()), Verdict::Green) {
+            return Ok(false);
+        }
+        self.ctx.flaky = true;
+        self.ctx.reason = Some(format!(
+            "flaky: the test failed in the first run and passed twice when run again on \
          unchanged code ({}: {}); a test that fails at random proves no patch, so \
          nothing was patched",
-        failure.exc_type,
-        failure.msg.lines().next().unwrap_or("")
-    ));
-    Ok(true)
-}
+            failure.exc_type,
+            failure.msg.lines().next().unwrap_or("")
+        ));
+        Ok(true)
+    }
 
-/// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
-/// fails differently (a new location or exception) is kept tentatively and the new failure is
-/// worked on as the next step, within the same budget; if that leads nowhere it is undone.
-/// Returns the accepted candidates and the full suite's failures with them.
-#[allow(clippy::type_complexity)]
-pub(super) fn work_on(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    failure: &Failure,
-    depth: usize,
-) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
-    // A failed output check of command mode: the search over small edits first (one traced
-    // run of the command localizes it), then the model when asked for.
-    if depth == 0 && failure.exc_type == OUTPUT_CHECK_EXC && search::takes_output(s) {
-        let found = search::search_output(s, ws, ctx, failure)?;
-        if found.is_some() || llm::Turn::new(s, failure, None).is_none() {
-            return Ok(found);
-        }
-    }
-    // No place in the project's code: only the model (when asked for) can work on it, with
-    // what the failure shows (a failed output check of command mode: the command's script).
-    let loc = failure.location.as_ref();
-    if loc.is_none() && (depth > 0 || llm::Turn::new(s, failure, None).is_none()) {
-        ctx.reason
-            .get_or_insert_with(|| plan::PlanError::no_location(failure).to_string());
-        return Ok(None);
-    }
-    if let Some(loc) = loc {
-        if let Some(why) = excluded(s.opts, &loc.file) {
-            ctx.reason.get_or_insert(why);
-            return Ok(None);
-        }
-        if let Ok(path) = plan::confined_path(ws.root(), &loc.file) {
-            ws.record(&path)?;
-        }
-    }
-    // The baseline's crash-frame facts stand in for the probe run while the code is still
-    // the baseline's (nothing accepted, no tentative step) and they cover the statement.
-    let baseline_code = depth == 0 && ctx.accepted.is_empty();
-    // The plugin's in-session rerun passed: like a probe run that passed, one more run decides.
-    if baseline_code
-        && ctx.current.contains(&failure_key(failure))
-        && s.facts.passed_on_rerun(failure)
-        && flaky(s, ws, ctx, failure)?
-    {
-        return Ok(None);
-    }
-    let recorded = baseline_code
-        .then(|| s.facts.report(ws.root(), failure, &s.python))
-        .flatten();
-    // A hang goes to the search without a probe run (it would hang again for the whole limit);
-    // the model, when asked for, keeps its probe.
-    let hang_search = ctx.category == Category::Timeout && s.llm.is_none();
-    if recorded.is_none() && !hang_search {
-        crate::progress::step(|| "probing the failing line".into());
-    }
-    let report = recorded.or_else(|| {
-        loc.filter(|_| !hang_search)
-            .and_then(|_| s.probe(ws, failure))
-    });
-    let facts = report.as_ref().map(probe_facts);
-    // The model, when asked for, takes over where the rules end (see `llm::Turn`).
-    let model = llm::Turn::new(s, failure, report.as_ref());
-    // The probe run is the failure's second run on unchanged code: a failure of the baseline
-    // that does not come back is flaky, and no patch can be proven against it. The probe
-    // cannot change behaviour, but a run without it makes sure before the verdict.
-    let passed_again = depth == 0
-        && report.as_ref().is_some_and(|r| r.test_outcome.passed)
-        && ctx.current.contains(&failure_key(failure));
-    // With fixes pending in a batch, a test that passes (or could not be probed) may pass
-    // thanks to them: the batch is confirmed first, and the failure read again.
-    if depth == 0 && !ctx.batch_files.is_empty() && (passed_again || report.is_none()) {
-        ctx.needs_flush = true;
-        return Ok(None);
-    }
-    if depth == 0 {
-        ctx.first_probe = report;
-    }
-    if passed_again && flaky(s, ws, ctx, failure)? {
-        return Ok(None);
-    }
-    let candidates = match plan::plan(&PlanInput {
-        root: ws.root(),
-        failure,
-        rules: ctx.rules,
-        probe: facts.as_ref(),
-        allow_tests: s.opts.allow_tests,
-        stdlib: &s.stdlib,
-    }) {
-        Ok(c) => c,
-        // Wrong output and failures no rule knows: the search over small edits first (no
-        // model, every candidate proven); what it cannot fix is the model's when asked for.
-        // The search confirms with its own full run: none while fixes are pending.
-        Err(e)
-            if depth == 0
-                && !ctx.batch_files.is_empty()
-                && search::applies(s, ctx, failure, &e) =>
-        {
-            ctx.needs_flush = true;
-            return Ok(None);
-        }
-        Err(e) if depth == 0 && search::applies(s, ctx, failure, &e) => {
-            let found = search::search(s, ws, ctx, failure, &search::what_failed(&e))?;
-            if found.is_some() || model.is_none() || !llm::may_try(&e) {
+    /// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
+    /// fails differently (a new location or exception) is kept tentatively and the new failure is
+    /// worked on as the next step, within the same budget; if that leads nowhere it is undone.
+    /// Returns the accepted candidates and the full suite's failures with them.
+    pub(super) fn work_on(
+        &mut self,
+        failure: &Failure,
+        depth: usize,
+    ) -> Result<Option<Fixed>, SessionError> {
+        // A failed output check of command mode: the search over small edits first (one traced
+        // run of the command localizes it), then the model when asked for.
+        if depth == 0 && failure.exc_type == OUTPUT_CHECK_EXC && search::takes_output(self.s) {
+            let found = self.search_output(failure)?;
+            if found.is_some() || llm::Turn::new(self.s, failure, None).is_none() {
                 return Ok(found);
             }
-            Vec::new()
         }
-        // What no rule knows (a wrong result asserted in the test) is the model's to try.
-        Err(e) if model.is_some() && llm::may_try(&e) => {
-            ctx.reason.get_or_insert(e.to_string());
-            Vec::new()
-        }
-        Err(e) => {
-            let mut why = e.to_string();
-            if matches!(e, plan::PlanError::NoRule(_)) && !s.opts.selection.is_default() {
-                why.push_str(" (the configuration's select/ignore leaves rules out)");
-            }
-            ctx.reason.get_or_insert(why);
+        // No place in the project's code: only the model (when asked for) can work on it, with
+        // what the failure shows (a failed output check of command mode: the command's script).
+        let loc = failure.location.as_ref();
+        if loc.is_none() && (depth > 0 || llm::Turn::new(self.s, failure, None).is_none()) {
+            self.ctx
+                .reason
+                .get_or_insert_with(|| plan::PlanError::no_location(failure).to_string());
             return Ok(None);
         }
-    };
-    // A candidate that edits an excluded file is dropped before it is written.
-    let mut candidates = candidates;
-    let before = candidates.len();
-    candidates.retain(|c| excluded(s.opts, &c.file).is_none());
-    if candidates.is_empty() && before > 0 {
-        ctx.reason
-            .get_or_insert("every candidate edits a file excluded by extend-exclude".into());
-        return Ok(None);
-    }
-    let total = candidates.len();
-    let candidates: Vec<Candidate> = candidates
-        .into_iter()
-        .filter(|c| c.safe || !s.opts.safe_only)
-        .collect();
-    if candidates.is_empty() && (total > 0 || model.is_none()) {
-        ctx.reason.get_or_insert(if total > 0 {
-            format!(
-                "{total} candidate{} from unsafe rules not tried (--safe-only)",
-                if total == 1 { "" } else { "s" }
-            )
-        } else {
-            "the matching rules proposed nothing that applies here".to_string()
-        });
-        return Ok(None);
-    }
-    let mut ahead = None;
-    let found = prove(s, ws, ctx, failure, depth, candidates, model, &mut ahead);
-    if let Some(a) = ahead {
-        a.finish(s);
-    }
-    found
-}
-
-/// The candidate loop of [`work_on`]: the rules' candidates in rank order, then the model's;
-/// each written, run, judged, and kept or put back.
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
-pub(super) fn prove(
-    s: &mut Runs,
-    ws: &mut dyn Workspace,
-    ctx: &mut Step,
-    failure: &Failure,
-    depth: usize,
-    candidates: Vec<Candidate>,
-    mut model: Option<llm::Turn>,
-    ahead: &mut Option<parallel::Ahead>,
-) -> Result<Option<(Vec<Candidate>, Vec<Failure>)>, SessionError> {
-    let key = failure_key(failure);
-    let of = candidates.len();
-    let mut ranked = candidates.iter().cloned().enumerate();
-    // Candidates judged so far: with --jobs N the pool starts once one was rejected.
-    let mut judged = 0usize;
-    // Once the rules' candidates are all proven wrong, the search gets its turn before the model.
-    let mut searched = depth > 0 || of == 0;
-    loop {
-        if *ctx.budget == 0 || runner::interrupted() {
-            ctx.reason.get_or_insert(format!(
-                "attempt budget for {} failures used up",
-                ctx.category.as_str()
-            ));
-            break;
-        }
-        if !s.time_for_a_candidate() {
-            ctx.reason = Some(TIME_BUDGET_USED_UP.into());
-            break;
-        }
-        if !searched && ranked.len() == 0 && search::applies_after_rules(s, ctx, failure) {
-            searched = true;
-            // The search makes its own copies: the rules' pool is done.
-            if let Some(a) = ahead.take() {
-                a.finish(s);
-            }
-            // The search confirms with its own full run: none while fixes are pending.
-            if !ctx.batch_files.is_empty() {
-                ctx.needs_flush = true;
+        if let Some(loc) = loc {
+            if let Some(why) = excluded(self.s.opts, &loc.file) {
+                self.ctx.reason.get_or_insert(why);
                 return Ok(None);
             }
-            let why = format!(
-                "{}: {}; the rules' {of} candidate{} did not pass",
-                failure.exc_type,
-                failure.msg.lines().next().unwrap_or(""),
-                if of == 1 { "" } else { "s" }
-            );
-            if let Some(found) = search::search(s, ws, ctx, failure, &why)? {
-                return Ok(Some(found));
-            }
-            if model.is_none() {
-                break;
+            if let Ok(path) = plan::confined_path(self.ws.root(), &loc.file) {
+                self.ws.record(&path)?;
             }
         }
-        // The rules' candidates first, then (with --llm) the model's, one request each.
-        let (n, cand) = match ranked.next() {
-            Some((n, c)) => (Some(n), c),
-            None => {
-                // The model's turn is proven in the workspace: no copy is kept for it.
-                if let Some(a) = ahead.take() {
-                    a.finish(s);
-                }
-                match model.as_mut() {
-                    Some(m) => match m.next(s, ws, ctx, failure, depth) {
-                        Some(c) => (None, c),
-                        None => break,
-                    },
-                    None => break,
-                }
-            }
-        };
-        // The same bytes were already proven wrong for this failure: no budget spent on them.
-        if ctx.already_rejected(failure, &cand) {
-            continue;
-        }
-        // An edit of a file a pending fix changed is not independent of it: confirm first.
-        if ctx.batch_files.contains(&cand.file) {
-            ctx.needs_flush = true;
+        // The baseline's crash-frame facts stand in for the probe run while the code is still
+        // the baseline's (nothing accepted, no tentative step) and they cover the statement.
+        let baseline_code = depth == 0 && self.ctx.accepted.is_empty();
+        // The plugin's in-session rerun passed: like a probe run that passed, one more run decides.
+        if baseline_code
+            && self.ctx.current.contains(&failure_key(failure))
+            && self.s.facts.passed_on_rerun(failure)
+            && self.flaky(failure)?
+        {
             return Ok(None);
         }
-        let label = || match n {
-            Some(n) => format!("candidate {}/{of} ({})", n + 1, cand.fix.rule),
-            None => format!("the model's candidate ({})", cand.fix.rule),
-        };
-        *ctx.budget -= 1;
-        let previous = ctx
-            .accepted
-            .get(&cand.path)
-            .cloned()
-            .unwrap_or_else(|| cand.original.clone());
-        let mut started = Instant::now();
-        // A failure without a test id (collection, conftest) is only seen in a full run.
-        let targeted: Vec<String> = failure.test.iter().cloned().collect();
-        let phase = if targeted.is_empty() {
-            Phase::Confirm
-        } else {
-            Phase::Candidate
-        };
-        // With --jobs N, once a candidate was rejected, the targeted runs of the next ones are
-        // made ahead in scratch copies (see `parallel::Ahead`): the first one, mostly the one
-        // kept, costs no copy and no run alongside. The run made ahead stands in for the
-        // workspace's, unless the candidate moved the failure elsewhere: the new failure,
-        // worked on next, is read in the workspace.
-        if let (1, Some(rank)) = (judged, n) {
-            *ahead = parallel::Ahead::start(s, ws, ctx, failure, &candidates, rank);
+        let recorded = baseline_code
+            .then(|| self.s.facts.report(self.ws.root(), failure, &self.s.python))
+            .flatten();
+        // A hang goes to the search without a probe run (it would hang again for the whole limit);
+        // the model, when asked for, keeps its probe.
+        let hang_search = self.ctx.category == Category::Timeout && self.s.llm.is_none();
+        if recorded.is_none() && !hang_search {
+            crate::progress::step(|| "probing the failing line".into());
         }
-        judged += 1;
-        let made_ahead = match (ahead.as_mut(), n) {
-            (Some(a), Some(rank)) => {
-                a.fill(s, ws, ctx, failure, &candidates, rank);
-                crate::progress::step(|| format!("{}: running the test", label()));
-                a.take(s, ws, rank)?.filter(|(run, v)| {
-                    run.timed_out
-                        || gone(failure, &key, &targeted, v)
-                        || !next_failure(failure, v).is_some_and(|f| is_progress(failure, &f))
-                })
-            }
-            _ => None,
-        };
-        // Only a candidate whose further runs are made in the workspace is written there.
-        let written = made_ahead
-            .as_ref()
-            .is_none_or(|(run, v)| !run.timed_out && gone(failure, &key, &targeted, v));
-        if written {
-            ws.write(&cand.path, &cand.patched)?;
+        let report = recorded.or_else(|| {
+            loc.filter(|_| !hang_search)
+                .and_then(|_| self.s.probe(self.ws, failure))
+        });
+        let facts = report.as_ref().map(probe_facts);
+        // The model, when asked for, takes over where the rules end (see `llm::Turn`).
+        let model = llm::Turn::new(self.s, failure, report.as_ref());
+        // The probe run is the failure's second run on unchanged code: a failure of the baseline
+        // that does not come back is flaky, and no patch can be proven against it. The probe
+        // cannot change behaviour, but a run without it makes sure before the verdict.
+        let passed_again = depth == 0
+            && report.as_ref().is_some_and(|r| r.test_outcome.passed)
+            && self.ctx.current.contains(&failure_key(failure));
+        // With fixes pending in a batch, a test that passes (or could not be probed) may pass
+        // thanks to them: the batch is confirmed first, and the failure read again.
+        if depth == 0 && !self.ctx.batch_files.is_empty() && (passed_again || report.is_none()) {
+            self.ctx.needs_flush = true;
+            return Ok(None);
         }
-        let (first, first_verdict) = match made_ahead {
-            Some(made) => {
-                // The attempt's time is its own run's, not the wait for it.
-                started = Instant::now()
-                    .checked_sub(made.0.duration)
-                    .unwrap_or(started);
-                made
-            }
-            None => {
-                crate::progress::step(|| format!("{}: running the test", label()));
-                let first = s.run(ws, &targeted, phase)?;
-                let verdict = s.read(&first, ws.root());
-                (first, verdict)
-            }
-        };
-        let mut attempt = s.attempt_record(failure, ctx.category, depth, &cand, &first);
-        let mut result = None;
-        let gone = gone(failure, &key, &targeted, &first_verdict);
-        // A small group is checked in the full run that follows anyway (one run fewer); a
-        // big one, or one whose full run is the batch's later, gets a run of its own first.
-        let group_in_full_run = !ctx.defer && ctx.group.len() <= GROUP_IN_FULL_RUN;
-        // The representative passes: the rest of its group in one run, before the full suite.
-        let group_passes = if gone && !first.timed_out && !targeted.is_empty() && !group_in_full_run
-        {
-            if !ctx.group.is_empty() {
-                crate::progress::step(|| format!("{}: running the group's tests", label()));
-            }
-            s.group_run(ws, &ctx.group, ctx.group_key.as_ref(), &mut attempt)?
-        } else {
-            true
-        };
-        if first.timed_out {
-            attempt.outcome = AttemptOutcome::Timeout;
-        } else if gone && !group_passes {
-            // Rejected: the attempt says which tests of the group still fail.
-        } else if gone && ctx.defer && !targeted.is_empty() {
-            // Kept tentatively: one full run confirms the batch of independent fixes (see
-            // [`batch`]); the attempt says it was confirmed there, or what the fallback found.
-            attempt.outcome = AttemptOutcome::Accepted;
-            attempt.confirmed_by = Some(ConfirmedBy::Batch);
-            ctx.deferred = Some(ctx.attempts.len());
-            result = Some(Vec::new());
-        } else if gone {
-            // The full suite decides, unless the targeted run already was the full suite.
-            let suite_verdict = if targeted.is_empty() {
-                first_verdict
-            } else {
-                crate::progress::step(|| format!("{}: running the whole suite", label()));
-                let suite = s.run(ws, &[], Phase::Confirm)?;
-                s.read(&suite, ws.root())
-            };
-            let group_passes = !group_in_full_run
-                || groups::group_passes_in(
-                    &suite_verdict,
-                    &ctx.group,
-                    ctx.group_key.as_ref(),
-                    &mut attempt,
-                );
-            if group_passes {
-                result = judge::judge_full_run(
-                    suite_verdict,
-                    ctx.current,
-                    std::slice::from_ref(&key),
-                    ctx.blind,
-                )
-                .record(&mut attempt);
-            }
-        } else {
-            let next = next_failure(failure, &first_verdict);
-            attempt.new_failure = match &next {
-                Some(f) => Some(format!(
-                    "{}: {}",
-                    f.exc_type,
-                    f.msg.lines().next().unwrap_or("")
-                )),
-                None if first_verdict.failures().is_none() => Some(first_verdict.describe()),
-                None => None,
-            };
-            if next
-                .as_ref()
-                .is_some_and(|n| n.exc_type == crate::plugin::TIMEOUT_EXC)
+        if depth == 0 {
+            self.ctx.first_probe = report;
+        }
+        if passed_again && self.flaky(failure)? {
+            return Ok(None);
+        }
+        let candidates = match plan::plan(&PlanInput {
+            root: self.ws.root(),
+            failure,
+            rules: self.ctx.rules,
+            probe: facts.as_ref(),
+            allow_tests: self.s.opts.allow_tests,
+            stdlib: &self.s.stdlib,
+        }) {
+            Ok(c) => c,
+            // Wrong output and failures no rule knows: the search over small edits first (no
+            // model, every candidate proven); what it cannot fix is the model's when asked for.
+            // The search confirms with its own full run: none while fixes are pending.
+            Err(e)
+                if depth == 0 && !self.ctx.batch_files.is_empty() && self.applies(failure, &e) =>
             {
-                // The candidate made the test hang: stopped at the per-test limit.
-                attempt.outcome = AttemptOutcome::Timeout;
+                self.ctx.needs_flush = true;
+                return Ok(None);
             }
-            // A different failure (not the same exception at the same place) is progress.
-            if let Some(next) = next.filter(|n| is_progress(failure, n)) {
-                attempt.outcome = AttemptOutcome::Progressed;
-                attempt.duration_ms = started.elapsed().as_millis() as u64;
-                ctx.attempts.push(attempt);
-                ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
-                if let Some((mut steps, after)) = work_on(s, ws, ctx, &next, depth + 1)? {
-                    steps.insert(0, cand);
-                    return Ok(Some((steps, after)));
+            Err(e) if depth == 0 && self.applies(failure, &e) => {
+                let found = self.search(failure, &search::what_failed(&e))?;
+                if found.is_some() || model.is_none() || !llm::may_try(&e) {
+                    return Ok(found);
                 }
-                ctx.accepted.insert(cand.path.clone(), previous.clone());
-                ws.write(&cand.path, &previous)?;
-                if ctx.needs_flush {
-                    // Not rejected: worked on again once the pending batch is confirmed.
+                Vec::new()
+            }
+            // What no rule knows (a wrong result asserted in the test) is the model's to try.
+            Err(e) if model.is_some() && llm::may_try(&e) => {
+                self.ctx.reason.get_or_insert(e.to_string());
+                Vec::new()
+            }
+            Err(e) => {
+                let mut why = e.to_string();
+                if matches!(e, plan::PlanError::NoRule(_)) && !self.s.opts.selection.is_default() {
+                    why.push_str(" (the configuration's select/ignore leaves rules out)");
+                }
+                self.ctx.reason.get_or_insert(why);
+                return Ok(None);
+            }
+        };
+        // A candidate that edits an excluded file is dropped before it is written.
+        let mut candidates = candidates;
+        let before = candidates.len();
+        candidates.retain(|c| excluded(self.s.opts, &c.file).is_none());
+        if candidates.is_empty() && before > 0 {
+            self.ctx
+                .reason
+                .get_or_insert("every candidate edits a file excluded by extend-exclude".into());
+            return Ok(None);
+        }
+        let total = candidates.len();
+        let candidates: Vec<Candidate> = candidates
+            .into_iter()
+            .filter(|c| c.safe || !self.s.opts.safe_only)
+            .collect();
+        if candidates.is_empty() && (total > 0 || model.is_none()) {
+            self.ctx.reason.get_or_insert(if total > 0 {
+                format!(
+                    "{total} candidate{} from unsafe rules not tried (--safe-only)",
+                    if total == 1 { "" } else { "s" }
+                )
+            } else {
+                "the matching rules proposed nothing that applies here".to_string()
+            });
+            return Ok(None);
+        }
+        let mut ahead = None;
+        let found = self.prove(failure, depth, candidates, model, &mut ahead);
+        if let Some(a) = ahead {
+            a.finish(self.s);
+        }
+        found
+    }
+
+    /// The candidate loop of [`work_on`]: the rules' candidates in rank order, then the model's;
+    /// each written, run, judged, and kept or put back.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    pub(super) fn prove(
+        &mut self,
+        failure: &Failure,
+        depth: usize,
+        candidates: Vec<Candidate>,
+        mut model: Option<llm::Turn>,
+        ahead: &mut Option<parallel::Ahead>,
+    ) -> Result<Option<Fixed>, SessionError> {
+        let key = failure_key(failure);
+        let of = candidates.len();
+        let mut ranked = candidates.iter().cloned().enumerate();
+        // Candidates judged so far: with --jobs N the pool starts once one was rejected.
+        let mut judged = 0usize;
+        // Once the rules' candidates are all proven wrong, the search gets its turn before the model.
+        let mut searched = depth > 0 || of == 0;
+        loop {
+            if *self.ctx.budget == 0 || runner::interrupted() {
+                self.ctx.reason.get_or_insert(format!(
+                    "attempt budget for {} failures used up",
+                    self.ctx.category.as_str()
+                ));
+                break;
+            }
+            if !self.s.time_for_a_candidate() {
+                self.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
+                break;
+            }
+            if !searched && ranked.len() == 0 && self.applies_after_rules(failure) {
+                searched = true;
+                // The search makes its own copies: the rules' pool is done.
+                if let Some(a) = ahead.take() {
+                    a.finish(self.s);
+                }
+                // The search confirms with its own full run: none while fixes are pending.
+                if !self.ctx.batch_files.is_empty() {
+                    self.ctx.needs_flush = true;
                     return Ok(None);
                 }
-                ctx.tried.reject(failure, &cand.path, &cand.patched);
+                let why = format!(
+                    "{}: {}; the rules' {of} candidate{} did not pass",
+                    failure.exc_type,
+                    failure.msg.lines().next().unwrap_or(""),
+                    if of == 1 { "" } else { "s" }
+                );
+                if let Some(found) = self.search(failure, &why)? {
+                    return Ok(Some(found));
+                }
+                if model.is_none() {
+                    break;
+                }
+            }
+            // The rules' candidates first, then (with --llm) the model's, one request each.
+            let (n, cand) = match ranked.next() {
+                Some((n, c)) => (Some(n), c),
+                None => {
+                    // The model's turn is proven in the workspace: no copy is kept for it.
+                    if let Some(a) = ahead.take() {
+                        a.finish(self.s);
+                    }
+                    match model.as_mut() {
+                        Some(m) => match m.next(self, failure, depth) {
+                            Some(c) => (None, c),
+                            None => break,
+                        },
+                        None => break,
+                    }
+                }
+            };
+            // The same bytes were already proven wrong for this failure: no budget spent on them.
+            if self.ctx.already_rejected(failure, &cand) {
                 continue;
             }
-        }
-        attempt.duration_ms = started.elapsed().as_millis() as u64;
-        ctx.attempts.push(attempt);
-        match result {
-            Some(after) => {
-                ctx.accepted.insert(cand.path.clone(), cand.patched.clone());
-                return Ok(Some((vec![cand], after)));
+            // An edit of a file a pending fix changed is not independent of it: confirm first.
+            if self.ctx.batch_files.contains(&cand.file) {
+                self.ctx.needs_flush = true;
+                return Ok(None);
             }
-            None => {
-                if written {
-                    ws.write(&cand.path, &previous)?;
+            let label = || match n {
+                Some(n) => format!("candidate {}/{of} ({})", n + 1, cand.fix.rule),
+                None => format!("the model's candidate ({})", cand.fix.rule),
+            };
+            *self.ctx.budget -= 1;
+            let previous = self
+                .ctx
+                .accepted
+                .get(&cand.path)
+                .cloned()
+                .unwrap_or_else(|| cand.original.clone());
+            let mut started = Instant::now();
+            // A failure without a test id (collection, conftest) is only seen in a full run.
+            let targeted: Vec<String> = failure.test.iter().cloned().collect();
+            let phase = if targeted.is_empty() {
+                Phase::Confirm
+            } else {
+                Phase::Candidate
+            };
+            // With --jobs N, once a candidate was rejected, the targeted runs of the next ones are
+            // made ahead in scratch copies (see `parallel::Ahead`): the first one, mostly the one
+            // kept, costs no copy and no run alongside. The run made ahead stands in for the
+            // workspace's, unless the candidate moved the failure elsewhere: the new failure,
+            // worked on next, is read in the workspace.
+            if let (1, Some(rank)) = (judged, n) {
+                *ahead = parallel::Ahead::start(self, failure, &candidates, rank);
+            }
+            judged += 1;
+            let made_ahead = match (ahead.as_mut(), n) {
+                (Some(a), Some(rank)) => {
+                    a.fill(self, failure, &candidates, rank);
+                    crate::progress::step(|| format!("{}: running the test", label()));
+                    a.take(self, rank)?.filter(|(run, v)| {
+                        run.timed_out
+                            || gone(failure, &key, &targeted, v)
+                            || !next_failure(failure, v).is_some_and(|f| is_progress(failure, &f))
+                    })
                 }
-                ctx.tried.reject(failure, &cand.path, &cand.patched);
+                _ => None,
+            };
+            // Only a candidate whose further runs are made in the workspace is written there.
+            let written = made_ahead
+                .as_ref()
+                .is_none_or(|(run, v)| !run.timed_out && gone(failure, &key, &targeted, v));
+            if written {
+                self.ws.write(&cand.path, &cand.patched)?;
+            }
+            let (first, first_verdict) = match made_ahead {
+                Some(made) => {
+                    // The attempt's time is its own run's, not the wait for it.
+                    started = Instant::now()
+                        .checked_sub(made.0.duration)
+                        .unwrap_or(started);
+                    made
+                }
+                None => {
+                    crate::progress::step(|| format!("{}: running the test", label()));
+                    let first = self.s.run(self.ws, &targeted, phase)?;
+                    let verdict = self.s.read(&first, self.ws.root());
+                    (first, verdict)
+                }
+            };
+            let mut attempt =
+                self.s
+                    .attempt_record(failure, self.ctx.category, depth, &cand, &first);
+            let mut result = None;
+            let gone = gone(failure, &key, &targeted, &first_verdict);
+            // A small group is checked in the full run that follows anyway (one run fewer); a
+            // big one, or one whose full run is the batch's later, gets a run of its own first.
+            let group_in_full_run = !self.ctx.defer && self.ctx.group.len() <= GROUP_IN_FULL_RUN;
+            // The representative passes: the rest of its group in one run, before the full suite.
+            let group_passes =
+                if gone && !first.timed_out && !targeted.is_empty() && !group_in_full_run {
+                    if !self.ctx.group.is_empty() {
+                        crate::progress::step(|| format!("{}: running the group's tests", label()));
+                    }
+                    self.s.group_run(
+                        self.ws,
+                        &self.ctx.group,
+                        self.ctx.group_key.as_ref(),
+                        &mut attempt,
+                    )?
+                } else {
+                    true
+                };
+            if first.timed_out {
+                attempt.outcome = AttemptOutcome::Timeout;
+            } else if gone && !group_passes {
+                // Rejected: the attempt says which tests of the group still fail.
+            } else if gone && self.ctx.defer && !targeted.is_empty() {
+                // Kept tentatively: one full run confirms the batch of independent fixes (see
+                // [`batch`]); the attempt says it was confirmed there, or what the fallback found.
+                attempt.outcome = AttemptOutcome::Accepted;
+                attempt.confirmed_by = Some(ConfirmedBy::Batch);
+                self.ctx.deferred = Some(self.ctx.attempts.len());
+                result = Some(Vec::new());
+            } else if gone {
+                // The full suite decides, unless the targeted run already was the full suite.
+                let suite_verdict = if targeted.is_empty() {
+                    first_verdict
+                } else {
+                    crate::progress::step(|| format!("{}: running the whole suite", label()));
+                    let suite = self.s.run(self.ws, &[], Phase::Confirm)?;
+                    self.s.read(&suite, self.ws.root())
+                };
+                let group_passes = !group_in_full_run
+                    || groups::group_passes_in(
+                        &suite_verdict,
+                        &self.ctx.group,
+                        self.ctx.group_key.as_ref(),
+                        &mut attempt,
+                    );
+                if group_passes {
+                    result = judge::judge_full_run(
+                        suite_verdict,
+                        self.ctx.current,
+                        std::slice::from_ref(&key),
+                        self.ctx.blind,
+                    )
+                    .record(&mut attempt);
+                }
+            } else {
+                let next = next_failure(failure, &first_verdict);
+                attempt.new_failure = match &next {
+                    Some(f) => Some(format!(
+                        "{}: {}",
+                        f.exc_type,
+                        f.msg.lines().next().unwrap_or("")
+                    )),
+                    None if first_verdict.failures().is_none() => Some(first_verdict.describe()),
+                    None => None,
+                };
+                if next
+                    .as_ref()
+                    .is_some_and(|n| n.exc_type == crate::plugin::TIMEOUT_EXC)
+                {
+                    // The candidate made the test hang: stopped at the per-test limit.
+                    attempt.outcome = AttemptOutcome::Timeout;
+                }
+                // A different failure (not the same exception at the same place) is progress.
+                if let Some(next) = next.filter(|n| is_progress(failure, n)) {
+                    attempt.outcome = AttemptOutcome::Progressed;
+                    attempt.duration_ms = started.elapsed().as_millis() as u64;
+                    self.ctx.attempts.push(attempt);
+                    self.ctx
+                        .accepted
+                        .insert(cand.path.clone(), cand.patched.clone());
+                    if let Some((mut steps, after)) = self.work_on(&next, depth + 1)? {
+                        steps.insert(0, cand);
+                        return Ok(Some((steps, after)));
+                    }
+                    self.ctx
+                        .accepted
+                        .insert(cand.path.clone(), previous.clone());
+                    self.ws.write(&cand.path, &previous)?;
+                    if self.ctx.needs_flush {
+                        // Not rejected: worked on again once the pending batch is confirmed.
+                        return Ok(None);
+                    }
+                    self.ctx.tried.reject(failure, &cand.path, &cand.patched);
+                    continue;
+                }
+            }
+            attempt.duration_ms = started.elapsed().as_millis() as u64;
+            self.ctx.attempts.push(attempt);
+            match result {
+                Some(after) => {
+                    self.ctx
+                        .accepted
+                        .insert(cand.path.clone(), cand.patched.clone());
+                    return Ok(Some((vec![cand], after)));
+                }
+                None => {
+                    if written {
+                        self.ws.write(&cand.path, &previous)?;
+                    }
+                    self.ctx.tried.reject(failure, &cand.path, &cand.patched);
+                }
             }
         }
+        if let Some(m) = model {
+            m.finish(&mut self.ctx);
+        }
+        Ok(None)
     }
-    if let Some(m) = model {
-        m.finish(ctx);
-    }
-    Ok(None)
 }
 
 /// Whether the candidate's targeted run says the failure is gone (the full run then decides).
