@@ -3,6 +3,7 @@
 //! the run is interrupted.
 
 use super::*;
+use crate::plugin::Hang;
 
 /// The loop itself, in any workspace. Returns the report; the caller keeps or rolls back.
 pub fn run_loop(
@@ -12,29 +13,71 @@ pub fn run_loop(
     ws: &mut dyn Workspace,
     started: Instant,
 ) -> Result<Report, SessionError> {
-    let root = opts.root.path();
     let run_id = run_id();
-    let mut s = Runs {
-        stdlib: Stdlib::new(python.clone()),
-        python,
-        opts,
-        count: 0,
-        total: Duration::ZERO,
-        timeout: opts.timeout.unwrap_or(runner::DEFAULT_TIMEOUT),
-        attempt_no: 0,
-        deadline: started + opts.time_budget,
-        baseline: Duration::ZERO,
-        phases: Phases::default(),
-        deselect: Vec::new(),
-        installed: Vec::new(),
-        last_mismatch: None,
-        llm: opts.llm.clone().map(crate::llm::Llm::new),
-        facts: Default::default(),
-    };
+    let mut s = Runs::new(opts, python, started);
     let selection = match &opts.test {
         Some(t) => Some(s.resolve_selection(ws, t)?),
         None => None,
     };
+    let (hung, baseline_failures) = baseline(&mut s, ws)?;
+    // A conftest that cannot be imported hides the whole suite: what fails behind it is only
+    // known once it is fixed, and is then worked on like the rest.
+    let blind = !baseline_failures.is_empty() && baseline_failures.iter().all(is_conftest);
+    let current = failure_keys(&baseline_failures);
+    let targets: Vec<Failure> = match &opts.log {
+        Some(bytes) => {
+            traceback::parse(bytes, opts.root.path())
+                .map_err(|e| SessionError::BadInput(format!("log: {e}")))?
+                .failures
+        }
+        None => baseline_failures,
+    };
+    let outcomes = hung_outcomes(&hung, ws.root(), opts);
+    let mut lp = AttemptLoop {
+        s,
+        ws,
+        rules,
+        selection,
+        blind,
+        current,
+        groups: Default::default(),
+        order: BTreeMap::new(),
+        queue: VecDeque::new(),
+        hung: hung.len(),
+        outcomes,
+        attempts: Vec::new(),
+        accepted: BTreeMap::new(),
+        accepted_cands: Vec::new(),
+        out_of_time: false,
+        worked_on: 0,
+        first_place: BTreeMap::new(),
+        tried: Tried::default(),
+        pending: batch::Batch::default(),
+        no_defer: BTreeSet::new(),
+    };
+    // Biggest crash-site group first; each group is worked on through one representative.
+    let (groups, ordered) =
+        groups::Groups::build(targets.into_iter().filter(|f| lp.selected(f)).collect());
+    lp.groups = groups;
+    // The report lists the failures in this order, whenever a batch decided them.
+    lp.order = ordered
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (failure_key(f), i))
+        .collect();
+    lp.queue = ordered.into();
+    let nothing_failed = lp.queue.is_empty();
+    lp.run()?;
+    Ok(lp.report(run_id, nothing_failed, started))
+}
+
+/// The baseline run (taken again after each hard hang, up to [`MAX_HARD_HANGS`]): the hard
+/// hangs, and the failures of the run that finished. Sets the runs' timeout from it.
+fn baseline(
+    s: &mut Runs,
+    ws: &mut dyn Workspace,
+) -> Result<(Vec<Hang>, Vec<Failure>), SessionError> {
+    let opts = s.opts;
     // A test stuck where the per-test timer cannot reach it (in C code) ends the whole run
     // through the plugin's backstop: it is reported, left out of every later run, and the
     // baseline is taken again so that the other failures are still worked on.
@@ -53,48 +96,10 @@ pub fn run_loop(
     s.baseline = baseline.duration;
     // The baseline is read once: its failures are both the reference set and, without a log,
     // the failures to work on.
-    let baseline_failures = match s.read(&baseline, ws.root()) {
+    let failures = match s.read(&baseline, ws.root()) {
         Verdict::Green => Vec::new(),
         Verdict::Failed(f) => f,
-        Verdict::NoTests => {
-            return Err(SessionError::NoTests(format!(
-                "no tests were collected under {}{}",
-                root.display(),
-                if opts.pytest_args.is_empty() {
-                    String::new()
-                } else {
-                    format!(" with pytest arguments `{}`", opts.pytest_args.join(" "))
-                }
-            )))
-        }
-        Verdict::Usage(m) => {
-            return Err(SessionError::BadInput(format!(
-                "pytest refused the run: {m}"
-            )))
-        }
-        Verdict::Error(m) => {
-            return Err(SessionError::Pytest(format!(
-                "the baseline run gave no verdict: {m}"
-            )))
-        }
-        Verdict::TimedOut => {
-            let what = if opts.judge.is_some() {
-                "the command"
-            } else {
-                "the test suite"
-            };
-            return Err(SessionError::Pytest(if s.out_of_time() {
-                format!(
-                    "{what} did not finish within the time budget of {} s (--time-budget)",
-                    opts.time_budget.as_secs()
-                )
-            } else {
-                format!(
-                    "{what} did not finish within {} s (--timeout)",
-                    s.timeout.as_secs()
-                )
-            }));
-        }
+        other => return Err(no_verdict(s, other)),
     };
     if opts.timeout.is_none() {
         // Candidates may slow a test down, but a hang must not cost 10 minutes a try.
@@ -103,7 +108,7 @@ pub fn run_loop(
     }
     // A test that hung in the baseline would cost the per-test limit in every later run; it
     // is reported from the baseline and left out from here on.
-    for f in &baseline_failures {
+    for f in &failures {
         if let Some(t) = f
             .test
             .as_ref()
@@ -114,39 +119,51 @@ pub fn run_loop(
             }
         }
     }
-    // A conftest that cannot be imported hides the whole suite: what fails behind it is only
-    // known once it is fixed, and is then worked on like the rest.
-    let mut blind = !baseline_failures.is_empty() && baseline_failures.iter().all(is_conftest);
-    let mut current = failure_keys(&baseline_failures);
-    let targets: Vec<Failure> = match &opts.log {
-        Some(bytes) => {
-            traceback::parse(bytes, root)
-                .map_err(|e| SessionError::BadInput(format!("log: {e}")))?
-                .failures
-        }
-        None => baseline_failures,
-    };
-    let selected = |f: &Failure| {
-        selection
-            .as_ref()
-            .is_none_or(|ids| f.test.as_ref().is_some_and(|t| ids.contains(t)))
-    };
-    // Biggest crash-site group first; each group is worked on through one representative.
-    let (mut groups, ordered) =
-        groups::Groups::build(targets.into_iter().filter(|f| selected(f)).collect());
-    // The report lists the failures in this order, whenever a batch decided them.
-    let order: BTreeMap<(String, When), usize> = ordered
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (failure_key(f), i))
-        .collect();
-    let mut queue: VecDeque<Failure> = ordered.into();
-    let nothing_failed = queue.is_empty();
+    Ok((hung, failures))
+}
 
-    let mut outcomes: Vec<FailureOutcome> = hung
-        .iter()
+/// Why a baseline that gave no failures to read stops the run.
+fn no_verdict(s: &Runs, verdict: Verdict) -> SessionError {
+    let opts = s.opts;
+    match verdict {
+        Verdict::Usage(m) => SessionError::BadInput(format!("pytest refused the run: {m}")),
+        Verdict::Error(m) => SessionError::Pytest(format!("the baseline run gave no verdict: {m}")),
+        Verdict::TimedOut => {
+            let what = if opts.judge.is_some() {
+                "the command"
+            } else {
+                "the test suite"
+            };
+            SessionError::Pytest(if s.out_of_time() {
+                format!(
+                    "{what} did not finish within the time budget of {} s (--time-budget)",
+                    opts.time_budget.as_secs()
+                )
+            } else {
+                format!(
+                    "{what} did not finish within {} s (--timeout)",
+                    s.timeout.as_secs()
+                )
+            })
+        }
+        // No tests (a green or failed verdict never gets here).
+        _ => SessionError::NoTests(format!(
+            "no tests were collected under {}{}",
+            opts.root.path().display(),
+            if opts.pytest_args.is_empty() {
+                String::new()
+            } else {
+                format!(" with pytest arguments `{}`", opts.pytest_args.join(" "))
+            }
+        )),
+    }
+}
+
+/// The outcomes of the hard hangs, reported from the baseline.
+fn hung_outcomes(hung: &[Hang], root: &Path, opts: &Options) -> Vec<FailureOutcome> {
+    hung.iter()
         .map(|h| {
-            let (file, line, func) = hang_place(h, ws.root());
+            let (file, line, func) = hang_place(h, root);
             FailureOutcome {
                 test: Some(h.test.clone()),
                 when: match h.when.as_str() {
@@ -159,9 +176,10 @@ pub fn run_loop(
                 func,
                 exc_type: crate::plugin::TIMEOUT_EXC.to_string(),
                 msg: format!(
-                "the test did not finish within {} s (selfdebug's per-test limit, --test-timeout)",
-                opts.test_timeout.as_secs_f64()
-            ),
+                    "the test did not finish within {} s (selfdebug's per-test limit, \
+                     --test-timeout)",
+                    opts.test_timeout.as_secs_f64()
+                ),
                 category: Category::Timeout,
                 status: FailureStatus::TimedOut,
                 reason: Some(format!(
@@ -174,130 +192,198 @@ pub fn run_loop(
                 group: None,
             }
         })
-        .collect();
-    let mut attempts = Vec::new();
-    // Proven content per file (the file's bytes with every accepted fix).
-    let mut accepted: BTreeMap<PathBuf, Vec<u8>> = BTreeMap::new();
-    let mut accepted_cands: Vec<Candidate> = Vec::new();
-    let mut out_of_time = false;
-    let mut worked_on = 0;
-    // Where a failure was before a kept patch moved it (see below).
-    let mut first_place: BTreeMap<(String, When), (String, u32)> = BTreeMap::new();
-    let mut tried = Tried::default();
-    // Fixes kept tentatively, confirmed together by one full run (see [`batch`]).
-    let mut pending = batch::Batch::default();
-    // Failures whose fix the batch's fallback dropped: worked on again, confirmed alone.
-    let mut no_defer: BTreeSet<(String, When)> = BTreeSet::new();
-    // Confirms the pending fixes and brings the loop's state up to date.
-    macro_rules! settle {
-        () => {{
-            let mut st = batch::Settle {
-                queue: &mut queue,
-                current: &mut current,
-                first_place: &mut first_place,
-                accepted_cands: &mut accepted_cands,
-                outcomes: &mut outcomes,
-                groups: &mut groups,
-                no_defer: &mut no_defer,
-                tried: &mut tried,
-                out_of_time: &mut out_of_time,
-            };
-            pending.settle(&mut s, ws, &mut attempts, &mut accepted, &mut st)?;
-        }};
+        .collect()
+}
+
+/// The loop's state over the whole run.
+struct AttemptLoop<'w, 'a> {
+    s: Runs<'a>,
+    ws: &'w mut dyn Workspace,
+    rules: &'a RuleSet,
+    /// `--module`: the selected test ids.
+    selection: Option<BTreeSet<String>>,
+    /// The reference run saw no test (see [`Step::blind`]).
+    blind: bool,
+    /// The failing set now.
+    current: BTreeSet<(String, When)>,
+    groups: groups::Groups,
+    /// The order the report lists the failures in.
+    order: BTreeMap<(String, When), usize>,
+    queue: VecDeque<Failure>,
+    /// How many outcomes at the front are the hard hangs'.
+    hung: usize,
+    outcomes: Vec<FailureOutcome>,
+    attempts: Vec<Attempt>,
+    /// Proven content per file (the file's bytes with every accepted fix).
+    accepted: BTreeMap<PathBuf, Vec<u8>>,
+    accepted_cands: Vec<Candidate>,
+    out_of_time: bool,
+    worked_on: usize,
+    /// Where a failure was before a kept patch moved it.
+    first_place: BTreeMap<(String, When), (String, u32)>,
+    tried: Tried,
+    /// Fixes kept tentatively, confirmed together by one full run (see [`batch`]).
+    pending: batch::Batch,
+    /// Failures whose fix the batch's fallback dropped: worked on again, confirmed alone.
+    no_defer: BTreeSet<(String, When)>,
+}
+
+/// What the loop does next with a failure it looked at.
+enum Next {
+    /// Its outcome is decided: reported.
+    Report(Box<FailureOutcome>),
+    /// Decided with the pending batch, or put back: nothing to report now.
+    Done,
+    /// Put back at the front of the queue once the pending fixes are confirmed.
+    AfterSettle(Box<Failure>),
+}
+
+impl AttemptLoop<'_, '_> {
+    fn selected(&self, f: &Failure) -> bool {
+        self.selection
+            .as_ref()
+            .is_none_or(|ids| f.test.as_ref().is_some_and(|t| ids.contains(t)))
     }
-    loop {
-        if runner::interrupted() {
-            break;
-        }
-        let Some(failure) = queue.pop_front() else {
-            if pending.is_empty() {
+
+    fn run(&mut self) -> Result<(), SessionError> {
+        loop {
+            if runner::interrupted() {
                 break;
             }
-            // Dropped fixes put their failures back in the queue.
-            settle!();
-            continue;
+            let Some(failure) = self.queue.pop_front() else {
+                if self.pending.is_empty() {
+                    break;
+                }
+                // Dropped fixes put their failures back in the queue.
+                self.settle()?;
+                continue;
+            };
+            self.worked_on += 1;
+            crate::progress::failure(
+                self.worked_on,
+                self.worked_on + self.queue.len(),
+                failure.test.as_deref(),
+            );
+            match self.look_at(failure)? {
+                Next::Report(outcome) => self.outcomes.push(*outcome),
+                Next::Done => {}
+                Next::AfterSettle(failure) => {
+                    let failure = *failure;
+                    self.queue.push_front(failure);
+                    self.worked_on -= 1;
+                    self.settle()?;
+                }
+            }
+        }
+        if !self.pending.is_empty() {
+            // Interrupted: the pending fixes are undone, unconfirmed.
+            self.settle()?;
+        }
+        Ok(())
+    }
+
+    /// Confirms the pending fixes and brings the loop's state up to date.
+    fn settle(&mut self) -> Result<(), SessionError> {
+        let mut st = batch::Settle {
+            queue: &mut self.queue,
+            current: &mut self.current,
+            first_place: &mut self.first_place,
+            accepted_cands: &mut self.accepted_cands,
+            outcomes: &mut self.outcomes,
+            groups: &mut self.groups,
+            no_defer: &mut self.no_defer,
+            tried: &mut self.tried,
+            out_of_time: &mut self.out_of_time,
         };
-        worked_on += 1;
-        crate::progress::failure(worked_on, worked_on + queue.len(), failure.test.as_deref());
+        self.pending.settle(
+            &mut self.s,
+            &mut *self.ws,
+            &mut self.attempts,
+            &mut self.accepted,
+            &mut st,
+        )
+    }
+
+    /// One failure: decided without a candidate, or worked on.
+    fn look_at(&mut self, failure: Failure) -> Result<Next, SessionError> {
+        let root = self.s.opts.root.path();
         let (category, mut suggestion) = category::categorize(&failure, root);
         let mut outcome = outcome_of(&failure, category);
-        let group = groups.index(&failure);
+        let group = self.groups.index(&failure);
         outcome.group = group;
         // A test of a group whose fix is pending is decided with it.
-        if let Some(entry) = group.and_then(|g| pending.of_group(g)) {
+        if let Some(entry) = group.and_then(|g| self.pending.of_group(g)) {
             entry.members.push(failure);
-            continue;
+            return Ok(Next::Done);
         }
-        if let Some((file, line)) = first_place.get(&failure_key(&failure)) {
+        if let Some((file, line)) = self.first_place.get(&failure_key(&failure)) {
             outcome.file = Some(file.clone());
             outcome.line = Some(*line);
         }
+        if let Some(next) = self.decided(&failure, category, &mut suggestion, &mut outcome)? {
+            return Ok(next);
+        }
+        // A failure that is not independent of the pending fixes waits for their full run.
+        let key = failure_key(&failure);
+        if !self.pending.is_empty()
+            && (!self.pending.independent(&failure)
+                || self.blind
+                || self.s.opts.judge.is_some()
+                || self.no_defer.contains(&key))
+        {
+            return Ok(Next::AfterSettle(Box::new(failure)));
+        }
+        self.work(failure, category, outcome)
+    }
+
+    /// The outcome of a failure decided without working on it (an output check nothing can
+    /// repair, a missing module installed, an escalation, a hang, gone already, its group's,
+    /// out of time); `None` when it is to be worked on.
+    fn decided(
+        &mut self,
+        failure: &Failure,
+        category: Category,
+        suggestion: &mut Option<String>,
+        outcome: &mut FailureOutcome,
+    ) -> Result<Option<Next>, SessionError> {
+        let opts = self.s.opts;
         if failure.exc_type == OUTPUT_CHECK_EXC {
             // The command has one failure at a time: the last run's is this one.
-            outcome.output_check = s.last_mismatch.clone();
+            outcome.output_check = self.s.last_mismatch.clone();
             // Without a traceback no rule applies: the search over small edits looks at what
             // the command ran, and the model (when asked for) gets the command, the expected
             // output and the script as its specification.
-            if (s.llm.is_none() && !search::takes_output(&s)) || opts.safe_only {
+            if (self.s.llm.is_none() && !search::takes_output(&self.s)) || opts.safe_only {
                 outcome.status = FailureStatus::NotFixed;
                 outcome.reason = Some(format!(
                     "{}; without a traceback no rule applies: only the LLM fallback (--llm) \
                      can work on wrong output",
                     failure.msg
                 ));
-                outcomes.push(outcome);
-                continue;
+                return Ok(Some(Next::Report(Box::new(outcome.clone()))));
             }
         }
         if category == Category::Dependency && opts.install_missing {
-            if let Some(after) = s.install_missing(ws, &failure, &mut suggestion)? {
-                // The same test (or the command) failing differently now, and failures that
-                // the missing module hid, are work like the rest.
-                let key = failure_key(&failure);
-                queue.extend(
-                    after
-                        .iter()
-                        .filter(|f| {
-                            (failure_key(f) == key || !current.contains(&failure_key(f)))
-                                && selected(f)
-                        })
-                        .cloned(),
-                );
-                current = failure_keys(&after);
-                let gone = !after.iter().any(|f| {
-                    failure_key(f) == key && f.exc_type == failure.exc_type && f.msg == failure.msg
-                });
-                if gone {
-                    let i = s.installed.last();
-                    outcome.status = FailureStatus::Installed;
-                    outcome.reason = i.map(|i| {
-                        format!(
-                            "installed {} with pip for the missing module `{}`; the failure \
-                             is gone",
-                            i.distribution, i.module
-                        )
-                    });
-                    outcomes.push(outcome);
-                    continue;
+            if let Some(after) = self.s.install_missing(&*self.ws, failure, suggestion)? {
+                if self.installed(failure, after, outcome) {
+                    return Ok(Some(Next::Report(Box::new(outcome.clone()))));
                 }
             }
         }
         if matches!(category, Category::Environment | Category::Dependency) {
             outcome.status = FailureStatus::Escalated;
-            outcome.reason = suggestion;
-            outcomes.push(outcome);
-            continue;
+            outcome.reason = suggestion.clone();
+            return Ok(Some(Next::Report(Box::new(outcome.clone()))));
         }
         // A test stopped by the per-test limit is never patched by a rule (no rule knows why
         // a loop never ends); with --llm the model gets it, with the frame it was stuck in.
-        let to_the_model = s.llm.is_some() && !opts.safe_only && failure.location.is_some();
+        let to_the_model = self.s.llm.is_some() && !opts.safe_only && failure.location.is_some();
         // The search looks at the loop it was stuck in (a loop variable that never moves).
-        let to_the_search = failure.location.is_some() && search::takes_hangs(&s);
+        let to_the_search = failure.location.is_some() && search::takes_hangs(&self.s);
         if category == Category::Timeout && !to_the_model && !to_the_search {
             outcome.status = FailureStatus::TimedOut;
-            outcome.reason = suggestion;
-            outcomes.push(outcome);
-            continue;
+            outcome.reason = suggestion.clone();
+            return Ok(Some(Next::Report(Box::new(outcome.clone()))));
         }
         if let Some(test) = failure
             .test
@@ -305,72 +391,111 @@ pub fn run_loop(
             .filter(|_| category != Category::Timeout)
         {
             // (A hung test is left out of later runs: its absence there proves nothing.)
-            if !accepted_cands.is_empty() && !current.iter().any(|(t, _)| t == test) {
+            if !self.accepted_cands.is_empty() && !self.current.iter().any(|(t, _)| t == test) {
                 outcome.status = FailureStatus::FixedByAnotherPatch;
-                outcomes.push(outcome);
-                continue;
+                return Ok(Some(Next::Report(Box::new(outcome.clone()))));
             }
         }
-        // A group whose representative no candidate fixed: the others share its crash site,
-        // its probe and its candidates, so they share its outcome too.
-        if let Some(g) = group.filter(|g| groups.worked_on(*g)) {
-            let rep = groups.list[g].representative.clone();
-            let done = outcomes
-                .iter()
-                .find(|o| o.group == Some(g) && o.test == rep && o.test.is_some())
-                .filter(|o| o.status != FailureStatus::Fixed)
-                .map(|o| (o.status, o.reason.clone()));
-            if let Some((status, reason)) = done {
-                outcome.status = status;
-                outcome.reason = Some(format!(
-                    "same crash site as {}, worked on for the group: {}",
-                    rep.as_deref().unwrap_or("?"),
-                    reason.as_deref().unwrap_or("no candidate passed")
-                ));
-                outcomes.push(outcome);
-                continue;
-            }
+        if let Some(next) = self.group_decided(outcome) {
+            return Ok(Some(next));
         }
-        if s.out_of_time() {
-            out_of_time = true;
+        if self.s.out_of_time() {
+            self.out_of_time = true;
             outcome.status = FailureStatus::NotFixed;
             outcome.reason = Some(TIME_BUDGET_USED_UP.into());
-            outcomes.push(outcome);
-            continue;
+            return Ok(Some(Next::Report(Box::new(outcome.clone()))));
         }
-        // A failure that is not independent of the pending fixes waits for their full run.
+        Ok(None)
+    }
+
+    /// `--install-missing` installed something: the same test (or the command) failing
+    /// differently now, and failures that the missing module hid, are work like the rest.
+    /// Whether the failure is gone (its outcome then says so).
+    fn installed(
+        &mut self,
+        failure: &Failure,
+        after: Vec<Failure>,
+        outcome: &mut FailureOutcome,
+    ) -> bool {
+        let key = failure_key(failure);
+        let more: Vec<Failure> = after
+            .iter()
+            .filter(|f| {
+                (failure_key(f) == key || !self.current.contains(&failure_key(f)))
+                    && self.selected(f)
+            })
+            .cloned()
+            .collect();
+        self.queue.extend(more);
+        self.current = failure_keys(&after);
+        let gone = !after.iter().any(|f| {
+            failure_key(f) == key && f.exc_type == failure.exc_type && f.msg == failure.msg
+        });
+        if gone {
+            let i = self.s.installed.last();
+            outcome.status = FailureStatus::Installed;
+            outcome.reason = i.map(|i| {
+                format!(
+                    "installed {} with pip for the missing module `{}`; the failure is gone",
+                    i.distribution, i.module
+                )
+            });
+        }
+        gone
+    }
+
+    /// A group whose representative no candidate fixed: the others share its crash site, its
+    /// probe and its candidates, so they share its outcome too.
+    fn group_decided(&self, outcome: &mut FailureOutcome) -> Option<Next> {
+        let g = outcome.group.filter(|g| self.groups.worked_on(*g))?;
+        let rep = self.groups.list[g].representative.clone();
+        let (status, reason) = self
+            .outcomes
+            .iter()
+            .find(|o| o.group == Some(g) && o.test == rep && o.test.is_some())
+            .filter(|o| o.status != FailureStatus::Fixed)
+            .map(|o| (o.status, o.reason.clone()))?;
+        outcome.status = status;
+        outcome.reason = Some(format!(
+            "same crash site as {}, worked on for the group: {}",
+            rep.as_deref().unwrap_or("?"),
+            reason.as_deref().unwrap_or("no candidate passed")
+        ));
+        Some(Next::Report(Box::new(outcome.clone())))
+    }
+
+    /// Works on a failure through [`Work`]; what becomes of it.
+    fn work(
+        &mut self,
+        failure: Failure,
+        category: Category,
+        mut outcome: FailureOutcome,
+    ) -> Result<Next, SessionError> {
+        let opts = self.s.opts;
+        let root = opts.root.path();
         let key = failure_key(&failure);
-        if !pending.is_empty()
-            && (!pending.independent(&failure)
-                || blind
-                || opts.judge.is_some()
-                || no_defer.contains(&key))
-        {
-            queue.push_front(failure);
-            worked_on -= 1;
-            settle!();
-            continue;
-        }
+        let group = outcome.group;
         // Defer the full run when a batch is pending, or when another independent failure
         // waits that could share it.
-        let defer = !pending.is_empty()
+        let defer = !self.pending.is_empty()
             || (opts.judge.is_none()
-                && !blind
+                && !self.blind
                 && failure.test.is_some()
-                && !no_defer.contains(&key)
-                && queue
+                && !self.no_defer.contains(&key)
+                && self
+                    .queue
                     .iter()
-                    .any(|f| batch::could_share(f, &failure, &current, root)));
+                    .any(|f| batch::could_share(f, &failure, &self.current, root)));
         // The group's other tests still failing: one targeted run proves a candidate on them.
         let others: Vec<String> = match group {
             Some(g) => {
-                if !groups.worked_on(g) {
-                    groups.represent(g, &failure);
+                if !self.groups.worked_on(g) {
+                    self.groups.represent(g, &failure);
                 }
-                groups
+                self.groups
                     .others(g, &failure)
                     .into_iter()
-                    .filter(|t| current.iter().any(|(c, _)| c == t))
+                    .filter(|t| self.current.iter().any(|(c, _)| c == t))
                     .collect()
             }
             None => Vec::new(),
@@ -382,68 +507,59 @@ pub fn run_loop(
             other => other,
         };
         let mut budget = opts.max_attempts.min(opts.budgets.get(budget_of));
-        let proven_before = accepted.clone();
+        let proven_before = self.accepted.clone();
         let fixed_keys: Vec<(String, When)> = std::iter::once(key.clone())
-            .chain(current.iter().filter(|(t, _)| others.contains(t)).cloned())
+            .chain(
+                self.current
+                    .iter()
+                    .filter(|(t, _)| others.contains(t))
+                    .cloned(),
+            )
             .collect();
         let ctx = Step {
-            rules,
-            current: &current,
-            blind,
+            rules: self.rules,
+            current: &self.current,
+            blind: self.blind,
             category,
             budget: &mut budget,
-            attempts: &mut attempts,
-            accepted: &mut accepted,
+            attempts: &mut self.attempts,
+            accepted: &mut self.accepted,
             first_probe: None,
             reason: None,
             flaky: false,
             suspicious: Vec::new(),
-            tried: &mut tried,
+            tried: &mut self.tried,
             repeats: None,
             group: others,
-            group_key: group.and_then(|g| groups.list[g].key.clone()),
+            group_key: group.and_then(|g| self.groups.list[g].key.clone()),
             defer,
-            batch_files: &pending.files,
+            batch_files: &self.pending.files,
             needs_flush: false,
             deferred: None,
         };
         let mut work = Work {
-            s: &mut s,
-            ws: &mut *ws,
+            s: &mut self.s,
+            ws: &mut *self.ws,
             ctx,
         };
         let result = work.work_on(&failure, 0)?;
         let mut ctx = work.ctx;
-        let (needs_flush, deferred) = (ctx.needs_flush, ctx.deferred);
-        if needs_flush {
+        if ctx.needs_flush {
             // Worked on again once the pending fixes are confirmed (nothing was rejected).
             if let Some(g) = group {
-                groups.release(g);
+                self.groups.release(g);
             }
-            queue.push_front(failure);
-            worked_on -= 1;
-            settle!();
-            continue;
+            return Ok(Next::AfterSettle(Box::new(failure)));
         }
         outcome.probe = ctx.first_probe.take();
         outcome.suspicious = std::mem::take(&mut ctx.suspicious);
         let repeats = ctx.repeats.take();
-        let reason = ctx.reason.take().or_else(|| {
-            repeats.as_ref().map(|(n, test)| {
-                format!(
-                    "no candidate passed; {n} candidate{} already rejected for {} with the same \
-                     failure {} not tried again",
-                    if *n == 1 { "" } else { "s" },
-                    test.as_deref().unwrap_or("another failure"),
-                    if *n == 1 { "was" } else { "were" }
-                )
-            })
-        });
-        let flaky = ctx.flaky;
+        let reason = ctx.reason.take().or_else(|| repeats.as_ref().map(repeated));
+        let (flaky, deferred) = (ctx.flaky, ctx.deferred);
         if flaky {
             // A flaky representative proves nothing about the others: the next one represents.
             if let Some(g) = group {
-                groups.release(g);
+                self.groups.release(g);
             }
         }
         match result {
@@ -457,34 +573,34 @@ pub fn run_loop(
                     fixed_keys,
                     deferred.unwrap_or_default(),
                     &proven_before,
-                    &accepted,
+                    &self.accepted,
                 );
-                pending.add(entry, &current);
-                continue;
+                self.pending.add(entry, &self.current);
+                return Ok(Next::Done);
             }
             Some((steps, after)) => {
                 let after_keys = failure_keys(&after);
-                batch::absorb(&after, &mut queue, &mut first_place);
-                if blind {
+                batch::absorb(&after, &mut self.queue, &mut self.first_place);
+                if self.blind {
                     // The suite can now be seen: what fails in it is work, not breakage.
-                    queue.extend(
-                        after
-                            .into_iter()
-                            .filter(|f| !current.contains(&failure_key(f)) && selected(f)),
-                    );
-                    blind = false;
+                    let seen: Vec<Failure> = after
+                        .into_iter()
+                        .filter(|f| !self.current.contains(&failure_key(f)) && self.selected(f))
+                        .collect();
+                    self.queue.extend(seen);
+                    self.blind = false;
                 }
-                current = after_keys;
-                accepted_cands.extend(steps);
+                self.current = after_keys;
+                self.accepted_cands.extend(steps);
                 outcome.status = FailureStatus::Fixed;
             }
             None => {
-                out_of_time |= reason.as_deref() == Some(TIME_BUDGET_USED_UP);
+                self.out_of_time |= reason.as_deref() == Some(TIME_BUDGET_USED_UP);
                 outcome.status = match reason.as_deref() {
                     _ if flaky => FailureStatus::Flaky,
                     _ if category == Category::Timeout => FailureStatus::TimedOut,
                     Some(r) if r.contains("--safe-only") => FailureStatus::SkippedUnsafe,
-                    Some(_) if ctx_tried(&attempts, &failure) == 0 && repeats.is_none() => {
+                    Some(_) if ctx_tried(&self.attempts, &failure) == 0 && repeats.is_none() => {
                         FailureStatus::NoCandidate
                     }
                     _ => FailureStatus::NotFixed,
@@ -492,90 +608,112 @@ pub fn run_loop(
                 outcome.reason = reason.or(Some("no candidate passed".into()));
             }
         }
-        outcomes.push(outcome);
+        Ok(Next::Report(Box::new(outcome)))
     }
-    if !pending.is_empty() {
-        // Interrupted: the pending fixes are undone, unconfirmed.
-        settle!();
-    }
-    // A patch proven for a later failure may have fixed an earlier one as well.
-    if !accepted_cands.is_empty() {
-        for o in &mut outcomes {
-            let unfixed = matches!(
-                o.status,
-                FailureStatus::NotFixed | FailureStatus::NoCandidate | FailureStatus::SkippedUnsafe
-            );
-            let gone = o
-                .test
-                .as_ref()
-                .is_some_and(|t| !current.iter().any(|(c, w)| c == t && *w == o.when));
-            if unfixed && gone {
-                o.status = FailureStatus::FixedByAnotherPatch;
-                o.reason = None;
+
+    /// The report, once the loop is over.
+    fn report(mut self, run_id: String, nothing_failed: bool, started: Instant) -> Report {
+        let opts = self.s.opts;
+        // A patch proven for a later failure may have fixed an earlier one as well.
+        if !self.accepted_cands.is_empty() {
+            for o in &mut self.outcomes {
+                let unfixed = matches!(
+                    o.status,
+                    FailureStatus::NotFixed
+                        | FailureStatus::NoCandidate
+                        | FailureStatus::SkippedUnsafe
+                );
+                let gone = o
+                    .test
+                    .as_ref()
+                    .is_some_and(|t| !self.current.iter().any(|(c, w)| c == t && *w == o.when));
+                if unfixed && gone {
+                    o.status = FailureStatus::FixedByAnotherPatch;
+                    o.reason = None;
+                }
             }
         }
-    }
-    // After the hard hangs, in the order they were worked on (failures found later last).
-    let hangs = hung.len().min(outcomes.len());
-    outcomes[hangs..].sort_by_key(|o| {
-        let key = (o.test.clone().unwrap_or_default(), o.when);
-        order.get(&key).copied().unwrap_or(usize::MAX)
-    });
-    groups.settle(&outcomes);
-    let patches = accepted_cands
-        .iter()
-        .map(|c| Patch {
-            file: c.file.clone(),
-            rules: vec![c.fix.rule.clone()],
-            titles: vec![c.fix.title.clone()],
-            safe: c.safe,
-            applicability: Applicability::of(c.safe),
-            source: c.source,
-            review: match c.source {
-                Source::Llm => vec![llm::REVIEW.to_string()],
-                _ => review_notes(rules, std::slice::from_ref(&c.fix.rule))
-                    .into_iter()
-                    .chain(search::review(&c.fix))
-                    .collect(),
-            },
+        // After the hard hangs, in the order they were worked on (failures found later last).
+        let hangs = self.hung.min(self.outcomes.len());
+        let order = &self.order;
+        self.outcomes[hangs..].sort_by_key(|o| {
+            let key = (o.test.clone().unwrap_or_default(), o.when);
+            order.get(&key).copied().unwrap_or(usize::MAX)
+        });
+        self.groups.settle(&self.outcomes);
+        let patches = self
+            .accepted_cands
+            .iter()
+            .map(|c| patch_of(c, self.rules))
+            .collect();
+        let mut notes = opts.notes.clone();
+        // Runs that went cold although the worker was on, and why.
+        notes.extend(crate::worker::take_notes());
+        if self.out_of_time {
+            notes.push(format!(
+                "the time budget of {} s was used up: failures not tried are reported as not \
+                 fixed (raise it with --time-budget)",
+                opts.time_budget.as_secs()
+            ));
+        }
+        let s = self.s;
+        Report {
+            failures: self.outcomes,
+            attempts: self.attempts,
+            patches,
+            pytest_runs: s.count,
+            pytest_ms: s.total.as_millis() as u64,
+            duration_ms: started.elapsed().as_millis() as u64,
+            nothing_failed,
+            rollback: false,
+            dry_run: opts.dry_run,
             validated: true,
-            diff: c.diff.clone(),
-            diff_encoding: c.diff_encoding,
-        })
-        .collect();
-    let mut notes = opts.notes.clone();
-    // Runs that went cold although the worker was on, and why.
-    notes.extend(crate::worker::take_notes());
-    if out_of_time {
-        notes.push(format!(
-            "the time budget of {} s was used up: failures not tried are reported as not fixed \
-             (raise it with --time-budget)",
-            opts.time_budget.as_secs()
-        ));
+            run_id,
+            backups: Vec::new(),
+            phases: s.phases,
+            root: opts.root.path().to_string_lossy().into_owned(),
+            notes,
+            out_of_time: self.out_of_time,
+            judge: judge_name(opts),
+            command: opts.judge.as_ref().map(|j| j.line.clone()),
+            installed: s.installed,
+            llm: s.llm.as_ref().map(|l| l.usage()),
+            groups: self.groups.list,
+        }
     }
-    Ok(Report {
-        failures: outcomes,
-        attempts,
-        patches,
-        pytest_runs: s.count,
-        pytest_ms: s.total.as_millis() as u64,
-        duration_ms: started.elapsed().as_millis() as u64,
-        nothing_failed,
-        rollback: false,
-        dry_run: opts.dry_run,
+}
+
+/// The reason of a failure whose candidates were all rejected before, for another failure.
+fn repeated((n, test): &(usize, Option<String>)) -> String {
+    format!(
+        "no candidate passed; {n} candidate{} already rejected for {} with the same failure {} \
+         not tried again",
+        if *n == 1 { "" } else { "s" },
+        test.as_deref().unwrap_or("another failure"),
+        if *n == 1 { "was" } else { "were" }
+    )
+}
+
+/// The patch of one kept candidate.
+fn patch_of(c: &Candidate, rules: &RuleSet) -> Patch {
+    Patch {
+        file: c.file.clone(),
+        rules: vec![c.fix.rule.clone()],
+        titles: vec![c.fix.title.clone()],
+        safe: c.safe,
+        applicability: Applicability::of(c.safe),
+        source: c.source,
+        review: match c.source {
+            Source::Llm => vec![llm::REVIEW.to_string()],
+            _ => review_notes(rules, std::slice::from_ref(&c.fix.rule))
+                .into_iter()
+                .chain(search::review(&c.fix))
+                .collect(),
+        },
         validated: true,
-        run_id,
-        backups: Vec::new(),
-        phases: s.phases,
-        root: opts.root.path().to_string_lossy().into_owned(),
-        notes,
-        out_of_time,
-        judge: judge_name(opts),
-        command: opts.judge.as_ref().map(|j| j.line.clone()),
-        installed: s.installed,
-        llm: s.llm.as_ref().map(|l| l.usage()),
-        groups: groups.list,
-    })
+        diff: c.diff.clone(),
+        diff_encoding: c.diff_encoding,
+    }
 }
 
 /// Where a hard hang was stuck: the file relative to `root` (when under it), line, function.

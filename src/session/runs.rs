@@ -53,6 +53,29 @@ pub(super) struct Runs<'a> {
     pub(super) facts: probe::frame_facts::Baseline,
 }
 
+impl<'a> Runs<'a> {
+    /// Nothing run yet; the time budget counts from `started`.
+    pub(super) fn new(opts: &'a Options, python: Interpreter, started: Instant) -> Runs<'a> {
+        Runs {
+            stdlib: Stdlib::new(python.clone()),
+            python,
+            opts,
+            count: 0,
+            total: Duration::ZERO,
+            timeout: opts.timeout.unwrap_or(runner::DEFAULT_TIMEOUT),
+            attempt_no: 0,
+            deadline: started + opts.time_budget,
+            baseline: Duration::ZERO,
+            phases: Phases::default(),
+            deselect: Vec::new(),
+            installed: Vec::new(),
+            last_mismatch: None,
+            llm: opts.llm.clone().map(crate::llm::Llm::new),
+            facts: Default::default(),
+        }
+    }
+}
+
 impl Runs<'_> {
     pub(super) fn run(
         &mut self,
