@@ -40,12 +40,11 @@ mod batch;
 mod fix;
 mod groups;
 mod judge;
-mod llm;
 mod model;
 mod parallel;
 mod propose;
 mod runs;
-mod search;
+mod sources;
 mod work;
 mod workspace;
 
@@ -58,6 +57,7 @@ use attempt_loop::*;
 use model::*;
 use propose::*;
 use runs::*;
+use sources::{llm, search, Flow, Round};
 use work::*;
 
 pub use parallel::default_jobs;

@@ -98,36 +98,55 @@ impl Work<'_, '_> {
         Ok(true)
     }
 
-    /// Tries the candidates of `failure` in rank order. A candidate after which the targeted test
-    /// fails differently (a new location or exception) is kept tentatively and the new failure is
-    /// worked on as the next step, within the same budget; if that leads nowhere it is undone.
-    /// Returns the accepted candidates and the full suite's failures with them.
+    /// Works on `failure`: its facts, then each candidate source in order (see
+    /// [`sources::ordered`]) until one proves a fix or stops the work. A candidate after which
+    /// the targeted test fails differently (a new location or exception) is kept tentatively
+    /// and the new failure is worked on as the next step (`depth` + 1), within the same budget;
+    /// if that leads nowhere it is undone. Returns the accepted candidates and the full
+    /// suite's failures with them.
     pub(super) fn work_on(
         &mut self,
         failure: &Failure,
         depth: usize,
     ) -> Result<Option<Fixed>, SessionError> {
-        // A failed output check of command mode: the search over small edits first (one traced
-        // run of the command localizes it), then the model when asked for.
-        if depth == 0 && failure.exc_type == OUTPUT_CHECK_EXC && search::takes_output(self.s) {
-            let found = self.search_output(failure)?;
-            if found.is_some() || llm::Turn::new(self.s, failure, None).is_none() {
-                return Ok(found);
+        let mut sources = sources::ordered();
+        let mut round = Round::new(depth, llm::Turn::new(self.s, failure, None).is_some());
+        for source in sources.iter_mut() {
+            if let Some(flow) = source.before_facts(self, failure, &round)? {
+                return Ok(flow.fixed());
             }
         }
+        if !self.facts(failure, &mut round)? {
+            return Ok(None);
+        }
+        for source in sources.iter_mut() {
+            match source.work(self, failure, &mut round)? {
+                Flow::Next => {}
+                flow => return Ok(flow.fixed()),
+            }
+        }
+        Ok(None)
+    }
+
+    /// What the sources need to know of the failure: its place (checked: not excluded), the
+    /// values there (the baseline's crash-frame facts, else a probe run), and what planning
+    /// the rules said. `false` when the work ends here (no place, excluded, flaky, or the
+    /// pending batch must be confirmed first; the step says why).
+    fn facts(&mut self, failure: &Failure, round: &mut Round) -> Result<bool, SessionError> {
+        let depth = round.depth;
         // No place in the project's code: only the model (when asked for) can work on it, with
         // what the failure shows (a failed output check of command mode: the command's script).
         let loc = failure.location.as_ref();
-        if loc.is_none() && (depth > 0 || llm::Turn::new(self.s, failure, None).is_none()) {
+        if loc.is_none() && (depth > 0 || !round.model_follows) {
             self.ctx
                 .reason
                 .get_or_insert_with(|| plan::PlanError::no_location(failure).to_string());
-            return Ok(None);
+            return Ok(false);
         }
         if let Some(loc) = loc {
             if let Some(why) = excluded(self.s.opts, &loc.file) {
                 self.ctx.reason.get_or_insert(why);
-                return Ok(None);
+                return Ok(false);
             }
             if let Ok(path) = plan::confined_path(self.ws.root(), &loc.file) {
                 self.ws.record(&path)?;
@@ -142,7 +161,7 @@ impl Work<'_, '_> {
             && self.s.facts.passed_on_rerun(failure)
             && self.flaky(failure)?
         {
-            return Ok(None);
+            return Ok(false);
         }
         let recorded = baseline_code
             .then(|| self.s.facts.report(self.ws.root(), failure, &self.s.python))
@@ -159,7 +178,7 @@ impl Work<'_, '_> {
         });
         let facts = report.as_ref().map(probe_facts);
         // The model, when asked for, takes over where the rules end (see `llm::Turn`).
-        let model = llm::Turn::new(self.s, failure, report.as_ref());
+        round.model = llm::Turn::new(self.s, failure, report.as_ref());
         // The probe run is the failure's second run on unchanged code: a failure of the baseline
         // that does not come back is flaky, and no patch can be proven against it. The probe
         // cannot change behaviour, but a run without it makes sure before the verdict.
@@ -170,352 +189,261 @@ impl Work<'_, '_> {
         // thanks to them: the batch is confirmed first, and the failure read again.
         if depth == 0 && !self.ctx.batch_files.is_empty() && (passed_again || report.is_none()) {
             self.ctx.needs_flush = true;
-            return Ok(None);
+            return Ok(false);
         }
         if depth == 0 {
             self.ctx.first_probe = report;
         }
         if passed_again && self.flaky(failure)? {
-            return Ok(None);
+            return Ok(false);
         }
-        let candidates = match plan::plan(&PlanInput {
+        round.planned = Some(plan::plan(&PlanInput {
             root: self.ws.root(),
             failure,
             rules: self.ctx.rules,
             probe: facts.as_ref(),
             allow_tests: self.s.opts.allow_tests,
             stdlib: &self.s.stdlib,
-        }) {
-            Ok(c) => c,
-            // Wrong output and failures no rule knows: the search over small edits first (no
-            // model, every candidate proven); what it cannot fix is the model's when asked for.
-            // The search confirms with its own full run: none while fixes are pending.
-            Err(e)
-                if depth == 0 && !self.ctx.batch_files.is_empty() && self.applies(failure, &e) =>
-            {
-                self.ctx.needs_flush = true;
-                return Ok(None);
-            }
-            Err(e) if depth == 0 && self.applies(failure, &e) => {
-                let found = self.search(failure, &search::what_failed(&e))?;
-                if found.is_some() || model.is_none() || !llm::may_try(&e) {
-                    return Ok(found);
-                }
-                Vec::new()
-            }
-            // What no rule knows (a wrong result asserted in the test) is the model's to try.
-            Err(e) if model.is_some() && llm::may_try(&e) => {
-                self.ctx.reason.get_or_insert(e.to_string());
-                Vec::new()
-            }
-            Err(e) => {
-                let mut why = e.to_string();
-                if matches!(e, plan::PlanError::NoRule(_)) && !self.s.opts.selection.is_default() {
-                    why.push_str(" (the configuration's select/ignore leaves rules out)");
-                }
-                self.ctx.reason.get_or_insert(why);
-                return Ok(None);
-            }
-        };
-        // A candidate that edits an excluded file is dropped before it is written.
-        let mut candidates = candidates;
-        let before = candidates.len();
-        candidates.retain(|c| excluded(self.s.opts, &c.file).is_none());
-        if candidates.is_empty() && before > 0 {
-            self.ctx
-                .reason
-                .get_or_insert("every candidate edits a file excluded by extend-exclude".into());
-            return Ok(None);
-        }
-        let total = candidates.len();
-        let candidates: Vec<Candidate> = candidates
-            .into_iter()
-            .filter(|c| c.safe || !self.s.opts.safe_only)
-            .collect();
-        if candidates.is_empty() && (total > 0 || model.is_none()) {
-            self.ctx.reason.get_or_insert(if total > 0 {
-                format!(
-                    "{total} candidate{} from unsafe rules not tried (--safe-only)",
-                    if total == 1 { "" } else { "s" }
-                )
-            } else {
-                "the matching rules proposed nothing that applies here".to_string()
-            });
-            return Ok(None);
-        }
-        let mut ahead = None;
-        let found = self.prove(failure, depth, candidates, model, &mut ahead);
-        if let Some(a) = ahead {
-            a.finish(self.s);
-        }
-        found
+        }));
+        Ok(true)
     }
 
-    /// The candidate loop of [`work_on`]: the rules' candidates in rank order, then the model's;
-    /// each written, run, judged, and kept or put back.
-    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    /// The attempt budget or the time budget is used up (the step's reason says which).
+    pub(super) fn out_of_budget(&mut self) -> bool {
+        if *self.ctx.budget == 0 || runner::interrupted() {
+            self.ctx.reason.get_or_insert(format!(
+                "attempt budget for {} failures used up",
+                self.ctx.category.as_str()
+            ));
+            return true;
+        }
+        if !self.s.time_for_a_candidate() {
+            self.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
+            return true;
+        }
+        false
+    }
+
+    /// Proves one candidate of the rules or the model (its budget already charged): written,
+    /// its targeted run (or the one made ahead, `made`), the group's, the whole suite's; kept,
+    /// followed when it moved the failure elsewhere, or put back.
     pub(super) fn prove(
         &mut self,
         failure: &Failure,
-        depth: usize,
-        candidates: Vec<Candidate>,
-        mut model: Option<llm::Turn>,
-        ahead: &mut Option<parallel::Ahead>,
-    ) -> Result<Option<Fixed>, SessionError> {
+        cand: Candidate,
+        trial: Trial,
+    ) -> Result<Proven, SessionError> {
         let key = failure_key(failure);
-        let of = candidates.len();
-        let mut ranked = candidates.iter().cloned().enumerate();
-        // Candidates judged so far: with --jobs N the pool starts once one was rejected.
-        let mut judged = 0usize;
-        // Once the rules' candidates are all proven wrong, the search gets its turn before the model.
-        let mut searched = depth > 0 || of == 0;
-        loop {
-            if *self.ctx.budget == 0 || runner::interrupted() {
-                self.ctx.reason.get_or_insert(format!(
-                    "attempt budget for {} failures used up",
-                    self.ctx.category.as_str()
-                ));
-                break;
+        let previous = self.previous(&cand);
+        let mut started = Instant::now();
+        // A failure without a test id (collection, conftest) is only seen in a full run.
+        let targeted: Vec<String> = failure.test.iter().cloned().collect();
+        let phase = if targeted.is_empty() {
+            Phase::Confirm
+        } else {
+            Phase::Candidate
+        };
+        let label = &trial.label;
+        // Only a candidate whose further runs are made in the workspace is written there.
+        let written = trial
+            .made
+            .as_ref()
+            .is_none_or(|(run, v)| !run.timed_out && gone(failure, &key, &targeted, v));
+        if written {
+            self.ws.write(&cand.path, &cand.patched)?;
+        }
+        let (first, first_verdict) = match trial.made {
+            Some(made) => {
+                // The attempt's time is its own run's, not the wait for it.
+                started = Instant::now()
+                    .checked_sub(made.0.duration)
+                    .unwrap_or(started);
+                made
             }
-            if !self.s.time_for_a_candidate() {
-                self.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
-                break;
+            None => {
+                crate::progress::step(|| format!("{label}: running the test"));
+                let first = self.s.run(self.ws, &targeted, phase)?;
+                let verdict = self.s.read(&first, self.ws.root());
+                (first, verdict)
             }
-            if !searched && ranked.len() == 0 && self.applies_after_rules(failure) {
-                searched = true;
-                // The search makes its own copies: the rules' pool is done.
-                if let Some(a) = ahead.take() {
-                    a.finish(self.s);
-                }
-                // The search confirms with its own full run: none while fixes are pending.
-                if !self.ctx.batch_files.is_empty() {
-                    self.ctx.needs_flush = true;
-                    return Ok(None);
-                }
-                let why = format!(
-                    "{}: {}; the rules' {of} candidate{} did not pass",
-                    failure.exc_type,
-                    failure.msg.lines().next().unwrap_or(""),
-                    if of == 1 { "" } else { "s" }
-                );
-                if let Some(found) = self.search(failure, &why)? {
-                    return Ok(Some(found));
-                }
-                if model.is_none() {
-                    break;
-                }
+        };
+        let mut attempt =
+            self.s
+                .attempt_record(failure, self.ctx.category, trial.depth, &cand, &first);
+        let gone = gone(failure, &key, &targeted, &first_verdict);
+        let result = if first.timed_out {
+            attempt.outcome = AttemptOutcome::Timeout;
+            None
+        } else if gone {
+            self.confirm(&key, &targeted, first_verdict, label, &mut attempt)?
+        } else {
+            let next = self.still_failing(failure, &first_verdict, &mut attempt);
+            // A different failure (not the same exception at the same place) is progress.
+            if let Some(next) = next.filter(|n| is_progress(failure, n)) {
+                attempt.outcome = AttemptOutcome::Progressed;
+                attempt.duration_ms = started.elapsed().as_millis() as u64;
+                self.ctx.attempts.push(attempt);
+                return self.follow(failure, cand, &next, trial.depth, previous);
             }
-            // The rules' candidates first, then (with --llm) the model's, one request each.
-            let (n, cand) = match ranked.next() {
-                Some((n, c)) => (Some(n), c),
-                None => {
-                    // The model's turn is proven in the workspace: no copy is kept for it.
-                    if let Some(a) = ahead.take() {
-                        a.finish(self.s);
-                    }
-                    match model.as_mut() {
-                        Some(m) => match m.next(self, failure, depth) {
-                            Some(c) => (None, c),
-                            None => break,
-                        },
-                        None => break,
-                    }
-                }
-            };
-            // The same bytes were already proven wrong for this failure: no budget spent on them.
-            if self.ctx.already_rejected(failure, &cand) {
-                continue;
+            None
+        };
+        attempt.duration_ms = started.elapsed().as_millis() as u64;
+        self.ctx.attempts.push(attempt);
+        match result {
+            Some(after) => {
+                self.ctx
+                    .accepted
+                    .insert(cand.path.clone(), cand.patched.clone());
+                Ok(Proven::Fixed((vec![cand], after)))
             }
-            // An edit of a file a pending fix changed is not independent of it: confirm first.
-            if self.ctx.batch_files.contains(&cand.file) {
-                self.ctx.needs_flush = true;
+            None => {
+                if written {
+                    self.ws.write(&cand.path, &previous)?;
+                }
+                self.ctx.tried.reject(failure, &cand.path, &cand.patched);
+                Ok(Proven::Rejected)
+            }
+        }
+    }
+
+    /// A candidate whose targeted run passed: the group's tests (in a run of their own, or in
+    /// the full run), then the whole suite against the reference set; or, for a fix waiting
+    /// for the batch, kept tentatively. The full suite's failures when it is accepted.
+    fn confirm(
+        &mut self,
+        key: &(String, When),
+        targeted: &[String],
+        first_verdict: Verdict,
+        label: &str,
+        attempt: &mut Attempt,
+    ) -> Result<Option<Vec<Failure>>, SessionError> {
+        // A small group is checked in the full run that follows anyway (one run fewer); a
+        // big one, or one whose full run is the batch's later, gets a run of its own first.
+        let group_in_full_run = !self.ctx.defer && self.ctx.group.len() <= GROUP_IN_FULL_RUN;
+        // The representative passes: the rest of its group in one run, before the full suite.
+        if !targeted.is_empty() && !group_in_full_run {
+            if !self.ctx.group.is_empty() {
+                crate::progress::step(|| format!("{label}: running the group's tests"));
+            }
+            let passes = self.s.group_run(
+                self.ws,
+                &self.ctx.group,
+                self.ctx.group_key.as_ref(),
+                attempt,
+            )?;
+            if !passes {
+                // Rejected: the attempt says which tests of the group still fail.
                 return Ok(None);
             }
-            let label = || match n {
-                Some(n) => format!("candidate {}/{of} ({})", n + 1, cand.fix.rule),
-                None => format!("the model's candidate ({})", cand.fix.rule),
-            };
-            *self.ctx.budget -= 1;
-            let previous = self
-                .ctx
-                .accepted
-                .get(&cand.path)
-                .cloned()
-                .unwrap_or_else(|| cand.original.clone());
-            let mut started = Instant::now();
-            // A failure without a test id (collection, conftest) is only seen in a full run.
-            let targeted: Vec<String> = failure.test.iter().cloned().collect();
-            let phase = if targeted.is_empty() {
-                Phase::Confirm
-            } else {
-                Phase::Candidate
-            };
-            // With --jobs N, once a candidate was rejected, the targeted runs of the next ones are
-            // made ahead in scratch copies (see `parallel::Ahead`): the first one, mostly the one
-            // kept, costs no copy and no run alongside. The run made ahead stands in for the
-            // workspace's, unless the candidate moved the failure elsewhere: the new failure,
-            // worked on next, is read in the workspace.
-            if let (1, Some(rank)) = (judged, n) {
-                *ahead = parallel::Ahead::start(self, failure, &candidates, rank);
-            }
-            judged += 1;
-            let made_ahead = match (ahead.as_mut(), n) {
-                (Some(a), Some(rank)) => {
-                    a.fill(self, failure, &candidates, rank);
-                    crate::progress::step(|| format!("{}: running the test", label()));
-                    a.take(self, rank)?.filter(|(run, v)| {
-                        run.timed_out
-                            || gone(failure, &key, &targeted, v)
-                            || !next_failure(failure, v).is_some_and(|f| is_progress(failure, &f))
-                    })
-                }
-                _ => None,
-            };
-            // Only a candidate whose further runs are made in the workspace is written there.
-            let written = made_ahead
-                .as_ref()
-                .is_none_or(|(run, v)| !run.timed_out && gone(failure, &key, &targeted, v));
-            if written {
-                self.ws.write(&cand.path, &cand.patched)?;
-            }
-            let (first, first_verdict) = match made_ahead {
-                Some(made) => {
-                    // The attempt's time is its own run's, not the wait for it.
-                    started = Instant::now()
-                        .checked_sub(made.0.duration)
-                        .unwrap_or(started);
-                    made
-                }
-                None => {
-                    crate::progress::step(|| format!("{}: running the test", label()));
-                    let first = self.s.run(self.ws, &targeted, phase)?;
-                    let verdict = self.s.read(&first, self.ws.root());
-                    (first, verdict)
-                }
-            };
-            let mut attempt =
-                self.s
-                    .attempt_record(failure, self.ctx.category, depth, &cand, &first);
-            let mut result = None;
-            let gone = gone(failure, &key, &targeted, &first_verdict);
-            // A small group is checked in the full run that follows anyway (one run fewer); a
-            // big one, or one whose full run is the batch's later, gets a run of its own first.
-            let group_in_full_run = !self.ctx.defer && self.ctx.group.len() <= GROUP_IN_FULL_RUN;
-            // The representative passes: the rest of its group in one run, before the full suite.
-            let group_passes =
-                if gone && !first.timed_out && !targeted.is_empty() && !group_in_full_run {
-                    if !self.ctx.group.is_empty() {
-                        crate::progress::step(|| format!("{}: running the group's tests", label()));
-                    }
-                    self.s.group_run(
-                        self.ws,
-                        &self.ctx.group,
-                        self.ctx.group_key.as_ref(),
-                        &mut attempt,
-                    )?
-                } else {
-                    true
-                };
-            if first.timed_out {
-                attempt.outcome = AttemptOutcome::Timeout;
-            } else if gone && !group_passes {
-                // Rejected: the attempt says which tests of the group still fail.
-            } else if gone && self.ctx.defer && !targeted.is_empty() {
-                // Kept tentatively: one full run confirms the batch of independent fixes (see
-                // [`batch`]); the attempt says it was confirmed there, or what the fallback found.
-                attempt.outcome = AttemptOutcome::Accepted;
-                attempt.confirmed_by = Some(ConfirmedBy::Batch);
-                self.ctx.deferred = Some(self.ctx.attempts.len());
-                result = Some(Vec::new());
-            } else if gone {
-                // The full suite decides, unless the targeted run already was the full suite.
-                let suite_verdict = if targeted.is_empty() {
-                    first_verdict
-                } else {
-                    crate::progress::step(|| format!("{}: running the whole suite", label()));
-                    let suite = self.s.run(self.ws, &[], Phase::Confirm)?;
-                    self.s.read(&suite, self.ws.root())
-                };
-                let group_passes = !group_in_full_run
-                    || groups::group_passes_in(
-                        &suite_verdict,
-                        &self.ctx.group,
-                        self.ctx.group_key.as_ref(),
-                        &mut attempt,
-                    );
-                if group_passes {
-                    result = judge::judge_full_run(
-                        suite_verdict,
-                        self.ctx.current,
-                        std::slice::from_ref(&key),
-                        self.ctx.blind,
-                    )
-                    .record(&mut attempt);
-                }
-            } else {
-                let next = next_failure(failure, &first_verdict);
-                attempt.new_failure = match &next {
-                    Some(f) => Some(format!(
-                        "{}: {}",
-                        f.exc_type,
-                        f.msg.lines().next().unwrap_or("")
-                    )),
-                    None if first_verdict.failures().is_none() => Some(first_verdict.describe()),
-                    None => None,
-                };
-                if next
-                    .as_ref()
-                    .is_some_and(|n| n.exc_type == crate::plugin::TIMEOUT_EXC)
-                {
-                    // The candidate made the test hang: stopped at the per-test limit.
-                    attempt.outcome = AttemptOutcome::Timeout;
-                }
-                // A different failure (not the same exception at the same place) is progress.
-                if let Some(next) = next.filter(|n| is_progress(failure, n)) {
-                    attempt.outcome = AttemptOutcome::Progressed;
-                    attempt.duration_ms = started.elapsed().as_millis() as u64;
-                    self.ctx.attempts.push(attempt);
-                    self.ctx
-                        .accepted
-                        .insert(cand.path.clone(), cand.patched.clone());
-                    if let Some((mut steps, after)) = self.work_on(&next, depth + 1)? {
-                        steps.insert(0, cand);
-                        return Ok(Some((steps, after)));
-                    }
-                    self.ctx
-                        .accepted
-                        .insert(cand.path.clone(), previous.clone());
-                    self.ws.write(&cand.path, &previous)?;
-                    if self.ctx.needs_flush {
-                        // Not rejected: worked on again once the pending batch is confirmed.
-                        return Ok(None);
-                    }
-                    self.ctx.tried.reject(failure, &cand.path, &cand.patched);
-                    continue;
-                }
-            }
-            attempt.duration_ms = started.elapsed().as_millis() as u64;
-            self.ctx.attempts.push(attempt);
-            match result {
-                Some(after) => {
-                    self.ctx
-                        .accepted
-                        .insert(cand.path.clone(), cand.patched.clone());
-                    return Ok(Some((vec![cand], after)));
-                }
-                None => {
-                    if written {
-                        self.ws.write(&cand.path, &previous)?;
-                    }
-                    self.ctx.tried.reject(failure, &cand.path, &cand.patched);
-                }
-            }
         }
-        if let Some(m) = model {
-            m.finish(&mut self.ctx);
+        if self.ctx.defer && !targeted.is_empty() {
+            // Kept tentatively: one full run confirms the batch of independent fixes (see
+            // [`batch`]); the attempt says it was confirmed there, or what the fallback found.
+            attempt.outcome = AttemptOutcome::Accepted;
+            attempt.confirmed_by = Some(ConfirmedBy::Batch);
+            self.ctx.deferred = Some(self.ctx.attempts.len());
+            return Ok(Some(Vec::new()));
         }
-        Ok(None)
+        // The full suite decides, unless the targeted run already was the full suite.
+        let suite_verdict = if targeted.is_empty() {
+            first_verdict
+        } else {
+            crate::progress::step(|| format!("{label}: running the whole suite"));
+            let suite = self.s.run(self.ws, &[], Phase::Confirm)?;
+            self.s.read(&suite, self.ws.root())
+        };
+        let group_passes = !group_in_full_run
+            || groups::group_passes_in(
+                &suite_verdict,
+                &self.ctx.group,
+                self.ctx.group_key.as_ref(),
+                attempt,
+            );
+        if !group_passes {
+            return Ok(None);
+        }
+        Ok(judge::judge_full_run(
+            suite_verdict,
+            self.ctx.current,
+            std::slice::from_ref(key),
+            self.ctx.blind,
+        )
+        .record(attempt))
     }
+
+    /// The targeted test still fails: the attempt says how; the failure it shows now.
+    fn still_failing(
+        &self,
+        failure: &Failure,
+        verdict: &Verdict,
+        attempt: &mut Attempt,
+    ) -> Option<Failure> {
+        let next = next_failure(failure, verdict);
+        attempt.new_failure = match &next {
+            Some(f) => Some(format!(
+                "{}: {}",
+                f.exc_type,
+                f.msg.lines().next().unwrap_or("")
+            )),
+            None if verdict.failures().is_none() => Some(verdict.describe()),
+            None => None,
+        };
+        if next
+            .as_ref()
+            .is_some_and(|n| n.exc_type == crate::plugin::TIMEOUT_EXC)
+        {
+            // The candidate made the test hang: stopped at the per-test limit.
+            attempt.outcome = AttemptOutcome::Timeout;
+        }
+        next
+    }
+
+    /// A candidate that moved the failure elsewhere: kept tentatively while the new failure is
+    /// worked on as the next step; undone when that leads nowhere.
+    fn follow(
+        &mut self,
+        failure: &Failure,
+        cand: Candidate,
+        next: &Failure,
+        depth: usize,
+        previous: Vec<u8>,
+    ) -> Result<Proven, SessionError> {
+        self.ctx
+            .accepted
+            .insert(cand.path.clone(), cand.patched.clone());
+        if let Some((mut steps, after)) = self.work_on(next, depth + 1)? {
+            steps.insert(0, cand);
+            return Ok(Proven::Fixed((steps, after)));
+        }
+        self.ctx
+            .accepted
+            .insert(cand.path.clone(), previous.clone());
+        self.ws.write(&cand.path, &previous)?;
+        if self.ctx.needs_flush {
+            // Not rejected: worked on again once the pending batch is confirmed.
+            return Ok(Proven::Stop);
+        }
+        self.ctx.tried.reject(failure, &cand.path, &cand.patched);
+        Ok(Proven::Rejected)
+    }
+}
+
+/// How [`Work::prove`] proves one candidate.
+pub(super) struct Trial {
+    /// The step (0: the failure itself).
+    pub(super) depth: usize,
+    /// What the progress lines call it.
+    pub(super) label: String,
+    /// Its targeted run and verdict, made ahead in a scratch copy (`--jobs`).
+    pub(super) made: Option<(PytestRun, Verdict)>,
+}
+
+/// What became of a proven candidate.
+pub(super) enum Proven {
+    Fixed(Fixed),
+    Rejected,
+    /// The work on the failure ends (the pending batch is confirmed first).
+    Stop,
 }
 
 /// Whether the candidate's targeted run says the failure is gone (the full run then decides).

@@ -52,7 +52,7 @@ fn search_enabled(s: &Runs) -> bool {
 
 impl Work<'_, '_> {
     /// Whether the search takes over a failure that planning gave up on.
-    pub(super) fn applies(&self, failure: &Failure, e: &PlanError) -> bool {
+    pub(in crate::session) fn applies(&self, failure: &Failure, e: &PlanError) -> bool {
         failure.test.is_some()
         // A project's own exception type (`bank.InsufficientFunds`) is `unknown`: raised on a
         // wrong branch, it is wrong output too.
@@ -69,7 +69,7 @@ impl Work<'_, '_> {
     /// Whether the search takes over a failure whose rule candidates were all proven wrong (an
     /// `IndexError` the index rule guessed wrong about, a library's `ValueError` fed a wrong
     /// argument): the cause may be a line the rules do not look at.
-    pub(super) fn applies_after_rules(&self, failure: &Failure) -> bool {
+    pub(in crate::session) fn applies_after_rules(&self, failure: &Failure) -> bool {
         failure.test.is_some()
             && matches!(
                 self.ctx.category,
@@ -80,7 +80,7 @@ impl Work<'_, '_> {
 
     /// A failed output check of command mode: one traced run of the command localizes, the
     /// expected output gives the hint, each candidate is proven by a run of the command.
-    pub(super) fn search_output(
+    pub(in crate::session) fn search_output(
         &mut self,
         failure: &Failure,
     ) -> Result<Option<Fixed>, SessionError> {
@@ -140,7 +140,7 @@ impl Work<'_, '_> {
     }
 
     /// Localizes, then tries the ranked candidates until one is proven or the search time is up.
-    pub(super) fn search(
+    pub(in crate::session) fn search(
         &mut self,
         failure: &Failure,
         why: &str,
@@ -358,7 +358,7 @@ impl Work<'_, '_> {
     }
 
     /// Chooses among the plausible candidates, writes the kept one and records it as accepted.
-    pub(super) fn keep_best(
+    pub(in crate::session) fn keep_best(
         &mut self,
         test: &str,
         spectrum: &Spectrum,
@@ -498,7 +498,7 @@ impl Work<'_, '_> {
     /// the workspace (the candidate is written for it unless `written` says it already is); records
     /// the attempt. The file is put back unless the candidate is accepted.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn judge(
+    pub(in crate::session) fn judge(
         &mut self,
         failure: &Failure,
         key: &(String, When),
@@ -586,13 +586,13 @@ impl Work<'_, '_> {
 
 /// Whether a hang (a test stopped by the per-test limit, stuck in project code) goes to the
 /// search rather than being reported as timed out.
-pub(super) fn takes_hangs(s: &Runs) -> bool {
+pub(in crate::session) fn takes_hangs(s: &Runs) -> bool {
     search_enabled(s)
 }
 
 /// Whether the search takes over a failed output check of command mode (see
 /// [`search_output`]).
-pub(super) fn takes_output(s: &Runs) -> bool {
+pub(in crate::session) fn takes_output(s: &Runs) -> bool {
     s.opts.judge.is_some() && takes_hangs(s)
 }
 
@@ -605,7 +605,7 @@ const COMMAND_RUN: &str = "command";
 /// Nor is there when no passing test runs the first plausible candidate's line: it changes no
 /// behaviour, so no later one can beat it (a tie goes to the search's order), and the extra
 /// tries would only cost runs.
-pub(super) fn enough(plausible: &[Found], extra: usize, spectrum: &Spectrum) -> bool {
+pub(in crate::session) fn enough(plausible: &[Found], extra: usize, spectrum: &Spectrum) -> bool {
     let Some(first) = plausible.first() else {
         return false;
     };
@@ -622,7 +622,7 @@ pub(super) fn enough(plausible: &[Found], extra: usize, spectrum: &Spectrum) -> 
 }
 
 /// What a parallel search needs of the search's own state.
-pub(super) struct SearchState<'a> {
+pub(in crate::session) struct SearchState<'a> {
     pub key: &'a (String, When),
     pub spectrum: &'a Spectrum,
     pub why: &'a str,
@@ -634,7 +634,7 @@ pub(super) struct SearchState<'a> {
 }
 
 /// A candidate that passed every proof.
-pub(super) struct Found {
+pub(in crate::session) struct Found {
     cand: Candidate,
     /// The full suite's failures with it.
     after: Vec<Failure>,
@@ -647,7 +647,7 @@ pub(super) struct Found {
 impl Found {
     /// Records a candidate that passed (its attempt is the last one) and puts the file back:
     /// the choice writes the kept one.
-    pub(super) fn new(
+    pub(in crate::session) fn new(
         w: &mut Work,
         cand: Candidate,
         after: Vec<Failure>,
@@ -667,7 +667,7 @@ impl Found {
 }
 
 /// The reason when the search time ran out.
-pub(super) fn out_of_search_time(why: &str, tried: usize, opts: &Options) -> String {
+pub(in crate::session) fn out_of_search_time(why: &str, tried: usize, opts: &Options) -> String {
     format!(
         "{why}; the search tried {tried} small edits within --search-time {} s and none passed",
         opts.search_time.as_secs()
@@ -675,7 +675,7 @@ pub(super) fn out_of_search_time(why: &str, tried: usize, opts: &Options) -> Str
 }
 
 /// The reason when every candidate was tried.
-pub(super) fn none_passed(why: &str, tried: usize) -> String {
+pub(in crate::session) fn none_passed(why: &str, tried: usize) -> String {
     format!(
         "{why}; the search tried all {tried} small edits at the suspicious statements and none \
          passed"
@@ -683,7 +683,7 @@ pub(super) fn none_passed(why: &str, tried: usize) -> String {
 }
 
 /// The tests that ran the candidate's line.
-pub(super) fn covering(spectrum: &Spectrum, r: &Ranked) -> Vec<String> {
+pub(in crate::session) fn covering(spectrum: &Spectrum, r: &Ranked) -> Vec<String> {
     spectrum
         .covering(&r.candidate.file, r.line)
         .into_iter()
@@ -693,7 +693,7 @@ pub(super) fn covering(spectrum: &Spectrum, r: &Ranked) -> Vec<String> {
 
 /// The failure as the search sees it, for its reasons (planning's own message would say
 /// "pass --allow-tests", which is not the way here: the test is the specification).
-pub(super) fn what_failed(e: &PlanError) -> String {
+pub(in crate::session) fn what_failed(e: &PlanError) -> String {
     match e {
         PlanError::TestFile(file) => format!("wrong output: the test's own check failed in {file}"),
         other => other.to_string(),
@@ -702,7 +702,7 @@ pub(super) fn what_failed(e: &PlanError) -> String {
 
 /// The candidate, its title saying how many tests cover the edited line (read back by
 /// [`review`]).
-pub(super) fn titled(r: Ranked, covering: usize) -> Candidate {
+pub(in crate::session) fn titled(r: Ranked, covering: usize) -> Candidate {
     let mut c = r.candidate;
     if covering == 0 {
         // Only a hang is searched without a coverage run.
@@ -730,7 +730,7 @@ fn titled_command(r: Ranked) -> Candidate {
 
 /// The tests of a candidate's two targeted runs (see the module docs): every failing test that
 /// runs the edited line, then the passing ones.
-pub(super) fn targets(
+pub(in crate::session) fn targets(
     ctx: &Step,
     failure: &Failure,
     covering: &[String],
@@ -759,7 +759,7 @@ pub(super) fn targets(
 }
 
 /// What a candidate's targeted runs said.
-pub(super) struct Targeted {
+pub(in crate::session) struct Targeted {
     pub first: PytestRun,
     pub first_verdict: Verdict,
     /// The passing covering tests' verdict (green when there are none); only after a green
@@ -773,7 +773,7 @@ pub(super) struct Targeted {
 
 /// The review lines of a search patch: what to check, and a warning when one test alone
 /// decided.
-pub(super) fn review(fix: &edit::Fix) -> Vec<String> {
+pub(in crate::session) fn review(fix: &edit::Fix) -> Vec<String> {
     if !fix.rule.starts_with(RULE_PREFIX) {
         return Vec::new();
     }
@@ -815,7 +815,11 @@ impl Runs<'_> {
     }
 
     /// What [`Runs::run_candidate`] runs (a parallel proof points it at its scratch copy).
-    pub(super) fn candidate_spec(&self, ws: &dyn Workspace, node_ids: &[String]) -> RunSpec {
+    pub(in crate::session) fn candidate_spec(
+        &self,
+        ws: &dyn Workspace,
+        node_ids: &[String],
+    ) -> RunSpec {
         let mut spec = self.spec(ws, node_ids, &["-x"]);
         spec.test_timeout = spec.test_timeout.map(|t| t.min(self.candidate_limit()));
         spec
@@ -828,7 +832,7 @@ impl Runs<'_> {
     }
 
     /// Counts a run made (in the workspace or a parallel proof's scratch copy).
-    pub(super) fn count_run(&mut self, run: &PytestRun, phase: Phase) {
+    pub(in crate::session) fn count_run(&mut self, run: &PytestRun, phase: Phase) {
         self.tally(phase, run);
     }
 
@@ -891,5 +895,76 @@ impl Runs<'_> {
         }
         self.exec_pytest(&spec, Phase::Probe)?;
         Ok(Spectrum::read(&file, ws.root()))
+    }
+}
+
+/// The search over small edits as a candidate source: a failed output check of command mode
+/// before any facts; a failure planning gave up on; a failure whose rule candidates were all
+/// rejected.
+pub(in crate::session) struct Search;
+
+impl CandidateSource for Search {
+    fn before_facts(
+        &mut self,
+        w: &mut Work,
+        failure: &Failure,
+        round: &Round,
+    ) -> Result<Option<Flow>, SessionError> {
+        // A failed output check of command mode: the search over small edits first (one traced
+        // run of the command localizes it), then the model when asked for.
+        if round.depth == 0 && failure.exc_type == OUTPUT_CHECK_EXC && takes_output(w.s) {
+            let found = w.search_output(failure)?;
+            if found.is_some() || !round.model_follows {
+                return Ok(Some(found.map_or(Flow::Stop, Flow::Fixed)));
+            }
+        }
+        Ok(None)
+    }
+
+    fn work(
+        &mut self,
+        w: &mut Work,
+        failure: &Failure,
+        round: &mut Round,
+    ) -> Result<Flow, SessionError> {
+        if round.depth > 0 {
+            return Ok(Flow::Next);
+        }
+        // Planning gave up (wrong output, a failure no rule knows).
+        if let Some(e) = round.plan_error.as_ref().filter(|e| w.applies(failure, e)) {
+            // The search confirms with its own full run: none while fixes are pending.
+            if !w.ctx.batch_files.is_empty() {
+                w.ctx.needs_flush = true;
+                return Ok(Flow::Stop);
+            }
+            let found = w.search(failure, &what_failed(e))?;
+            if found.is_some() || round.model.is_none() || !llm::may_try(e) {
+                return Ok(found.map_or(Flow::Stop, Flow::Fixed));
+            }
+            return Ok(Flow::Next);
+        }
+        // Every rule candidate was proven wrong: the cause may be a line the rules do not look
+        // at.
+        let of = round.rule_candidates;
+        if of > 0 && w.applies_after_rules(failure) {
+            // The search confirms with its own full run: none while fixes are pending.
+            if !w.ctx.batch_files.is_empty() {
+                w.ctx.needs_flush = true;
+                return Ok(Flow::Stop);
+            }
+            let why = format!(
+                "{}: {}; the rules' {of} candidate{} did not pass",
+                failure.exc_type,
+                failure.msg.lines().next().unwrap_or(""),
+                if of == 1 { "" } else { "s" }
+            );
+            if let Some(found) = w.search(failure, &why)? {
+                return Ok(Flow::Fixed(found));
+            }
+            if round.model.is_none() {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Next)
     }
 }

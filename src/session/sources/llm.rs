@@ -5,7 +5,10 @@
 //! too, so a model that loops ends with the budget; each request carries the earlier
 //! candidates and the failures they led to.
 
-use super::{now_ms, Attempt, Candidate, Runs, Step, Work, TIME_BUDGET_USED_UP};
+use super::{
+    now_ms, Attempt, Candidate, CandidateSource, Flow, Round, Runs, SessionError, Step, Trial,
+    Work, TIME_BUDGET_USED_UP,
+};
 use crate::command::OUTPUT_CHECK_EXC;
 use crate::llm::prompt::{self, Previous, PromptInput, Snapshot};
 use crate::llm::{candidate, Exchange};
@@ -297,5 +300,54 @@ fn refused(
         duration_ms: exchange.as_ref().map_or(0, |e| e.duration_ms),
         search: None,
         exchange,
+    }
+}
+
+/// The model fallback (`--llm`) as a candidate source: one request per candidate, each proven
+/// like a rule's, until the budgets or the model's own limits end it.
+pub(in crate::session) struct Model;
+
+impl CandidateSource for Model {
+    fn work(
+        &mut self,
+        w: &mut Work,
+        failure: &Failure,
+        round: &mut Round,
+    ) -> Result<Flow, SessionError> {
+        let Some(mut turn) = round.model.take() else {
+            return Ok(Flow::Next);
+        };
+        // The rules just checked the budgets, and nothing was tried since.
+        let mut checked = round.checked;
+        loop {
+            if !checked && w.out_of_budget() {
+                break;
+            }
+            checked = false;
+            let Some(cand) = turn.next(w, failure, round.depth) else {
+                break;
+            };
+            // The same bytes were already proven wrong for this failure: no budget spent.
+            if w.ctx.already_rejected(failure, &cand) {
+                continue;
+            }
+            // An edit of a file a pending fix changed is not independent of it: confirm first.
+            if w.ctx.batch_files.contains(&cand.file) {
+                w.ctx.needs_flush = true;
+                return Ok(Flow::Stop);
+            }
+            let label = format!("the model's candidate ({})", cand.fix.rule);
+            *w.ctx.budget -= 1;
+            let trial = Trial {
+                depth: round.depth,
+                label,
+                made: None,
+            };
+            if let Some(flow) = w.prove(failure, cand, trial)?.into() {
+                return Ok(flow);
+            }
+        }
+        turn.finish(&mut w.ctx);
+        Ok(Flow::Stop)
     }
 }
