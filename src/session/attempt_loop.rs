@@ -472,34 +472,10 @@ impl AttemptLoop<'_, '_> {
         mut outcome: FailureOutcome,
     ) -> Result<Next, SessionError> {
         let opts = self.s.opts;
-        let root = opts.root.path();
         let key = failure_key(&failure);
         let group = outcome.group;
-        // Defer the full run when a batch is pending, or when another independent failure
-        // waits that could share it.
-        let defer = !self.pending.is_empty()
-            || (opts.judge.is_none()
-                && !self.blind
-                && failure.test.is_some()
-                && !self.no_defer.contains(&key)
-                && self
-                    .queue
-                    .iter()
-                    .any(|f| batch::could_share(f, &failure, &self.current, root)));
-        // The group's other tests still failing: one targeted run proves a candidate on them.
-        let others: Vec<String> = match group {
-            Some(g) => {
-                if !self.groups.worked_on(g) {
-                    self.groups.represent(g, &failure);
-                }
-                self.groups
-                    .others(g, &failure)
-                    .into_iter()
-                    .filter(|t| self.current.iter().any(|(c, _)| c == t))
-                    .collect()
-            }
-            None => Vec::new(),
-        };
+        let defer = self.defers(&failure, &key);
+        let others = self.others(group, &failure);
         // The timeout category's own budget is 0 (nothing to patch by rule); the model's tries
         // count against the logic budget instead.
         let budget_of = match category {
@@ -568,7 +544,6 @@ impl AttemptLoop<'_, '_> {
                 let entry = batch::Entry::new(
                     failure,
                     outcome,
-                    group,
                     steps,
                     fixed_keys,
                     deferred.unwrap_or_default(),
@@ -596,19 +571,43 @@ impl AttemptLoop<'_, '_> {
             }
             None => {
                 self.out_of_time |= reason.as_deref() == Some(TIME_BUDGET_USED_UP);
-                outcome.status = match reason.as_deref() {
-                    _ if flaky => FailureStatus::Flaky,
-                    _ if category == Category::Timeout => FailureStatus::TimedOut,
-                    Some(r) if r.contains("--safe-only") => FailureStatus::SkippedUnsafe,
-                    Some(_) if ctx_tried(&self.attempts, &failure) == 0 && repeats.is_none() => {
-                        FailureStatus::NoCandidate
-                    }
-                    _ => FailureStatus::NotFixed,
-                };
+                let tried = ctx_tried(&self.attempts, &failure) > 0 || repeats.is_some();
+                outcome.status = unfixed(reason.as_deref(), flaky, category, tried);
                 outcome.reason = reason.or(Some("no candidate passed".into()));
             }
         }
         Ok(Next::Report(Box::new(outcome)))
+    }
+
+    /// Whether a fix of `failure` waits for a batch's full run: when a batch is pending, or
+    /// when another independent failure waits that could share it.
+    fn defers(&self, failure: &Failure, key: &(String, When)) -> bool {
+        let root = self.s.opts.root.path();
+        !self.pending.is_empty()
+            || (self.s.opts.judge.is_none()
+                && !self.blind
+                && failure.test.is_some()
+                && !self.no_defer.contains(key)
+                && self
+                    .queue
+                    .iter()
+                    .any(|f| batch::could_share(f, failure, &self.current, root)))
+    }
+
+    /// The group's other tests still failing: one targeted run proves a candidate on them.
+    /// The failure represents its group from here on, unless another already does.
+    fn others(&mut self, group: Option<usize>, failure: &Failure) -> Vec<String> {
+        let Some(g) = group else {
+            return Vec::new();
+        };
+        if !self.groups.worked_on(g) {
+            self.groups.represent(g, failure);
+        }
+        self.groups
+            .others(g, failure)
+            .into_iter()
+            .filter(|t| self.current.iter().any(|(c, _)| c == t))
+            .collect()
     }
 
     /// The report, once the loop is over.
@@ -680,6 +679,18 @@ impl AttemptLoop<'_, '_> {
             llm: s.llm.as_ref().map(|l| l.usage()),
             groups: self.groups.list,
         }
+    }
+}
+
+/// The status of a failure no candidate fixed (`tried`: some candidate was run, or skipped as
+/// already rejected).
+fn unfixed(reason: Option<&str>, flaky: bool, category: Category, tried: bool) -> FailureStatus {
+    match reason {
+        _ if flaky => FailureStatus::Flaky,
+        _ if category == Category::Timeout => FailureStatus::TimedOut,
+        Some(r) if r.contains("--safe-only") => FailureStatus::SkippedUnsafe,
+        Some(_) if !tried => FailureStatus::NoCandidate,
+        _ => FailureStatus::NotFixed,
     }
 }
 

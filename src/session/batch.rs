@@ -199,11 +199,9 @@ fn undo(
 impl Entry {
     /// A fix just kept tentatively: `proven_before` is the loop's proven content before the
     /// failure was worked on, `accepted` after.
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         failure: Failure,
         outcome: FailureOutcome,
-        group: Option<usize>,
         steps: Vec<Candidate>,
         fixed: Vec<(String, When)>,
         attempt: usize,
@@ -226,9 +224,9 @@ impl Entry {
         }
         Entry {
             failure,
+            group: outcome.group,
             outcome,
             members: Vec::new(),
-            group,
             steps,
             fixed,
             attempt,

@@ -63,42 +63,8 @@ pub(super) fn propose_only(
             Ok(c) => match c.into_iter().find(|c| c.safe || !opts.safe_only) {
                 Some(top) => {
                     outcome.status = FailureStatus::NotValidated;
-                    attempts.push(Attempt {
-                        attempt: attempts.len() + 1,
-                        test: failure.test.clone(),
-                        step: 0,
-                        category,
-                        file: top.file.clone(),
-                        rule: top.fix.rule.clone(),
-                        title: top.fix.title.clone(),
-                        safe: top.safe,
-                        applicability: Applicability::of(top.safe),
-                        source: top.source,
-                        diff: top.diff.clone(),
-                        outcome: AttemptOutcome::NotValidated,
-                        broke: Vec::new(),
-                        new_failure: None,
-                        confirmed_by: None,
-                        exit_code: None,
-                        stdout_tail: String::new(),
-                        stderr_tail: String::new(),
-                        timestamp_ms: now_ms(),
-                        duration_ms: 0,
-                        search: None,
-                        exchange: None,
-                    });
-                    patches.push(Patch {
-                        file: top.file,
-                        review: review_notes(rules, std::slice::from_ref(&top.fix.rule)),
-                        rules: vec![top.fix.rule],
-                        titles: vec![top.fix.title],
-                        safe: top.safe,
-                        applicability: Applicability::of(top.safe),
-                        source: top.source,
-                        validated: false,
-                        diff: top.diff,
-                        diff_encoding: top.diff_encoding,
-                    });
+                    attempts.push(proposed(attempts.len() + 1, failure, category, &top));
+                    patches.push(proposed_patch(top, rules));
                 }
                 None => {
                     outcome.status = FailureStatus::SkippedUnsafe;
@@ -135,4 +101,48 @@ pub(super) fn propose_only(
     };
     report.finish(started);
     Ok(report)
+}
+
+/// The attempt record of a candidate proposed and not run.
+fn proposed(attempt: usize, failure: &Failure, category: Category, top: &Candidate) -> Attempt {
+    Attempt {
+        attempt,
+        test: failure.test.clone(),
+        step: 0,
+        category,
+        file: top.file.clone(),
+        rule: top.fix.rule.clone(),
+        title: top.fix.title.clone(),
+        safe: top.safe,
+        applicability: Applicability::of(top.safe),
+        source: top.source,
+        diff: top.diff.clone(),
+        outcome: AttemptOutcome::NotValidated,
+        broke: Vec::new(),
+        new_failure: None,
+        confirmed_by: None,
+        exit_code: None,
+        stdout_tail: String::new(),
+        stderr_tail: String::new(),
+        timestamp_ms: now_ms(),
+        duration_ms: 0,
+        search: None,
+        exchange: None,
+    }
+}
+
+/// The patch of a candidate proposed and not run.
+fn proposed_patch(top: Candidate, rules: &RuleSet) -> Patch {
+    Patch {
+        file: top.file,
+        review: review_notes(rules, std::slice::from_ref(&top.fix.rule)),
+        rules: vec![top.fix.rule],
+        titles: vec![top.fix.title],
+        safe: top.safe,
+        applicability: Applicability::of(top.safe),
+        source: top.source,
+        validated: false,
+        diff: top.diff,
+        diff_encoding: top.diff_encoding,
+    }
 }

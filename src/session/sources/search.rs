@@ -133,9 +133,11 @@ impl Work<'_, '_> {
             why,
             &test,
             deadline,
-            &ranked,
-            &spectrum,
-            expectation,
+            Suspects {
+                ranked: &ranked,
+                spectrum: &spectrum,
+                expectation,
+            },
         )
     }
 
@@ -185,16 +187,17 @@ impl Work<'_, '_> {
             &why,
             &test,
             deadline,
-            &ranked,
-            &spectrum,
-            expectation,
+            Suspects {
+                ranked: &ranked,
+                spectrum: &spectrum,
+                expectation,
+            },
         )
     }
 
     /// A hang: the loop around the stuck line is the suspect (no coverage run: the hung test would
     /// cost the per-test limit again), and the candidates are proven like the others; with no
     /// spectrum, the whole suite is the judge of the passing tests.
-    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn search_hang(
         &mut self,
         failure: &Failure,
@@ -222,24 +225,23 @@ impl Work<'_, '_> {
             why,
             test,
             deadline,
-            &ranked,
-            &Spectrum::default(),
-            engine::hint::Expectation::of(failure),
+            Suspects {
+                ranked: &ranked,
+                spectrum: &Spectrum::default(),
+                expectation: engine::hint::Expectation::of(failure),
+            },
         )
     }
 
-    /// Proposes and proves the candidates at the ranked lines (see the module docs).
-    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    fn try_ranked(
+    /// The search's candidates at the suspicious lines, best first, without those of excluded
+    /// files or left-out edit families; none (the step says why) when nothing is left.
+    fn ranked_candidates(
         &mut self,
         failure: &Failure,
         why: &str,
-        test: &str,
-        deadline: Instant,
-        ranked: &[localize::Suspicious],
-        spectrum: &Spectrum,
-        expectation: Option<engine::hint::Expectation>,
-    ) -> Result<Option<Fixed>, SessionError> {
+        suspects: &Suspects,
+    ) -> Option<Vec<Ranked>> {
+        let (ranked, expectation) = (suspects.ranked, &suspects.expectation);
         // A command's expected output has no test line: its expected number stands in.
         let expected = failure
             .frames
@@ -280,8 +282,24 @@ impl Work<'_, '_> {
             self.ctx.reason = Some(format!(
                 "{why}; the search found no small edit to try at the suspicious statements"
             ));
-            return Ok(None);
+            return None;
         }
+        Some(candidates)
+    }
+
+    /// Proposes and proves the candidates at the ranked lines (see the module docs).
+    fn try_ranked(
+        &mut self,
+        failure: &Failure,
+        why: &str,
+        test: &str,
+        deadline: Instant,
+        suspects: Suspects,
+    ) -> Result<Option<Fixed>, SessionError> {
+        let Some(candidates) = self.ranked_candidates(failure, why, &suspects) else {
+            return Ok(None);
+        };
+        let spectrum = suspects.spectrum;
         let key = failure_key(failure);
         let first_attempt = self.ctx.attempts.len();
         // With --jobs N the targeted runs go to scratch copies, N at a time (see `parallel`); the
@@ -431,7 +449,6 @@ impl Work<'_, '_> {
 
     /// Runs the three proofs of one candidate (see the module docs); the full suite's failures
     /// when it is accepted. The file is put back otherwise.
-    #[allow(clippy::too_many_arguments)]
     fn prove_searched(
         &mut self,
         failure: &Failure,
@@ -468,7 +485,6 @@ impl Work<'_, '_> {
 
     /// Proves one candidate of command mode: one run of the command, with its output checks and
     /// the candidate's shorter limit (see [`CANDIDATE_TEST_LIMIT_FACTOR`]); it is the whole judge.
-    #[allow(clippy::too_many_arguments)]
     fn prove_command(
         &mut self,
         failure: &Failure,
@@ -497,7 +513,6 @@ impl Work<'_, '_> {
     /// Judges a candidate by its targeted runs and, when they pass, by a run of the whole suite in
     /// the workspace (the candidate is written for it unless `written` says it already is); records
     /// the attempt. The file is put back unless the candidate is accepted.
-    #[allow(clippy::too_many_arguments)]
     pub(in crate::session) fn judge(
         &mut self,
         failure: &Failure,
@@ -619,6 +634,14 @@ pub(in crate::session) fn enough(plausible: &[Found], extra: usize, spectrum: &S
         choose::EXTRA_TRIES
     };
     extra >= more || plausible.len() >= choose::MAX_PLAUSIBLE
+}
+
+/// Where the search looks: the suspicious lines, best first, the spectrum that ranked them
+/// (empty for a hang), and what the failure says the right value is.
+pub(in crate::session) struct Suspects<'a> {
+    ranked: &'a [localize::Suspicious],
+    spectrum: &'a Spectrum,
+    expectation: Option<engine::hint::Expectation>,
 }
 
 /// What a parallel search needs of the search's own state.
