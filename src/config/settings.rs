@@ -564,3 +564,95 @@ fn resolve_llm(m: &mut Merge, file: &LlmConfig, flags: &Flags) -> Option<crate::
         c
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(file: Option<&str>, flags: &Flags) -> Settings {
+        let d = tempfile::tempdir().unwrap();
+        if let Some(text) = file {
+            std::fs::write(d.path().join("selfdebug.toml"), text).unwrap();
+        }
+        let root = ProjectRoot::find(Some(d.path())).unwrap();
+        let config = Config::load(root.path()).unwrap();
+        let rules = RuleSet::builtin().unwrap();
+        Settings::resolve(&root, &config, flags, &rules).unwrap()
+    }
+
+    fn shown<'a>(s: &'a Settings, key: &str) -> &'a Shown {
+        s.shown.iter().find(|r| r.key == key).unwrap()
+    }
+
+    /// The file's keys (what the reader accepts) and the keys `selfdebug config` lists are
+    /// the same set, in the same order.
+    #[test]
+    fn every_file_key_is_listed_in_order() {
+        let s = resolve(None, &Flags::default());
+        let mut top: Vec<&str> = s
+            .shown
+            .iter()
+            .map(|r| r.key.split('.').next().unwrap())
+            .collect();
+        top.dedup();
+        assert_eq!(top, super::super::KEYS);
+        let llm: Vec<&str> = s
+            .shown
+            .iter()
+            .filter_map(|r| r.key.strip_prefix("llm."))
+            .collect();
+        assert_eq!(llm, super::super::LLM_KEYS);
+    }
+
+    #[test]
+    fn defaults_live_here() {
+        let s = resolve(None, &Flags::default());
+        assert_eq!(s.max_attempts, DEFAULT_MAX_ATTEMPTS);
+        assert_eq!(s.time_budget, DEFAULT_TIME_BUDGET);
+        assert_eq!(s.search_time, DEFAULT_SEARCH_TIME);
+        assert_eq!(s.test_timeout, crate::runner::DEFAULT_TEST_TIMEOUT);
+        assert_eq!(s.jobs, default_jobs());
+        assert!((1..=MAX_DEFAULT_JOBS).contains(&s.jobs));
+        assert_eq!(s.budgets, Budgets::default());
+        assert_eq!(s.timeout, None);
+        assert!(s.validate && !s.dry_run && !s.sandbox_asked && s.llm.is_none());
+        assert_eq!(shown(&s, "jobs").value, Value::Null);
+        assert_eq!(shown(&s, "jobs").unset, JOBS.unset);
+        assert_eq!(shown(&s, "search-time").source, Source::Default);
+    }
+
+    #[test]
+    fn a_flag_over_the_file_over_the_default() {
+        let file =
+            "search-time = 7\njobs = 2\nsandbox = true\n[llm]\nenabled = true\nmax-calls = 3\n";
+        let s = resolve(Some(file), &Flags::default());
+        assert_eq!(s.search_time, Duration::from_secs(7));
+        assert_eq!(shown(&s, "search-time").source, Source::File(1));
+        assert_eq!(s.jobs, 2);
+        assert!(s.sandbox_asked && s.sandbox.is_none());
+        assert_eq!(
+            s.llm.as_ref().map(|c| (c.max_calls, c.cache)),
+            Some((3, true))
+        );
+        let flags = Flags {
+            search_time: Some(9),
+            jobs: Some((5, "SELFDEBUG_JOBS")),
+            no_validate: true,
+            llm_cache: Some(false),
+            budget: vec!["logic=7".into()],
+            ..Flags::default()
+        };
+        let s = resolve(Some(file), &flags);
+        assert_eq!(s.search_time, Duration::from_secs(9));
+        assert_eq!(
+            shown(&s, "search-time").source,
+            Source::Flag(SEARCH_TIME.flag)
+        );
+        assert_eq!(s.jobs, 5);
+        assert_eq!(shown(&s, "jobs").source, Source::Flag("SELFDEBUG_JOBS"));
+        assert!(s.dry_run && !s.validate);
+        assert!(!s.llm.as_ref().unwrap().cache);
+        assert_eq!(s.budgets.get(Category::Logic), 7);
+        assert_eq!(shown(&s, "budget.logic").source, Source::Flag("--budget"));
+    }
+}
