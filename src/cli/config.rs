@@ -26,13 +26,13 @@ pub fn run(args: &ConfigArgs) -> i32 {
         }
     };
     match super::fix::settings(&root, &Flags::default()) {
-        Ok(settings) => {
+        Ok((settings, _rules)) => {
             print!(
                 "{}",
                 if wants_json(args.json, args.output_format) {
-                    report::config::json(&root, &settings)
+                    report::config::json(&settings)
                 } else {
-                    report::config::human(&root, &settings)
+                    report::config::human(&settings)
                 }
             );
             exit::OK

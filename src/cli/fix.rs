@@ -11,7 +11,7 @@ use crate::report::format::{output_format, ColorChoice, OutputFormat};
 use crate::report::{github, style};
 use crate::rules::RuleSet;
 use crate::sandbox::Sandbox;
-use crate::session::{self, Options, SessionError};
+use crate::session::{self, SessionError};
 use crate::status::FinalStatus;
 use crate::{exit, pytest_args};
 
@@ -127,8 +127,10 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
         (_, true) => Some(false),
         _ => None,
     };
-    let (llm, llm_url, llm_model) = args.llm.given();
-    Flags {
+    let mut flags = Flags {
+        test: args.test.clone(),
+        dry_run: args.dry_run,
+        no_validate: args.no_validate,
         max_attempts: args.max_attempts,
         budget: args.budget.clone(),
         timeout: args.python.timeout,
@@ -149,19 +151,20 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
         install_missing: args.install_missing.then_some(true),
         xdist: args.no_xdist.then_some(false),
         worker: args.worker.map(|m| (m, "--worker")),
-        llm,
-        llm_url,
-        llm_model,
-        llm_max_calls: args.llm.llm_max_calls,
-        llm_max_tokens: args.llm.llm_max_tokens,
-    }
+        ..Flags::default()
+    };
+    args.llm.given(&mut flags);
+    flags
 }
 
 /// The configuration file, the rules it selects from and the flags, merged (bad input: exit 2).
-pub fn settings(root: &ProjectRoot, flags: &Flags) -> Result<Settings, String> {
+/// The rules are loaded once per command and come back with the selection applied.
+pub fn settings(root: &ProjectRoot, flags: &Flags) -> Result<(Settings, RuleSet), String> {
     let config = Config::load(root.path()).map_err(|e| e.to_string())?;
-    let rules = RuleSet::load(root.path()).map_err(|e| e.to_string())?;
-    Settings::resolve(&config, flags, &rules).map_err(|e| e.to_string())
+    let mut rules = RuleSet::load(root.path()).map_err(|e| e.to_string())?;
+    let settings = Settings::resolve(root, &config, flags, &rules).map_err(|e| e.to_string())?;
+    settings.selection.apply(&mut rules);
+    Ok((settings, rules))
 }
 
 /// `SELFDEBUG_JOBS`, as `--jobs` (a flag given wins); set but not a whole number ≥ 1 is bad
@@ -207,15 +210,15 @@ fn run_in(
         flags.worker = worker_from_env().map_err(Stop::bad)?;
     }
     let t = crate::trace_times::span("settings read");
-    let settings = settings(root, &flags).map_err(Stop::bad)?;
+    let (mut settings, rules) = settings(root, &flags).map_err(Stop::bad)?;
     drop(t);
     if args.show_settings {
         print!(
             "{}",
             if format == OutputFormat::Json {
-                crate::report::config::json(root, &settings)
+                crate::report::config::json(&settings)
             } else {
-                crate::report::config::human(root, &settings)
+                crate::report::config::human(&settings)
             }
         );
         return Ok(exit::OK);
@@ -230,7 +233,7 @@ fn run_in(
             });
         }
     }
-    let log = args
+    settings.log = args
         .log
         .as_deref()
         .map(read_log)
@@ -241,13 +244,14 @@ fn run_in(
     }
     drop(t);
     let t = crate::trace_times::span("judge, pytest arguments, interpreter note");
-    let (judge, sandbox) = judge_options(args, &settings, dry_run)?;
+    (settings.judge, settings.sandbox) = judge_options(args, &settings, dry_run)?;
     let (pytest_args, mut notes) = pytest_args::check(&settings.pytest_args).map_err(Stop::bad)?;
     // Inside a pre-commit hook's environment: say which interpreter runs the tests instead.
     notes.extend(crate::runner::passed_over_note(
         root.path(),
         settings.python.as_deref(),
     ));
+    (settings.pytest_args, settings.notes) = (pytest_args, notes);
     drop(t);
     if format != OutputFormat::Json {
         match &settings.file {
@@ -255,35 +259,6 @@ fn run_in(
             None => eprintln!("selfdebug: {}", root.describe()),
         }
     }
-    let opts = Options {
-        root: root.clone(),
-        log,
-        test: args.test.clone(),
-        max_attempts: settings.max_attempts,
-        validate: !args.no_validate,
-        python: settings.python.clone(),
-        timeout: settings.timeout,
-        test_timeout: settings.test_timeout,
-        pytest_args,
-        allow_tests: settings.allow_tests,
-        dry_run,
-        safe_only: settings.safe_only,
-        all_or_nothing: settings.all_or_nothing,
-        budgets: settings.budgets.clone(),
-        backup_dir: settings.backup_dir.clone(),
-        time_budget: settings.time_budget,
-        search_time: settings.search_time,
-        jobs: settings.jobs,
-        notes,
-        judge,
-        sandbox,
-        install_missing: settings.install_missing,
-        worker: settings.worker,
-        xdist: settings.xdist,
-        selection: settings.selection.clone(),
-        exclude: settings.exclude.clone(),
-        llm: args.llm.config(&settings.llm),
-    };
     // The warm workers end with the run (their temp dirs too), however it ends.
     let _workers = crate::worker::Shutdown;
     // The project's bytecode is compiled once per command, not once per run (and forgotten
@@ -293,9 +268,9 @@ fn run_in(
         crate::runner::Bytecode::Fresh => None,
     };
     let report = if dry_run {
-        session::dry_run(&opts)?
+        session::dry_run(&settings, &rules)?
     } else {
-        session::fix(&opts)?
+        session::fix(&settings, &rules)?
     };
     crate::progress::clear();
     let mut code = report::final_status(&report).exit_code();
@@ -397,7 +372,7 @@ fn judge_options(
             Some(CommandJudge::new(line, checks).map_err(Stop::bad)?)
         }
     };
-    let sandbox = if settings.sandbox {
+    let sandbox = if settings.sandbox_asked {
         Some(Sandbox::find().map_err(|message| Stop {
             status: FinalStatus::Error,
             code: exit::ENVIRONMENT,

@@ -1,7 +1,7 @@
 //! The `--llm*` flags of `fix` and the environment variables behind them.
 
-use crate::config::LlmSettings;
-use crate::llm::{self, LlmConfig};
+use crate::config::Flags;
+use crate::llm;
 
 const HEADING: &str = "LLM fallback (off by default)";
 
@@ -34,46 +34,29 @@ pub struct LlmArgs {
 }
 
 impl LlmArgs {
-    /// What the flags and the `SELFDEBUG_LLM*` variables say (they win over the file's
-    /// `[tool.selfdebug.llm]`): `(--llm, --llm-url, --llm-model)` with the name that said each.
-    #[allow(clippy::type_complexity)]
-    pub fn given(
-        &self,
-    ) -> (
-        Option<(bool, &'static str)>,
-        Option<(String, &'static str)>,
-        Option<(String, &'static str)>,
-    ) {
+    /// Puts what the flags and the `SELFDEBUG_LLM*` variables say (they win over the file's
+    /// `[tool.selfdebug.llm]`) into `flags`, with the name that said each.
+    pub fn given(&self, flags: &mut Flags) {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        let on = if self.llm {
+        flags.llm = if self.llm {
             Some((true, "--llm"))
         } else if llm::enabled_by_env() {
             Some((true, "SELFDEBUG_LLM"))
         } else {
             None
         };
-        let url = self
+        flags.llm_url = self
             .llm_url
             .clone()
             .map(|u| (u, "--llm-url"))
             .or_else(|| env("SELFDEBUG_LLM_URL").map(|u| (u, "SELFDEBUG_LLM_URL")));
-        let model = self
+        flags.llm_model = self
             .llm_model
             .clone()
             .map(|m| (m, "--llm-model"))
             .or_else(|| env("SELFDEBUG_LLM_MODEL").map(|m| (m, "SELFDEBUG_LLM_MODEL")));
-        (on, url, model)
-    }
-
-    /// The client's configuration from the merged settings, or none when the fallback is off.
-    pub fn config(&self, s: &LlmSettings) -> Option<LlmConfig> {
-        if !s.enabled {
-            return None;
-        }
-        let mut c = LlmConfig::from_env(Some(s.url.clone()), Some(s.model.clone()));
-        c.max_calls = s.max_calls;
-        c.max_tokens = s.max_tokens;
-        c.cache = !self.llm_no_cache;
-        Some(c)
+        flags.llm_max_calls = self.llm_max_calls;
+        flags.llm_max_tokens = self.llm_max_tokens;
+        flags.llm_cache = self.llm_no_cache.then_some(false);
     }
 }

@@ -375,3 +375,36 @@ fn error(msg: impl std::fmt::Display) {
 fn parse_worker(s: &str) -> Result<crate::worker::Mode, String> {
     crate::worker::Mode::parse(s).ok_or_else(|| format!("{s:?}: expected auto or off"))
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// The defaults the help of `fix` names are the ones `config` resolves to.
+    #[test]
+    fn fix_help_names_the_config_defaults() {
+        let cli = super::Cli::command();
+        let fix = cli.find_subcommand("fix").unwrap();
+        let help = |id: &str| {
+            let arg = fix.get_arguments().find(|a| a.get_id() == id).unwrap();
+            arg.get_help().unwrap().to_string()
+        };
+        for (id, default) in [
+            (
+                "max_attempts",
+                u64::from(crate::config::DEFAULT_MAX_ATTEMPTS),
+            ),
+            ("time_budget", crate::config::DEFAULT_TIME_BUDGET.as_secs()),
+            ("search_time", crate::config::DEFAULT_SEARCH_TIME.as_secs()),
+            (
+                "test_timeout",
+                crate::runner::DEFAULT_TEST_TIMEOUT.as_secs(),
+            ),
+        ] {
+            assert!(help(id).contains(&format!("(default {default}")), "{id}");
+        }
+        let jobs = format!("at most {}", crate::config::MAX_DEFAULT_JOBS);
+        assert!(help("jobs").contains(&jobs));
+        assert!(crate::config::settings::JOBS.unset.contains(&jobs));
+    }
+}

@@ -49,7 +49,7 @@ fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
         timeout: args.python.timeout,
         ..Default::default()
     };
-    let settings = super::fix::settings(&project, &flags).map_err(bad)?;
+    let (settings, _rules) = super::fix::settings(&project, &flags).map_err(bad)?;
     let root = project.path().to_path_buf();
     // Bad input is found before anything runs.
     let log = match &args.log {

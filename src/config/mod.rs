@@ -2,7 +2,7 @@
 //! or the same keys at the top level of `selfdebug.toml` / `.selfdebug.toml`. Within the root,
 //! Ruff's precedence: `.selfdebug.toml` over `selfdebug.toml` over `pyproject.toml`, and a
 //! `pyproject.toml` counts only when it has a `[tool.selfdebug]` table. Keys are kebab-case
-//! as Ruff's. Command-line flags override the file (see `cli::settings`).
+//! as Ruff's. Command-line flags override the file (see [`settings`]).
 //!
 //! Every problem (TOML syntax, an unknown key, a wrong type or value) is one line naming the
 //! file and line: `pyproject.toml:12: unknown key 'max-atempts' in [tool.selfdebug] (did you
@@ -22,7 +22,10 @@ use tree::{Located, Node};
 
 pub use glob::Pattern;
 pub use select::{RuleSelection, Selector};
-pub use settings::{Flags, LlmSettings, Settings, SettingsError, Shown, Source};
+pub use settings::{
+    default_jobs, Flags, Setting, Settings, SettingsError, Shown, Source, DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_SEARCH_TIME, DEFAULT_TIME_BUDGET, MAX_DEFAULT_JOBS,
+};
 
 /// The file names looked for in the root, strongest first.
 pub const FILES: [&str; 3] = [".selfdebug.toml", "selfdebug.toml", "pyproject.toml"];

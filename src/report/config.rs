@@ -3,7 +3,6 @@
 use serde_json::{json, Map, Value};
 
 use crate::config::{Settings, Source};
-use crate::project::ProjectRoot;
 
 /// `config --json`'s schema version (schema/config.schema.json).
 pub const CONFIG_SCHEMA_VERSION: u32 = 1;
@@ -20,19 +19,9 @@ fn source_text(s: &Settings, source: &Source) -> String {
     }
 }
 
-/// What a setting left to the tool means (instead of `null`).
-fn unset(key: &str) -> &'static str {
-    match key {
-        "python" => "(auto: $VIRTUAL_ENV, .venv/, venv/, python3)",
-        "timeout" => "(auto: 10x the baseline run, 30-600 s)",
-        "jobs" => "(auto: the cores, at most 4)",
-        _ => "(none)",
-    }
-}
-
 /// One line per setting, `KEY  VALUE  SOURCE`, values as TOML would spell them.
-pub fn human(root: &ProjectRoot, s: &Settings) -> String {
-    let mut out = format!("root: {}\n", root.describe().trim_start_matches("root "));
+pub fn human(s: &Settings) -> String {
+    let mut out = format!("root: {}\n", s.root.describe().trim_start_matches("root "));
     match &s.file {
         Some(f) => {
             out.push_str(&format!("config: {} ({})\n", f.path.display(), f.table()));
@@ -51,7 +40,7 @@ pub fn human(root: &ProjectRoot, s: &Settings) -> String {
         .iter()
         .map(|r| {
             let value = match &r.value {
-                Value::Null => unset(&r.key).to_string(),
+                Value::Null => r.unset.to_string(),
                 // TOML's spelling of a list: `["-x", "-q"]`.
                 Value::Array(items) => format!(
                     "[{}]",
@@ -81,7 +70,7 @@ pub fn human(root: &ProjectRoot, s: &Settings) -> String {
 }
 
 /// One JSON object (schema/config.schema.json).
-pub fn json(root: &ProjectRoot, s: &Settings) -> String {
+pub fn json(s: &Settings) -> String {
     let mut settings = Map::new();
     for r in &s.shown {
         let mut entry = Map::new();
@@ -103,7 +92,7 @@ pub fn json(root: &ProjectRoot, s: &Settings) -> String {
     }
     let doc = json!({
         "schema_version": CONFIG_SCHEMA_VERSION,
-        "root": root.path().to_string_lossy(),
+        "root": s.root.path().to_string_lossy(),
         "config_file": s.file.as_ref().map(|f| f.path.to_string_lossy().into_owned()),
         "shadowed": s.shadowed,
         "rules_off": s.rules_off,

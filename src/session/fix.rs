@@ -6,12 +6,9 @@ use super::*;
 /// `fix`: works in the project itself. Every file is journaled before its first byte is
 /// written; proven fixes are kept (all of them, or none with `--all-or-nothing`), and when
 /// nothing is kept every touched file is restored byte for byte and mtime.
-pub fn fix(opts: &Options) -> Result<Report, SessionError> {
+pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
     let started = Instant::now();
     let root = opts.root.path().to_path_buf();
-    let t = crate::trace_times::span("rules loaded");
-    let rules = load_rules(&root, opts)?;
-    drop(t);
     let t = crate::trace_times::span("interpreter prepared");
     let python = interpreter(&root, opts)?;
     drop(t);
@@ -25,7 +22,7 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
     drop(t);
     let mut ws = JournalWorkspace { journal };
     let t = crate::trace_times::span("attempt loop");
-    let result = run_loop(opts, &rules, python, &mut ws, started);
+    let result = run_loop(opts, rules, python, &mut ws, started);
     drop(t);
     let _t = crate::trace_times::span("journal committed or rolled back, report");
     let journal = ws.journal;
@@ -115,16 +112,13 @@ pub(super) fn prewarm(opts: &Options, python: &Interpreter) {
 }
 
 /// `fix --dry-run`: everything in a scratch copy.
-pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
+pub fn dry_run(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
     let started = Instant::now();
     let root = opts.root.path().to_path_buf();
-    let rules = load_rules(&root, opts)?;
     if !opts.validate {
         // It reads the project's files: under the lock, like the copy of a dry run.
-        return journal::while_locked_for_copy(&root, || {
-            propose_only(opts, &root, &rules, started)
-        })
-        .map_err(|e| SessionError::Environment(dry_run_refused(&e)))?;
+        return journal::while_locked_for_copy(&root, || propose_only(opts, &root, rules, started))
+            .map_err(|e| SessionError::Environment(dry_run_refused(&e)))?;
     }
     let python = interpreter(&root, opts)?;
     prewarm(opts, &python);
@@ -139,7 +133,7 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
         scratch,
         originals: BTreeMap::new(),
     };
-    let mut report = run_loop(opts, &rules, python, &mut ws, started).map_err(|e| {
+    let mut report = run_loop(opts, rules, python, &mut ws, started).map_err(|e| {
         if runner::interrupted() {
             SessionError::Environment("interrupted: the project was not changed (dry run)".into())
         } else {

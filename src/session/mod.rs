@@ -11,9 +11,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::category::{self, Budgets};
-use crate::command::{CommandJudge, OUTPUT_CHECK_EXC};
-use crate::config::{settings::excluded_by, Pattern, RuleSelection};
+use crate::category;
+use crate::command::OUTPUT_CHECK_EXC;
+use crate::config::settings::excluded_by;
 use crate::edit;
 use crate::install::{self, Install};
 use crate::journal::{self, Journal, JournalError};
@@ -22,7 +22,6 @@ use crate::probe::{self, ProbeReport, ProbeRequest};
 use crate::project::ProjectRoot;
 use crate::rules::{Category, RuleSet};
 use crate::runner::{self, Interpreter, PytestRun, RunSpec};
-use crate::sandbox::Sandbox;
 use crate::scratch::Scratch;
 use crate::source::{Encoding, SourceFile};
 use crate::status::{
@@ -60,69 +59,7 @@ use runs::*;
 use sources::{llm, search, Flow, Round};
 use work::*;
 
-pub use parallel::default_jobs;
-
-/// What the user asked for.
-pub struct Options {
-    pub root: ProjectRoot,
-    /// A pytest log to work from; without it the baseline run's failures are used.
-    pub log: Option<Vec<u8>>,
-    /// Only this failing test.
-    pub test: Option<String>,
-    /// Candidates tried per failure at most (each category's budget may lower it).
-    pub max_attempts: u32,
-    pub budgets: Budgets,
-    /// Prove candidates with pytest (false: `--no-validate`, dry run only).
-    pub validate: bool,
-    pub dry_run: bool,
-    /// Try only rules marked safe (`--safe-only`); by default every rule is tried and pytest
-    /// decides.
-    pub safe_only: bool,
-    pub all_or_nothing: bool,
-    pub allow_tests: bool,
-    pub python: Option<PathBuf>,
-    /// Per-run timeout; default derived from the baseline.
-    pub timeout: Option<Duration>,
-    /// Per-test limit (selfdebug's pytest plugin): a test still running then fails where it is
-    /// stuck, with category `timeout`, and the rest of the run goes on.
-    pub test_timeout: Duration,
-    /// The user's pytest arguments, already checked by [`crate::pytest_args::check`].
-    pub pytest_args: Vec<String>,
-    /// Where the original design's backup copies go (default: `{temp dir}/selfdebug-{uid}`).
-    pub backup_dir: Option<PathBuf>,
-    /// Wall time for the whole run: no candidate is started that cannot finish within it.
-    pub time_budget: Duration,
-    /// Wall time of the search over small edits, per failure (`--search-time`).
-    pub search_time: Duration,
-    /// Candidates proven at once, each in its own scratch copy (`--jobs`; 1: one at a time,
-    /// in the workspace). See [`parallel`].
-    pub jobs: usize,
-    /// Said to the user in the report (pytest arguments set aside, ...).
-    pub notes: Vec<String>,
-    /// `--cmd`: this command is the judge instead of pytest (see [`crate::command`]).
-    pub judge: Option<CommandJudge>,
-    /// `--sandbox`: every judge run under bubblewrap (see [`crate::sandbox`]).
-    pub sandbox: Option<Sandbox>,
-    /// `--worker`: whether pytest runs may go to the warm worker ([`crate::worker`]).
-    pub worker: crate::worker::Mode,
-    /// `--no-xdist` off: the full confirming run may use pytest-xdist ([`crate::xdist`]).
-    pub xdist: bool,
-    /// `--install-missing`: a missing third-party module is installed once with pip.
-    pub install_missing: bool,
-    /// The configured rule selection (`select`/`ignore`): rules it leaves out propose nothing.
-    pub selection: RuleSelection,
-    /// `extend-exclude`: files never patched (nor probed); their candidates are dropped unrun.
-    pub exclude: Vec<Pattern>,
-    /// The model fallback (`--llm`): off (none) unless the user asks.
-    pub llm: Option<crate::llm::LlmConfig>,
-}
-
-/// The rules in force: built in and the project's own, as the configuration selects them.
-fn load_rules(root: &Path, opts: &Options) -> Result<RuleSet, SessionError> {
-    let mut rules = RuleSet::load(root).map_err(|e| SessionError::BadInput(e.to_string()))?;
-    opts.selection.apply(&mut rules);
-    Ok(rules)
-}
+pub use crate::config::Settings as Options;
 
 /// Why a file is not to be patched, when `extend-exclude` says so.
 fn excluded(opts: &Options, rel: &str) -> Option<String> {
@@ -133,12 +70,6 @@ fn excluded(opts: &Options, rel: &str) -> Option<String> {
         )
     })
 }
-
-/// `--time-budget` when none is given: a CI job or a hook gets its answer within 15 minutes.
-pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(900);
-
-/// `--search-time` when none is given (see [`search`]).
-pub const DEFAULT_SEARCH_TIME: Duration = Duration::from_secs(60);
 
 /// Why the session could not run at all. Nothing is left changed in any of these cases.
 #[derive(Debug)]

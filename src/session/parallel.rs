@@ -31,17 +31,6 @@ use crate::runner::{Interpreter, PytestRun, RunSpec};
 use crate::search::hint::Tier;
 use crate::search::Ranked;
 
-/// `--jobs` when none is given: the machine's cores, at most this many (each job is a pytest
-/// process and a scratch copy; past a few, the full runs and the disk are what wait).
-pub const MAX_DEFAULT_JOBS: usize = 4;
-
-/// The default of `--jobs`: the number of cores, capped at [`MAX_DEFAULT_JOBS`].
-pub fn default_jobs() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, MAX_DEFAULT_JOBS)
-}
-
 /// One candidate's targeted runs.
 pub(super) struct Job {
     /// Its place in the candidates' order (the key its result is taken back by).
