@@ -471,7 +471,7 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
     let _t = crate::trace_times::span("journal committed or rolled back, report");
     let journal = ws.journal;
     let mut report = match result {
-        Ok(r) if !runner::interrupted() => r,
+        Ok(r) if !crate::process::interrupted() => r,
         Ok(_) => {
             let restored = journal.rollback();
             return Err(SessionError::Environment(match restored {
@@ -480,7 +480,7 @@ pub fn fix(opts: &Options) -> Result<Report, SessionError> {
             }));
         }
         Err(e) => {
-            let interrupted = runner::interrupted();
+            let interrupted = crate::process::interrupted();
             return Err(match journal.rollback() {
                 Ok(_) if interrupted => SessionError::Environment(
                     "interrupted: every touched file was restored byte for byte".into(),
@@ -599,13 +599,13 @@ pub fn dry_run(opts: &Options) -> Result<Report, SessionError> {
         originals: BTreeMap::new(),
     };
     let mut report = run_loop(opts, &rules, python, &mut ws, started).map_err(|e| {
-        if runner::interrupted() {
+        if crate::process::interrupted() {
             SessionError::Environment("interrupted: the project was not changed (dry run)".into())
         } else {
             e
         }
     })?;
-    if runner::interrupted() {
+    if crate::process::interrupted() {
         // The loop stopped early: its report would leave failures out.
         return Err(SessionError::Environment(
             "interrupted: the project was not changed (dry run)".into(),
@@ -883,7 +883,7 @@ pub fn run_loop(
         }};
     }
     loop {
-        if runner::interrupted() {
+        if crate::process::interrupted() {
             break;
         }
         let Some(failure) = queue.pop_front() else {
@@ -1561,7 +1561,7 @@ fn prove(
     // Once the rules' candidates are all proven wrong, the search gets its turn before the model.
     let mut searched = depth > 0 || of == 0;
     loop {
-        if *ctx.budget == 0 || runner::interrupted() {
+        if *ctx.budget == 0 || crate::process::interrupted() {
             ctx.reason.get_or_insert(format!(
                 "attempt budget for {} failures used up",
                 ctx.category.as_str()

@@ -17,8 +17,8 @@ pub fn key(url: &str, body: &str) -> String {
 
 /// The private directory, or none when it cannot be made private (then nothing is cached).
 fn dir() -> Option<PathBuf> {
-    let d = crate::runner::cache_home()?.join("llm");
-    crate::runner::private_dir(&d).then_some(d)
+    let d = crate::process::cache_home()?.join("llm");
+    crate::process::private_dir(&d).then_some(d)
 }
 
 pub fn get(key: &str) -> Option<String> {

@@ -53,7 +53,7 @@ fn install() -> Option<PathBuf> {
     let hash = crate::journal::hash(format!("{SOURCE}\0{COVER_SOURCE}\0{TRACE_SOURCE}").as_bytes());
     let name = format!("plugin-{}", &hash[..12.min(hash.len())]);
     let mut bases = Vec::new();
-    if let Some(cache) = crate::runner::cache_home() {
+    if let Some(cache) = crate::process::cache_home() {
         bases.push(cache.join("plugin"));
     }
     // SAFETY: getuid has no preconditions and cannot fail.
@@ -61,7 +61,7 @@ fn install() -> Option<PathBuf> {
     bases.push(std::env::temp_dir().join(format!("selfdebug-{uid}")));
     for base in bases {
         let dir = base.join(&name);
-        if !crate::runner::private_dir(&dir) {
+        if !crate::process::private_dir(&dir) {
             continue;
         }
         if files

@@ -91,7 +91,7 @@ impl Turn {
             ));
         }
         loop {
-            if *ctx.budget == 0 || crate::runner::interrupted() {
+            if *ctx.budget == 0 || crate::process::interrupted() {
                 self.stopped = Some(format!(
                     "attempt budget for {} failures used up",
                     ctx.category.as_str()

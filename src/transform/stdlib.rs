@@ -43,7 +43,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::runner::{self, Interpreter};
+use crate::process;
+use crate::runner::Interpreter;
 
 /// The index script (see its header for the output format).
 pub const INDEX_SCRIPT: &str = include_str!("stdlib_index.py");
@@ -462,7 +463,7 @@ pub fn load_or_build(
 /// crashed or hung the interpreter.
 pub fn build_text(python: &Interpreter) -> Result<String, String> {
     // Named with our pid, so one left by a killed run is removed by the next (see runner).
-    let dir = runner::TempDir::new("selfdebug-stdlib")
+    let dir = process::TempDir::new("selfdebug-stdlib")
         .map_err(|e| format!("cannot create a temp dir: {e}"))?;
     let out = dir.path().join("index.jsonl");
     let mut skip: Vec<String> = Vec::new();
@@ -476,7 +477,7 @@ pub fn build_text(python: &Interpreter) -> Result<String, String> {
             .env_remove("DISPLAY")
             .env_remove("WAYLAND_DISPLAY")
             .env("PYTHONDONTWRITEBYTECODE", "1");
-        let run = runner::run_command(cmd, BUILD_TIMEOUT).map_err(|e| e.to_string())?;
+        let run = process::run_command(cmd, BUILD_TIMEOUT).map_err(|e| e.to_string())?;
         let text = std::fs::read_to_string(&out).unwrap_or_default();
         if run.exit_code == Some(0) && StdlibIndex::parse(&text).is_ok() {
             return Ok(text);
