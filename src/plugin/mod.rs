@@ -80,13 +80,8 @@ fn write_module(dir: &Path, module: &str, source: &str) -> bool {
     if std::fs::read(&file).is_ok_and(|b| b == source.as_bytes()) {
         return true;
     }
-    // Written beside and renamed, so a concurrent run never imports half a file.
-    let tmp = dir.join(format!(".{module}.{}.tmp", std::process::id()));
-    if std::fs::write(&tmp, source).is_ok() && std::fs::rename(&tmp, &file).is_ok() {
-        return true;
-    }
-    let _ = std::fs::remove_file(&tmp);
-    false
+    // Atomic, so a concurrent run never imports half a file.
+    crate::process::write_private(&file, source.as_bytes()).is_ok()
 }
 
 /// A test that a run's backstop caught stuck in code that never returned to Python (the

@@ -48,3 +48,37 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn private_writes_are_whole_0600_files_in_0700_dirs() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("a").join("b");
+        write_private(&dir.join("f"), b"one").unwrap();
+        write_private(&dir.join("f"), b"two").unwrap();
+        assert_eq!(std::fs::read(dir.join("f")).unwrap(), b"two");
+        assert_eq!((mode(&dir), mode(&dir.join("f"))), (0o700, 0o600));
+        // No temp file is left beside it.
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_dir_others_can_write_is_refused_and_left_as_it_is() {
+        let base = tempfile::tempdir().unwrap();
+        let open = base.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(!private_dir(&open));
+        assert!(write_private(&open.join("f"), b"x").is_err());
+        assert!(!open.join("f").exists());
+        assert_eq!(mode(&open), 0o777);
+    }
+}
