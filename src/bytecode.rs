@@ -34,6 +34,30 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::process::{cache_home, private_dir, write_private};
+
+/// Where runs keep bytecode; see [`crate::runner`]'s module docs. Neither ever reads a stale
+/// `.pyc` of the project, and neither writes into the project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bytecode {
+    /// A private cache directory shared by runs; the project's part is wiped around each run
+    /// (or checked file by file, see the module docs).
+    Cache(PathBuf),
+    /// A fresh empty directory per run, and no bytecode written at all.
+    Fresh,
+}
+
+impl Bytecode {
+    /// `$XDG_CACHE_HOME/selfdebug/pycache`, else `$HOME/.cache/selfdebug/pycache`, else
+    /// [`Bytecode::Fresh`].
+    pub fn default_cache() -> Bytecode {
+        match cache_home() {
+            Some(b) => Bytecode::Cache(b.join("pycache")),
+            None => Bytecode::Fresh,
+        }
+    }
+}
+
 /// `(dev, inode, size, mtime ns, ctime ns)` of a source.
 type Stamp = (u64, u64, u64, i128, i128);
 
@@ -170,7 +194,7 @@ fn sweep(cache: &Path, every: std::time::Duration) {
     let recent = std::fs::metadata(&marker)
         .and_then(|m| m.modified())
         .is_ok_and(|t| t.elapsed().is_ok_and(|age| age < every));
-    if recent || !dir.is_dir() || !crate::runner::private_dir(&dir) {
+    if recent || !dir.is_dir() || !private_dir(&dir) {
         return;
     }
     let _ = std::fs::write(&marker, b"");
@@ -209,7 +233,7 @@ fn save_stamps(cache: &Path, mirror: &Path, m: &Mirror) -> std::io::Result<()> {
         stamps: m.stamps.iter().map(|(p, s)| (p.clone(), *s)).collect(),
     };
     let bytes = serde_json::to_vec(&saved).map_err(std::io::Error::other)?;
-    crate::runner::write_private(&path, &bytes)
+    write_private(&path, &bytes)
 }
 
 /// The stamps an earlier command saved for `mirror` of `real`, taken off disk (a command killed
@@ -217,7 +241,7 @@ fn save_stamps(cache: &Path, mirror: &Path, m: &Mirror) -> std::io::Result<()> {
 /// are none or they are not this mirror's.
 fn load_stamps(cache: &Path, mirror: &Path, real: &Path) -> Option<HashMap<PathBuf, Stamp>> {
     let path = stamps_file(cache, mirror)?;
-    if !path.parent().is_some_and(crate::runner::private_dir) {
+    if !path.parent().is_some_and(private_dir) {
         return None;
     }
     let bytes = std::fs::read(&path).ok();

@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 
 use regex::bytes::Regex;
 
-use crate::runner::{self, Interpreter, PytestRun, RunSpec, RunnerError};
+use crate::process::RunnerError;
+use crate::runner::{self, Interpreter, PytestRun, RunSpec};
 use crate::traceback::{self, Failure, Outcome, TbStyle, When};
 use crate::verdict::Verdict;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::runner::{self, Interpreter};
+use crate::runner::Interpreter;
 use crate::traceback::Failure;
 
 /// The import-name table, compiled in.
@@ -84,7 +84,7 @@ pub fn pip_install(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let run = runner::run_command(cmd, PIP_TIMEOUT);
+    let run = crate::process::run_command(cmd, PIP_TIMEOUT);
     let (ok, detail, ms) = match run {
         Ok(r) => {
             let ok = r.exit_code == Some(0);

@@ -114,7 +114,7 @@ pub fn default_path() -> Option<PathBuf> {
     if std::env::var_os("SELFDEBUG_NO_INTERPRETER_CACHE").is_some_and(|v| !v.is_empty()) {
         return None;
     }
-    crate::runner::cache_home().map(|c| c.join("interpreters.json"))
+    crate::process::cache_home().map(|c| c.join("interpreters.json"))
 }
 
 /// Variables that change which interpreter a launcher runs or what it imports.
@@ -306,7 +306,7 @@ impl Cache {
 
     fn write(&self, file: &File) -> std::io::Result<()> {
         let bytes = serde_json::to_vec(file).map_err(std::io::Error::other)?;
-        crate::runner::write_private(&self.path, &bytes)
+        crate::process::write_private(&self.path, &bytes)
     }
 }
 

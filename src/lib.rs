@@ -18,6 +18,7 @@ pub mod plan;
 pub mod plan_raises;
 pub mod plugin;
 pub mod probe;
+pub mod process;
 pub mod progress;
 pub mod project;
 pub mod pytest_args;

@@ -1,6 +1,6 @@
-//! Running pytest (or any command) with the project's interpreter: interpreter discovery, a
-//! timeout that kills the whole process group, output read on threads, and runs that neither
-//! read stale bytecode nor leave anything behind in the project.
+//! Running pytest (or any command) with the project's interpreter: interpreter discovery, and
+//! runs that neither read stale bytecode nor leave anything behind in the project, on top of
+//! [`crate::process`] (the process group, the timeout, the output).
 //!
 //! # What every pytest run gets
 //!
@@ -28,35 +28,19 @@
 //!   - [`Bytecode::Fresh`]: a fresh empty temp dir per run plus `PYTHONDONTWRITEBYTECODE=1`;
 //!     nothing is cached anywhere, every import compiles from source.
 //!
-//! # Process handling
+//! # Process handling and temp dirs
 //!
-//! The child starts in its own process group. On timeout (or when [`install_interrupt_handler`]
-//! saw Ctrl-C) the whole group is killed with `SIGKILL`, so subprocesses a test spawned die too.
-//! Leftovers of a run that ended normally (a test's forgotten background process) are killed
-//! the same way: on Linux the exited leader is kept as a zombie (`waitid(WNOWAIT)`) while the
-//! group is killed, so its id cannot have been reused by then.
-//!
-//! On Linux every child also gets `PR_SET_PDEATHSIG(SIGKILL)`: when selfdebug itself dies
-//! (even by SIGKILL, when nothing of ours runs any more) the pytest it started dies with it
-//! instead of running on with a candidate or a probe in the file. The signal fires when the
-//! *thread* that spawned the child exits; [`run_command`] waits for the child in the thread
-//! that spawned it, so that thread always outlives it.
-//!
-//! # Temp dirs
-//!
-//! [`TempDir`]s are named `{prefix}-{pid}-{n}-{nanos}`. A run killed with SIGKILL cannot remove
-//! its own; [`remove_stale_temp_dirs`] (called when a run starts) removes the `selfdebug-*` ones
-//! of ours whose process is gone.
+//! Every run is a [`run_command`] of [`crate::process`]: its own process group, killed whole
+//! at the timeout or on Ctrl-C, dying with us; see that module. The runner adds what makes a
+//! process a pytest run, and removes what killed runs left ([`remove_stale_temp_dirs`]).
 
 use std::ffi::{OsStr, OsString};
-use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::process::Command;
+use std::time::Duration;
 
+use crate::bytecode::Bytecode;
+use crate::process::{private_dir, run_command, CommandRun, RunnerError, TempDir};
 use crate::venv::{self, ToolEnv};
 
 /// Per-run timeout when the user gives none (the original design's 600 s).
@@ -68,14 +52,6 @@ pub const DEFAULT_TEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long `ensure_pytest` may take (an import, on a cold disk).
 const IMPORT_CHECK_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// After the child is gone, how long to wait for its pipes to close. A process that escaped the
-/// group (its own `setsid`) can hold them open forever; we keep what was read by then.
-const PIPE_GRACE: Duration = Duration::from_secs(2);
-
-/// Output kept per stream; beyond it the oldest half is dropped (the end of a pytest log, with
-/// its summary, matters most).
-pub(crate) const OUTPUT_CAP: usize = 64 << 20;
 
 /// The arguments every pytest run starts with (see the module docs).
 pub const FIXED_PYTEST_ARGS: &[&str] = &[
@@ -147,54 +123,6 @@ impl InterpreterEnv {
         )
     }
 }
-
-/// Why running something failed (before or instead of a result). Displays as one line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunnerError {
-    /// `--python` names nothing runnable.
-    ExplicitNotFound { path: PathBuf },
-    /// No interpreter anywhere; `tried` lists the places looked at.
-    NotFound { tried: Vec<PathBuf> },
-    /// The interpreter runs but cannot import pytest.
-    PytestMissing { python: PathBuf, detail: String },
-    /// The process could not be started.
-    Spawn { program: PathBuf, message: String },
-    /// Waiting for the process, or making its temp dir, failed.
-    Io { message: String },
-    /// Ctrl-C, SIGTERM or SIGHUP arrived (see [`install_interrupt_handler`]); the child was
-    /// killed.
-    Interrupted,
-}
-
-impl fmt::Display for RunnerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RunnerError::ExplicitNotFound { path } => {
-                write!(f, "--python {}: no such interpreter", path.display())
-            }
-            RunnerError::NotFound { tried } => {
-                let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
-                write!(
-                    f,
-                    "no Python interpreter found (tried {}); pass --python PATH",
-                    tried.join(", ")
-                )
-            }
-            RunnerError::PytestMissing { python, detail } => write!(
-                f,
-                "pytest is not installed for {p} ({detail}); install it with `{p} -m pip install pytest`",
-                p = python.display()
-            ),
-            RunnerError::Spawn { program, message } => {
-                write!(f, "cannot run {}: {message}", program.display())
-            }
-            RunnerError::Io { message } => f.write_str(message),
-            RunnerError::Interrupted => f.write_str("interrupted"),
-        }
-    }
-}
-
-impl std::error::Error for RunnerError {}
 
 /// Finds the interpreter the way the design says: `--python`, else `$VIRTUAL_ENV/bin/python`,
 /// else `ROOT/.venv/bin/python`, else `ROOT/venv/bin/python`, else `python3` on `PATH`.
@@ -417,42 +345,6 @@ pub struct RunSpec {
     pub warm: bool,
 }
 
-/// Where runs keep bytecode; see the module docs. Neither ever reads a stale `.pyc` of the
-/// project, and neither writes into the project.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Bytecode {
-    /// A private cache directory shared by runs; the project's part is wiped around each run
-    /// (or checked file by file, see [`crate::bytecode`]).
-    Cache(PathBuf),
-    /// A fresh empty directory per run, and no bytecode written at all.
-    Fresh,
-}
-
-impl Bytecode {
-    /// `$XDG_CACHE_HOME/selfdebug/pycache`, else `$HOME/.cache/selfdebug/pycache`, else
-    /// [`Bytecode::Fresh`].
-    pub fn default_cache() -> Bytecode {
-        match cache_home() {
-            Some(b) => Bytecode::Cache(b.join("pycache")),
-            None => Bytecode::Fresh,
-        }
-    }
-}
-
-/// The tool's private cache directory: `$XDG_CACHE_HOME/selfdebug`, else
-/// `$HOME/.cache/selfdebug` (not created here).
-pub fn cache_home() -> Option<PathBuf> {
-    std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| Path::new(v).is_absolute())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| Path::new(v).is_absolute())
-                .map(|h| Path::new(&h).join(".cache"))
-        })
-        .map(|b| b.join("selfdebug"))
-}
-
 impl RunSpec {
     pub fn new(cwd: impl Into<PathBuf>) -> RunSpec {
         RunSpec {
@@ -467,19 +359,6 @@ impl RunSpec {
             warm: false,
         }
     }
-}
-
-/// The outcome of a command that ran (whatever its exit status).
-#[derive(Debug, Clone)]
-pub struct CommandRun {
-    /// `None` when the process was killed by a signal (always so after a timeout).
-    pub exit_code: Option<i32>,
-    /// The signal that ended it, if any.
-    pub signal: Option<i32>,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-    pub duration: Duration,
-    pub timed_out: bool,
 }
 
 /// The outcome of one pytest run.
@@ -680,468 +559,25 @@ fn run_with_bytecode(
     run
 }
 
-/// Creates `dir` (mode 0700) if needed; true when it is a directory owned by us that nobody
-/// else can write (a cache others can plant `.pyc` files in would run their code).
-pub fn private_dir(dir: &Path) -> bool {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-    let _ = std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir);
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    std::fs::symlink_metadata(dir)
-        .is_ok_and(|m| m.is_dir() && m.uid() == uid && m.mode() & 0o022 == 0)
-}
-
-/// Writes `path` atomically (a 0600 temp file in its directory, renamed over it) when that
-/// directory is private ([`private_dir`]): for the caches, which a failed write only makes
-/// slower, so nothing is fsync'd.
-pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    if !private_dir(dir) {
-        return Err(std::io::Error::other(format!(
-            "{} is not a private directory",
-            dir.display()
-        )));
-    }
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
 /// No bytecode written by any Python we start.
 fn quiet_python_env(cmd: &mut Command) {
     cmd.env("PYTHONDONTWRITEBYTECODE", "1");
 }
 
-/// Runs a command in its own process group with a timeout; see the module docs. Stdin is
-/// closed; stdout and stderr are captured.
-pub fn run_command(mut cmd: Command, timeout: Duration) -> Result<CommandRun, RunnerError> {
-    use std::os::unix::process::ExitStatusExt;
-
-    if stopped() {
-        return Err(RunnerError::Interrupted);
-    }
-    let program = PathBuf::from(cmd.get_program());
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    prepare_child(&mut cmd);
-    let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| RunnerError::Spawn {
-        program: program.clone(),
-        message: e.to_string(),
-    })?;
-    let out = child.stdout.take().map(reader);
-    let err = child.stderr.take().map(reader);
-    // process_group(0): the group id is the child's pid.
-    let pgid = child.id() as libc::pid_t;
-
-    let mut timed_out = false;
-    let mut was_interrupted = false;
-    let mut poll = Duration::from_millis(2);
-    loop {
-        match leader_exited(&mut child, pgid) {
-            Ok(true) => break,
-            Ok(false) => {}
-            Err(e) => {
-                kill_group(pgid);
-                let _ = child.wait();
-                return Err(RunnerError::Io {
-                    message: format!("waiting for {}: {e}", program.display()),
-                });
-            }
-        }
-        if stopped() {
-            was_interrupted = true;
-            break;
-        }
-        let elapsed = start.elapsed();
-        if elapsed >= timeout {
-            timed_out = true;
-            break;
-        }
-        std::thread::sleep(poll.min(timeout - elapsed));
-        poll = (poll * 2).min(Duration::from_millis(25));
-    }
-    // Kill the group while the leader is unreaped: on timeout everything, after a normal exit
-    // whatever the tests left running.
-    kill_group(pgid);
-    let status = child.wait().map_err(|e| RunnerError::Io {
-        message: format!("waiting for {}: {e}", program.display()),
-    })?;
-    let duration = start.elapsed();
-    let deadline = Instant::now() + PIPE_GRACE;
-    let stdout = out.map(|r| r.finish(deadline)).unwrap_or_default();
-    let stderr = err.map(|r| r.finish(deadline)).unwrap_or_default();
-    if was_interrupted {
-        return Err(RunnerError::Interrupted);
-    }
-    Ok(CommandRun {
-        exit_code: if timed_out { None } else { status.code() },
-        signal: status.signal(),
-        stdout,
-        stderr,
-        duration,
-        timed_out,
-    })
-}
-
-/// Its own process group, and death with us (see the module docs).
-pub(crate) fn prepare_child(cmd: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    cmd.process_group(0);
-    die_with_parent(cmd);
-}
-
-/// Whether the group leader has exited, leaving it waitable (a zombie) on Linux.
-#[cfg(target_os = "linux")]
-fn leader_exited(_child: &mut Child, pid: libc::pid_t) -> std::io::Result<bool> {
-    loop {
-        // SAFETY: an all-zero siginfo_t is a valid value; waitid only writes into it.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: plain syscall on our own child; `info` outlives the call.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            )
-        };
-        if rc == -1 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        // SAFETY: si_pid is valid to read for waitid results (0 when nothing changed).
-        return Ok(unsafe { info.si_pid() } != 0);
-    }
-}
-
-/// Elsewhere `try_wait` reaps; the group is still killed right after (a tiny reuse race).
-#[cfg(not(target_os = "linux"))]
-fn leader_exited(child: &mut Child, _pid: libc::pid_t) -> std::io::Result<bool> {
-    child.try_wait().map(|s| s.is_some())
-}
-
-/// Makes the child die when we do (see the module docs).
-#[cfg(target_os = "linux")]
-fn die_with_parent(cmd: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: getpid has no preconditions.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe syscalls.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // We may have died between fork and prctl: then nobody will ever signal this child.
-            if libc::getppid() != parent {
-                libc::_exit(137);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_cmd: &mut Command) {}
-
-fn kill_group(pgid: libc::pid_t) {
-    // SAFETY: plain syscall; ESRCH (group already empty) is fine to ignore.
-    unsafe {
-        libc::killpg(pgid, libc::SIGKILL);
-    }
-}
-
-struct Reader {
-    buf: Arc<Mutex<Vec<u8>>>,
-    done: mpsc::Receiver<()>,
-}
-
-fn reader(mut pipe: impl Read + Send + 'static) -> Reader {
-    let buf = Arc::new(Mutex::new(Vec::new()));
-    let (tx, done) = mpsc::channel();
-    let shared = Arc::clone(&buf);
-    std::thread::spawn(move || {
-        let mut chunk = vec![0u8; 64 << 10];
-        loop {
-            match pipe.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(n) => {
-                    let mut b = shared.lock().unwrap_or_else(|p| p.into_inner());
-                    b.extend_from_slice(&chunk[..n]);
-                    if b.len() > OUTPUT_CAP {
-                        let cut = b.len() - OUTPUT_CAP / 2;
-                        b.drain(..cut);
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        let _ = tx.send(());
-    });
-    Reader { buf, done }
-}
-
-impl Reader {
-    fn finish(self, deadline: Instant) -> Vec<u8> {
-        let _ = self
-            .done
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()));
-        let mut b = self.buf.lock().unwrap_or_else(|p| p.into_inner());
-        std::mem::take(&mut *b)
-    }
-}
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_sig: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-/// Makes SIGINT, SIGTERM and SIGHUP set a flag instead of killing the process, so that a run in
-/// progress kills its child group and returns [`RunnerError::Interrupted`], and callers get
-/// to restore files they changed. For the CLI; a library user may prefer its own handling.
-pub fn install_interrupt_handler() {
-    let handler: extern "C" fn(libc::c_int) = on_signal;
-    // SAFETY: the handler only stores to an atomic.
-    unsafe {
-        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
-        // A closed terminal or a CI runner going away: restore, like for Ctrl-C.
-        libc::signal(libc::SIGHUP, handler as libc::sighandler_t);
-    }
-}
-
-/// Whether SIGINT/SIGTERM/SIGHUP arrived since [`install_interrupt_handler`].
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
-}
-
-thread_local! {
-    /// The stop flag of the job this thread runs (see [`stop_this_thread_with`]).
-    static THREAD_STOP: std::cell::RefCell<Option<Arc<AtomicBool>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Makes every run this thread starts from now on end (its process group killed, the run
-/// returning [`RunnerError::Interrupted`]) as soon as `flag` is set, as Ctrl-C does for all
-/// runs: parallel proofs stop the candidates still running once a better-ranked one wins.
-pub fn stop_this_thread_with(flag: Arc<AtomicBool>) {
-    THREAD_STOP.with(|s| *s.borrow_mut() = Some(flag));
-}
-
-/// Ctrl-C, or this thread's job was stopped.
-fn stopped() -> bool {
-    interrupted()
-        || THREAD_STOP.with(|s| {
-            s.borrow()
-                .as_ref()
-                .is_some_and(|f| f.load(Ordering::SeqCst))
-        })
-}
-
-/// A fresh directory under the system temp dir, removed (with its contents) on drop.
-#[derive(Debug)]
-pub struct TempDir {
-    path: PathBuf,
-}
-
-impl TempDir {
-    pub fn new(prefix: &str) -> std::io::Result<TempDir> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let base = std::env::temp_dir();
-        loop {
-            let nanos = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos());
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = base.join(format!("{prefix}-{}-{n}-{nanos:08x}", std::process::id()));
-            match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(TempDir { path }),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
-
-/// Removes the [`TempDir`]s (`selfdebug-{prefix}-{pid}-{n}-{nanos}`) in the temp dir that a
-/// killed run of ours left: owned by us, a real directory, and whose pid is gone or now belongs
-/// to a process that started after the dir was last written (a reused pid). Another live
-/// run's dirs are never touched. Returns how many were removed.
+/// Removes the temp dirs that killed runs of ours left
+/// ([`crate::process::remove_stale_temp_dirs_with`]) and their bytecode in the cache (a killed
+/// dry run's scratch copy has some). Returns how many were removed.
 pub fn remove_stale_temp_dirs() -> usize {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return 0;
-    };
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    let mut removed = 0;
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name.to_str().and_then(temp_dir_pid) else {
-            continue;
-        };
-        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
-            continue;
-        };
-        if !meta.is_dir() || meta.uid() != uid || pid == std::process::id() {
-            continue;
+    crate::process::remove_stale_temp_dirs_with(|dir| {
+        if let Bytecode::Cache(cache) = Bytecode::default_cache() {
+            crate::bytecode::forget_project(&cache, dir);
         }
-        let written = meta.modified().unwrap_or(UNIX_EPOCH);
-        if process_since(pid).is_none_or(|started| started > written)
-            && std::fs::remove_dir_all(e.path()).is_ok()
-        {
-            // And its bytecode in the cache (a killed dry run's scratch copy has some).
-            if let Bytecode::Cache(cache) = Bytecode::default_cache() {
-                crate::bytecode::forget_project(&cache, &e.path());
-            }
-            removed += 1;
-        }
-    }
-    removed
-}
-
-/// The pid in a [`TempDir`] name `selfdebug-{prefix}-{pid}-{n}-{hex nanos}`.
-fn temp_dir_pid(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix("selfdebug-")?;
-    let mut parts = rest.rsplitn(4, '-');
-    let nanos = parts.next()?;
-    let n = parts.next()?;
-    let pid = parts.next()?;
-    let prefix = parts.next()?;
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let ok = !prefix.is_empty()
-        && digits(n)
-        && !nanos.is_empty()
-        && nanos.bytes().all(|b| b.is_ascii_hexdigit())
-        && digits(pid);
-    ok.then(|| pid.parse().ok()).flatten()
-}
-
-/// When the process `pid` started (`None`: no such process, or a zombie). A live process whose
-/// start time cannot be read counts as started at the epoch, so its dirs are kept.
-fn process_since(pid: u32) -> Option<SystemTime> {
-    let id = libc::pid_t::try_from(pid).ok().filter(|&p| p > 0)?;
-    // SAFETY: signal 0 only checks that the process exists.
-    let rc = unsafe { libc::kill(id, 0) };
-    if rc != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EPERM) {
-        return None;
-    }
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields resume after the command name's last ')': state is field 3, starttime field 22.
-    let fields: Vec<&str> = stat
-        .rfind(')')
-        .map_or("", |i| &stat[i + 1..])
-        .split_whitespace()
-        .collect();
-    if matches!(fields.first(), Some(&"Z") | Some(&"X")) {
-        return None;
-    }
-    Some(start_time(fields.get(19).copied()).unwrap_or(UNIX_EPOCH))
-}
-
-/// Boot time plus the start time in clock ticks. `btime` is truncated to whole seconds, so
-/// this is a lower bound: a process is never judged younger than it is (its dirs stay).
-fn start_time(ticks: Option<&str>) -> Option<SystemTime> {
-    let ticks: u64 = ticks?.parse().ok()?;
-    let btime: u64 = std::fs::read_to_string("/proc/stat")
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("btime ")?.trim().parse().ok())?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) })
-        .ok()
-        .filter(|&h| h > 0)?;
-    Some(UNIX_EPOCH + Duration::from_secs(btime) + Duration::from_millis(ticks * 1000 / hz))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn temp_dirs_are_fresh_and_removed() {
-        let a = TempDir::new("selfdebug-test").unwrap();
-        let b = TempDir::new("selfdebug-test").unwrap();
-        assert_ne!(a.path(), b.path());
-        assert!(a.path().is_dir());
-        let p = a.path().to_path_buf();
-        std::fs::write(p.join("x"), b"x").unwrap();
-        drop(a);
-        assert!(!p.exists());
-    }
-
-    #[test]
-    fn temp_dir_names_carry_the_pid() {
-        assert_eq!(temp_dir_pid("selfdebug-probe-4242-0-1a2b3c4d"), Some(4242));
-        assert_eq!(temp_dir_pid("selfdebug-scratch-7-12-0"), Some(7));
-        let made = TempDir::new("selfdebug-test").unwrap();
-        let name = made.path().file_name().unwrap().to_str().unwrap();
-        assert_eq!(temp_dir_pid(name), Some(std::process::id()));
-        // The per-user dir and the names of other tools are not ours to clean.
-        for other in [
-            "selfdebug-0",
-            "selfdebug-1000",
-            "selfdebug-probe-backup",
-            "selfdebug-x-12-3-zz",
-            "selfdebug--12-3-4",
-            "tmp-probe-1-2-3",
-        ] {
-            assert_eq!(temp_dir_pid(other), None, "{other}");
-        }
-    }
-
-    #[test]
-    fn stale_temp_dirs_of_dead_pids_go_live_ones_stay() {
-        let base = std::env::temp_dir();
-        let mut gone = Command::new("true").spawn().unwrap();
-        let dead = base.join(format!("selfdebug-test-{}-0-0", gone.id()));
-        gone.wait().unwrap();
-        std::fs::create_dir_all(dead.join("sub")).unwrap();
-        // A live process that started before its dir was written may be its creator: kept.
-        let mut alive = Command::new("sleep").arg("30").spawn().unwrap();
-        let live = base.join(format!("selfdebug-test-{}-0-0", alive.id()));
-        std::fs::create_dir_all(&live).unwrap();
-        // A live process that started after the dir was last written reuses a dead run's pid.
-        let mut reuser = Command::new("sleep").arg("30").spawn().unwrap();
-        let reused = base.join(format!("selfdebug-test-{}-0-0", reuser.id()));
-        std::fs::create_dir_all(&reused).unwrap();
-        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
-        std::fs::File::open(&reused)
-            .unwrap()
-            .set_modified(hour_ago)
-            .unwrap();
-        remove_stale_temp_dirs();
-        let left = (dead.exists(), live.is_dir(), reused.exists());
-        for c in [&mut alive, &mut reuser] {
-            c.kill().unwrap();
-            c.wait().unwrap();
-        }
-        let _ = std::fs::remove_dir(&live);
-        assert_eq!(left, (false, true, false));
-    }
 
     #[test]
     fn log_joins_streams() {

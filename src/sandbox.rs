@@ -39,7 +39,7 @@ impl Sandbox {
         };
         let sb = Sandbox { bwrap };
         let tmp = std::env::temp_dir();
-        let run = crate::runner::run_command(
+        let run = crate::process::run_command(
             sb.command(Path::new("true"), &tmp),
             Duration::from_secs(30),
         )
@@ -88,9 +88,9 @@ impl Sandbox {
 /// different, as resolved (a symlinked `/tmp` is bound both ways), those that exist.
 fn writable_dirs(cwd: &Path) -> Vec<PathBuf> {
     let mut wanted = vec![absolute(cwd), std::env::temp_dir()];
-    if let crate::runner::Bytecode::Cache(dir) = crate::runner::Bytecode::default_cache() {
+    if let crate::bytecode::Bytecode::Cache(dir) = crate::bytecode::Bytecode::default_cache() {
         // Made here so that it can be bound (the runner would make it anyway).
-        crate::runner::private_dir(&dir);
+        crate::process::private_dir(&dir);
         wanted.push(dir);
     }
     let mut out: Vec<PathBuf> = Vec::new();

@@ -23,7 +23,7 @@ const SKIP_DIRS: &[&str] = &[
 /// A copy of a project in a temporary directory, removed on drop (and, after a kill, by the
 /// next run: see [`crate::runner::remove_stale_temp_dirs`]).
 pub struct Scratch {
-    dir: crate::runner::TempDir,
+    dir: crate::process::TempDir,
     root: PathBuf,
 }
 
@@ -32,7 +32,7 @@ impl Scratch {
     /// new temporary directory named after it.
     pub fn copy_of(root: &Path) -> io::Result<Scratch> {
         // Named with our pid, so a copy left by a killed run is recognised and removed later.
-        let dir = crate::runner::TempDir::new("selfdebug-scratch")?;
+        let dir = crate::process::TempDir::new("selfdebug-scratch")?;
         let name = root
             .file_name()
             .map_or_else(|| "project".into(), |n| n.to_os_string());

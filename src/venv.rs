@@ -92,7 +92,7 @@ fn has_pytest(python: &Path) -> bool {
         "import importlib.util, sys; sys.exit(importlib.util.find_spec('pytest') is None)",
     ])
     .env("PYTHONDONTWRITEBYTECODE", "1");
-    crate::runner::run_command(cmd, PYTEST_CHECK_TIMEOUT).is_ok_and(|r| r.exit_code == Some(0))
+    crate::process::run_command(cmd, PYTEST_CHECK_TIMEOUT).is_ok_and(|r| r.exit_code == Some(0))
 }
 
 /// `p` with symlinks resolved, or as given when it does not exist: the active venv may be

@@ -82,7 +82,7 @@ fn importable(python: &Interpreter) -> bool {
     let mut cmd = std::process::Command::new(&python.path);
     cmd.args(["-c", "import xdist"])
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    let ok = crate::runner::run_command(cmd, Duration::from_secs(60))
+    let ok = crate::process::run_command(cmd, Duration::from_secs(60))
         .is_ok_and(|r| r.exit_code == Some(0));
     known
         .lock()

@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use selfdebug::bytecode::Bytecode;
+use selfdebug::process::RunnerError;
 use selfdebug::runner::{
-    ensure_pytest, find_interpreter_in, run_pytest, Bytecode, Interpreter, InterpreterEnv,
-    InterpreterSource, RunSpec, RunnerError,
+    ensure_pytest, find_interpreter_in, run_pytest, Interpreter, InterpreterEnv, InterpreterSource,
+    RunSpec,
 };
 
 /// The real interpreter behind `python3` (not a pyenv shim), resolved once.

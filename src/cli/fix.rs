@@ -66,7 +66,7 @@ impl From<SessionError> for Stop {
 }
 
 pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
-    crate::runner::install_interrupt_handler();
+    crate::process::install_interrupt_handler();
     let format = output_format(args.json, args.output_format);
     // Progress only for a person watching: text output with stderr on a terminal.
     if format == OutputFormat::Text && std::io::stderr().is_terminal() {
@@ -263,9 +263,9 @@ fn run_in(
     let _workers = crate::worker::Shutdown;
     // The project's bytecode is compiled once per command, not once per run (and forgotten
     // when the command ends).
-    let _bytecode = match crate::runner::Bytecode::default_cache() {
-        crate::runner::Bytecode::Cache(dir) => Some(crate::bytecode::KeepBetweenRuns::new(&dir)),
-        crate::runner::Bytecode::Fresh => None,
+    let _bytecode = match crate::bytecode::Bytecode::default_cache() {
+        crate::bytecode::Bytecode::Cache(dir) => Some(crate::bytecode::KeepBetweenRuns::new(&dir)),
+        crate::bytecode::Bytecode::Fresh => None,
     };
     let report = if dry_run {
         session::dry_run(&settings, &rules)?

@@ -61,7 +61,7 @@ fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
     runner::ensure_pytest(&interpreter).map_err(env_err)?;
     let timeout = settings.timeout.unwrap_or(runner::DEFAULT_TIMEOUT);
     // Ctrl-C during the run kills pytest's group and lets the file be restored.
-    runner::install_interrupt_handler();
+    crate::process::install_interrupt_handler();
 
     let parsed = match log {
         Some(bytes) => traceback::parse(&bytes, &root)

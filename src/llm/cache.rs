@@ -2,8 +2,6 @@
 //! tool's private cache (`~/.cache/selfdebug/llm/`, 0700, files 0600): a rerun of the same
 //! failure costs no request, and tests are deterministic. `--llm-no-cache` bypasses it.
 
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 /// The cache entry's name for a request.
@@ -17,8 +15,8 @@ pub fn key(url: &str, body: &str) -> String {
 
 /// The private directory, or none when it cannot be made private (then nothing is cached).
 fn dir() -> Option<PathBuf> {
-    let d = crate::runner::cache_home()?.join("llm");
-    crate::runner::private_dir(&d).then_some(d)
+    let d = crate::process::cache_home()?.join("llm");
+    crate::process::private_dir(&d).then_some(d)
 }
 
 pub fn get(key: &str) -> Option<String> {
@@ -28,17 +26,5 @@ pub fn get(key: &str) -> Option<String> {
 /// Best effort: a cache that cannot be written only costs a request next time.
 pub fn put(key: &str, response: &str) {
     let Some(d) = dir() else { return };
-    let tmp = d.join(format!(".{key}.{}.tmp", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(response.as_bytes()));
-    if written.is_ok() {
-        let _ = std::fs::rename(&tmp, d.join(format!("{key}.json")));
-    } else {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    let _ = crate::process::write_private(&d.join(format!("{key}.json")), response.as_bytes());
 }

@@ -440,7 +440,7 @@ pub fn snapshot(python: &Interpreter, root: &Path, files: &[String]) -> Snapshot
     let mut cmd = std::process::Command::new(&python.path);
     cmd.arg("-I").arg("-c").arg(SNAPSHOT_PY).args(&modules);
     let mut snap = Snapshot::default();
-    if let Ok(run) = crate::runner::run_command(cmd, Duration::from_secs(20)) {
+    if let Ok(run) = crate::process::run_command(cmd, Duration::from_secs(20)) {
         let text = String::from_utf8_lossy(&run.stdout);
         let mut lines = text.lines();
         snap.python = lines.next().unwrap_or("").trim().to_string();

@@ -53,7 +53,7 @@ fn install() -> Option<PathBuf> {
     let hash = crate::journal::hash(format!("{SOURCE}\0{COVER_SOURCE}\0{TRACE_SOURCE}").as_bytes());
     let name = format!("plugin-{}", &hash[..12.min(hash.len())]);
     let mut bases = Vec::new();
-    if let Some(cache) = crate::runner::cache_home() {
+    if let Some(cache) = crate::process::cache_home() {
         bases.push(cache.join("plugin"));
     }
     // SAFETY: getuid has no preconditions and cannot fail.
@@ -61,7 +61,7 @@ fn install() -> Option<PathBuf> {
     bases.push(std::env::temp_dir().join(format!("selfdebug-{uid}")));
     for base in bases {
         let dir = base.join(&name);
-        if !crate::runner::private_dir(&dir) {
+        if !crate::process::private_dir(&dir) {
             continue;
         }
         if files
@@ -80,13 +80,8 @@ fn write_module(dir: &Path, module: &str, source: &str) -> bool {
     if std::fs::read(&file).is_ok_and(|b| b == source.as_bytes()) {
         return true;
     }
-    // Written beside and renamed, so a concurrent run never imports half a file.
-    let tmp = dir.join(format!(".{module}.{}.tmp", std::process::id()));
-    if std::fs::write(&tmp, source).is_ok() && std::fs::rename(&tmp, &file).is_ok() {
-        return true;
-    }
-    let _ = std::fs::remove_file(&tmp);
-    false
+    // Atomic, so a concurrent run never imports half a file.
+    crate::process::write_private(&file, source.as_bytes()).is_ok()
 }
 
 /// A test that a run's backstop caught stuck in code that never returned to Python (the

@@ -25,7 +25,8 @@ use super::{
     confined_path, guard, plan_probe, pysrc, DirNames, ExprError, ExprValue, ProbeReport,
     ProbeSource, ScopeNames, TestOutcome, Value, PROBE_SCHEMA_VERSION,
 };
-use crate::runner::{Interpreter, TempDir};
+use crate::process::TempDir;
+use crate::runner::Interpreter;
 use crate::traceback::{self, Failure, When};
 
 /// Directory the plugin writes `facts-<pid>.jsonl` into (one file per process).

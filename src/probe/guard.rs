@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn restores_bytes_and_mtime_on_drop() {
-        let dir = crate::runner::TempDir::new("selfdebug-guard").unwrap();
+        let dir = crate::process::TempDir::new("selfdebug-guard").unwrap();
         let p = dir.path().join("m.py");
         std::fs::write(&p, b"a = 1\r\n").unwrap();
         let old = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn refuses_a_file_that_changed() {
-        let dir = crate::runner::TempDir::new("selfdebug-guard").unwrap();
+        let dir = crate::process::TempDir::new("selfdebug-guard").unwrap();
         let p = dir.path().join("m.py");
         std::fs::write(&p, b"x").unwrap();
         assert!(FileGuard::write(&p, b"y", b"z", true).is_err());

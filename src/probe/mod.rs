@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::edit::{self, Edit};
-use crate::runner::{self, Interpreter, RunSpec, RunnerError};
+use crate::process::RunnerError;
+use crate::runner::{self, Interpreter, RunSpec};
 use crate::source::{SourceError, SourceFile};
 use crate::syntax::{self, SyntaxError};
 use crate::traceback::{self, Failure};
@@ -421,10 +422,11 @@ pub fn probe_with(
     let failure = Some((req.failure.exc_type.as_str(), req.failure.msg.as_str()));
     let plan = plan_probe(&path, loc.line as usize, caret, failure)?;
 
-    let out_dir = runner::TempDir::new("selfdebug-probe").map_err(|e| ProbeError::Write {
-        path: std::env::temp_dir(),
-        message: e.to_string(),
-    })?;
+    let out_dir =
+        crate::process::TempDir::new("selfdebug-probe").map_err(|e| ProbeError::Write {
+            path: std::env::temp_dir(),
+            message: e.to_string(),
+        })?;
     let out_file = out_dir.path().join("probe.jsonl");
     let mut env = req.env.clone();
     env.push((pysrc::OUT_ENV.into(), out_file.clone().into_os_string()));

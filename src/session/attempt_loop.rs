@@ -247,7 +247,7 @@ impl AttemptLoop<'_, '_> {
 
     fn run(&mut self) -> Result<(), SessionError> {
         loop {
-            if runner::interrupted() {
+            if crate::process::interrupted() {
                 break;
             }
             let Some(failure) = self.queue.pop_front() else {

@@ -283,8 +283,8 @@ impl Batch {
         accepted: &mut BTreeMap<PathBuf, Vec<u8>>,
         st: &mut Settle,
     ) -> Result<(), SessionError> {
-        if runner::interrupted() || s.out_of_time() {
-            let why = if runner::interrupted() {
+        if crate::process::interrupted() || s.out_of_time() {
+            let why = if crate::process::interrupted() {
                 "interrupted before the confirming full run"
             } else {
                 *st.out_of_time = true;

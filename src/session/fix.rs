@@ -27,7 +27,7 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
     let _t = crate::trace_times::span("journal committed or rolled back, report");
     let journal = ws.journal;
     let mut report = match result {
-        Ok(r) if !runner::interrupted() => r,
+        Ok(r) if !crate::process::interrupted() => r,
         Ok(_) => {
             let restored = journal.rollback();
             return Err(SessionError::Environment(match restored {
@@ -36,7 +36,7 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
             }));
         }
         Err(e) => {
-            let interrupted = runner::interrupted();
+            let interrupted = crate::process::interrupted();
             return Err(match journal.rollback() {
                 Ok(_) if interrupted => SessionError::Environment(
                     "interrupted: every touched file was restored byte for byte".into(),
@@ -134,13 +134,13 @@ pub fn dry_run(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> 
         originals: BTreeMap::new(),
     };
     let mut report = run_loop(opts, rules, python, &mut ws, started).map_err(|e| {
-        if runner::interrupted() {
+        if crate::process::interrupted() {
             SessionError::Environment("interrupted: the project was not changed (dry run)".into())
         } else {
             e
         }
     })?;
-    if runner::interrupted() {
+    if crate::process::interrupted() {
         // The loop stopped early: its report would leave failures out.
         return Err(SessionError::Environment(
             "interrupted: the project was not changed (dry run)".into(),

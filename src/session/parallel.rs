@@ -183,7 +183,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// A worker: takes jobs until the pool stops.
 fn work(shared: &Shared, scratch: &Scratch, python: &Interpreter, tx: &mpsc::Sender<Done>) {
-    runner::stop_this_thread_with(Arc::clone(&shared.stop));
+    crate::process::stop_this_thread_with(Arc::clone(&shared.stop));
     let env: (OsString, OsString) = ("PYTHONPATH".into(), scratch.pythonpath().into());
     loop {
         let job = {
@@ -297,7 +297,7 @@ impl Work<'_, '_> {
             }
             // Start the next candidates: the same checks as before each one with --jobs 1.
             while waiting.len() < window && stopped.is_none() && !exhausted {
-                if runner::interrupted() {
+                if crate::process::interrupted() {
                     break;
                 }
                 if Instant::now() >= state.deadline {
@@ -464,7 +464,7 @@ impl Ahead {
         let reachable = *w.ctx.budget as usize + 1;
         while self.next < candidates.len()
             && self.queued.len() < self.pool.size().min(reachable)
-            && !runner::interrupted()
+            && !crate::process::interrupted()
             && w.s.time_for_a_candidate()
         {
             let c = &candidates[self.next];

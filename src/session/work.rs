@@ -210,7 +210,7 @@ impl Work<'_, '_> {
 
     /// The attempt budget or the time budget is used up (the step's reason says which).
     pub(super) fn out_of_budget(&mut self) -> bool {
-        if *self.ctx.budget == 0 || runner::interrupted() {
+        if *self.ctx.budget == 0 || crate::process::interrupted() {
             self.ctx.reason.get_or_insert(format!(
                 "attempt budget for {} failures used up",
                 self.ctx.category.as_str()

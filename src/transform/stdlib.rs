@@ -35,7 +35,6 @@
 //! output and skipped on the next try.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -43,7 +42,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::runner::{self, Interpreter};
+use crate::process::{self, write_private};
+use crate::runner::Interpreter;
 
 /// The index script (see its header for the output format).
 pub const INDEX_SCRIPT: &str = include_str!("stdlib_index.py");
@@ -452,7 +452,8 @@ pub fn load_or_build(
     let text = build_text(python)?;
     let index = StdlibIndex::parse(&text)?;
     if let Some(f) = &file {
-        // A cache that cannot be written costs a rebuild next time, nothing else.
+        // A cache that cannot be written (nor a directory others can write, which is refused)
+        // costs a rebuild next time, nothing else.
         let _ = write_private(f, text.as_bytes());
     }
     Ok(index)
@@ -462,7 +463,7 @@ pub fn load_or_build(
 /// crashed or hung the interpreter.
 pub fn build_text(python: &Interpreter) -> Result<String, String> {
     // Named with our pid, so one left by a killed run is removed by the next (see runner).
-    let dir = runner::TempDir::new("selfdebug-stdlib")
+    let dir = process::TempDir::new("selfdebug-stdlib")
         .map_err(|e| format!("cannot create a temp dir: {e}"))?;
     let out = dir.path().join("index.jsonl");
     let mut skip: Vec<String> = Vec::new();
@@ -476,7 +477,7 @@ pub fn build_text(python: &Interpreter) -> Result<String, String> {
             .env_remove("DISPLAY")
             .env_remove("WAYLAND_DISPLAY")
             .env("PYTHONDONTWRITEBYTECODE", "1");
-        let run = runner::run_command(cmd, BUILD_TIMEOUT).map_err(|e| e.to_string())?;
+        let run = process::run_command(cmd, BUILD_TIMEOUT).map_err(|e| e.to_string())?;
         let text = std::fs::read_to_string(&out).unwrap_or_default();
         if run.exit_code == Some(0) && StdlibIndex::parse(&text).is_ok() {
             return Ok(text);
@@ -507,24 +508,6 @@ fn culprit(text: &str) -> Option<String> {
     let last = text.lines().rfind(|l| !l.trim().is_empty())?;
     let v: Value = serde_json::from_str(last).ok()?;
     v.get("start").and_then(Value::as_str).map(str::to_string)
-}
-
-/// Writes `path` atomically (a temp file in the same dir, renamed), in a 0700 directory, as
-/// 0600.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    // tempfile creates the file 0600.
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]

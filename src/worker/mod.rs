@@ -41,7 +41,8 @@ use std::process::{ChildStdin, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::runner::{CommandRun, RunnerError, TempDir};
+use crate::bytecode::Bytecode;
+use crate::process::{CommandRun, RunnerError, TempDir};
 
 /// The server's source.
 pub const SOURCE: &str = include_str!("_selfdebug_worker.py");
@@ -422,8 +423,8 @@ fn start(python: &Path) -> Result<Server, String> {
         None => cmd.env_remove("PYTHONPATH"),
     };
     // Its own imports compile once into the private cache, as cold runs' do.
-    match crate::runner::Bytecode::default_cache() {
-        crate::runner::Bytecode::Cache(c) if crate::runner::private_dir(&c) => {
+    match Bytecode::default_cache() {
+        Bytecode::Cache(c) if crate::process::private_dir(&c) => {
             cmd.env("PYTHONPYCACHEPREFIX", c)
                 .env_remove("PYTHONDONTWRITEBYTECODE");
         }
@@ -431,7 +432,7 @@ fn start(python: &Path) -> Result<Server, String> {
             cmd.env("PYTHONDONTWRITEBYTECODE", "1");
         }
     }
-    crate::runner::prepare_child(&mut cmd);
+    crate::process::prepare_child(&mut cmd);
     // The death signal fires when the spawning thread ends: this thread lives as long as the
     // server does.
     let (tx, rx) = mpsc::channel();
@@ -569,7 +570,7 @@ impl Request {
     }
 
     fn send(&self, server: &Server, timeout: Duration) -> Result<Served, RunnerError> {
-        if crate::runner::interrupted() {
+        if crate::process::interrupted() {
             return Err(RunnerError::Interrupted);
         }
         let start = Instant::now();
@@ -639,9 +640,9 @@ impl Request {
         };
         let read = |p: &str| {
             let mut b = std::fs::read(p).unwrap_or_default();
-            if b.len() > crate::runner::OUTPUT_CAP {
+            if b.len() > crate::process::OUTPUT_CAP {
                 // The end of a pytest log, with its summary, matters most.
-                b.drain(..b.len() - crate::runner::OUTPUT_CAP / 2);
+                b.drain(..b.len() - crate::process::OUTPUT_CAP / 2);
             }
             b
         };
@@ -685,7 +686,7 @@ impl Lines {
                 let line: Vec<u8> = self.buf.drain(..=i).collect();
                 return Line::Text(String::from_utf8_lossy(&line).trim().to_string());
             }
-            if crate::runner::interrupted() {
+            if crate::process::interrupted() {
                 return Line::Interrupted;
             }
             if Instant::now() >= deadline {

@@ -88,7 +88,7 @@ impl Turn {
             ));
         }
         loop {
-            if *w.ctx.budget == 0 || crate::runner::interrupted() {
+            if *w.ctx.budget == 0 || crate::process::interrupted() {
                 self.stopped = Some(format!(
                     "attempt budget for {} failures used up",
                     w.ctx.category.as_str()

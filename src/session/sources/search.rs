@@ -325,7 +325,7 @@ impl Work<'_, '_> {
         let mut plausible: Vec<Found> = Vec::new();
         let mut extra = 0usize;
         for r in candidates {
-            if runner::interrupted() || enough(&plausible, extra, spectrum) {
+            if crate::process::interrupted() || enough(&plausible, extra, spectrum) {
                 break;
             }
             if Instant::now() >= deadline {
