@@ -375,10 +375,10 @@ fn rank(attr: &str, members: &[Member], called: bool) -> Vec<String> {
     let fits = |n: &String| members.iter().any(|m| m.name == *n && m.callable == called);
     let mut out: Vec<String> = Vec::new();
     // Keep the distance order, but within the closest names prefer those that fit the use.
-    let best = near.first().map(|n| shared::distance(attr, n)).unwrap_or(0);
+    let best = near.first().map(|n| suggest::distance(attr, n)).unwrap_or(0);
     let (first, rest): (Vec<String>, Vec<String>) = near
         .into_iter()
-        .partition(|n| shared::distance(attr, n) == best);
+        .partition(|n| suggest::distance(attr, n) == best);
     let (fit, unfit): (Vec<String>, Vec<String>) = first.into_iter().partition(fits);
     out.extend(fit);
     out.extend(unfit);
