@@ -390,6 +390,59 @@ pub fn one_line(s: &str) -> String {
     }
 }
 
+/// The methods of `str` (its public attributes, as `dir(str)` lists them). Lists of the str
+/// methods that say something more (what a call returns, which mark a receiver as a string) are
+/// subsets of this one.
+pub const STR_METHODS: &[&str] = &[
+    "capitalize",
+    "casefold",
+    "center",
+    "count",
+    "encode",
+    "endswith",
+    "expandtabs",
+    "find",
+    "format",
+    "format_map",
+    "index",
+    "isalnum",
+    "isalpha",
+    "isascii",
+    "isdecimal",
+    "isdigit",
+    "isidentifier",
+    "islower",
+    "isnumeric",
+    "isprintable",
+    "isspace",
+    "istitle",
+    "isupper",
+    "join",
+    "ljust",
+    "lower",
+    "lstrip",
+    "maketrans",
+    "partition",
+    "removeprefix",
+    "removesuffix",
+    "replace",
+    "rfind",
+    "rindex",
+    "rjust",
+    "rpartition",
+    "rsplit",
+    "rstrip",
+    "split",
+    "splitlines",
+    "startswith",
+    "strip",
+    "swapcase",
+    "title",
+    "translate",
+    "upper",
+    "zfill",
+];
+
 /// Names close enough to `wrong` to be a plausible typo, closest first (CPython's cut-off:
 /// `(len(a) + len(b) + 3) * 2 / 6`), then names that contain it or that it contains as a
 /// `_`-separated word (`name` → `full_name`). At most `limit`.
