@@ -195,6 +195,13 @@ fn plugin_run(root: &Path, extra_env: &[(&str, &str)]) -> (String, Vec<Value>) {
         selfdebug::plugin::SOURCE,
     )
     .unwrap();
+    std::fs::write(
+        plugin
+            .path()
+            .join(format!("{}.py", selfdebug::plugin::VALUES_MODULE)),
+        selfdebug::plugin::VALUES_SOURCE,
+    )
+    .unwrap();
     let facts = tempfile::tempdir().unwrap();
     let out = Command::new(support::python())
         .args([
@@ -343,6 +350,13 @@ fn without_the_facts_dir_the_plugin_changes_nothing() {
     std::fs::write(
         plugin.path().join("_selfdebug_pytest.py"),
         selfdebug::plugin::SOURCE,
+    )
+    .unwrap();
+    std::fs::write(
+        plugin
+            .path()
+            .join(format!("{}.py", selfdebug::plugin::VALUES_MODULE)),
+        selfdebug::plugin::VALUES_SOURCE,
     )
     .unwrap();
     let out = Command::new(support::python())

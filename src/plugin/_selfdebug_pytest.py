@@ -26,6 +26,8 @@ import time
 
 import pytest
 
+import _selfdebug_values as _values
+
 _LIMIT = 0.0
 try:
     _LIMIT = float(os.environ.get("SELFDEBUG_TEST_TIMEOUT") or 0)
@@ -215,10 +217,7 @@ def _facts_root():
     return os.environ.get("SELFDEBUG_FACTS_ROOT") or ""
 
 
-# The probe's cuts (src/probe/pysrc.rs; a Rust test keeps them equal).
-_REPR_MAX = 400
-_LOCALS_MAX = 100
-_NAMES_MAX = 800
+# Values are recorded as the probe records them: `_values` is the probe's own code.
 # Reruns per process, and the longest first run worth rerunning (seconds): a baseline with
 # dozens of failures must not double its time; a test past either limit is probed instead.
 _RERUNS_MAX = 5
@@ -233,33 +232,6 @@ _facts_state = {
     "watch": None,
     "direct": False,
 }
-
-
-def _sd_type(v):
-    t = type(v)
-    m = getattr(t, "__module__", None)
-    q = getattr(t, "__qualname__", None) or getattr(t, "__name__", "?")
-    if isinstance(m, str) and m != "builtins":
-        return m + "." + q
-    return q
-
-
-def _sd_value(v):
-    try:
-        r = repr(v)
-        if not isinstance(r, str):
-            r = "<repr returned " + _sd_type(r) + ">"
-    except BaseException as e:
-        r = "<repr failed: " + _sd_type(e) + ">"
-    d = {"type": _sd_type(v), "repr": r[:_REPR_MAX]}
-    if len(r) > _REPR_MAX:
-        d["truncated"] = True
-    return d
-
-
-def _sd_keys(m):
-    ks = [k for k in m.keys() if isinstance(k, str)]
-    return {"names": ks[:_NAMES_MAX], "total": len(ks)}
 
 
 def _project_file(path):
@@ -301,7 +273,7 @@ def _signature(excinfo):
     try:
         tb, exc = _crash(excinfo)
         where = (tb.tb_frame.f_code.co_filename, tb.tb_lineno) if tb is not None else None
-        return (_sd_type(exc), where)
+        return (_values.type_name(exc), where)
     except BaseException:
         return None
 
@@ -421,7 +393,6 @@ def _stmt_children(node):
 
 def _record(item, excinfo, duration):
     import sys
-    import types
 
     tb, exc = _crash(excinfo)
     if tb is None or isinstance(exc, PerTestTimeout):
@@ -436,16 +407,13 @@ def _record(item, excinfo, duration):
     G = frame.f_globals
     mn = G.get("__name__")
     mf = G.get("__file__")
-    try:
-        msg = str(exc)
-    except BaseException:
-        msg = ""
+    msg = _values.message(exc)
     rec = {
         "test": item.nodeid,
         "file": rel,
         "line": line,
-        "exc_type": _sd_type(exc),
-        "msg": msg[:_REPR_MAX],
+        "exc_type": _values.type_name(exc),
+        "msg": msg,
         "module": mn if isinstance(mn, str) else None,
         "module_file": mf if isinstance(mf, str) else None,
         "py": list(sys.version_info[:2]),
@@ -453,31 +421,11 @@ def _record(item, excinfo, duration):
         "exprs": [],
         "duration_ms": int(duration * 1000),
     }
-    module_level = L is G
-    for k in list(L.keys()):
-        if not isinstance(k, str):
-            continue
-        try:
-            v = L[k]
-        except BaseException:
-            continue
-        if module_level and (k.startswith("__") or isinstance(v, types.ModuleType)):
-            continue
-        if len(rec["locals"]) >= _LOCALS_MAX:
-            rec["locals_truncated"] = True
-            break
-        d = _sd_value(v)
-        d["name"] = k
-        rec["locals"].append(d)
+    _values.add_locals(rec, L, G)
     if isinstance(exc, NameError):
         name = getattr(exc, "name", None)
-        B = G.get("__builtins__")
-        if isinstance(B, types.ModuleType):
-            B = vars(B)
-        sc = {"locals": _sd_keys(L), "globals": _sd_keys(G), "builtins": _sd_keys(B or {})}
-        if "self" in L and isinstance(name, str):
-            sc["self_has_attr"] = name in dir(L["self"])
-        rec["scope"] = sc
+        # No builtins at all reads as none here; the probe leaves such a scope out.
+        rec["scope"] = _values.scope(L, G, _values.builtins_of(G) or {}, name)
         rec["scope_name"] = name if isinstance(name, str) else None
     try:
         stmt_line, exprs = _statement_exprs(path, line)
@@ -497,32 +445,14 @@ def _record(item, excinfo, duration):
             code = compile(ast.Expression(body=node), "<selfdebug-facts>", "eval")
             v = eval(code, G, L)
         except BaseException as e:
-            try:
-                emsg = str(e)
-            except BaseException:
-                emsg = ""
-            d["error"] = {"type": _sd_type(e), "msg": emsg[:_REPR_MAX]}
+            d["error"] = _values.error(e)
             rec["exprs"].append(d)
             continue
-        d.update(_sd_value(v))
+        d.update(_values.value(v))
         if attr_err and "receiver" in roles:
-            try:
-                ns = [n for n in dir(v) if isinstance(n, str)]
-                d["dir"] = {
-                    "names": ns[:_NAMES_MAX],
-                    "total": len(ns),
-                    "is_self": "self" in L and L["self"] is v,
-                }
-            except BaseException:
-                pass
+            _values.add_dir(d, v, L)
         if type_err and "callee" in roles:
-            try:
-                import inspect
-
-                ps = inspect.signature(v).parameters.values()
-                d["params"] = [[p.name, p.kind.name] for p in ps][:_NAMES_MAX]
-            except BaseException:
-                pass
+            _values.add_params(d, v)
         rec["exprs"].append(d)
     return rec
 
@@ -550,12 +480,7 @@ def _load(node, mangle_as):
 
 
 def _write(rec):
-    import json
-
-    path = os.path.join(_facts_dir(), "facts-%d.jsonl" % os.getpid())
-    line = json.dumps(rec, ensure_ascii=True, default=str) + "\n"
-    with open(path, "a", encoding="ascii") as f:
-        f.write(line)
+    _values.write(os.path.join(_facts_dir(), "facts-%d.jsonl" % os.getpid()), rec)
 
 
 

@@ -4,7 +4,8 @@
 //! (read by [`crate::probe::frame_facts`]). Beside
 //! it, `_selfdebug_cover.py` records per-test line coverage for fault localization; it is loaded
 //! only into the runs that ask for it, with the line tracer it shares with command mode
-//! (`_selfdebug_trace.py`).
+//! (`_selfdebug_trace.py`). How a value is recorded (`_selfdebug_values.py`) is one source for
+//! the plugin's facts and the probe, which inlines it.
 //!
 //! The module is written once into a private directory (`~/.cache/selfdebug/plugin/<hash>/`,
 //! 0700 and owned by the user, since a directory others can write would let them run code in
@@ -19,6 +20,13 @@ pub const MODULE: &str = "_selfdebug_pytest";
 
 /// The plugin's source.
 pub const SOURCE: &str = include_str!("_selfdebug_pytest.py");
+
+/// The module both the plugin's facts and the probe record values with (the plugin imports it;
+/// the probe inlines it, see [`crate::probe::pysrc`]). It lives in the same private directory.
+pub const VALUES_MODULE: &str = "_selfdebug_values";
+
+/// The value recorder's source.
+pub const VALUES_SOURCE: &str = include_str!("_selfdebug_values.py");
 
 /// The coverage plugin's module name (`-p COVER_MODULE`, only for localization runs; see
 /// [`crate::localize`]). It lives in the same private directory.
@@ -47,10 +55,13 @@ pub fn dir() -> Option<&'static Path> {
 fn install() -> Option<PathBuf> {
     let files = [
         (MODULE, SOURCE),
+        (VALUES_MODULE, VALUES_SOURCE),
         (COVER_MODULE, COVER_SOURCE),
         (TRACE_MODULE, TRACE_SOURCE),
     ];
-    let hash = crate::journal::hash(format!("{SOURCE}\0{COVER_SOURCE}\0{TRACE_SOURCE}").as_bytes());
+    let hash = crate::journal::hash(
+        format!("{SOURCE}\0{VALUES_SOURCE}\0{COVER_SOURCE}\0{TRACE_SOURCE}").as_bytes(),
+    );
     let name = format!("plugin-{}", &hash[..12.min(hash.len())]);
     let mut bases = Vec::new();
     if let Some(cache) = crate::process::cache_home() {

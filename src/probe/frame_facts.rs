@@ -301,11 +301,13 @@ mod tests {
 
     #[test]
     fn plugin_cuts_equal_the_probes() {
-        // The plugin duplicates the probe's repr and name cuts; they must not drift apart.
+        // The Python side's repr and name cuts (shared by the plugin and the probe) are the
+        // Rust side's; they must not drift apart.
+        let values = crate::plugin::VALUES_SOURCE;
+        assert!(values.contains(&format!("\nREPR_MAX = {}\n", pysrc::REPR_MAX)));
+        assert!(values.contains(&format!("\nLOCALS_MAX = {}\n", pysrc::LOCALS_MAX)));
+        assert!(values.contains(&format!("\nNAMES_MAX = {}\n", pysrc::NAMES_MAX)));
         let src = crate::plugin::SOURCE;
-        assert!(src.contains(&format!("_REPR_MAX = {}\n", pysrc::REPR_MAX)));
-        assert!(src.contains(&format!("_LOCALS_MAX = {}\n", pysrc::LOCALS_MAX)));
-        assert!(src.contains(&format!("_NAMES_MAX = {}\n", pysrc::NAMES_MAX)));
         assert!(src.contains(&format!("\"{DIR_ENV}\"")));
         assert!(src.contains(&format!("\"{ROOT_ENV}\"")));
     }

@@ -39,61 +39,11 @@ pub struct Extras {
     pub signatures: Vec<usize>,
 }
 
-/// Runs at each hit with `_sd_l` (the frame's `locals()`) and `_sd_g` (its `globals()`).
-/// Placeholders: `@KEY@`, `@EXPRS@`, `@CAP@`, `@REPR@`, `@LOCALS@`, `@OUT@`, `@NAMES@`,
-/// `@NAME@`, `@DIRS@`, `@SIGS@`.
-const TEMPLATE: &str = r#"def _sd_t(v):
-    t = type(v)
-    m = getattr(t, '__module__', None)
-    q = getattr(t, '__qualname__', None) or getattr(t, '__name__', '?')
-    if isinstance(m, str) and m != 'builtins':
-        return m + '.' + q
-    return q
-
-def _sd_v(v):
-    try:
-        r = repr(v)
-        if not isinstance(r, str):
-            r = '<repr returned ' + _sd_t(r) + '>'
-    except BaseException as e:
-        r = '<repr failed: ' + _sd_t(e) + '>'
-    d = {'type': _sd_t(v), 'repr': r[:@REPR@]}
-    if len(r) > @REPR@:
-        d['truncated'] = True
-    return d
-
-def _sd_keys(m):
-    ks = [k for k in m.keys() if isinstance(k, str)]
-    return {'names': ks[:@NAMES@], 'total': len(ks)}
-
-def _sd_scope(L, G, wrong):
-    import types
-    B = G.get('__builtins__')
-    if isinstance(B, types.ModuleType):
-        B = vars(B)
-    sc = {'locals': _sd_keys(L), 'globals': _sd_keys(G), 'builtins': _sd_keys(B)}
-    if 'self' in L:
-        sc['self_has_attr'] = wrong in dir(L['self'])
-    return sc
-
-def _sd_extra(d, v, i, L):
-    if i in @DIRS@:
-        try:
-            ns = [n for n in dir(v) if isinstance(n, str)]
-            d['dir'] = {'names': ns[:@NAMES@], 'total': len(ns),
-                        'is_self': 'self' in L and L['self'] is v}
-        except BaseException:
-            pass
-    if i in @SIGS@:
-        try:
-            import inspect
-            ps = inspect.signature(v).parameters.values()
-            d['params'] = [[p.name, p.kind.name] for p in ps][:@NAMES@]
-        except BaseException:
-            pass
-
-def _sd_record(L, G, hit):
-    import os, sys, types
+/// Runs at each hit with `_sd_l` (the frame's `locals()`) and `_sd_g` (its `globals()`), after
+/// [`crate::plugin::VALUES_SOURCE`] (the recording shared with the plugin's facts). Placeholders:
+/// `@KEY@`, `@EXPRS@`, `@CAP@`, `@OUT@`, `@NAME@`, `@DIRS@`, `@SIGS@`.
+const TEMPLATE: &str = r#"def _sd_record(L, G, hit):
+    import os, sys
     mf = G.get('__file__')
     mn = G.get('__name__')
     rec = {'hit': hit, 'pid': os.getpid(),
@@ -103,50 +53,29 @@ def _sd_record(L, G, hit):
            'py': list(sys.version_info[:2])}
     if @NAME@ is not None:
         try:
-            rec['scope'] = _sd_scope(L, G, @NAME@)
+            rec['scope'] = scope(L, G, builtins_of(G), @NAME@)
         except BaseException:
             pass
-    for k in list(L.keys()):
-        if not isinstance(k, str):
-            continue
-        try:
-            v = L[k]
-        except BaseException:
-            continue
-        if L is G and (k.startswith('__') or isinstance(v, types.ModuleType)):
-            continue
-        if len(rec['locals']) >= @LOCALS@:
-            rec['locals_truncated'] = True
-            break
-        d = _sd_v(v)
-        d['name'] = k
-        rec['locals'].append(d)
+    add_locals(rec, L, G)
     for i, src in enumerate(@EXPRS@):
         try:
             v = eval(src, G, L)
         except BaseException as e:
-            try:
-                msg = str(e)
-            except BaseException:
-                msg = ''
-            rec['exprs'].append({'i': i, 'error': {'type': _sd_t(e), 'msg': msg[:@REPR@]}})
+            rec['exprs'].append({'i': i, 'error': error(e)})
             continue
-        d = _sd_v(v)
+        d = value(v)
         d['i'] = i
-        _sd_extra(d, v, i, L)
+        if i in @DIRS@:
+            add_dir(d, v, L)
+        if i in @SIGS@:
+            add_params(d, v)
         rec['exprs'].append(d)
     return rec
-
-def _sd_write(path, rec):
-    import json
-    line = json.dumps(rec, ensure_ascii=True, default=str) + '\n'
-    with open(path, 'a', encoding='ascii') as f:
-        f.write(line)
 
 def _sd_flush(st):
     try:
         if st['last'] is not None:
-            _sd_write(st['out'], st['last'])
+            write(st['out'], st['last'])
             st['last'] = None
     except BaseException:
         pass
@@ -170,7 +99,7 @@ def _sd_main(L, G):
     try:
         rec = _sd_record(L, G, st['hits'])
         if st['hits'] <= @CAP@:
-            _sd_write(st['out'], rec)
+            write(st['out'], rec)
         else:
             st['last'] = rec
     finally:
@@ -190,20 +119,19 @@ pub fn probe_source(key: &str, exprs: &[String], extras: &Extras) -> String {
         let items: Vec<String> = exprs.iter().map(|e| py_str(e)).collect();
         format!("({},)", items.join(", "))
     };
-    TEMPLATE
+    let main = TEMPLATE
         .replace("@KEY@", &py_str(key))
         .replace("@EXPRS@", &list)
         .replace("@CAP@", &HIT_CAP.to_string())
-        .replace("@REPR@", &REPR_MAX.to_string())
-        .replace("@LOCALS@", &LOCALS_MAX.to_string())
         .replace("@OUT@", &py_str(OUT_ENV))
-        .replace("@NAMES@", &NAMES_MAX.to_string())
         .replace(
             "@NAME@",
             &extras.name_error.as_deref().map_or("None".into(), py_str),
         )
         .replace("@DIRS@", &py_set(&extras.dirs))
-        .replace("@SIGS@", &py_set(&extras.signatures))
+        .replace("@SIGS@", &py_set(&extras.signatures));
+    // Joined after the replacements: the shared source is not a template.
+    format!("{}\n{main}", crate::plugin::VALUES_SOURCE)
 }
 
 /// A Python set (or empty tuple) literal of indexes.

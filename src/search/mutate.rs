@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use rustpython_parser::ast::{
-    self, BoolOp, CmpOp, Constant, Expr, ExprContext, Operator, Ranged, Stmt, UnaryOp,
+    self, BoolOp, Constant, Expr, ExprContext, Operator, Ranged, Stmt, UnaryOp,
 };
 
 use crate::edit::Edit;
 use crate::syntax::walk::{self, Node};
-use crate::syntax::{ParsedModule, MAX_AST_DEPTH};
+use crate::syntax::{self, ParsedModule, MAX_AST_DEPTH};
 
 use super::hint::Effect;
 use super::priors::Priors;
@@ -507,7 +507,7 @@ impl Mutator<'_> {
                 let mut prev = rng(c.left.range()).end;
                 for (op, right) in c.ops.iter().zip(&c.comparators) {
                     let r = rng(right.range());
-                    let from = cmp_symbol(op);
+                    let from = syntax::cmp_op_text(op);
                     self.operator_with("compare", from, prev..r.start, false, |to| {
                         // A boundary flip moves a count by the items equal to the bound.
                         match (from, to) {
@@ -1002,21 +1002,6 @@ fn int_literal(text: &str, e: &Expr) -> Option<i64> {
 
 fn is_negative_literal(e: &Expr) -> bool {
     matches!(e, Expr::UnaryOp(u) if matches!(u.op, UnaryOp::USub) && matches!(u.operand.as_ref(), Expr::Constant(_)))
-}
-
-fn cmp_symbol(op: &CmpOp) -> &'static str {
-    match op {
-        CmpOp::Eq => "==",
-        CmpOp::NotEq => "!=",
-        CmpOp::Lt => "<",
-        CmpOp::LtE => "<=",
-        CmpOp::Gt => ">",
-        CmpOp::GtE => ">=",
-        CmpOp::Is => "is",
-        CmpOp::IsNot => "is not",
-        CmpOp::In => "in",
-        CmpOp::NotIn => "not in",
-    }
 }
 
 fn arith_symbol(op: &Operator) -> Option<&'static str> {

@@ -879,7 +879,8 @@ fn aug_op_str(op: &Operator) -> &'static str {
     }
 }
 
-fn cmp_str(op: &CmpOp) -> &'static str {
+/// A comparison operator as Python spells it.
+pub fn cmp_op_text(op: &CmpOp) -> &'static str {
     match op {
         CmpOp::Eq => "==",
         CmpOp::NotEq => "!=",
@@ -958,7 +959,7 @@ fn sub_exprs(pm: &ParsedModule, roots: &[Node<'_>]) -> Vec<SubExpr> {
                     operand: node_range(&*u.operand),
                 }),
                 Expr::Compare(c) => Some(SubExprKind::Compare {
-                    ops: c.ops.iter().map(cmp_str).collect(),
+                    ops: c.ops.iter().map(cmp_op_text).collect(),
                     left: node_range(&*c.left),
                     comparators: c.comparators.iter().map(node_range).collect(),
                 }),

@@ -23,8 +23,8 @@ pub mod scan;
 pub mod walk;
 
 pub use locate::{
-    locate, locate_all, locate_span, ClassInfo, Clause, FunctionInfo, Located, StmtKind, SubExpr,
-    SubExprKind,
+    cmp_op_text, locate, locate_all, locate_span, ClassInfo, Clause, FunctionInfo, Located,
+    StmtKind, SubExpr, SubExprKind,
 };
 
 use std::fmt;

@@ -10,6 +10,7 @@ use rustpython_parser::ast::{Expr, Ranged, Stmt};
 use crate::edit::Edit;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{Clause, Located, ParsedModule, StmtKind, SubExpr, MAX_AST_DEPTH};
+use crate::transform::suggest::distance;
 use crate::transform::Context;
 
 pub fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
@@ -389,39 +390,58 @@ pub fn one_line(s: &str) -> String {
     }
 }
 
-/// Edit distance in the manner of CPython's suggestions (`Did you mean`): insertions,
-/// deletions and substitutions cost 2, a change of case only 1, a swap of neighbours 2.
-pub fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let (n, m) = (a.len(), b.len());
-    let mut d = vec![vec![0usize; m + 1]; n + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = 2 * i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = 2 * j;
-    }
-    for i in 1..=n {
-        for j in 1..=m {
-            let sub = if a[i - 1] == b[j - 1] {
-                0
-            } else if a[i - 1].to_lowercase().eq(b[j - 1].to_lowercase()) {
-                1
-            } else {
-                2
-            };
-            let mut v = (d[i - 1][j] + 2)
-                .min(d[i][j - 1] + 2)
-                .min(d[i - 1][j - 1] + sub);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 2);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[n][m]
-}
+/// The methods of `str` (its public attributes, as `dir(str)` lists them). Lists of the str
+/// methods that say something more (what a call returns, which mark a receiver as a string) are
+/// subsets of this one.
+pub const STR_METHODS: &[&str] = &[
+    "capitalize",
+    "casefold",
+    "center",
+    "count",
+    "encode",
+    "endswith",
+    "expandtabs",
+    "find",
+    "format",
+    "format_map",
+    "index",
+    "isalnum",
+    "isalpha",
+    "isascii",
+    "isdecimal",
+    "isdigit",
+    "isidentifier",
+    "islower",
+    "isnumeric",
+    "isprintable",
+    "isspace",
+    "istitle",
+    "isupper",
+    "join",
+    "ljust",
+    "lower",
+    "lstrip",
+    "maketrans",
+    "partition",
+    "removeprefix",
+    "removesuffix",
+    "replace",
+    "rfind",
+    "rindex",
+    "rjust",
+    "rpartition",
+    "rsplit",
+    "rstrip",
+    "split",
+    "splitlines",
+    "startswith",
+    "strip",
+    "swapcase",
+    "title",
+    "translate",
+    "upper",
+    "zfill",
+];
 
 /// Names close enough to `wrong` to be a plausible typo, closest first (CPython's cut-off:
 /// `(len(a) + len(b) + 3) * 2 / 6`), then names that contain it or that it contains as a
@@ -468,10 +488,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn distances() {
-        assert_eq!(distance("totl", "total"), 2);
-        assert_eq!(distance("Name", "name"), 1);
-        assert_eq!(distance("form", "from"), 2);
+    fn nearest_names() {
         assert_eq!(
             nearest("totl", ["total", "tally", "count", "_total"], 3),
             vec!["total".to_string()]

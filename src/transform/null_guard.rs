@@ -97,6 +97,8 @@ pub(super) struct Target {
     pub(super) or_default_last: bool,
 }
 
+// The str methods by what a call returns (the result's default when the receiver is None):
+// subsets of `common::STR_METHODS`; one not listed gets `None`.
 const STR_TO_STR: &[&str] = &[
     "upper",
     "lower",
@@ -974,5 +976,12 @@ mod tests {
         assert!(!is_simple_ref("f(x)"));
         assert!(!is_simple_ref("a[b]"));
         assert!(!is_simple_ref("None"));
+    }
+
+    #[test]
+    fn str_methods_by_result_are_strs() {
+        for m in [STR_TO_STR, STR_TO_LIST, STR_TO_BOOL].concat() {
+            assert!(common::STR_METHODS.contains(&m), "{m}");
+        }
     }
 }

@@ -108,26 +108,44 @@ pub fn levenshtein(a: &str, b: &str, max_cost: usize, imp: Impl) -> usize {
     if (b.len() - a.len()) * MOVE_COST > max_cost {
         return max_cost.saturating_add(1);
     }
-    // One row of the matrix, updated in place, as CPython does (its early exit included).
-    let mut row: Vec<usize> = (1..=a.len()).map(|i| i * MOVE_COST).collect();
-    let mut result = 0;
+    edit_distance(a, b, max_cost, imp, false)
+}
+
+/// The distance selfdebug ranks its own candidates by (names in scope, attributes, imports):
+/// CPython's costs on characters with no cut-off, and an adjacent swap costs one move (CPython
+/// has none; typos swap letters often).
+pub fn distance(a: &str, b: &str) -> usize {
+    let imp = Impl::Traceback;
+    edit_distance(&units(a, imp), &units(b, imp), usize::MAX, imp, true)
+}
+
+/// The weighted edit distance of `a` and `b` (a swap of neighbours costs one move when
+/// `swaps`), or `max_cost + 1` as soon as a whole row of the matrix exceeds `max_cost` (CPython's
+/// early exit: a row's minimum never decreases).
+fn edit_distance(a: &[u32], b: &[u32], max_cost: usize, imp: Impl, swaps: bool) -> usize {
+    // Rows for b[..bi - 1], b[..bi] and b[..=bi]; a swap looks two rows back.
+    let mut before = vec![0; a.len() + 1];
+    let mut prev: Vec<usize> = (0..=a.len()).map(|i| i * MOVE_COST).collect();
+    let mut cur = vec![0; a.len() + 1];
     for (bi, &bc) in b.iter().enumerate() {
-        let mut distance = bi * MOVE_COST;
-        result = distance;
+        cur[0] = (bi + 1) * MOVE_COST;
         let mut minimum = usize::MAX;
         for (ai, &ac) in a.iter().enumerate() {
-            let substitute = distance + substitution_cost(bc, ac, imp);
-            distance = row[ai];
-            let insert_delete = result.min(distance) + MOVE_COST;
-            result = insert_delete.min(substitute);
-            row[ai] = result;
-            minimum = minimum.min(result);
+            let substitute = prev[ai] + substitution_cost(bc, ac, imp);
+            let mut d = substitute.min(prev[ai + 1].min(cur[ai]) + MOVE_COST);
+            if swaps && ai > 0 && bi > 0 && bc == a[ai - 1] && b[bi - 1] == ac {
+                d = d.min(before[ai - 1] + MOVE_COST);
+            }
+            cur[ai + 1] = d;
+            minimum = minimum.min(d);
         }
         if minimum > max_cost {
             return max_cost.saturating_add(1);
         }
+        std::mem::swap(&mut before, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
     }
-    result
+    prev[a.len()]
 }
 
 /// The closest candidate to `wrong`, scanning `candidates` in order (the first of equally close
@@ -274,6 +292,16 @@ mod tests {
         assert_eq!(d("totla", "total"), 4);
         assert_eq!(d("abc", "abc"), 0);
         assert_eq!(levenshtein("abcdef", "uvwxyz", 3, Impl::Traceback), 4);
+    }
+
+    #[test]
+    fn ranking_distance_counts_a_swap_as_one_move() {
+        assert_eq!(distance("cont", "count"), 2);
+        assert_eq!(distance("totla", "total"), 2);
+        assert_eq!(distance("form", "from"), 2);
+        assert_eq!(distance("Total", "total"), 1);
+        assert_eq!(distance("", "ab"), 4);
+        assert_eq!(distance("ab", ""), 4);
     }
 
     #[test]

@@ -36,58 +36,7 @@ const MAX_FILES: usize = 12;
 /// Public attributes of common builtin types (the probe's `dir()` is not available to
 /// transforms).
 const BUILTIN_ATTRS: &[(&str, &[&str])] = &[
-    (
-        "str",
-        &[
-            "capitalize",
-            "casefold",
-            "center",
-            "count",
-            "encode",
-            "endswith",
-            "expandtabs",
-            "find",
-            "format",
-            "format_map",
-            "index",
-            "isalnum",
-            "isalpha",
-            "isascii",
-            "isdecimal",
-            "isdigit",
-            "isidentifier",
-            "islower",
-            "isnumeric",
-            "isprintable",
-            "isspace",
-            "istitle",
-            "isupper",
-            "join",
-            "ljust",
-            "lower",
-            "lstrip",
-            "maketrans",
-            "partition",
-            "removeprefix",
-            "removesuffix",
-            "replace",
-            "rfind",
-            "rindex",
-            "rjust",
-            "rpartition",
-            "rsplit",
-            "rstrip",
-            "split",
-            "splitlines",
-            "startswith",
-            "strip",
-            "swapcase",
-            "title",
-            "translate",
-            "upper",
-            "zfill",
-        ],
-    ),
+    ("str", shared::STR_METHODS),
     (
         "list",
         &[
@@ -375,10 +324,13 @@ fn rank(attr: &str, members: &[Member], called: bool) -> Vec<String> {
     let fits = |n: &String| members.iter().any(|m| m.name == *n && m.callable == called);
     let mut out: Vec<String> = Vec::new();
     // Keep the distance order, but within the closest names prefer those that fit the use.
-    let best = near.first().map(|n| shared::distance(attr, n)).unwrap_or(0);
+    let best = near
+        .first()
+        .map(|n| suggest::distance(attr, n))
+        .unwrap_or(0);
     let (first, rest): (Vec<String>, Vec<String>) = near
         .into_iter()
-        .partition(|n| shared::distance(attr, n) == best);
+        .partition(|n| suggest::distance(attr, n) == best);
     let (fit, unfit): (Vec<String>, Vec<String>) = first.into_iter().partition(fits);
     out.extend(fit);
     out.extend(unfit);

@@ -30,6 +30,8 @@ const LIST_METHODS: &[&str] = &[
     "append", "extend", "insert", "pop", "remove", "sort", "reverse", "index", "count",
 ];
 const DICT_METHODS: &[&str] = &["get", "items", "keys", "values", "update", "setdefault"];
+/// The str methods (a subset of [`shared::STR_METHODS`]) whose call on a missing key's value
+/// proposes `""` as its default; a method not listed proposes nothing.
 const STR_METHODS: &[&str] = &[
     "upper",
     "lower",
@@ -582,5 +584,10 @@ mod tests {
         assert!(same_key("3", "3"));
         assert!(!same_key("key", "'key'"));
         assert!(!same_key("'a'", "'b'"));
+    }
+
+    #[test]
+    fn str_methods_are_strs() {
+        assert!(STR_METHODS.iter().all(|m| shared::STR_METHODS.contains(m)));
     }
 }

@@ -8,6 +8,7 @@ use rustpython_parser::ast::{self, Constant, Expr, ExprContext, Operator, Patter
 
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
+use crate::transform::suggest::{distance, MOVE_COST};
 
 pub(crate) fn range_of<T: Ranged>(n: &T) -> Range<usize> {
     n.range().start().to_usize()..n.range().end().to_usize()
@@ -597,55 +598,18 @@ pub(crate) const BUILTINS: &[&str] = &[
     "zip",
 ];
 
-/// Edit cost in CPython's units (`Lib/traceback.py`): a move costs 2, a change of case only 1;
-/// an adjacent transposition costs one move (CPython has none; typos swap letters often).
-const MOVE: usize = 2;
-
-pub(crate) fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len() > 64 || b.len() > 64 {
-        // Long identifiers: only an exact match counts (and the table stays small).
-        return if a == b { 0 } else { usize::MAX };
-    }
-    let sub = |x: char, y: char| {
-        if x == y {
-            0
-        } else if x.to_lowercase().eq(y.to_lowercase()) {
-            1
-        } else {
-            MOVE
-        }
-    };
-    let (n, m) = (a.len(), b.len());
-    let mut d = vec![vec![0usize; m + 1]; n + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i * MOVE;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j * MOVE;
-    }
-    for i in 1..=n {
-        for j in 1..=m {
-            let mut v = (d[i - 1][j] + MOVE)
-                .min(d[i][j - 1] + MOVE)
-                .min(d[i - 1][j - 1] + sub(a[i - 1], b[j - 1]));
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + MOVE);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[n][m]
-}
-
 /// The distance when `candidate` is close enough to `wrong` to be a plausible typo (CPython's
 /// threshold: `(len(a) + len(b) + 3) * MOVE / 6`), else `None`.
 pub(crate) fn close(wrong: &str, candidate: &str) -> Option<usize> {
     if wrong == candidate {
         return None;
     }
-    let limit = (wrong.chars().count() + candidate.chars().count() + 3) * MOVE / 6;
+    let (lw, lc) = (wrong.chars().count(), candidate.chars().count());
+    if lw > 64 || lc > 64 {
+        // Long identifiers: only an exact match counts.
+        return None;
+    }
+    let limit = (lw + lc + 3) * MOVE_COST / 6;
     let d = distance(wrong, candidate);
     (d <= limit).then_some(d)
 }
@@ -655,15 +619,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn distances() {
-        assert_eq!(distance("cont", "count"), 2);
-        assert_eq!(distance("totla", "total"), 2);
-        assert_eq!(distance("Total", "total"), 1);
+    fn closeness() {
         assert_eq!(close("x", "y"), None);
         assert_eq!(close("itmes", "items"), Some(2));
         assert_eq!(close("usr", "user"), Some(2));
         assert_eq!(close("price", "customer"), None);
         assert_eq!(close("a", "a"), None);
+        let long = "x".repeat(65);
+        assert_eq!(close(&long, &format!("{long}y")), None);
     }
 
     #[test]
