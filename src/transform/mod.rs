@@ -10,6 +10,7 @@ pub mod names;
 pub mod null_flow;
 pub mod null_guard;
 pub mod null_keys;
+mod null_target;
 pub mod sinks;
 pub mod stdlib;
 pub mod suggest;
