@@ -36,7 +36,7 @@ pub const KNOWN: &[&str] = &[
     "name_error",
     "unbound_local",
     "import_name",
-    // Planned by crate::plan_raises (the failure is located in the test).
+    // Planned by crate::plan::raises (the failure is located in the test).
     "expected_raise",
 ];
 

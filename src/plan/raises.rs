@@ -11,7 +11,7 @@ use std::path::Path;
 use regex::Regex;
 use rustpython_parser::ast::{self, Constant, Expr, Ranged, Stmt, UnaryOp};
 
-use crate::plan::{confined_path, push_candidate, Candidate, PlanError, PlanInput};
+use super::candidate::{confined_path, push_candidate, Candidate, PlanError, PlanInput};
 use crate::source::SourceFile;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{self, MAX_AST_DEPTH};
