@@ -7,7 +7,6 @@ pub mod raises;
 
 pub use candidate::{confined_path, Candidate, PlanError, PlanInput};
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::edit;
@@ -65,14 +64,12 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
     }
     let mut out: Vec<Candidate> = Vec::new();
     for m in matches {
-        let params = string_params(m.rule);
         let ctx = Context {
             source: &source,
             module: &module,
             located: &located,
             focus: focus.clone(),
             captures: &m.captures,
-            params: &params,
             probe: input.probe,
             expected: expected.as_ref().map(|(lit, _)| lit.as_str()),
             expected_line: expected.as_ref().map(|(_, line)| line.as_str()),
@@ -123,14 +120,12 @@ fn plan_text(
     let column = loc.caret.and_then(|c| c.line_start).map(|c| c as usize);
     let mut out: Vec<Candidate> = Vec::new();
     for m in input.rules.matching(&failure.exc_type, &failure.msg) {
-        let params = string_params(m.rule);
         let ctx = transform::TextContext {
             source,
             line: loc.line as usize,
             column,
             msg: &failure.msg,
             captures: &m.captures,
-            params: &params,
             rule: &m.rule.id,
             confidence: m.rule.confidence,
         };
@@ -142,13 +137,6 @@ fn plan_text(
         return Err(PlanError::Unparseable(loc.file.clone(), parse_error));
     }
     Ok(out)
-}
-
-fn string_params(rule: &crate::rules::Rule) -> BTreeMap<String, String> {
-    rule.params
-        .iter()
-        .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-        .collect()
 }
 
 /// A frame deeper than `after` that was passed over as outside the root although its path,

@@ -26,6 +26,7 @@
 use std::ops::Range;
 
 use rustpython_parser::ast::{self, Ranged};
+use serde::{Deserialize, Serialize};
 
 use super::common::{
     self, empty_of_type, enclosed_in_parens, for_iter, function_is_called_by_test, is_simple_ref,
@@ -37,13 +38,26 @@ use crate::edit::{Edit, Fix};
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{Clause, StmtKind, SubExpr, SubExprKind};
 
+/// The rule's params: `operation` says what was done to `None`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleParams {
+    pub operation: Operation,
+    /// Which operand was `None`, for readers of the rule: the transform reads the message's
+    /// `left` and `right` captures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub none_side: Option<Side>,
+}
+
 /// What was done to `None`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Operation {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
     Attribute,
     Subscript,
     Iterate,
     Len,
+    #[serde(rename = "binop")]
     BinOp,
     Call,
     /// `a < b` (`<=`, `>`, `>=`) with a `None` side.
@@ -58,23 +72,12 @@ enum Operation {
     Flow,
 }
 
-impl Operation {
-    fn parse(s: &str) -> Option<Operation> {
-        Some(match s {
-            "attribute" => Operation::Attribute,
-            "subscript" => Operation::Subscript,
-            "iterate" => Operation::Iterate,
-            "len" => Operation::Len,
-            "binop" => Operation::BinOp,
-            "call" => Operation::Call,
-            "compare" => Operation::Compare,
-            "unpack" => Operation::Unpack,
-            "join" => Operation::Join,
-            "find" => Operation::Find,
-            "flow" => Operation::Flow,
-            _ => return None,
-        })
-    }
+/// An operand of a binary operation or comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Left,
+    Right,
 }
 
 const STR_TO_STR: &[&str] = &[
@@ -119,14 +122,8 @@ const LIST_METHODS: &[&str] = &[
 ];
 const DICT_METHODS: &[&str] = &["get", "items", "keys", "values", "update", "setdefault"];
 
-pub fn candidates(ctx: &Context) -> Vec<Fix> {
-    let Some(op) = ctx
-        .params
-        .get("operation")
-        .and_then(|o| Operation::parse(o))
-    else {
-        return Vec::new();
-    };
+pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
+    let op = params.operation;
     if op == Operation::Join {
         return join_candidates(ctx);
     }
