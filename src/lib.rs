@@ -15,7 +15,6 @@ pub mod journal;
 pub mod llm;
 pub mod localize;
 pub mod plan;
-pub mod plan_raises;
 pub mod plugin;
 pub mod probe;
 pub mod process;

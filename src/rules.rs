@@ -12,10 +12,13 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use regex::Regex;
-use serde::{Deserialize, Serialize};
+use serde::de::value::{MapAccessDeserializer, StringDeserializer};
+use serde::de::{DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use toml::Spanned;
 
 use crate::edit::Confidence;
+use crate::transform::{Transform, KNOWN};
 
 // `BUILTIN_RULES: &[(&str, &str)]`: (file stem, file contents) of every `rules/*.toml`, sorted.
 include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
@@ -172,16 +175,14 @@ pub struct Rule {
     pub exception: Vec<String>,
     /// `message.as_str()` is the pattern as written.
     pub message: MessagePattern,
-    /// A name in [`crate::transform::KNOWN`].
-    pub transform: String,
+    /// The transform and its params (`transform` and `[params]` in the file).
+    pub transform: Transform,
     pub confidence: Confidence,
     /// One right answer that the failure itself names (tried under `--safe-only`). Unsafe
     /// rules invent a value or guess intent: pytest proves them, a reviewer reads them.
     pub safe: bool,
     /// For unsafe rules: what a reviewer of the patch should check, one line.
     pub review: Option<String>,
-    /// Free-form parameters for the transform.
-    pub params: toml::Table,
     pub docs: RuleDocs,
     pub source: RuleSource,
     /// A project rule that replaced the built-in rule of the same id.
@@ -234,8 +235,129 @@ struct RawRule {
     #[serde(default)]
     review: Option<Spanned<String>>,
     #[serde(default)]
-    params: toml::Table,
+    params: RawParams,
     docs: RawDocs,
+}
+
+/// `[params]` as written: each key and value with its place in the file, in file order. The
+/// transform's own type is known only once `transform` is read, so the table is kept with its
+/// spans and typed afterwards by [`ParamsReader`].
+#[derive(Default)]
+struct RawParams(Vec<(Spanned<String>, Spanned<toml::Value>)>);
+
+impl<'de> Deserialize<'de> for RawParams {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawParams, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = RawParams;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawParams, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(RawParams(entries))
+            }
+        }
+        d.deserialize_map(Entries)
+    }
+}
+
+/// Hands [`RawParams`] to a transform's params type as a map, remembering the span of the key
+/// or value it read last: where a typing error (unknown key, unknown or mistyped value) is.
+struct ParamsReader<'a> {
+    entries: std::slice::Iter<'a, (Spanned<String>, Spanned<toml::Value>)>,
+    value: Option<&'a Spanned<toml::Value>>,
+    /// Where the table's own errors point once every entry was read (a missing key).
+    end: Range<usize>,
+    at: Range<usize>,
+}
+
+impl<'a> ParamsReader<'a> {
+    fn new(raw: &'a RawParams, end: Range<usize>) -> ParamsReader<'a> {
+        ParamsReader {
+            entries: raw.0.iter(),
+            value: None,
+            at: end.clone(),
+            end,
+        }
+    }
+}
+
+impl<'de> MapAccess<'de> for ParamsReader<'_> {
+    type Error = toml::de::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Self::Error> {
+        let Some((key, value)) = self.entries.next() else {
+            self.at = self.end.clone();
+            return Ok(None);
+        };
+        self.at = key.span();
+        self.value = Some(value);
+        let key: StringDeserializer<Self::Error> = key.get_ref().clone().into_deserializer();
+        seed.deserialize(key).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, Self::Error> {
+        let Some(value) = self.value.take() else {
+            return Err(serde::de::Error::custom("a value without its key"));
+        };
+        self.at = value.span();
+        seed.deserialize(ParamValue(value.get_ref().clone()))
+    }
+}
+
+/// A param's value: `toml::Value`, except that a value of the wrong type for a choice of
+/// names (`none_side = 1`) says what it is and what was expected; toml's own message for it is
+/// `invalid type: unit variant, expected string only`.
+struct ParamValue(toml::Value);
+
+impl<'de> Deserializer<'de> for ParamValue {
+    type Error = toml::de::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_any(visitor)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        // A key that is present is `Some` (TOML has no null).
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        use serde::de::{Error, Unexpected};
+        let unexpected = match &self.0 {
+            toml::Value::String(_) | toml::Value::Table(_) => {
+                return self.0.deserialize_enum(name, variants, visitor)
+            }
+            toml::Value::Integer(i) => Unexpected::Signed(*i),
+            toml::Value::Float(f) => Unexpected::Float(*f),
+            toml::Value::Boolean(b) => Unexpected::Bool(*b),
+            toml::Value::Datetime(_) => Unexpected::Other("datetime"),
+            toml::Value::Array(_) => Unexpected::Seq,
+        };
+        let names: Vec<String> = variants.iter().map(|v| format!("`{v}`")).collect();
+        let expected = format!("one of {}", names.join(", "));
+        Err(Error::invalid_type(unexpected, &expected.as_str()))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct newtype_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
 }
 
 #[derive(Deserialize)]
@@ -311,16 +433,22 @@ impl Rule {
                     )
                 })?
         };
-        let transform = raw.transform.get_ref();
-        if !crate::transform::exists(transform) {
-            return Err(err(
-                Some(raw.transform.span()),
-                format!(
-                    "unknown transform `{transform}` (known: {})",
-                    crate::transform::KNOWN.join(", ")
-                ),
-            ));
-        }
+        let name = raw.transform.get_ref();
+        // A missing param is the transform's need: it points at `transform`.
+        let mut params = ParamsReader::new(&raw.params, raw.transform.span());
+        let transform = Transform::parse(name, MapAccessDeserializer::new(&mut params))
+            .ok_or_else(|| {
+                err(
+                    Some(raw.transform.span()),
+                    format!("unknown transform `{name}` (known: {})", KNOWN.join(", ")),
+                )
+            })?
+            .map_err(|e| {
+                err(
+                    Some(params.at.clone()),
+                    format!("`{name}` params: {}", one_line(e.message())),
+                )
+            })?;
         let confidence = confidence_from_name(raw.confidence.get_ref()).ok_or_else(|| {
             err(
                 Some(raw.confidence.span()),
@@ -356,11 +484,10 @@ impl Rule {
             category,
             exception,
             message,
-            transform: transform.clone(),
+            transform,
             confidence,
             safe: raw.safe,
             review: raw.review.map(|r| r.into_inner().trim().to_string()),
-            params: raw.params,
             docs: RuleDocs {
                 what: d.what.into_inner(),
                 why: d.why.into_inner(),
@@ -404,7 +531,6 @@ impl Rule {
         )
     }
 
-    /// A string parameter, e.g. `operation`.
     /// What a reviewer should check in a patch of this rule (unsafe rules only).
     pub fn review_note(&self) -> Option<String> {
         if self.safe {
@@ -415,10 +541,6 @@ impl Rule {
                 .clone()
                 .unwrap_or_else(|| "invents a value or guesses intent: read the patch".to_string()),
         )
-    }
-
-    pub fn param_str(&self, key: &str) -> Option<&str> {
-        self.params.get(key).and_then(toml::Value::as_str)
     }
 }
 

@@ -94,9 +94,10 @@ fn the_null_guard_family_is_logic_null_guard_with_an_operation() {
     let set = builtin();
     for (id, operation) in NULL_GUARDS {
         let rule = set.get(id).unwrap();
-        assert_eq!(rule.transform, "null_guard", "{id}");
+        assert_eq!(rule.transform.name(), "null_guard", "{id}");
         assert_eq!(rule.category.as_str(), "logic", "{id}");
-        assert_eq!(rule.param_str("operation"), Some(*operation), "{id}");
+        let params = rule.transform.params();
+        assert_eq!(params["operation"].as_str(), Some(*operation), "{id}");
         assert!(!rule.safe, "{id}: a None guard can hide a bug upstream");
     }
 }

@@ -21,7 +21,7 @@ safe = true
 
 [params]
 operation = "subscript"
-default = {{ kind = "dict", size = 0 }}
+none_side = "left"
 
 [docs]
 what = "Guards a config lookup."
@@ -170,7 +170,7 @@ fn a_project_rule_overrides_the_builtin_one_with_its_id() {
     assert_eq!(rule["overrides_builtin"], true);
     assert_eq!(
         rule["params"],
-        serde_json::json!({"default": {"kind": "dict", "size": 0}, "operation": "subscript"})
+        serde_json::json!({"none_side": "left", "operation": "subscript"})
     );
 }
 
@@ -240,6 +240,41 @@ fn broken_cases() -> Vec<(&'static str, String, &'static str)> {
                 )
                 .into_boxed_str(),
             ),
+        ),
+        // A transform's params are typed: a misspelt key, a value it does not know, a value of
+        // the wrong type, a missing one, and any for a transform that takes none.
+        (
+            "my-rule.toml",
+            good.replace("operation = \"subscript\"", "operaton = \"subscript\""),
+            ":11:1: `null_guard` params: unknown field `operaton`, expected `operation` or \
+             `none_side`",
+        ),
+        (
+            "my-rule.toml",
+            good.replace("operation = \"subscript\"", "operation = \"subscrpt\""),
+            ":11:13: `null_guard` params: unknown variant `subscrpt`, expected one of \
+             `attribute`, `subscript`, `iterate`, `len`, `binop`, `call`, `compare`, `unpack`, \
+             `join`, `find`, `flow`",
+        ),
+        (
+            "my-rule.toml",
+            good.replace("none_side = \"left\"", "none_side = 1"),
+            ":12:13: `null_guard` params: invalid type: integer `1`, expected one of `left`, `right`",
+        ),
+        (
+            "my-rule.toml",
+            good.replace("operation = \"subscript\"\n", ""),
+            ":6:13: `null_guard` params: missing field `operation`",
+        ),
+        (
+            "my-rule.toml",
+            good.replace("[params]\noperation = \"subscript\"\nnone_side = \"left\"\n", ""),
+            ":6:13: `null_guard` params: missing field `operation`",
+        ),
+        (
+            "my-rule.toml",
+            good.replace("transform = \"null_guard\"", "transform = \"zero_division\""),
+            ":11:1: `zero_division` params: unknown field `operation`, there are no fields",
         ),
         (
             "my-rule.toml",

@@ -65,8 +65,8 @@ fn rule_json(r: &Rule) -> JsonRule<'_> {
         exception: &r.exception,
         message: r.message.as_str(),
         groups: r.message.group_names(),
-        transform: &r.transform,
-        params: toml_to_json(&toml::Value::Table(r.params.clone())),
+        transform: r.transform.name(),
+        params: toml_to_json(&toml::Value::Table(r.transform.params())),
         confidence: r.confidence,
         safe: r.safe,
         review: r.review_note(),
@@ -225,15 +225,16 @@ fn long_source(r: &Rule) -> String {
 
 /// `null_guard (operation = "attribute", none_side = "left")`.
 fn transform_line(r: &Rule) -> String {
-    if r.params.is_empty() {
-        return r.transform.clone();
+    let name = r.transform.name();
+    let params = r.transform.params();
+    if params.is_empty() {
+        return name.to_string();
     }
-    let params: Vec<String> = r
-        .params
+    let params: Vec<String> = params
         .iter()
         .map(|(k, v)| format!("{k} = {}", inline_toml(v)))
         .collect();
-    format!("{} ({})", r.transform, params.join(", "))
+    format!("{name} ({})", params.join(", "))
 }
 
 fn inline_toml(v: &toml::Value) -> String {

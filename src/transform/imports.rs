@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use rustpython_parser::ast::{self, Expr, ExprContext, Stmt};
+use serde::{Deserialize, Serialize};
 
 use super::names::project;
 use super::names::scope::{self, range_of};
@@ -26,7 +27,22 @@ const MAX_NEAREST: usize = 3;
 /// Relocations proposed at most.
 const MAX_MOVES: usize = 2;
 
-pub fn candidates(ctx: &Context) -> Vec<Fix> {
+/// The rule's params: where `import_name` looks for the right name.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleParams {
+    pub mode: Mode,
+}
+
+/// The modes of `import_name` (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Hint,
+    Project,
+}
+
+pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
     let Some(name) = ctx.captures.get("name") else {
         return Vec::new();
     };
@@ -36,10 +52,9 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
     let Some(alias) = stmt.names.iter().find(|a| a.name.as_str() == name) else {
         return Vec::new();
     };
-    let mode = ctx.params.get("mode").map(String::as_str).unwrap_or("");
     let mut fixes = Vec::new();
-    match mode {
-        "hint" => {
+    match params.mode {
+        Mode::Hint => {
             if let Some(hint) = ctx
                 .captures
                 .get("hint")
@@ -48,7 +63,7 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
                 fixes.extend(rename_fix(ctx, alias, name, hint, "Python's suggestion"));
             }
         }
-        "project" => {
+        Mode::Project => {
             let Some(module) = ctx.captures.get("module") else {
                 return fixes;
             };
@@ -79,7 +94,6 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
                 }
             }
         }
-        _ => {}
     }
     fixes
 }

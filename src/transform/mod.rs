@@ -10,6 +10,7 @@ pub mod names;
 pub mod null_flow;
 pub mod null_guard;
 pub mod null_keys;
+mod null_target;
 pub mod sinks;
 pub mod stdlib;
 pub mod suggest;
@@ -19,29 +20,80 @@ pub mod types;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use serde::{Deserialize, Deserializer, Serialize};
+
 use crate::edit::Fix;
 use crate::source::SourceFile;
 use crate::syntax::{Located, ParsedModule};
 
-/// Names a rule's `transform` field may use.
-pub const KNOWN: &[&str] = &[
-    "null_guard",
-    "syntax_fix",
-    "types",
-    "attr_rename",
-    "key_lookup",
-    "index_guard",
-    "zero_division",
-    "name_error",
-    "unbound_local",
-    "import_name",
-    // Planned by crate::plan_raises (the failure is located in the test).
-    "expected_raise",
-];
+/// Declares the transforms: each line is a [`Transform`] variant, the name rules write in
+/// `transform`, and the type of its `[params]`. Adding a transform is one line here (and the
+/// compiler then asks for it in [`candidates`] and [`text_candidates`]).
+macro_rules! transforms {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal, $params:ty;)+) => {
+        /// A rule's transform with its params, checked when the rule is loaded.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum Transform {
+            $($(#[$doc])* $variant($params),)+
+        }
 
-/// Whether `name` is a transform this build knows.
-pub fn exists(name: &str) -> bool {
-    KNOWN.contains(&name)
+        /// Names a rule's `transform` field may use, in declaration order.
+        pub const KNOWN: &[&str] = &[$($name),+];
+
+        impl Transform {
+            /// The name rules write in `transform`.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Transform::$variant(_) => $name,)+
+                }
+            }
+
+            /// The params as a table (only those the rule wrote, sorted by key).
+            pub fn params(&self) -> toml::Table {
+                match self {
+                    $(Transform::$variant(p) => params_table(p),)+
+                }
+            }
+
+            /// The transform `name` with its params read from `params` (a rule's `[params]`
+            /// table); `None` when no transform has that name.
+            pub fn parse<'de, D: Deserializer<'de>>(
+                name: &str,
+                params: D,
+            ) -> Option<Result<Transform, D::Error>> {
+                match name {
+                    $($name => Some(<$params>::deserialize(params).map(Transform::$variant)),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+transforms! {
+    NullGuard = "null_guard", null_guard::RuleParams;
+    /// Text-level: runs only on a file that does not parse.
+    SyntaxFix = "syntax_fix", syntax_fix::RuleParams;
+    Types = "types", types::RuleParams;
+    AttrRename = "attr_rename", lookup::attr::RuleParams;
+    KeyLookup = "key_lookup", NoParams;
+    IndexGuard = "index_guard", lookup::index::RuleParams;
+    ZeroDivision = "zero_division", NoParams;
+    NameError = "name_error", names::RuleParams;
+    UnboundLocal = "unbound_local", NoParams;
+    ImportName = "import_name", imports::RuleParams;
+    /// Planned by [`crate::plan::raises`]: the failure is located in the test.
+    ExpectedRaise = "expected_raise", NoParams;
+}
+
+/// The params of a transform that takes none: any key in `[params]` is an error.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+fn params_table(p: &impl Serialize) -> toml::Table {
+    // Structs of strings and enums always serialize to a table.
+    toml::Table::try_from(p).unwrap_or_default()
 }
 
 /// Everything a transform may look at. Built by the caller from the failure, the source, the
@@ -55,8 +107,6 @@ pub struct Context<'a> {
     pub focus: Option<Range<usize>>,
     /// Named groups of the rule's message regex (`attr`, `op`, `left`, `right` ...).
     pub captures: &'a BTreeMap<String, String>,
-    /// The rule's parameters, as strings (`operation = "attribute"`).
-    pub params: &'a BTreeMap<String, String>,
     /// What the probe saw, when it ran.
     pub probe: Option<&'a ProbeFacts>,
     /// The literal the failing test compares the result with (`assert f(x) == ""` → `""`),
@@ -132,29 +182,38 @@ impl ProbeFacts {
     }
 }
 
-/// Runs the named transform on a file that parses. Unknown names yield nothing (rules are
-/// validated on load against [`KNOWN`]).
-pub fn candidates(name: &str, ctx: &Context) -> Vec<Fix> {
-    match name {
-        "null_guard" => null_guard::candidates(ctx),
-        "attr_rename" => lookup::attr::candidates(ctx),
-        "key_lookup" => lookup::key::candidates(ctx),
-        "index_guard" => lookup::index::candidates(ctx),
-        "zero_division" => arith::candidates(ctx),
-        "types" => types::candidates(ctx),
-        "name_error" => names::candidates(ctx),
-        "unbound_local" => names::unbound_candidates(ctx),
-        "import_name" => imports::candidates(ctx),
-        _ => Vec::new(),
+/// Runs a rule's transform on a file that parses.
+pub fn candidates(transform: &Transform, ctx: &Context) -> Vec<Fix> {
+    match transform {
+        Transform::NullGuard(p) => null_guard::candidates(ctx, p),
+        Transform::AttrRename(p) => lookup::attr::candidates(ctx, p),
+        Transform::KeyLookup(NoParams {}) => lookup::key::candidates(ctx),
+        Transform::IndexGuard(p) => lookup::index::candidates(ctx, p),
+        Transform::ZeroDivision(NoParams {}) => arith::candidates(ctx),
+        Transform::Types(p) => types::candidates(ctx, p),
+        Transform::NameError(p) => names::candidates(ctx, p),
+        Transform::UnboundLocal(NoParams {}) => names::unbound_candidates(ctx),
+        Transform::ImportName(p) => imports::candidates(ctx, p),
+        // Text-level (see `text_candidates`), and planned from the test.
+        Transform::SyntaxFix(_) | Transform::ExpectedRaise(_) => Vec::new(),
     }
 }
 
-/// Runs the named transform on a file that does not parse (a SyntaxError during collection):
+/// Runs a rule's transform on a file that does not parse (a SyntaxError during collection):
 /// only text-level transforms answer. Their fixes are still kept only when the result parses.
-pub fn text_candidates(name: &str, ctx: &TextContext) -> Vec<Fix> {
-    match name {
-        "syntax_fix" => syntax_fix::candidates(ctx),
-        _ => Vec::new(),
+pub fn text_candidates(transform: &Transform, ctx: &TextContext) -> Vec<Fix> {
+    match transform {
+        Transform::SyntaxFix(p) => syntax_fix::candidates(ctx, p),
+        Transform::NullGuard(_)
+        | Transform::Types(_)
+        | Transform::AttrRename(_)
+        | Transform::KeyLookup(_)
+        | Transform::IndexGuard(_)
+        | Transform::ZeroDivision(_)
+        | Transform::NameError(_)
+        | Transform::UnboundLocal(_)
+        | Transform::ImportName(_)
+        | Transform::ExpectedRaise(_) => Vec::new(),
     }
 }
 
@@ -168,7 +227,6 @@ pub struct TextContext<'a> {
     /// The exception message (`expected ':'`, `'(' was never closed` ...).
     pub msg: &'a str,
     pub captures: &'a BTreeMap<String, String>,
-    pub params: &'a BTreeMap<String, String>,
     pub rule: &'a str,
     pub confidence: crate::edit::Confidence,
 }
@@ -237,6 +295,21 @@ fn is_simple_literal(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_known_name_reads_as_its_own_transform() {
+        use serde::de::value::{Error, MapDeserializer};
+        let empty = || MapDeserializer::<_, Error>::new(std::iter::empty::<(String, String)>());
+        for name in KNOWN {
+            match Transform::parse(name, empty()) {
+                Some(Ok(t)) => assert_eq!(t.name(), *name),
+                // A transform with a required param: still its own, only incomplete.
+                Some(Err(e)) => assert!(e.to_string().starts_with("missing field"), "{name}: {e}"),
+                None => panic!("{name} is known but does not parse"),
+            }
+        }
+        assert!(Transform::parse("make_it_work", empty()).is_none());
+    }
 
     #[test]
     fn expectations() {

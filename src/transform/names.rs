@@ -33,6 +33,7 @@ pub use unbound::candidates as unbound_candidates;
 use std::ops::Range;
 
 use rustpython_parser::ast::{Expr, Stmt};
+use serde::{Deserialize, Serialize};
 
 use super::imports::{self, NewImport};
 use super::suggest;
@@ -47,21 +48,39 @@ const MAX_NEAREST: usize = 3;
 /// Project modules proposed at most for one missing name.
 const MAX_MODULES: usize = 2;
 
-pub fn candidates(ctx: &Context) -> Vec<Fix> {
+/// The rule's params: how `name_error` looks for the missing name.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleParams {
+    pub mode: Mode,
+}
+
+/// The modes of `name_error` (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Hint,
+    Nearest,
+    ImportStdlib,
+    ImportStdlibRanked,
+    ImportProject,
+    ImportUsed,
+}
+
+pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
     let Some(name) = ctx.captures.get("name").map(String::as_str) else {
         return Vec::new();
     };
     let Some(at) = failing_name(ctx, name) else {
         return Vec::new();
     };
-    match ctx.params.get("mode").map(String::as_str) {
-        Some("hint") => hint(ctx, name, &at).into_iter().collect(),
-        Some("nearest") => nearest(ctx, name, &at),
-        Some("import_stdlib") => import_stdlib(ctx, name, &at, false),
-        Some("import_stdlib_ranked") => import_stdlib(ctx, name, &at, true),
-        Some("import_project") => import_project(ctx, name),
-        Some("import_used") => import_used(ctx, name),
-        _ => Vec::new(),
+    match params.mode {
+        Mode::Hint => hint(ctx, name, &at).into_iter().collect(),
+        Mode::Nearest => nearest(ctx, name, &at),
+        Mode::ImportStdlib => import_stdlib(ctx, name, &at, false),
+        Mode::ImportStdlibRanked => import_stdlib(ctx, name, &at, true),
+        Mode::ImportProject => import_project(ctx, name),
+        Mode::ImportUsed => import_used(ctx, name),
     }
 }
 

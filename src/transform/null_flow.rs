@@ -17,7 +17,7 @@ use regex::Regex;
 use rustpython_parser::ast::{Expr, Ranged, Stmt};
 
 use super::common::{self, is_simple_ref, one_line};
-use super::null_guard::{empty_for_type_name, Target};
+use super::null_target::{empty_for_type_name, function_returns_value, Target};
 use super::Context;
 use crate::edit::{Edit, Fix};
 use crate::syntax::walk::{self, Node};
@@ -291,7 +291,7 @@ fn bind_and_guard(ctx: &Context, target: &Expr, value: &Expr) -> Vec<Fix> {
     if l.in_loop {
         bodies.push("continue".into());
     }
-    let returns_value = super::null_guard::function_returns_value(ctx);
+    let returns_value = function_returns_value(ctx);
     for v in common::return_defaults(ctx, &["None"]).into_iter().take(2) {
         bodies.push(if v == "None" && !returns_value {
             "return".into()

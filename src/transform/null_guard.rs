@@ -26,23 +26,38 @@
 use std::ops::Range;
 
 use rustpython_parser::ast::{self, Ranged};
+use serde::{Deserialize, Serialize};
 
 use super::common::{
     self, empty_of_type, enclosed_in_parens, for_iter, function_is_called_by_test, is_simple_ref,
     one_line,
 };
+use super::null_target::{empty_for_type_name, function_returns_value, Target};
 use super::Context;
 use crate::edit::{Edit, Fix};
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{Clause, StmtKind, SubExpr, SubExprKind};
 
+/// The rule's params: `operation` says what was done to `None`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleParams {
+    pub operation: Operation,
+    /// Which operand was `None`, for readers of the rule: the transform reads the message's
+    /// `left` and `right` captures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub none_side: Option<Side>,
+}
+
 /// What was done to `None`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Operation {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
     Attribute,
     Subscript,
     Iterate,
     Len,
+    #[serde(rename = "binop")]
     BinOp,
     Call,
     /// `a < b` (`<=`, `>`, `>=`) with a `None` side.
@@ -57,44 +72,12 @@ enum Operation {
     Flow,
 }
 
-impl Operation {
-    fn parse(s: &str) -> Option<Operation> {
-        Some(match s {
-            "attribute" => Operation::Attribute,
-            "subscript" => Operation::Subscript,
-            "iterate" => Operation::Iterate,
-            "len" => Operation::Len,
-            "binop" => Operation::BinOp,
-            "call" => Operation::Call,
-            "compare" => Operation::Compare,
-            "unpack" => Operation::Unpack,
-            "join" => Operation::Join,
-            "find" => Operation::Find,
-            "flow" => Operation::Flow,
-            _ => return None,
-        })
-    }
-}
-
-/// One place where `None` may have been used.
-#[derive(Debug, Clone)]
-pub(super) struct Target {
-    /// The expression that was `None`.
-    pub(super) receiver: Range<usize>,
-    /// The smallest expression that fails because of it (`text.split()` for `.split`).
-    pub(super) failing: Range<usize>,
-    /// The receiver is written to (`x.attr = 1`, `del x[k]`): only a guard can help.
-    pub(super) store: bool,
-    /// Inside a lambda or comprehension: no statement can go before it.
-    pub(super) nested: bool,
-    /// Default for the receiver in `(receiver or DEFAULT)`, when its type is clear.
-    pub(super) receiver_default: Option<&'static str>,
-    /// What the failing expression should evaluate to when the receiver is `None`.
-    pub(super) result_default: &'static str,
-    /// The receiver is a name or attribute chain: safe to evaluate twice.
-    pub(super) simple: bool,
-    /// Propose the or-default after the guards and the conditional, not first.
-    pub(super) or_default_last: bool,
+/// An operand of a binary operation or comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Left,
+    Right,
 }
 
 // The str methods by what a call returns (the result's default when the receiver is None):
@@ -141,14 +124,8 @@ const LIST_METHODS: &[&str] = &[
 ];
 const DICT_METHODS: &[&str] = &["get", "items", "keys", "values", "update", "setdefault"];
 
-pub fn candidates(ctx: &Context) -> Vec<Fix> {
-    let Some(op) = ctx
-        .params
-        .get("operation")
-        .and_then(|o| Operation::parse(o))
-    else {
-        return Vec::new();
-    };
+pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
+    let op = params.operation;
     if op == Operation::Join {
         return join_candidates(ctx);
     }
@@ -437,18 +414,6 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
     out.retain(|t| t.simple || t.receiver_default.is_some());
     out.sort_by_key(|t| !t.simple);
     out
-}
-
-/// The empty value of a type as Python names it in a message (`int`, `str`), for an
-/// or-default that makes the operation neutral.
-pub(super) fn empty_for_type_name(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "int" | "float" | "complex" | "decimal.Decimal" => "0",
-        "str" => "\"\"",
-        "list" => "[]",
-        "tuple" => "()",
-        _ => return None,
-    })
 }
 
 /// `a < b` and the like, the side the message names as `NoneType` being the receiver. A
@@ -864,49 +829,6 @@ fn wrap_statement(ctx: &Context, t: &Target) -> Option<Edit> {
         l.line_range.clone(),
         format!("{}if {recv} is not None:{nl}{}", l.indent, body.join("\n")),
     ))
-}
-
-/// Whether the enclosing function has a `return <value>` of its own (nested functions and
-/// lambdas aside).
-pub(super) fn function_returns_value(ctx: &Context) -> bool {
-    let Some(func) = &ctx.located.function else {
-        return false;
-    };
-    let roots: Vec<Node> = ctx.module.body().iter().map(Node::Stmt).collect();
-    let mut def: Option<&ast::Stmt> = None;
-    walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
-        if let Node::Stmt(s @ (ast::Stmt::FunctionDef(_) | ast::Stmt::AsyncFunctionDef(_))) = node {
-            let r = node.range();
-            let name = match s {
-                ast::Stmt::FunctionDef(f) => f.name.as_str(),
-                ast::Stmt::AsyncFunctionDef(f) => f.name.as_str(),
-                _ => "",
-            };
-            if name == func.name && func.range.start <= r.start && r.end <= func.range.end {
-                def = Some(s);
-            }
-        }
-        def.is_none()
-    });
-    let body: &[ast::Stmt] = match def {
-        Some(ast::Stmt::FunctionDef(f)) => &f.body,
-        Some(ast::Stmt::AsyncFunctionDef(f)) => &f.body,
-        _ => return true,
-    };
-    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
-    let mut found = false;
-    walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
-        match node {
-            Node::Stmt(
-                ast::Stmt::FunctionDef(_) | ast::Stmt::AsyncFunctionDef(_) | ast::Stmt::ClassDef(_),
-            ) => return false,
-            Node::Expr(ast::Expr::Lambda(_)) => return false,
-            Node::Stmt(ast::Stmt::Return(r)) if r.value.is_some() => found = true,
-            _ => {}
-        }
-        !found
-    });
-    found
 }
 
 /// `(x or d)` needs its parentheses unless it stands alone: a call's only argument, the

@@ -21,19 +21,39 @@
 
 use std::ops::Range;
 
+use serde::{Deserialize, Serialize};
+
 use super::TextContext;
 use crate::edit::{Edit, Fix};
 use crate::syntax::scan::{self, Tok, TokKind};
 
-pub fn candidates(ctx: &TextContext) -> Vec<Fix> {
-    let fixes = match ctx.params.get("problem").map(String::as_str) {
-        Some("missing_colon") => missing_colon(ctx),
-        Some("unclosed_bracket") => unclosed_bracket(ctx),
-        Some("missing_comma") => missing_comma(ctx),
-        Some("unexpected_indent") => unexpected_indent(ctx),
-        Some("expected_block") => expected_block(ctx),
-        Some("unindent_mismatch") => unindent_mismatch(ctx),
-        _ => Vec::new(),
+/// The rule's params: which syntax problem the rule's message names.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleParams {
+    pub problem: Problem,
+}
+
+/// The problems this transform repairs (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Problem {
+    MissingColon,
+    UnclosedBracket,
+    MissingComma,
+    UnexpectedIndent,
+    ExpectedBlock,
+    UnindentMismatch,
+}
+
+pub fn candidates(ctx: &TextContext, params: &RuleParams) -> Vec<Fix> {
+    let fixes = match params.problem {
+        Problem::MissingColon => missing_colon(ctx),
+        Problem::UnclosedBracket => unclosed_bracket(ctx),
+        Problem::MissingComma => missing_comma(ctx),
+        Problem::UnexpectedIndent => unexpected_indent(ctx),
+        Problem::ExpectedBlock => expected_block(ctx),
+        Problem::UnindentMismatch => unindent_mismatch(ctx),
     };
     let mut out: Vec<Fix> = Vec::new();
     for f in fixes {

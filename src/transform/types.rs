@@ -25,6 +25,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use rustpython_parser::ast::{self, Expr, Ranged, Stmt};
+use serde::{Deserialize, Serialize};
 
 use super::common::one_line;
 use super::{suggest, Context};
@@ -33,19 +34,41 @@ use crate::source::SourceFile;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{self, ParsedModule, StmtKind, SubExpr, SubExprKind, MAX_AST_DEPTH};
 
-pub fn candidates(ctx: &Context) -> Vec<Fix> {
-    let fixes = match ctx.params.get("operation").map(String::as_str) {
-        Some("concat") => concat(ctx),
-        Some("str_number") => str_number(ctx),
-        Some("not_callable") => not_callable(ctx),
-        Some("not_iterable") => not_iterable(ctx),
-        Some("not_subscriptable") => not_subscriptable(ctx),
-        Some("extra_argument") => extra_argument(ctx),
-        Some("missing_argument") => missing_argument(ctx),
-        Some("keyword_hint") => keyword_hint(ctx),
-        Some("join_str") => super::sinks::join_str(ctx),
-        Some("index_int") => super::sinks::index_int(ctx),
-        _ => Vec::new(),
+/// The rule's params: which form of wrong type the rule's message names.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleParams {
+    pub operation: Operation,
+}
+
+/// The forms this transform repairs (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    Concat,
+    StrNumber,
+    NotCallable,
+    NotIterable,
+    NotSubscriptable,
+    ExtraArgument,
+    MissingArgument,
+    KeywordHint,
+    JoinStr,
+    IndexInt,
+}
+
+pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
+    let fixes = match params.operation {
+        Operation::Concat => concat(ctx),
+        Operation::StrNumber => str_number(ctx),
+        Operation::NotCallable => not_callable(ctx),
+        Operation::NotIterable => not_iterable(ctx),
+        Operation::NotSubscriptable => not_subscriptable(ctx),
+        Operation::ExtraArgument => extra_argument(ctx),
+        Operation::MissingArgument => missing_argument(ctx),
+        Operation::KeywordHint => keyword_hint(ctx),
+        Operation::JoinStr => super::sinks::join_str(ctx),
+        Operation::IndexInt => super::sinks::index_int(ctx),
     };
     let mut out: Vec<Fix> = Vec::new();
     for f in fixes {

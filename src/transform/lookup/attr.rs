@@ -21,6 +21,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use rustpython_parser::ast::{self, Expr, Ranged, Stmt};
+use serde::{Deserialize, Serialize};
 
 use crate::edit::{Edit, Fix};
 use crate::source::SourceFile;
@@ -137,7 +138,23 @@ struct Member {
     callable: bool,
 }
 
-pub fn candidates(ctx: &Context) -> Vec<Fix> {
+/// The rule's params: `names = "hint"` proposes Python's suggestion only; absent or
+/// `"nearest"`, the nearest names follow it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub names: Option<Names>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Names {
+    Hint,
+    Nearest,
+}
+
+pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
     let Some(attr) = ctx.captures.get("attr") else {
         return Vec::new();
     };
@@ -149,7 +166,7 @@ pub fn candidates(ctx: &Context) -> Vec<Fix> {
         return Vec::new();
     }
     let mut names: Vec<(String, String)> = Vec::new();
-    let only_hint = ctx.params.get("names").is_some_and(|n| n == "hint");
+    let only_hint = params.names == Some(Names::Hint);
     match ctx.captures.get("hint") {
         Some(hint) if hint != attr => names.push((hint.clone(), "Python's suggestion".into())),
         Some(_) => {}

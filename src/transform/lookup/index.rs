@@ -18,6 +18,7 @@
 use std::ops::Range;
 
 use rustpython_parser::ast::{self, Expr, Ranged, Stmt};
+use serde::{Deserialize, Serialize};
 
 use crate::edit::{Edit, Fix};
 use crate::syntax::{SubExpr, SubExprKind};
@@ -34,14 +35,31 @@ const SEQUENCE_TYPES: &[&str] = &[
     "bytearray",
 ];
 
-pub fn candidates(ctx: &Context) -> Vec<Fix> {
+/// The rule's params: `operation` is what raised (`subscript` when absent).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<Operation>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// `xs[i]`: `list index out of range`.
+    Subscript,
+    /// `xs.pop()`: `pop from empty list`.
+    Pop,
+}
+
+pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
     let mut out: Vec<Fix> = Vec::new();
-    let fixes = match ctx.params.get("operation").map(String::as_str) {
-        Some("pop") => pop_targets(ctx)
+    let fixes = match params.operation.unwrap_or(Operation::Subscript) {
+        Operation::Pop => pop_targets(ctx)
             .into_iter()
             .flat_map(|(call, recv)| pop_fixes(ctx, call, &recv))
             .collect::<Vec<_>>(),
-        _ => subscript_targets(ctx)
+        Operation::Subscript => subscript_targets(ctx)
             .into_iter()
             .flat_map(|t| subscript_fixes(ctx, t))
             .collect(),

@@ -11,15 +11,13 @@ use std::path::Path;
 use regex::Regex;
 use rustpython_parser::ast::{self, Constant, Expr, Ranged, Stmt, UnaryOp};
 
-use crate::plan::{confined_path, push_candidate, Candidate, PlanError, PlanInput};
+use super::candidate::{confined_path, push_candidate, Candidate, PlanError, PlanInput};
 use crate::source::SourceFile;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{self, MAX_AST_DEPTH};
 use crate::transform::common::rng;
 use crate::transform::names::project::project_files;
-
-/// The transform name rules use for this family.
-pub const TRANSFORM: &str = "expected_raise";
+use crate::transform::Transform;
 
 /// Candidates for an expected-exception failure, or `None` when no rule with this transform
 /// matches it (planning then goes on as usual). `Err(TestFile)` when the test's block cannot
@@ -30,7 +28,7 @@ pub fn plan(input: &PlanInput) -> Option<Result<Vec<Candidate>, PlanError>> {
         .rules
         .matching(&failure.exc_type, &failure.msg)
         .into_iter()
-        .filter(|m| m.rule.transform == TRANSFORM)
+        .filter(|m| matches!(m.rule.transform, Transform::ExpectedRaise(_)))
         .collect();
     let rule = matches.first()?.rule;
     let loc = failure.location.as_ref()?;
