@@ -26,49 +26,7 @@ include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
 /// Where a project keeps its own rules, relative to the project root.
 pub const PROJECT_RULES_DIR: &str = ".selfdebug/rules";
 
-/// What kind of failure a rule repairs; decides the attempt budget and whether the tool patches
-/// at all (environment and dependency failures are reported, not patched).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Category {
-    Environment,
-    Data,
-    Logic,
-    Syntax,
-    Dependency,
-    /// A test ran past the per-test limit (see [`crate::plugin`]): reported with the frame it
-    /// was stuck in, not patched.
-    Timeout,
-    Unknown,
-}
-
-impl Category {
-    pub const ALL: [Category; 7] = [
-        Category::Environment,
-        Category::Data,
-        Category::Logic,
-        Category::Syntax,
-        Category::Dependency,
-        Category::Timeout,
-        Category::Unknown,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Category::Environment => "environment",
-            Category::Data => "data",
-            Category::Logic => "logic",
-            Category::Syntax => "syntax",
-            Category::Dependency => "dependency",
-            Category::Timeout => "timeout",
-            Category::Unknown => "unknown",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Category> {
-        Category::ALL.into_iter().find(|c| c.as_str() == name)
-    }
-}
+pub use crate::status::Category;
 
 /// `high`, `medium`, `low` (the rule file spelling of [`Confidence`]).
 pub fn confidence_name(c: Confidence) -> &'static str {

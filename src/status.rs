@@ -195,6 +195,50 @@ impl FinalStatus {
     }
 }
 
+/// What kind of failure a rule repairs; decides the attempt budget and whether the tool patches
+/// at all (environment and dependency failures are reported, not patched).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    Environment,
+    Data,
+    Logic,
+    Syntax,
+    Dependency,
+    /// A test ran past the per-test limit (see [`crate::plugin`]): reported with the frame it
+    /// was stuck in, not patched.
+    Timeout,
+    Unknown,
+}
+
+impl Category {
+    pub const ALL: [Category; 7] = [
+        Category::Environment,
+        Category::Data,
+        Category::Logic,
+        Category::Syntax,
+        Category::Dependency,
+        Category::Timeout,
+        Category::Unknown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Environment => "environment",
+            Category::Data => "data",
+            Category::Logic => "logic",
+            Category::Syntax => "syntax",
+            Category::Dependency => "dependency",
+            Category::Timeout => "timeout",
+            Category::Unknown => "unknown",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+}
+
 /// Every closed set by the schema property it serves, with its words: what the schema test
 /// compares `schema/fix.schema.json` against.
 pub fn all() -> Vec<(&'static str, Vec<&'static str>)> {

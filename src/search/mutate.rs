@@ -1223,6 +1223,15 @@ mod tests {
     use super::*;
     use std::path::Path;
 
+    /// The shipped priors (rules/search/priors.toml) name every family of edits.
+    #[test]
+    fn every_family_has_a_prior() {
+        let p = Priors::builtin();
+        for f in FAMILIES {
+            assert!(p.families.contains_key(*f), "no prior for family {f}");
+        }
+    }
+
     fn titles(src: &str, line: u32) -> Vec<(String, String)> {
         let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
         let mut m = mutants(&pm, line, Priors::builtin(), None);
