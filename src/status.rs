@@ -312,10 +312,7 @@ mod tests {
             None => format!("/properties/{prop}/enum"),
         };
         let mut sets = all();
-        let categories = crate::rules::Category::ALL
-            .iter()
-            .map(|c| c.as_str())
-            .collect();
+        let categories = Category::ALL.iter().map(|c| c.as_str()).collect();
         sets.push(("category", categories));
         for (prop, words) in sets {
             let at = if prop == "category" {
