@@ -358,14 +358,14 @@ impl Work<'_, '_> {
                 None if green => Some(Verdict::Green),
                 None => None,
             };
-            let t = search::Targeted {
+            let t = Targeted {
                 first,
                 first_verdict,
                 neighbours,
                 spent: done.took,
                 started_ms: Some(done.started_ms),
             };
-            match self.judge(failure, state.key, &cand, hint, t, false) {
+            match self.judge(failure, &cand, hint, t, false) {
                 Ok(Some(after)) => match search::Found::new(self, cand, after, covering, size) {
                     Ok(f) => plausible.push(f),
                     Err(e) => break Err(e),

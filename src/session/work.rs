@@ -224,9 +224,12 @@ impl Work<'_, '_> {
         false
     }
 
-    /// Proves one candidate of the rules or the model (its budget already charged): written,
-    /// its targeted run (or the one made ahead, `made`), the group's, the whole suite's; kept,
-    /// followed when it moved the failure elsewhere, or put back.
+    /// Proves one candidate, whatever its source (its budget already charged): its targeted
+    /// stages ([`Stages`]), then the whole suite against the reference set (by the judge: pytest,
+    /// or the command); records the attempt. A rule's or the model's candidate that passes is
+    /// kept, one that moves the failure elsewhere is followed as the next step; a search
+    /// candidate that passes stays written for the search's choice among the plausible ones.
+    /// A rejected candidate's file is put back.
     pub(super) fn prove(
         &mut self,
         failure: &Failure,
@@ -235,61 +238,62 @@ impl Work<'_, '_> {
     ) -> Result<Proven, SessionError> {
         let key = failure_key(failure);
         let previous = self.previous(&cand);
-        let mut started = Instant::now();
-        // A failure without a test id (collection, conftest) is only seen in a full run.
-        let targeted: Vec<String> = failure.test.iter().cloned().collect();
-        let phase = if targeted.is_empty() {
-            Phase::Confirm
-        } else {
-            Phase::Candidate
-        };
-        let label = &trial.label;
-        // Only a candidate whose further runs are made in the workspace is written there.
-        let written = trial
-            .made
-            .as_ref()
-            .is_none_or(|(run, v)| !run.timed_out && gone(failure, &key, &targeted, v));
-        if written {
-            self.ws.write(&cand.path, &cand.patched)?;
-        }
-        let (first, first_verdict) = match trial.made {
-            Some(made) => {
-                // The attempt's time is its own run's, not the wait for it.
-                started = Instant::now()
-                    .checked_sub(made.0.duration)
-                    .unwrap_or(started);
-                made
+        let (t, written, hint) = match trial.stages {
+            Stages::Failing { made } => {
+                let (t, written) = self.run_failing(failure, &cand, &key, made, &trial.label)?;
+                (t, written, None)
             }
-            None => {
-                crate::progress::step(|| format!("{label}: running the test"));
-                let first = self.s.run(self.ws, &targeted, phase)?;
-                let verdict = self.s.read(&first, self.ws.root());
-                (first, verdict)
-            }
+            Stages::Searched {
+                hint,
+                runs,
+                written,
+            } => (runs, written, Some(hint)),
         };
+        let started = Instant::now();
         let mut attempt =
             self.s
-                .attempt_record(failure, self.ctx.category, trial.depth, &cand, &first);
-        let gone = gone(failure, &key, &targeted, &first_verdict);
-        let result = if first.timed_out {
+                .attempt_record(failure, self.ctx.category, trial.depth, &cand, &t.first);
+        if let Some(ms) = t.started_ms {
+            attempt.timestamp_ms = ms;
+        }
+        if let Some(hint) = hint {
+            attempt.search = Some(crate::search::AttemptFacts {
+                hint: hint.word(),
+                ..Default::default()
+            });
+        }
+        let mut written = written;
+        let result = if t.first.timed_out {
             attempt.outcome = AttemptOutcome::Timeout;
             None
-        } else if gone {
-            self.confirm(&key, &targeted, first_verdict, label, &mut attempt)?
+        } else if hint.is_some() {
+            match t.neighbours {
+                Some(neighbours) => {
+                    self.confirm_searched(&key, &cand, neighbours, &mut written, &mut attempt)?
+                }
+                None => {
+                    self.still_failing(failure, &t.first_verdict, &mut attempt, false);
+                    None
+                }
+            }
+        } else if gone(failure, &key, &targeted(failure), &t.first_verdict) {
+            self.confirm(failure, &key, t.first_verdict, &trial.label, &mut attempt)?
         } else {
-            let next = self.still_failing(failure, &first_verdict, &mut attempt);
+            let next = self.still_failing(failure, &t.first_verdict, &mut attempt, true);
             // A different failure (not the same exception at the same place) is progress.
             if let Some(next) = next.filter(|n| is_progress(failure, n)) {
                 attempt.outcome = AttemptOutcome::Progressed;
-                attempt.duration_ms = started.elapsed().as_millis() as u64;
+                attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
                 self.ctx.attempts.push(attempt);
                 return self.follow(failure, cand, &next, trial.depth, previous);
             }
             None
         };
-        attempt.duration_ms = started.elapsed().as_millis() as u64;
+        attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
         self.ctx.attempts.push(attempt);
         match result {
+            // The search chooses among its plausible candidates (see `search::Found`).
+            Some(after) if hint.is_some() => Ok(Proven::Fixed((vec![cand], after))),
             Some(after) => {
                 self.ctx
                     .accepted
@@ -306,17 +310,109 @@ impl Work<'_, '_> {
         }
     }
 
+    /// The targeted stage of a rule's or the model's candidate: the failing test, run in the
+    /// workspace, or the run made ahead in a scratch copy (`made`). Only a candidate whose
+    /// further runs are made in the workspace is written there (`true`).
+    fn run_failing(
+        &mut self,
+        failure: &Failure,
+        cand: &Candidate,
+        key: &(String, When),
+        made: Option<(PytestRun, Verdict)>,
+        label: &str,
+    ) -> Result<(Targeted, bool), SessionError> {
+        let targeted = targeted(failure);
+        let written = made
+            .as_ref()
+            .is_none_or(|(run, v)| !run.timed_out && gone(failure, key, &targeted, v));
+        if written {
+            self.ws.write(&cand.path, &cand.patched)?;
+        }
+        let (first, first_verdict, spent) = match made {
+            // The attempt's time is its own run's, not the wait for it.
+            Some((run, verdict)) => {
+                let spent = run.duration;
+                (run, verdict, spent)
+            }
+            None => {
+                let started = Instant::now();
+                crate::progress::step(|| format!("{label}: running the test"));
+                // A failure without a test id (collection, conftest) is only seen in a full run.
+                let phase = if targeted.is_empty() {
+                    Phase::Confirm
+                } else {
+                    Phase::Candidate
+                };
+                let first = self.s.run(self.ws, &targeted, phase)?;
+                let verdict = self.s.read(&first, self.ws.root());
+                (first, verdict, started.elapsed())
+            }
+        };
+        let t = Targeted {
+            first,
+            first_verdict,
+            neighbours: None,
+            spent,
+            started_ms: None,
+        };
+        Ok((t, written))
+    }
+
+    /// A search candidate whose failing tests passed: the passing tests that cover the line
+    /// (`neighbours`), then the whole suite (a command's one run was the whole judge already).
+    fn confirm_searched(
+        &mut self,
+        key: &(String, When),
+        cand: &Candidate,
+        neighbours: Verdict,
+        written: &mut bool,
+        attempt: &mut Attempt,
+    ) -> Result<Option<Vec<Failure>>, SessionError> {
+        match neighbours {
+            Verdict::Green => {
+                if !*written {
+                    self.ws.write(&cand.path, &cand.patched)?;
+                    *written = true;
+                }
+                let suite = if self.s.opts.judge.is_some() {
+                    Verdict::Green
+                } else {
+                    let run = self.s.run(self.ws, &[], Phase::Confirm)?;
+                    self.s.read(&run, self.ws.root())
+                };
+                Ok(judge::judge_full_run(
+                    suite,
+                    self.ctx.current,
+                    std::slice::from_ref(key),
+                    self.ctx.blind,
+                )
+                .record(attempt))
+            }
+            Verdict::Failed(f) => {
+                attempt.outcome = AttemptOutcome::NewFailures;
+                attempt.broke = f.iter().filter_map(|f| f.test.clone()).collect();
+                Ok(None)
+            }
+            other => {
+                attempt.outcome = AttemptOutcome::SuiteError;
+                attempt.new_failure = Some(other.describe());
+                Ok(None)
+            }
+        }
+    }
+
     /// A candidate whose targeted run passed: the group's tests (in a run of their own, or in
     /// the full run), then the whole suite against the reference set; or, for a fix waiting
     /// for the batch, kept tentatively. The full suite's failures when it is accepted.
     fn confirm(
         &mut self,
+        failure: &Failure,
         key: &(String, When),
-        targeted: &[String],
         first_verdict: Verdict,
         label: &str,
         attempt: &mut Attempt,
     ) -> Result<Option<Vec<Failure>>, SessionError> {
+        let targeted = targeted(failure);
         // A small group is checked in the full run that follows anyway (one run fewer); a
         // big one, or one whose full run is the batch's later, gets a run of its own first.
         let group_in_full_run = !self.ctx.defer && self.ctx.group.len() <= GROUP_IN_FULL_RUN;
@@ -371,12 +467,14 @@ impl Work<'_, '_> {
         .record(attempt))
     }
 
-    /// The targeted test still fails: the attempt says how; the failure it shows now.
+    /// The targeted test still fails: the attempt says how (`no_verdict`: also when the run
+    /// gave no verdict); the failure it shows now.
     fn still_failing(
         &self,
         failure: &Failure,
         verdict: &Verdict,
         attempt: &mut Attempt,
+        no_verdict: bool,
     ) -> Option<Failure> {
         let next = next_failure(failure, verdict);
         attempt.new_failure = match &next {
@@ -385,7 +483,7 @@ impl Work<'_, '_> {
                 f.exc_type,
                 f.msg.lines().next().unwrap_or("")
             )),
-            None if verdict.failures().is_none() => Some(verdict.describe()),
+            None if no_verdict && verdict.failures().is_none() => Some(verdict.describe()),
             None => None,
         };
         if next
@@ -434,8 +532,41 @@ pub(super) struct Trial {
     pub(super) depth: usize,
     /// What the progress lines call it.
     pub(super) label: String,
-    /// Its targeted run and verdict, made ahead in a scratch copy (`--jobs`).
-    pub(super) made: Option<(PytestRun, Verdict)>,
+    pub(super) stages: Stages,
+}
+
+/// The targeted runs before the whole suite, by where the candidate came from.
+pub(super) enum Stages {
+    /// A rule's or the model's candidate: the failing test (run in the workspace, or `made`
+    /// ahead in a scratch copy with `--jobs`), then its crash-site group.
+    Failing { made: Option<(PytestRun, Verdict)> },
+    /// A search candidate, its targeted runs made already (in the workspace, `written`, or in
+    /// a scratch copy): the failing tests that cover the edited line, then the passing ones
+    /// (see [`search`]); in command mode, the command.
+    Searched {
+        hint: crate::search::hint::Tier,
+        runs: Targeted,
+        written: bool,
+    },
+}
+
+/// What a candidate's targeted runs said.
+pub(super) struct Targeted {
+    pub(super) first: PytestRun,
+    pub(super) first_verdict: Verdict,
+    /// The search's passing covering tests' verdict (green when there are none); only after
+    /// a green first run.
+    pub(super) neighbours: Option<Verdict>,
+    /// Wall time already spent on the candidate.
+    pub(super) spent: Duration,
+    /// When its first run started, when that is not now (a parallel proof's).
+    pub(super) started_ms: Option<u64>,
+}
+
+/// The test a rule's candidate is run on first: the failing one (none for a collection or
+/// conftest failure, which only a full run shows).
+fn targeted(failure: &Failure) -> Vec<String> {
+    failure.test.iter().cloned().collect()
 }
 
 /// What became of a proven candidate.

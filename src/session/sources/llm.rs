@@ -6,8 +6,8 @@
 //! candidates and the failures they led to.
 
 use super::{
-    now_ms, Attempt, Candidate, CandidateSource, Flow, Round, Runs, SessionError, Step, Trial,
-    Work, TIME_BUDGET_USED_UP,
+    now_ms, Attempt, Candidate, CandidateSource, Flow, Round, Runs, SessionError, Stages, Step,
+    Trial, Work, TIME_BUDGET_USED_UP,
 };
 use crate::command::OUTPUT_CHECK_EXC;
 use crate::llm::prompt::{self, Previous, PromptInput, Snapshot};
@@ -341,7 +341,7 @@ impl CandidateSource for Model {
             let trial = Trial {
                 depth: round.depth,
                 label,
-                made: None,
+                stages: Stages::Failing { made: None },
             };
             if let Some(flow) = w.prove(failure, cand, trial)?.into() {
                 return Ok(flow);

@@ -146,7 +146,7 @@ impl Rules {
             let trial = Trial {
                 depth: round.depth,
                 label,
-                made,
+                stages: Stages::Failing { made },
             };
             if let Some(flow) = w.prove(failure, cand.clone(), trial)?.into() {
                 return Ok(flow);

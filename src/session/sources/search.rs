@@ -300,7 +300,6 @@ impl Work<'_, '_> {
             return Ok(None);
         };
         let spectrum = suspects.spectrum;
-        let key = failure_key(failure);
         let first_attempt = self.ctx.attempts.len();
         // With --jobs N the targeted runs go to scratch copies, N at a time (see `parallel`); the
         // judging, and the choice among plausible candidates, are the same as one at a time. A
@@ -309,7 +308,6 @@ impl Work<'_, '_> {
             let n = self.s.opts.jobs.min(candidates.len());
             if let Some(pool) = parallel::Pool::new(self.ws.root(), &self.s.python, n) {
                 let state = SearchState {
-                    key: &key,
                     spectrum,
                     why,
                     deadline,
@@ -360,9 +358,9 @@ impl Work<'_, '_> {
                 titled(r, covering.len())
             };
             let after = if command {
-                self.prove_command(failure, &key, &cand, hint)?
+                self.prove_command(failure, &cand, hint)?
             } else {
-                self.prove_searched(failure, &key, &cand, hint, &covering, spectrum)?
+                self.prove_searched(failure, &cand, hint, &covering, spectrum)?
             };
             if let Some(after) = after {
                 plausible.push(Found::new(self, cand, after, covering, size)?);
@@ -452,7 +450,6 @@ impl Work<'_, '_> {
     fn prove_searched(
         &mut self,
         failure: &Failure,
-        key: &(String, When),
         cand: &Candidate,
         hint: engine::hint::Tier,
         covering: &[String],
@@ -480,7 +477,7 @@ impl Work<'_, '_> {
             spent: started.elapsed(),
             started_ms: None,
         };
-        self.judge(failure, key, cand, hint, t, true)
+        self.judge(failure, cand, hint, t, true)
     }
 
     /// Proves one candidate of command mode: one run of the command, with its output checks and
@@ -488,7 +485,6 @@ impl Work<'_, '_> {
     fn prove_command(
         &mut self,
         failure: &Failure,
-        key: &(String, When),
         cand: &Candidate,
         hint: engine::hint::Tier,
     ) -> Result<Option<Vec<Failure>>, SessionError> {
@@ -507,95 +503,32 @@ impl Work<'_, '_> {
             spent: started.elapsed(),
             started_ms: None,
         };
-        self.judge(failure, key, cand, hint, t, true)
+        self.judge(failure, cand, hint, t, true)
     }
 
-    /// Judges a candidate by its targeted runs and, when they pass, by a run of the whole suite in
-    /// the workspace (the candidate is written for it unless `written` says it already is); records
-    /// the attempt. The file is put back unless the candidate is accepted.
+    /// Proves a search candidate whose targeted runs are made (see [`Work::prove`]): the full
+    /// suite's failures when it passed everything, the candidate left written for the choice.
     pub(in crate::session) fn judge(
         &mut self,
         failure: &Failure,
-        key: &(String, When),
         cand: &Candidate,
         hint: engine::hint::Tier,
-        t: Targeted,
-        mut written: bool,
+        runs: Targeted,
+        written: bool,
     ) -> Result<Option<Vec<Failure>>, SessionError> {
-        let started = Instant::now();
-        let previous = self
-            .ctx
-            .accepted
-            .get(&cand.path)
-            .cloned()
-            .unwrap_or_else(|| cand.original.clone());
-        let mut attempt = self
-            .s
-            .attempt_record(failure, self.ctx.category, 0, cand, &t.first);
-        if let Some(ms) = t.started_ms {
-            attempt.timestamp_ms = ms;
-        }
-        attempt.search = Some(engine::AttemptFacts {
-            hint: hint.word(),
-            ..Default::default()
-        });
-        let mut accepted = None;
-        if t.first.timed_out {
-            attempt.outcome = AttemptOutcome::Timeout;
-        } else if let Some(neighbours) = t.neighbours {
-            match neighbours {
-                Verdict::Green => {
-                    if !written {
-                        self.ws.write(&cand.path, &cand.patched)?;
-                        written = true;
-                    }
-                    // A command's one run was the whole judge already, and it passed.
-                    let suite = if self.s.opts.judge.is_some() {
-                        Verdict::Green
-                    } else {
-                        let run = self.s.run(self.ws, &[], Phase::Confirm)?;
-                        verdict::read(&run, self.ws.root())
-                    };
-                    accepted = super::judge::judge_full_run(
-                        suite,
-                        self.ctx.current,
-                        std::slice::from_ref(key),
-                        self.ctx.blind,
-                    )
-                    .record(&mut attempt);
-                }
-                Verdict::Failed(f) => {
-                    attempt.outcome = AttemptOutcome::NewFailures;
-                    attempt.broke = f.iter().filter_map(|f| f.test.clone()).collect();
-                }
-                other => {
-                    attempt.outcome = AttemptOutcome::SuiteError;
-                    attempt.new_failure = Some(other.describe());
-                }
-            }
-        } else if let Some(f) = t
-            .first_verdict
-            .failures()
-            .and_then(|f| f.iter().find(|f| f.test == failure.test))
-        {
-            attempt.new_failure = Some(format!(
-                "{}: {}",
-                f.exc_type,
-                f.msg.lines().next().unwrap_or("")
-            ));
-            if f.exc_type == crate::plugin::TIMEOUT_EXC {
-                attempt.outcome = AttemptOutcome::Timeout; // the mutant made the test hang
-            }
-        }
-        attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
-        self.ctx.attempts.push(attempt);
-        if accepted.is_none() {
-            if written {
-                self.ws.write(&cand.path, &previous)?;
-            }
-            self.ctx.tried.reject(failure, &cand.path, &cand.patched);
-        }
-        Ok(accepted)
+        let trial = Trial {
+            depth: 0,
+            label: String::new(),
+            stages: Stages::Searched {
+                hint,
+                runs,
+                written,
+            },
+        };
+        Ok(match self.prove(failure, cand.clone(), trial)? {
+            Proven::Fixed((_, after)) => Some(after),
+            Proven::Rejected | Proven::Stop => None,
+        })
     }
 }
 
@@ -646,7 +579,6 @@ pub(in crate::session) struct Suspects<'a> {
 
 /// What a parallel search needs of the search's own state.
 pub(in crate::session) struct SearchState<'a> {
-    pub key: &'a (String, When),
     pub spectrum: &'a Spectrum,
     pub why: &'a str,
     /// The end of `--search-time`.
@@ -779,19 +711,6 @@ pub(in crate::session) fn targets(
         .cloned()
         .collect();
     (targeted, passing)
-}
-
-/// What a candidate's targeted runs said.
-pub(in crate::session) struct Targeted {
-    pub first: PytestRun,
-    pub first_verdict: Verdict,
-    /// The passing covering tests' verdict (green when there are none); only after a green
-    /// first run.
-    pub neighbours: Option<Verdict>,
-    /// Wall time already spent on the candidate.
-    pub spent: Duration,
-    /// When its first run started, when that is not now (a parallel proof's).
-    pub started_ms: Option<u64>,
 }
 
 /// The review lines of a search patch: what to check, and a warning when one test alone
