@@ -6,33 +6,29 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use selfdebug::journal::{self, Action, Journal, JournalError, Source};
 use tempfile::TempDir;
 
-/// Tests set XDG_CACHE_HOME (process-wide) to their own dir: one at a time.
-static ENV: Mutex<()> = Mutex::new(());
+use crate::support::own_cache::own_cache;
 
+/// A test's dirs; the journal finds its cache dir through XDG_CACHE_HOME, so each test runs in
+/// a process of its own (see [`own_cache`]).
 struct Env {
-    _lock: MutexGuard<'static, ()>,
-    cache: TempDir,
+    cache: PathBuf,
     project: TempDir,
     backups: TempDir,
 }
 
 impl Env {
-    fn new() -> Env {
-        let lock = ENV.lock().unwrap_or_else(|e| e.into_inner());
-        let cache = TempDir::new().unwrap();
-        std::env::set_var("XDG_CACHE_HOME", cache.path());
-        Env {
-            _lock: lock,
-            cache,
+    /// `None` in the ordinary run, which has just run the calling test in its own process.
+    fn new() -> Option<Env> {
+        Some(Env {
+            cache: own_cache()?,
             project: TempDir::new().unwrap(),
             backups: TempDir::new().unwrap(),
-        }
+        })
     }
 
     fn root(&self) -> PathBuf {
@@ -45,7 +41,7 @@ impl Env {
 
     /// The journal copies (`files/<n>.orig`) under the cache dir.
     fn journal_copy(&self, n: usize) -> PathBuf {
-        let journals = self.cache.path().join("selfdebug/journals");
+        let journals = self.cache.join("selfdebug/journals");
         let dir = fs::read_dir(&journals)
             .unwrap()
             .next()
@@ -180,7 +176,7 @@ fn hash_object(root: &Path, path: &Path) -> String {
 
 #[test]
 fn rollback_of_a_dirty_git_tree_is_byte_for_byte() {
-    let env = Env::new();
+    let Some(env) = Env::new() else { return };
     let root = env.root();
     dirty_repo(&root);
     let before = snapshot(&root);
@@ -226,7 +222,7 @@ fn rollback_of_a_dirty_git_tree_is_byte_for_byte() {
     // The journal names both files, with their hashes, before the rollback.
     let doc: serde_json::Value =
         serde_json::from_slice(&fs::read(j.journal_path()).unwrap()).unwrap();
-    assert!(j.journal_path().starts_with(env.cache.path()));
+    assert!(j.journal_path().starts_with(&env.cache));
     assert_eq!(doc["version"], 1);
     assert_eq!(doc["files"][0]["path"], "src/b.py");
     assert_eq!(doc["files"][0]["hash"], hash_b.as_str());
@@ -267,7 +263,7 @@ fn rollback_of_a_dirty_git_tree_is_byte_for_byte() {
 
 #[test]
 fn commit_keeps_new_content_and_restores_mtime_of_unchanged_files() {
-    let env = Env::new();
+    let Some(env) = Env::new() else { return };
     let root = env.root();
     dirty_repo(&root);
     let a = root.join("src/a.py");
@@ -316,7 +312,7 @@ fn commit_keeps_new_content_and_restores_mtime_of_unchanged_files() {
 
 #[test]
 fn non_git_rollback_falls_back_to_the_backup_copy_and_recreates_deleted_files() {
-    let env = Env::new();
+    let Some(env) = Env::new() else { return };
     let root = env.root();
     write(&root.join("pkg/mod.py"), "x = 1\r\n");
     write(&root.join("pkg/other.py"), "y = 2\n");
@@ -351,7 +347,7 @@ fn non_git_rollback_falls_back_to_the_backup_copy_and_recreates_deleted_files() 
 
 #[test]
 fn git_blob_is_the_last_copy_on_disk() {
-    let env = Env::new();
+    let Some(env) = Env::new() else { return };
     let root = env.root();
     dirty_repo(&root);
     let before = snapshot(&root);
@@ -366,7 +362,7 @@ fn git_blob_is_the_last_copy_on_disk() {
 
 #[test]
 fn dropping_an_unfinished_journal_rolls_back() {
-    let env = Env::new();
+    let Some(env) = Env::new() else { return };
     let root = env.root();
     write(&root.join("m.py"), "original\n");
     age(&root.join("m.py"), 60);
@@ -383,7 +379,7 @@ fn dropping_an_unfinished_journal_rolls_back() {
 
 #[test]
 fn a_second_run_on_the_same_root_is_locked_out() {
-    let env = Env::new();
+    let Some(env) = Env::new() else { return };
     let root = env.root();
     let first = env.begin();
     match Journal::begin(&root, Some(env.backups.path())) {
@@ -405,7 +401,7 @@ fn a_second_run_on_the_same_root_is_locked_out() {
 
 #[test]
 fn refuses_paths_outside_through_symlinks_and_in_virtualenvs() {
-    let env = Env::new();
+    let Some(env) = Env::new() else { return };
     let root = env.root();
     let outside = TempDir::new().unwrap();
     let secret = outside.path().join("secret.py");

@@ -10,20 +10,15 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use selfdebug::journal::{self, Journal, JournalError};
 use tempfile::TempDir;
 
+use crate::support::own_cache::own_cache;
+
 const CHILD_ROOT: &str = "SELFDEBUG_TEST_CHILD_ROOT";
 const CHILD_READY: &str = "SELFDEBUG_TEST_CHILD_READY";
-
-static ENV: Mutex<()> = Mutex::new(());
-
-fn env_lock() -> MutexGuard<'static, ()> {
-    ENV.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 #[test]
 fn child_patches_and_waits_to_be_killed() {
@@ -109,16 +104,15 @@ fn project(root: &Path) {
 
 #[test]
 fn a_killed_run_is_detected_and_restored_by_the_cli() {
-    let _env = env_lock();
-    let cache = TempDir::new().unwrap();
-    std::env::set_var("XDG_CACHE_HOME", cache.path());
+    // journal::pending and Journal::begin find the journal through XDG_CACHE_HOME.
+    let Some(cache) = own_cache() else { return };
     let dir = TempDir::new().unwrap();
     let root = dir.path().canonicalize().unwrap();
     project(&root);
     let before = snapshot(&root);
     let status_before = git(&root, &["status", "--porcelain"]);
     let original_hash = git(&root, &["hash-object", "m.py"]).trim().to_string();
-    let ready = cache.path().join("ready");
+    let ready = cache.join("ready");
 
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
@@ -128,8 +122,8 @@ fn a_killed_run_is_detected_and_restored_by_the_cli() {
         ])
         .env(CHILD_ROOT, &root)
         .env(CHILD_READY, &ready)
-        .env("XDG_CACHE_HOME", cache.path())
-        .env("TMPDIR", cache.path())
+        .env("XDG_CACHE_HOME", &cache)
+        .env("TMPDIR", &cache)
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
@@ -145,7 +139,7 @@ fn a_killed_run_is_detected_and_restored_by_the_cli() {
         Err(JournalError::Locked { pid, .. }) => assert_eq!(pid, child.id()),
         other => panic!("expected Locked, got {other:?}"),
     }
-    let (code, _, err) = selfdebug(cache.path(), &["restore", "--root", root.to_str().unwrap()]);
+    let (code, _, err) = selfdebug(&cache, &["restore", "--root", root.to_str().unwrap()]);
     assert_eq!(code, 6, "{err}");
     assert!(err.contains(&format!("pid {}", child.id())), "{err}");
 
@@ -187,7 +181,7 @@ fn a_killed_run_is_detected_and_restored_by_the_cli() {
     );
 
     let (code, out, err) = selfdebug(
-        cache.path(),
+        &cache,
         &["restore", "--root", root.to_str().unwrap(), "--json"],
     );
     assert_eq!(code, 0, "{err}");
@@ -210,22 +204,21 @@ fn a_killed_run_is_detected_and_restored_by_the_cli() {
     assert!(journal::pending(&root).unwrap().is_none());
     drop(Journal::begin(&root, None).unwrap());
 
-    let (code, out, _) = selfdebug(cache.path(), &["restore", "--root", root.to_str().unwrap()]);
+    let (code, out, _) = selfdebug(&cache, &["restore", "--root", root.to_str().unwrap()]);
     assert_eq!(code, 0);
     assert!(out.contains("nothing to restore"), "{out}");
 }
 
 #[test]
 fn restore_cli_human_output_help_and_bad_root() {
-    let _env = env_lock();
-    let cache = TempDir::new().unwrap();
-    std::env::set_var("XDG_CACHE_HOME", cache.path());
+    // journal::pending and Journal::begin find the journal through XDG_CACHE_HOME.
+    let Some(cache) = own_cache() else { return };
     let dir = TempDir::new().unwrap();
     let root = dir.path().canonicalize().unwrap();
     fs::write(root.join("a.py"), "a = 1\n").unwrap();
 
     // A journal left behind without a kill: leak it past its Drop.
-    let mut j = Journal::begin(&root, Some(cache.path())).unwrap();
+    let mut j = Journal::begin(&root, Some(cache.as_path())).unwrap();
     j.write(&root.join("a.py"), b"a = None\n").unwrap();
     let journal_file = j.journal_path();
     let lock = journal_file.with_file_name("lock");
@@ -233,7 +226,7 @@ fn restore_cli_human_output_help_and_bad_root() {
     // Make the lock stale: as if its pid had died.
     fs::write(&lock, r#"{"pid":0,"since":0,"run_id":"gone"}"#).unwrap();
 
-    let (code, out, err) = selfdebug(cache.path(), &["restore", "--root", root.to_str().unwrap()]);
+    let (code, out, err) = selfdebug(&cache, &["restore", "--root", root.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("restored 1 file of run "), "{out}");
     assert!(out.contains("a.py"), "{out}");
@@ -243,7 +236,7 @@ fn restore_cli_human_output_help_and_bad_root() {
     assert!(!lock.exists());
 
     let (code, out, _) = selfdebug(
-        cache.path(),
+        &cache,
         &["restore", "--root", root.to_str().unwrap(), "--json"],
     );
     assert_eq!(code, 0);
@@ -251,12 +244,12 @@ fn restore_cli_human_output_help_and_bad_root() {
     assert_eq!(doc["restored"], false);
     assert_eq!(doc["files"], serde_json::json!([]));
 
-    let (code, out, _) = selfdebug(cache.path(), &["restore", "--help"]);
+    let (code, out, _) = selfdebug(&cache, &["restore", "--help"]);
     assert_eq!(code, 0);
     assert!(out.contains("Exit codes of `restore`"), "{out}");
     assert!(out.contains("  6  a live selfdebug run"), "{out}");
 
-    let (code, _, err) = selfdebug(cache.path(), &["restore", "--root", "/nonexistent/dir"]);
+    let (code, _, err) = selfdebug(&cache, &["restore", "--root", "/nonexistent/dir"]);
     assert_eq!(code, 2);
     assert!(err.contains("not a directory"), "{err}");
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod llm_server;
+pub mod own_cache;
 pub mod plans;
 pub mod project;
 
