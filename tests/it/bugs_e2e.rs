@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::SystemTime;
 
+use crate::support;
+
 fn bugs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bugs")
 }
@@ -102,19 +104,6 @@ fn cases() -> Vec<Case> {
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// FNV-1a, 64 bits: enough to tell two versions of a small file apart.
@@ -244,7 +233,7 @@ fn contents(root: &Path) -> BTreeMap<String, (u64, u64)> {
 fn check(case: &Case) -> Result<(), String> {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join(&case.name);
-    copy_dir(&case.dir.join("project"), &root);
+    support::copy_dir(&case.dir.join("project"), &root);
     let before = snapshot(&root);
 
     let out = fix(&root, &["--json"]);
@@ -307,7 +296,7 @@ fn check(case: &Case) -> Result<(), String> {
             }
             // The fixed tree is exactly the original with the reviewed patch applied.
             let applied = tmp.path().join("applied").join(&case.name);
-            copy_dir(&case.dir.join("project"), &applied);
+            support::copy_dir(&case.dir.join("project"), &applied);
             apply(&applied, expected)?;
             if contents(&root) != contents(&applied) {
                 return Err("the fixed tree differs from the original plus the patch".into());
@@ -322,7 +311,7 @@ fn check(case: &Case) -> Result<(), String> {
             }
             // The dry run prints the same bytes, and leaves its copy as it was.
             let dry_root = tmp.path().join("dry").join(&case.name);
-            copy_dir(&case.dir.join("project"), &dry_root);
+            support::copy_dir(&case.dir.join("project"), &dry_root);
             let dry_before = snapshot(&dry_root);
             let dry = fix(&dry_root, &["--dry-run"]);
             if dry.status.code() != Some(0) || dry.stdout != *expected {

@@ -12,21 +12,8 @@ use support::{path_str, project_root, python, selfdebug};
 fn copy_project(name: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join(name);
-    copy_dir(&project_root(name), &dest);
+    support::copy_dir(&project_root(name), &dest);
     (dir, dest)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Every file under `root` (relative path → bytes and mtime), directories included by name.

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use selfdebug::localize::{self, Spectrum};
 use selfdebug::runner::{self, RunSpec};
 
+use crate::support;
+
 /// case → (rank, ties) of the buggy line.
 /// The raise (bank) and the recursive call (maths) outrank the condition that leads to them:
 /// fewer passing tests run them. Ochiai cannot know which of the two a human would edit.
@@ -38,19 +40,6 @@ const EXPECTED: &[(&str, u32, u32)] = &[
 
 fn bugs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bugs")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// The file and old line number of the first line the patch removes; for a patch that only
@@ -108,7 +97,7 @@ fn buggy_lines_rank_where_recorded() {
         let (file, line) = buggy_line(&patch);
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join(case);
-        copy_dir(&dir.join("project"), &root);
+        support::copy_dir(&dir.join("project"), &root);
         let out = tmp.path().join("cover.json");
         let mut spec = RunSpec::new(&root);
         spec.timeout = std::time::Duration::from_secs(120);
@@ -175,7 +164,7 @@ fn monitoring_and_settrace_record_the_same_lines() {
             .expect("pytest importable");
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("p");
-        copy_dir(&bugs_dir().join("search_wrong_variable/project"), &root);
+        support::copy_dir(&bugs_dir().join("search_wrong_variable/project"), &root);
         let out = tmp.path().join("cover.json");
         let mut spec = RunSpec::new(&root);
         spec.env.push(("XDG_CACHE_HOME".into(), xdg.clone().into()));

@@ -5,6 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use crate::support;
+
 fn real_python() -> PathBuf {
     let out = Command::new("python3")
         .args(["-c", "import sys; print(sys.executable)"])
@@ -24,22 +26,6 @@ fn selfdebug(args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .expect("run selfdebug")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name();
-        if name == "__pycache__" || name == ".pytest_cache" {
-            continue;
-        }
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(&name));
-        } else {
-            fs::copy(e.path(), to.join(&name)).unwrap();
-        }
-    }
 }
 
 /// Every path under `root` with its content hash and mtime.
@@ -69,7 +55,7 @@ fn snapshot(root: &Path) -> BTreeMap<String, (String, Option<std::time::SystemTi
 fn demo_copy() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap().join("demo");
-    copy_dir(
+    support::copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/projects/demo"),
         &root,
     );

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use crate::support;
-
 use selfdebug::probe::{self, InjectionKind, ProbeError, ProbeReport, ProbeRequest};
 use selfdebug::runner::{run_pytest, Interpreter, InterpreterSource, RunSpec};
 use selfdebug::traceback::{self, Failure};
+
+use crate::support;
 
 fn real_python() -> PathBuf {
     let out = Command::new("python3")
@@ -33,22 +33,6 @@ fn write(root: &Path, rel: &str, bytes: &[u8]) {
     let p = root.join(rel);
     fs::create_dir_all(p.parent().unwrap()).unwrap();
     fs::write(p, bytes).unwrap();
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name();
-        if name == "__pycache__" || name == ".pytest_cache" {
-            continue;
-        }
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(&name));
-        } else {
-            fs::copy(e.path(), to.join(&name)).unwrap();
-        }
-    }
 }
 
 /// Every file under `root` with its bytes and mtime, and every directory.
@@ -145,7 +129,7 @@ fn local<'a>(r: &'a ProbeReport, name: &str) -> &'a probe::Value {
 fn demo_text_is_none() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap().join("demo");
-    copy_dir(
+    support::copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/projects/demo"),
         &root,
     );

@@ -82,6 +82,24 @@ pub fn project_root(project: &str) -> PathBuf {
     fixtures().join("projects").join(project)
 }
 
+/// Copies the tree `from` to `to` (made if missing), without the caches a local pytest run may
+/// have left in a fixture (`__pycache__`, `.pytest_cache`): they are not part of it.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if name == "__pycache__" || name == ".pytest_cache" {
+            continue;
+        }
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(&name));
+        } else {
+            std::fs::copy(e.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
 pub fn python() -> String {
     std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string())
 }

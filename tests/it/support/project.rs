@@ -165,26 +165,7 @@ pub fn demo_project() -> Project {
 /// A copy of `fixtures/projects/NAME` as a throwaway project.
 pub fn fixture_project(name: &str) -> Project {
     let p = project(&[]);
-    let from = super::project_root(name);
-    // Caches a local pytest run may have left there are not part of the fixture.
-    let not_cache = |e: &walkdir::DirEntry| {
-        !matches!(
-            e.file_name().to_str(),
-            Some("__pycache__" | ".pytest_cache")
-        )
-    };
-    for e in walkdir::WalkDir::new(&from)
-        .into_iter()
-        .filter_entry(not_cache)
-    {
-        let e = e.unwrap();
-        let to = p.root.join(e.path().strip_prefix(&from).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-        } else if e.file_type().is_file() {
-            std::fs::copy(e.path(), &to).unwrap();
-        }
-    }
+    super::copy_dir(&super::project_root(name), &p.root);
     p
 }
 
