@@ -4,384 +4,301 @@
 //! (reviewed: the first is the fix a careful human would write); import placement has its own
 //! cases.
 
-use crate::support;
-
-use support::plans;
-
 use selfdebug::plan::{self, PlanInput};
 use selfdebug::rules::RuleSet;
 use selfdebug::traceback;
 
-struct Case {
-    name: &'static str,
-    /// Project files (path, exact bytes); `file` is the one that fails.
-    files: &'static [(&'static str, &'static [u8])],
-    file: &'static str,
-    /// 1-based failing line and its function (`<module>` at import time).
-    line: u32,
-    func: &'static str,
-    /// Caret line under the code as CPython prints it (relative to the stripped code).
-    caret: Option<&'static str>,
-    exc: &'static str,
-    /// The test's assertion, printed as the outermost frame.
-    test_line: &'static str,
+use crate::support::plans::{self, transform_cases, Case};
+
+/// The case's candidates in rank order, each as a snapshot (reviewed).
+fn check(name: &str, case: &Case) {
+    let cands = plans::case_candidates(name, case);
+    insta::assert_snapshot!(name, plans::render(&cands, true));
 }
 
-const CASES: &[Case] = &[
-    // --- NameError -------------------------------------------------------------------------
-    Case {
-        name: "name_typo_function_lf",
-        files: &[(
-            "stats.py",
-            b"def total(items):\n    count = len(items)\n    # doubled on purpose\n    return cont * 2  # see README\n",
-        )],
-        file: "stats.py",
-        line: 4,
-        func: "total",
-        caret: Some("       ^^^^"),
-        exc: "NameError: name 'cont' is not defined",
-        test_line: "assert stats.total([1, 2]) == 4",
-    },
-    Case {
-        name: "name_forgot_self_method_crlf",
-        files: &[(
-            "cart.py",
-            b"class Cart:\r\n    def __init__(self):\r\n        self.items = []\r\n\r\n    def count(self):\r\n        # how many lines\r\n        return len(items)  # not quantities\r\n",
-        )],
-        file: "cart.py",
-        line: 7,
-        func: "count",
-        caret: Some("               ^^^^^"),
-        exc: "NameError: name 'items' is not defined",
-        test_line: "assert cart.Cart().count() == 0",
-    },
-    Case {
-        name: "name_typo_in_comprehension_method",
-        files: &[(
-            "team.py",
-            b"class Team:\n    def __init__(self, users):\n        self.users = users\n\n    def active_names(self):\n        # only people who logged in\n        return [user.name for user in self.users if usr.active]\n",
-        )],
-        file: "team.py",
-        line: 7,
-        func: "active_names",
-        caret: None,
-        exc: "NameError: name 'usr' is not defined",
-        test_line: "assert team.Team([]).active_names() == []",
-    },
-    Case {
-        name: "name_python_hint_self",
-        files: &[(
-            "shop.py",
-            b"class Basket:\n    def __init__(self, owner):\n        self.owner = owner\n\n    def label(self):\n        return f\"basket of {ownr}\"\n",
-        )],
-        file: "shop.py",
-        line: 6,
-        func: "label",
-        caret: None,
-        exc: "NameError: name 'ownr' is not defined. Did you mean: 'self.owner'?",
-        test_line: "assert shop.Basket(\"ann\").label() == \"basket of ann\"",
-    },
-    Case {
-        name: "name_stdlib_module_no_imports",
-        files: &[(
-            "report.py",
-            b"\"\"\"Reports as JSON.\"\"\"\n\n\ndef dump(data):\n    return json.dumps(data, sort_keys=True)\n",
-        )],
-        file: "report.py",
-        line: 5,
-        func: "dump",
-        caret: Some("       ^^^^"),
-        exc: "NameError: name 'json' is not defined",
-        test_line: "assert report.dump({}) == \"{}\"",
-    },
-    Case {
-        name: "name_stdlib_into_grouped_block",
-        files: &[
-            (
-                "app/__init__.py",
-                b"",
-            ),
-            (
-                "app/models.py",
-                b"X = 1\n",
-            ),
-            (
-                "app/service.py",
-                b"\"\"\"Service layer.\"\"\"\nfrom __future__ import annotations\n\nimport os\nimport sys\n\nimport requests\n\nfrom app.models import X\n\n\ndef stamp(d):\n    return json.dumps(d)\n",
-            ),
-        ],
-        file: "app/service.py",
-        line: 13,
-        func: "stamp",
-        caret: None,
-        exc: "NameError: name 'json' is not defined",
-        test_line: "assert service.stamp({}) == \"{}\"",
-    },
-    Case {
-        name: "name_stdlib_into_unsorted_block",
-        files: &[(
-            "tool.py",
-            b"import sys\nimport os\n\n\ndef now():\n    return datetime.datetime.now()\n",
-        )],
-        file: "tool.py",
-        line: 6,
-        func: "now",
-        caret: None,
-        exc: "NameError: name 'datetime' is not defined",
-        test_line: "assert tool.now()",
-    },
-    Case {
-        name: "name_stdlib_name_merged",
-        files: &[(
-            "index.py",
-            b"from collections import Counter\n\n\ndef group(words):\n    out = defaultdict(list)\n    for w in words:\n        out[w[0]].append(w)\n    return dict(out)\n",
-        )],
-        file: "index.py",
-        line: 5,
-        func: "group",
-        caret: None,
-        exc: "NameError: name 'defaultdict' is not defined",
-        test_line: "assert index.group([\"ab\"]) == {\"a\": [\"ab\"]}",
-    },
-    Case {
-        name: "name_stdlib_two_homes_ranked",
-        files: &[(
-            "render.py",
-            b"\"\"\"Templates.\"\"\"\nimport re\n\n\ndef render(template, **values):\n    return Formatter().format(template, **values)\n",
-        )],
-        file: "render.py",
-        line: 6,
-        func: "render",
-        caret: None,
-        exc: "NameError: name 'Formatter' is not defined",
-        test_line: "assert render.render(\"{a}\", a=1) == \"1\"",
-    },
-    Case {
-        name: "name_stdlib_submodule_home",
-        files: &[(
-            "walk.py",
-            b"from typing import Optional\n\n\ndef first(items: Optional[list]):\n    return isinstance(items, Iterable)\n",
-        )],
-        file: "walk.py",
-        line: 5,
-        func: "first",
-        caret: None,
-        exc: "NameError: name 'Iterable' is not defined",
-        test_line: "assert walk.first([])",
-    },
-    Case {
-        name: "name_project_into_local_group",
-        files: &[
-            ("shop/__init__.py", b""),
-            (
-                "shop/pricing.py",
-                b"def format_price(cents):\n    return f\"{cents / 100:.2f}\"\n",
-            ),
-            (
-                "shop/models.py",
-                b"class Order:\n    pass\n",
-            ),
-            (
-                "shop/checkout.py",
-                b"\"\"\"Checkout.\"\"\"\nimport logging\n\nfrom shop.models import Order\n\nlog = logging.getLogger(__name__)\n\n\ndef total_label(cents):\n    return format_price(cents)\n",
-            ),
-        ],
-        file: "shop/checkout.py",
-        line: 10,
-        func: "total_label",
-        caret: None,
-        exc: "NameError: name 'format_price' is not defined",
-        test_line: "assert checkout.total_label(250) == \"2.50\"",
-    },
-    Case {
-        name: "name_project_into_sorted_local_group",
-        files: &[
-            ("shop/__init__.py", b""),
-            ("shop/pricing.py", b"def format_price(cents):\n    return str(cents)\n"),
-            ("shop/models.py", b"class Order:\n    pass\n"),
-            ("shop/audit.py", b"def audit(x):\n    return x\n"),
-            (
-                "shop/checkout.py",
-                b"\"\"\"Checkout.\"\"\"\n\nfrom __future__ import annotations\n\nimport logging\nimport os\n\nimport requests\n\nfrom shop.audit import audit\nfrom shop.models import Order\n\n\ndef label(cents):\n    return audit(format_price(cents))\n",
-            ),
-        ],
-        file: "shop/checkout.py",
-        line: 15,
-        func: "label",
-        caret: None,
-        exc: "NameError: name 'format_price' is not defined",
-        test_line: "assert checkout.label(250) == \"250\"",
-    },
-    // --- UnboundLocalError -------------------------------------------------------------------
-    Case {
-        name: "unbound_branch_function_lf",
-        files: &[(
-            "rates.py",
-            b"def discount(tier):\n    \"\"\"Rate for a tier.\"\"\"\n    if tier == \"gold\":\n        rate = 0.2\n    elif tier == \"silver\":\n        rate = 0.1\n    return rate\n",
-        )],
-        file: "rates.py",
-        line: 7,
-        func: "discount",
-        caret: None,
-        exc: "UnboundLocalError: cannot access local variable 'rate' where it is not associated with a value",
-        test_line: "assert rates.discount(\"bronze\") == 0.0",
-    },
-    Case {
-        name: "unbound_counter_global_crlf",
-        files: &[(
-            "hits.py",
-            b"# request counter\r\ncounter = 0\r\n\r\n\r\ndef hit():\r\n    # one more\r\n    counter += 1  # shared\r\n    return counter\r\n",
-        )],
-        file: "hits.py",
-        line: 7,
-        func: "hit",
-        caret: None,
-        exc: "UnboundLocalError: cannot access local variable 'counter' where it is not associated with a value",
-        test_line: "assert hits.hit() == 1",
-    },
-    Case {
-        name: "unbound_accumulator_method_py310",
-        files: &[(
-            "ledger.py",
-            b"class Ledger:\n    def __init__(self, amounts):\n        self.amounts = amounts\n\n    def balance(self):\n        for amount in self.amounts:\n            total += amount\n        return total\n",
-        )],
-        file: "ledger.py",
-        line: 7,
-        func: "balance",
-        caret: None,
-        exc: "UnboundLocalError: local variable 'total' referenced before assignment",
-        test_line: "assert ledger.Ledger([1, 2]).balance() == 3",
-    },
-    Case {
-        name: "unbound_try_nonlocal",
-        files: &[(
-            "conf.py",
-            b"def loader(path):\n    cache = None\n\n    def load():\n        if cache is None:\n            cache = open(path).read()\n        return cache\n\n    return load\n",
-        )],
-        file: "conf.py",
-        line: 5,
-        func: "load",
-        caret: None,
-        exc: "UnboundLocalError: cannot access local variable 'cache' where it is not associated with a value",
-        test_line: "assert conf.loader(\"x\")()",
-    },
-    // --- ImportError -------------------------------------------------------------------------
-    Case {
-        name: "import_moved_name_keeps_others",
-        files: &[
-            ("shop/__init__.py", b""),
-            (
-                "shop/pricing.py",
-                b"def format_price(cents):\n    return f\"{cents / 100:.2f}\"\n",
-            ),
-            (
-                "shop/models.py",
-                b"class Order:\n    pass\n",
-            ),
-            (
-                "shop/api.py",
-                b"import json\n\nfrom shop.models import Order, format_price  # public API\n\n\ndef render(order):\n    return json.dumps(format_price(order))\n",
-            ),
-        ],
-        file: "shop/api.py",
-        line: 3,
-        func: "<module>",
-        caret: None,
-        exc: "ImportError: cannot import name 'format_price' from 'shop.models' (ROOT/shop/models.py)",
-        test_line: "from shop import api",
-    },
-    Case {
-        name: "import_typo_relative_crlf",
-        files: &[
-            ("crm/__init__.py", b""),
-            (
-                "crm/models.py",
-                b"class Customer:\r\n    pass\r\n\r\n\r\nclass Contact:\r\n    pass\r\n",
-            ),
-            (
-                "crm/views.py",
-                b"# views\r\nfrom .models import Custmer\r\n\r\n\r\ndef show(c):\r\n    return isinstance(c, Custmer)\r\n",
-            ),
-        ],
-        file: "crm/views.py",
-        line: 2,
-        func: "<module>",
-        caret: None,
-        exc: "ImportError: cannot import name 'Custmer' from 'crm.models' (ROOT/crm/models.py)",
-        test_line: "from crm import views",
-    },
-    Case {
-        name: "import_python_hint",
-        files: &[
-            ("lib/__init__.py", b""),
-            ("lib/text.py", b"def slugify(s):\n    return s.lower()\n"),
-            (
-                "lib/urls.py",
-                b"from lib.text import slugfy\n\n\ndef url(title):\n    return \"/\" + slugfy(title)\n",
-            ),
-        ],
-        file: "lib/urls.py",
-        line: 1,
-        func: "<module>",
-        caret: None,
-        exc: "ImportError: cannot import name 'slugfy' from 'lib.text' (ROOT/lib/text.py). Did you mean: 'slugify'?",
-        test_line: "from lib import urls",
-    },
-];
-
-/// Writes the case's project (files + a test file) and a native traceback of its failure.
-fn project(case: &Case) -> (tempfile::TempDir, Vec<u8>) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    for (path, bytes) in case.files {
-        let p = root.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, bytes).unwrap();
-    }
-    std::fs::create_dir_all(root.join("tests")).unwrap();
-    let test_src = format!("import mod\n\n\ndef test_it():\n    {}\n", case.test_line);
-    std::fs::write(root.join("tests/test_mod.py"), test_src).unwrap();
-    let bytes = case.files.iter().find(|(p, _)| *p == case.file).unwrap().1;
-    let text = selfdebug::source::SourceFile::from_bytes(case.file, bytes.to_vec()).unwrap();
-    let code = text
-        .line_text(case.line as usize)
-        .unwrap()
-        .trim()
-        .to_string();
-    let mut log = format!(
-        "Traceback (most recent call last):\n  File \"{r}/tests/test_mod.py\", line 5, in test_it\n    {t}\n  File \"{r}/{file}\", line {l}, in {f}\n    {code}\n",
-        r = root.display(),
-        t = case.test_line,
-        file = case.file,
-        l = case.line,
-        f = case.func,
-    );
-    if let Some(c) = case.caret {
-        log.push_str(&format!("    {c}\n"));
-    }
-    log.push_str(&case.exc.replace("ROOT", &root.display().to_string()));
-    log.push('\n');
-    (dir, log.into_bytes())
-}
-
-#[test]
-fn names_candidates() {
-    for case in CASES {
-        let (dir, log) = project(case);
-        let cands = plans::candidates(case.name, dir.path(), &log, case.file, case.line);
-        assert!(!cands.is_empty(), "{}: no candidate", case.name);
-        let mut snap = String::new();
-        for c in &cands {
-            plans::assert_outside_edits_identical(case.name, c);
-            snap.push_str(&format!(
-                "## {} [{}{}]\n{}\n",
-                c.fix.title,
-                c.fix.rule,
-                if c.safe { ", safe" } else { "" },
-                c.diff
-            ));
+transform_cases! {
+    check(Case::MOD) {
+        // --- NameError -------------------------------------------------------------------------
+        name_typo_function_lf {
+            files: &[(
+                "stats.py",
+                b"def total(items):\n    count = len(items)\n    # doubled on purpose\n    return cont * 2  # see README\n",
+            )],
+            file: "stats.py",
+            line: 4,
+            func: Some("total"),
+            caret: Some("       ^^^^"),
+            exc: "NameError: name 'cont' is not defined",
+            test_line: "assert stats.total([1, 2]) == 4",
         }
-        insta::assert_snapshot!(case.name, snap);
+        name_forgot_self_method_crlf {
+            files: &[(
+                "cart.py",
+                b"class Cart:\r\n    def __init__(self):\r\n        self.items = []\r\n\r\n    def count(self):\r\n        # how many lines\r\n        return len(items)  # not quantities\r\n",
+            )],
+            file: "cart.py",
+            line: 7,
+            func: Some("count"),
+            caret: Some("               ^^^^^"),
+            exc: "NameError: name 'items' is not defined",
+            test_line: "assert cart.Cart().count() == 0",
+        }
+        name_typo_in_comprehension_method {
+            files: &[(
+                "team.py",
+                b"class Team:\n    def __init__(self, users):\n        self.users = users\n\n    def active_names(self):\n        # only people who logged in\n        return [user.name for user in self.users if usr.active]\n",
+            )],
+            file: "team.py",
+            line: 7,
+            func: Some("active_names"),
+            caret: None,
+            exc: "NameError: name 'usr' is not defined",
+            test_line: "assert team.Team([]).active_names() == []",
+        }
+        name_python_hint_self {
+            files: &[(
+                "shop.py",
+                b"class Basket:\n    def __init__(self, owner):\n        self.owner = owner\n\n    def label(self):\n        return f\"basket of {ownr}\"\n",
+            )],
+            file: "shop.py",
+            line: 6,
+            func: Some("label"),
+            caret: None,
+            exc: "NameError: name 'ownr' is not defined. Did you mean: 'self.owner'?",
+            test_line: "assert shop.Basket(\"ann\").label() == \"basket of ann\"",
+        }
+        name_stdlib_module_no_imports {
+            files: &[(
+                "report.py",
+                b"\"\"\"Reports as JSON.\"\"\"\n\n\ndef dump(data):\n    return json.dumps(data, sort_keys=True)\n",
+            )],
+            file: "report.py",
+            line: 5,
+            func: Some("dump"),
+            caret: Some("       ^^^^"),
+            exc: "NameError: name 'json' is not defined",
+            test_line: "assert report.dump({}) == \"{}\"",
+        }
+        name_stdlib_into_grouped_block {
+            files: &[
+                (
+                    "app/__init__.py",
+                    b"",
+                ),
+                (
+                    "app/models.py",
+                    b"X = 1\n",
+                ),
+                (
+                    "app/service.py",
+                    b"\"\"\"Service layer.\"\"\"\nfrom __future__ import annotations\n\nimport os\nimport sys\n\nimport requests\n\nfrom app.models import X\n\n\ndef stamp(d):\n    return json.dumps(d)\n",
+                ),
+            ],
+            file: "app/service.py",
+            line: 13,
+            func: Some("stamp"),
+            caret: None,
+            exc: "NameError: name 'json' is not defined",
+            test_line: "assert service.stamp({}) == \"{}\"",
+        }
+        name_stdlib_into_unsorted_block {
+            files: &[(
+                "tool.py",
+                b"import sys\nimport os\n\n\ndef now():\n    return datetime.datetime.now()\n",
+            )],
+            file: "tool.py",
+            line: 6,
+            func: Some("now"),
+            caret: None,
+            exc: "NameError: name 'datetime' is not defined",
+            test_line: "assert tool.now()",
+        }
+        name_stdlib_name_merged {
+            files: &[(
+                "index.py",
+                b"from collections import Counter\n\n\ndef group(words):\n    out = defaultdict(list)\n    for w in words:\n        out[w[0]].append(w)\n    return dict(out)\n",
+            )],
+            file: "index.py",
+            line: 5,
+            func: Some("group"),
+            caret: None,
+            exc: "NameError: name 'defaultdict' is not defined",
+            test_line: "assert index.group([\"ab\"]) == {\"a\": [\"ab\"]}",
+        }
+        name_stdlib_two_homes_ranked {
+            files: &[(
+                "render.py",
+                b"\"\"\"Templates.\"\"\"\nimport re\n\n\ndef render(template, **values):\n    return Formatter().format(template, **values)\n",
+            )],
+            file: "render.py",
+            line: 6,
+            func: Some("render"),
+            caret: None,
+            exc: "NameError: name 'Formatter' is not defined",
+            test_line: "assert render.render(\"{a}\", a=1) == \"1\"",
+        }
+        name_stdlib_submodule_home {
+            files: &[(
+                "walk.py",
+                b"from typing import Optional\n\n\ndef first(items: Optional[list]):\n    return isinstance(items, Iterable)\n",
+            )],
+            file: "walk.py",
+            line: 5,
+            func: Some("first"),
+            caret: None,
+            exc: "NameError: name 'Iterable' is not defined",
+            test_line: "assert walk.first([])",
+        }
+        name_project_into_local_group {
+            files: &[
+                ("shop/__init__.py", b""),
+                (
+                    "shop/pricing.py",
+                    b"def format_price(cents):\n    return f\"{cents / 100:.2f}\"\n",
+                ),
+                (
+                    "shop/models.py",
+                    b"class Order:\n    pass\n",
+                ),
+                (
+                    "shop/checkout.py",
+                    b"\"\"\"Checkout.\"\"\"\nimport logging\n\nfrom shop.models import Order\n\nlog = logging.getLogger(__name__)\n\n\ndef total_label(cents):\n    return format_price(cents)\n",
+                ),
+            ],
+            file: "shop/checkout.py",
+            line: 10,
+            func: Some("total_label"),
+            caret: None,
+            exc: "NameError: name 'format_price' is not defined",
+            test_line: "assert checkout.total_label(250) == \"2.50\"",
+        }
+        name_project_into_sorted_local_group {
+            files: &[
+                ("shop/__init__.py", b""),
+                ("shop/pricing.py", b"def format_price(cents):\n    return str(cents)\n"),
+                ("shop/models.py", b"class Order:\n    pass\n"),
+                ("shop/audit.py", b"def audit(x):\n    return x\n"),
+                (
+                    "shop/checkout.py",
+                    b"\"\"\"Checkout.\"\"\"\n\nfrom __future__ import annotations\n\nimport logging\nimport os\n\nimport requests\n\nfrom shop.audit import audit\nfrom shop.models import Order\n\n\ndef label(cents):\n    return audit(format_price(cents))\n",
+                ),
+            ],
+            file: "shop/checkout.py",
+            line: 15,
+            func: Some("label"),
+            caret: None,
+            exc: "NameError: name 'format_price' is not defined",
+            test_line: "assert checkout.label(250) == \"250\"",
+        }
+        // --- UnboundLocalError -------------------------------------------------------------------
+        unbound_branch_function_lf {
+            files: &[(
+                "rates.py",
+                b"def discount(tier):\n    \"\"\"Rate for a tier.\"\"\"\n    if tier == \"gold\":\n        rate = 0.2\n    elif tier == \"silver\":\n        rate = 0.1\n    return rate\n",
+            )],
+            file: "rates.py",
+            line: 7,
+            func: Some("discount"),
+            caret: None,
+            exc: "UnboundLocalError: cannot access local variable 'rate' where it is not associated with a value",
+            test_line: "assert rates.discount(\"bronze\") == 0.0",
+        }
+        unbound_counter_global_crlf {
+            files: &[(
+                "hits.py",
+                b"# request counter\r\ncounter = 0\r\n\r\n\r\ndef hit():\r\n    # one more\r\n    counter += 1  # shared\r\n    return counter\r\n",
+            )],
+            file: "hits.py",
+            line: 7,
+            func: Some("hit"),
+            caret: None,
+            exc: "UnboundLocalError: cannot access local variable 'counter' where it is not associated with a value",
+            test_line: "assert hits.hit() == 1",
+        }
+        unbound_accumulator_method_py310 {
+            files: &[(
+                "ledger.py",
+                b"class Ledger:\n    def __init__(self, amounts):\n        self.amounts = amounts\n\n    def balance(self):\n        for amount in self.amounts:\n            total += amount\n        return total\n",
+            )],
+            file: "ledger.py",
+            line: 7,
+            func: Some("balance"),
+            caret: None,
+            exc: "UnboundLocalError: local variable 'total' referenced before assignment",
+            test_line: "assert ledger.Ledger([1, 2]).balance() == 3",
+        }
+        unbound_try_nonlocal {
+            files: &[(
+                "conf.py",
+                b"def loader(path):\n    cache = None\n\n    def load():\n        if cache is None:\n            cache = open(path).read()\n        return cache\n\n    return load\n",
+            )],
+            file: "conf.py",
+            line: 5,
+            func: Some("load"),
+            caret: None,
+            exc: "UnboundLocalError: cannot access local variable 'cache' where it is not associated with a value",
+            test_line: "assert conf.loader(\"x\")()",
+        }
+        // --- ImportError -------------------------------------------------------------------------
+        import_moved_name_keeps_others {
+            files: &[
+                ("shop/__init__.py", b""),
+                (
+                    "shop/pricing.py",
+                    b"def format_price(cents):\n    return f\"{cents / 100:.2f}\"\n",
+                ),
+                (
+                    "shop/models.py",
+                    b"class Order:\n    pass\n",
+                ),
+                (
+                    "shop/api.py",
+                    b"import json\n\nfrom shop.models import Order, format_price  # public API\n\n\ndef render(order):\n    return json.dumps(format_price(order))\n",
+                ),
+            ],
+            file: "shop/api.py",
+            line: 3,
+            func: Some("<module>"),
+            caret: None,
+            exc: "ImportError: cannot import name 'format_price' from 'shop.models' (ROOT/shop/models.py)",
+            test_line: "from shop import api",
+        }
+        import_typo_relative_crlf {
+            files: &[
+                ("crm/__init__.py", b""),
+                (
+                    "crm/models.py",
+                    b"class Customer:\r\n    pass\r\n\r\n\r\nclass Contact:\r\n    pass\r\n",
+                ),
+                (
+                    "crm/views.py",
+                    b"# views\r\nfrom .models import Custmer\r\n\r\n\r\ndef show(c):\r\n    return isinstance(c, Custmer)\r\n",
+                ),
+            ],
+            file: "crm/views.py",
+            line: 2,
+            func: Some("<module>"),
+            caret: None,
+            exc: "ImportError: cannot import name 'Custmer' from 'crm.models' (ROOT/crm/models.py)",
+            test_line: "from crm import views",
+        }
+        import_python_hint {
+            files: &[
+                ("lib/__init__.py", b""),
+                ("lib/text.py", b"def slugify(s):\n    return s.lower()\n"),
+                (
+                    "lib/urls.py",
+                    b"from lib.text import slugfy\n\n\ndef url(title):\n    return \"/\" + slugfy(title)\n",
+                ),
+            ],
+            file: "lib/urls.py",
+            line: 1,
+            func: Some("<module>"),
+            caret: None,
+            exc: "ImportError: cannot import name 'slugfy' from 'lib.text' (ROOT/lib/text.py). Did you mean: 'slugify'?",
+            test_line: "from lib import urls",
+        }
+
     }
 }
 
@@ -389,17 +306,16 @@ fn names_candidates() {
 #[test]
 fn unknown_name_has_no_candidate() {
     let case = Case {
-        name: "nothing_close",
         files: &[("m.py", b"def f(a):\n    return zzqx_frobnicate + a\n")],
         file: "m.py",
         line: 2,
-        func: "f",
-        caret: None,
+        func: Some("f"),
         exc: "NameError: name 'zzqx_frobnicate' is not defined",
         test_line: "assert m.f(1)",
+        ..Case::MOD
     };
-    let (dir, log) = project(&case);
-    assert!(plans::candidates(case.name, dir.path(), &log, case.file, case.line).is_empty());
+    let (dir, log) = plans::project(&case);
+    assert!(plans::candidates("nothing_close", dir.path(), &log, case.file, case.line).is_empty());
 }
 
 /// Failures in odd places (module level, a class body, a one-line `def`, a lambda default)
@@ -418,16 +334,15 @@ fn odd_places_do_not_panic() {
         let files: &'static [(&'static str, &'static [u8])] =
             Box::leak(vec![(file, bytes)].into_boxed_slice());
         let case = Case {
-            name: "odd",
             files,
             file,
             line,
-            func,
-            caret: None,
+            func: Some(func),
             exc,
             test_line: "assert m",
+            ..Case::MOD
         };
-        let (dir, log) = project(&case);
+        let (dir, log) = plans::project(&case);
         let parsed = traceback::parse(&log, dir.path()).unwrap();
         let rules = RuleSet::builtin().unwrap();
         let _ = plan::plan(&PlanInput {

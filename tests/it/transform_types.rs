@@ -5,354 +5,270 @@
 //! hold every candidate's diff, in rank order (reviewed: the first is what a careful human
 //! writes); the byte checks prove nothing outside the edits changes, CRLF included.
 
-use crate::support;
-
-use support::plans;
-
 use selfdebug::plan::{self, PlanInput};
 use selfdebug::rules::RuleSet;
 use selfdebug::traceback;
 
-struct Case {
-    name: &'static str,
-    /// The module under test, exact bytes.
-    module: &'static [u8],
-    /// 1-based line Python names.
-    line: u32,
-    /// The function of the failing frame; `None` for a SyntaxError (no function).
-    func: Option<&'static str>,
-    /// Caret line under the code as CPython prints it (relative to the stripped code).
-    caret: Option<&'static str>,
-    exc: &'static str,
-    /// What the test does with the module (`m.f(x)`, `m.f(x) == "y"`); empty: import only.
-    call: &'static str,
-}
+use crate::support::plans::{self, transform_cases, Case};
+use crate::support::project::project;
 
-const CASES: &[Case] = &[
-    Case {
-        name: "concat_chain",
-        module: b"def label(name, count):\n    return name + \": \" + count + \" items\"\n",
-        line: 2,
-        func: Some("label"),
-        caret: Some("       ~~~~~~~~~~~~^~~~~~~"),
-        exc: "TypeError: can only concatenate str (not \"int\") to str",
-        call: "m.label('apples', 3)",
-    },
-    Case {
-        name: "concat_aug_crlf",
-        module: b"class Log:\r\n    def __init__(self):\r\n        self.text = \"\"\r\n\r\n    def add(self, count):\r\n        # append the count\r\n        self.text += count  # running log\r\n        return self.text\r\n",
-        line: 7,
-        func: Some("add"),
-        caret: Some("^^^^^^^^^^^^^^^^^^"),
-        exc: "TypeError: can only concatenate str (not \"int\") to str",
-        call: "m.Log().add(3)",
-    },
-    Case {
-        name: "strnum_aug",
-        module: b"def total(rows):\n    result = 0\n    for row in rows:\n        result += row[\"qty\"]\n    return result\n",
-        line: 4,
-        func: Some("total"),
-        caret: None,
-        exc: "TypeError: unsupported operand type(s) for +=: 'int' and 'str'",
-        call: "m.total([{'qty': '2'}])",
-    },
-    Case {
-        name: "strnum_method_crlf",
-        module: b"class Pager:\r\n    def __init__(self, page):\r\n        self.page = page\r\n\r\n    def previous(self):\r\n        # pages start at 1\r\n        return max(self.page - 1, 1)\r\n",
-        line: 7,
-        func: Some("previous"),
-        caret: Some("           ~~~~~~~~~~^~~"),
-        exc: "TypeError: unsupported operand type(s) for -: 'str' and 'int'",
-        call: "m.Pager('3').previous()",
-    },
-    Case {
-        name: "strnum_left_number",
-        module: b"def ordinal(n):\n    suffix = \"th\"\n    return n + suffix\n",
-        line: 3,
-        func: Some("ordinal"),
-        caret: Some("       ~~^~~~~~~~"),
-        exc: "TypeError: unsupported operand type(s) for +: 'int' and 'str'",
-        call: "m.ordinal(4) == \"4th\"",
-    },
-    Case {
-        name: "callable_attr",
-        module: b"class Box:\n    def __init__(self, size):\n        self.size = size\n\n    def area(self):\n        return self.size() * 2\n",
-        line: 6,
-        func: Some("area"),
-        caret: Some("       ^^^^^^^^^^^"),
-        exc: "TypeError: 'int' object is not callable",
-        call: "m.Box(3).area()",
-    },
-    Case {
-        name: "callable_property_crlf",
-        module: b"class Order:\r\n    def __init__(self, items):\r\n        self.items = items\r\n\r\n    @property\r\n    def total(self):\r\n        return sum(self.items)\r\n\r\n\r\ndef with_fee(order, fee):\r\n    # the fee is flat\r\n    return order.total() + fee\r\n",
-        line: 12,
-        func: Some("with_fee"),
-        caret: Some("       ^^^^^^^^^^^^^"),
-        exc: "TypeError: 'int' object is not callable",
-        call: "m.with_fee(m.Order([1, 2]), 1)",
-    },
-    Case {
-        name: "iter_int",
-        module: b"def squares(n):\n    out = []\n    for i in n:\n        out.append(i * i)\n    return out\n",
-        line: 3,
-        func: Some("squares"),
-        caret: None,
-        exc: "TypeError: 'int' object is not iterable",
-        call: "m.squares(3)",
-    },
-    Case {
-        name: "iter_len_crlf",
-        module: b"class Table:\r\n    def __init__(self, rows):\r\n        self.rows = rows\r\n\r\n    def numbered(self):\r\n        out = []\r\n        for i in len(self.rows):  # every row\r\n            out.append((i, self.rows[i]))\r\n        return out\r\n",
-        line: 7,
-        func: Some("numbered"),
-        caret: None,
-        exc: "TypeError: 'int' object is not iterable",
-        call: "m.Table(['a']).numbered()",
-    },
-    Case {
-        name: "subscript_get",
-        module: b"def port(settings):\n    return settings.get[\"port\"]\n",
-        line: 2,
-        func: Some("port"),
-        caret: Some("       ~~~~~~~~~~~~^^^^^^^^"),
-        exc: "TypeError: 'builtin_function_or_method' object is not subscriptable",
-        call: "m.port({'port': 1})",
-    },
-    Case {
-        name: "subscript_method_crlf",
-        module: b"class Registry:\r\n    def __init__(self):\r\n        self.items = {\"a\": 1}\r\n\r\n    def lookup(self, key):\r\n        return self.items.get(key)\r\n\r\n    def first(self):\r\n        # look the default up\r\n        value = self.lookup[\"a\"]\r\n        return value\r\n",
-        line: 10,
-        func: Some("first"),
-        caret: Some("        ~~~~~~~~~~~^^^^^"),
-        exc: "TypeError: 'method' object is not subscriptable",
-        call: "m.Registry().first()",
-    },
-    Case {
-        name: "extra_kwonly",
-        module: b"def fmt(value, *, digits=2):\n    return round(value, digits)\n\n\ndef show(x):\n    return fmt(x, 3)\n",
-        line: 6,
-        func: Some("show"),
-        caret: Some("       ^^^^^^^^^"),
-        exc: "TypeError: fmt() takes 1 positional argument but 2 were given",
-        call: "m.show(1.23456)",
-    },
-    Case {
-        name: "extra_method_crlf",
-        module: b"class Greeter:\r\n    def greet(self, name):\r\n        return \"hello \" + name\r\n\r\n    def welcome(self, name):\r\n        # old call: punctuation used to be a parameter\r\n        return self.greet(name, \"!\")\r\n",
-        line: 7,
-        func: Some("welcome"),
-        caret: Some("       ^^^^^^^^^^^^^^^^^^^^^"),
-        exc: "TypeError: Greeter.greet() takes 2 positional arguments but 3 were given",
-        call: "m.Greeter().welcome('bo')",
-    },
-    Case {
-        name: "missing_function",
-        module: b"def price(amount, rate):\n    return amount * (1 + rate)\n\n\ndef checkout(amount, rate):\n    return price(amount)\n",
-        line: 6,
-        func: Some("checkout"),
-        caret: Some("       ^^^^^^^^^^^^^"),
-        exc: "TypeError: price() missing 1 required positional argument: 'rate'",
-        call: "m.checkout(10, 0.5)",
-    },
-    Case {
-        name: "missing_method_crlf",
-        module: b"class Scaler:\r\n    def scale(self, value, factor):\r\n        return value * factor\r\n\r\n    def run(self, values):\r\n        factor = 2\r\n        # double everything\r\n        return [self.scale(v) for v in values]\r\n",
-        line: 8,
-        func: Some("<listcomp>"),
-        caret: Some("        ^^^^^^^^^^^^^"),
-        exc: "TypeError: Scaler.scale() missing 1 required positional argument: 'factor'",
-        call: "m.Scaler().run([1])",
-    },
-    Case {
-        name: "colon_comment",
-        module: b"def sign(x):\n    if x < 0  # negative\n        return -1\n    return 1\n",
-        line: 2,
-        func: None,
-        caret: Some("          ^^^^^^^^^^"),
-        exc: "SyntaxError: expected ':'",
-        call: "",
-    },
-    Case {
-        name: "colon_multiline_crlf",
-        module: b"def ready(a, b):\r\n    while (a and\r\n           b)\r\n        return True\r\n    return False\r\n",
-        line: 3,
-        func: None,
-        caret: Some("  ^"),
-        exc: "SyntaxError: expected ':'",
-        call: "",
-    },
-    Case {
-        name: "unclosed_continuation",
-        module: b"def biggest(values):\n    top = max(values,\n              default=0\n    return top\n",
-        line: 2,
-        func: None,
-        caret: Some("         ^"),
-        exc: "SyntaxError: '(' was never closed",
-        call: "",
-    },
-    Case {
-        name: "unclosed_line_crlf",
-        module: b"def data():\r\n    values = [1, 2, 3  # the first three\r\n    return values\r\n",
-        line: 2,
-        func: None,
-        caret: Some("         ^"),
-        exc: "SyntaxError: '[' was never closed",
-        call: "",
-    },
-    Case {
-        name: "comma_list",
-        module: b"SIZES = [\n    10,\n    20 30,\n]\n",
-        line: 3,
-        func: None,
-        caret: Some("^^^^^"),
-        exc: "SyntaxError: invalid syntax. Perhaps you forgot a comma?",
-        call: "",
-    },
-    Case {
-        name: "comma_call_crlf",
-        module: b"def pair(a, b):\r\n    return (a, b)\r\n\r\n\r\ndef make(x, y):\r\n    # build it\r\n    return pair(x y)\r\n",
-        line: 7,
-        func: None,
-        caret: Some("            ^^^"),
-        exc: "SyntaxError: invalid syntax. Perhaps you forgot a comma?",
-        call: "",
-    },
-    Case {
-        name: "indent_unexpected",
-        module: b"def total(xs):\n    result = sum(xs)\n        return result\n",
-        line: 3,
-        func: None,
-        caret: None,
-        exc: "IndentationError: unexpected indent",
-        call: "",
-    },
-    Case {
-        name: "indent_unexpected_block_crlf",
-        module: b"def report(xs):\r\n    lines = []\r\n        for x in xs:\r\n            lines.append(str(x))\r\n        return lines\r\n",
-        line: 3,
-        func: None,
-        caret: None,
-        exc: "IndentationError: unexpected indent",
-        call: "",
-    },
-    Case {
-        name: "indent_expected_if",
-        module: b"def clamp(x):\n    if x < 0:\n    x = 0\n    return x\n",
-        line: 3,
-        func: None,
-        caret: Some("^"),
-        exc: "IndentationError: expected an indented block after 'if' statement on line 2",
-        call: "",
-    },
-    Case {
-        name: "indent_expected_def_tabs",
-        module: b"class Box:\n\tdef size(self):\n\treturn 3\n",
-        line: 3,
-        func: None,
-        caret: Some("^"),
-        exc: "IndentationError: expected an indented block after function definition on line 2",
-        call: "",
-    },
-    Case {
-        name: "unindent_loop",
-        module: b"def first_positive(xs):\n    for x in xs:\n        if x > 0:\n            return x\n      return None\n",
-        line: 5,
-        func: None,
-        caret: Some("           ^"),
-        exc: "IndentationError: unindent does not match any outer indentation level",
-        call: "",
-    },
-    Case {
-        name: "unindent_crlf",
-        module: b"def label(x):\r\n    if x:\r\n        text = \"yes\"\r\n       return text\r\n    return \"no\"\r\n",
-        line: 4,
-        func: None,
-        caret: Some("           ^"),
-        exc: "IndentationError: unindent does not match any outer indentation level",
-        call: "",
-    },
-    // --- typed sinks: str.join ---
-    Case {
-        name: "join_two_calls_carets_pick_one",
-        module: b"def row(cells, ids):\n    return \"|\".join(cells) + \":\" + \",\".join(i for i in ids)\n",
-        line: 2,
-        func: Some("row"),
-        caret: Some("                                   ^^^^^^^^^^^^^^^^^^^^^^^^^^"),
-        exc: "TypeError: sequence item 0: expected str instance, int found",
-        call: "m.row(['a'], [1, 2])",
-    },
-    Case {
-        name: "join_list_comprehension",
-        module: b"def csv(values):\n    # one line of numbers\n    return \",\".join([v * 2 for v in values])\n",
-        line: 3,
-        func: Some("csv"),
-        caret: None,
-        exc: "TypeError: sequence item 0: expected str instance, float found",
-        call: "m.csv([1.5]) == '3.0'",
-    },
-];
+/// The test module does `import mod as m`.
+const MOD_AS_M: Case = Case {
+    import: "import mod as m",
+    ..Case::MOD
+};
 
-/// Writes the case's project (module + a test file) and CPython's traceback of its failure.
-fn project(case: &Case) -> (tempfile::TempDir, Vec<u8>) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    std::fs::write(root.join("mod.py"), case.module).unwrap();
-    std::fs::create_dir_all(root.join("tests")).unwrap();
-    let test_line = if case.call.is_empty() {
-        "assert m".to_string()
+/// The case's candidates in rank order, each as a snapshot (reviewed); a SyntaxError's are
+/// `syntax` fixes, the others `logic` ones.
+fn check(name: &str, case: &Case) {
+    let cands = plans::case_candidates(name, case);
+    let category = if case.func.is_none() {
+        "syntax"
     } else {
-        format!("assert {}", case.call)
+        "logic"
     };
-    let test_src = format!("import mod as m\n\n\ndef test_it():\n    {test_line}\n");
-    std::fs::write(root.join("tests/test_mod.py"), test_src).unwrap();
-    let text = selfdebug::source::SourceFile::from_bytes("mod.py", case.module.to_vec()).unwrap();
-    let code = text
-        .line_text(case.line as usize)
-        .unwrap()
-        .trim()
-        .to_string();
-    let r = root.display();
-    let mut log = match case.func {
-        Some(f) => format!(
-            "Traceback (most recent call last):\n  File \"{r}/tests/test_mod.py\", line 5, in test_it\n    {test_line}\n  File \"{r}/mod.py\", line {l}, in {f}\n    {code}\n",
-            l = case.line,
-        ),
-        // A SyntaxError's own display: the file and line, no function.
-        None => format!(
-            "Traceback (most recent call last):\n  File \"{r}/tests/test_mod.py\", line 1, in <module>\n    import mod as m\n  File \"{r}/mod.py\", line {l}\n    {code}\n",
-            l = case.line,
-        ),
-    };
-    if let Some(c) = case.caret {
-        log.push_str(&format!("    {c}\n"));
+    for c in &cands {
+        assert_eq!(c.category.as_str(), category, "{name}");
     }
-    log.push_str(case.exc);
-    log.push('\n');
-    (dir, log.into_bytes())
+    insta::assert_snapshot!(name, plans::render(&cands, false));
 }
 
-#[test]
-fn type_and_syntax_candidates() {
-    for case in CASES {
-        let (dir, log) = project(case);
-        let cands = plans::candidates(case.name, dir.path(), &log, "mod.py", case.line);
-        assert!(!cands.is_empty(), "{}: no candidate", case.name);
-        let mut snap = String::new();
-        for c in &cands {
-            plans::assert_outside_edits_identical(case.name, c);
-            let expected_category = if case.func.is_none() {
-                "syntax"
-            } else {
-                "logic"
-            };
-            assert_eq!(c.category.as_str(), expected_category, "{}", case.name);
-            snap.push_str(&format!(
-                "## {} [{}]\n{}\n",
-                c.fix.title, c.fix.rule, c.diff
-            ));
+transform_cases! {
+    check(MOD_AS_M) {
+        concat_chain {
+            files: &[("mod.py", b"def label(name, count):\n    return name + \": \" + count + \" items\"\n")],
+            line: 2,
+            func: Some("label"),
+            caret: Some("       ~~~~~~~~~~~~^~~~~~~"),
+            exc: "TypeError: can only concatenate str (not \"int\") to str",
+            test_line: "assert m.label('apples', 3)",
         }
-        insta::assert_snapshot!(case.name, snap);
+        concat_aug_crlf {
+            files: &[("mod.py", b"class Log:\r\n    def __init__(self):\r\n        self.text = \"\"\r\n\r\n    def add(self, count):\r\n        # append the count\r\n        self.text += count  # running log\r\n        return self.text\r\n")],
+            line: 7,
+            func: Some("add"),
+            caret: Some("^^^^^^^^^^^^^^^^^^"),
+            exc: "TypeError: can only concatenate str (not \"int\") to str",
+            test_line: "assert m.Log().add(3)",
+        }
+        strnum_aug {
+            files: &[("mod.py", b"def total(rows):\n    result = 0\n    for row in rows:\n        result += row[\"qty\"]\n    return result\n")],
+            line: 4,
+            func: Some("total"),
+            caret: None,
+            exc: "TypeError: unsupported operand type(s) for +=: 'int' and 'str'",
+            test_line: "assert m.total([{'qty': '2'}])",
+        }
+        strnum_method_crlf {
+            files: &[("mod.py", b"class Pager:\r\n    def __init__(self, page):\r\n        self.page = page\r\n\r\n    def previous(self):\r\n        # pages start at 1\r\n        return max(self.page - 1, 1)\r\n")],
+            line: 7,
+            func: Some("previous"),
+            caret: Some("           ~~~~~~~~~~^~~"),
+            exc: "TypeError: unsupported operand type(s) for -: 'str' and 'int'",
+            test_line: "assert m.Pager('3').previous()",
+        }
+        strnum_left_number {
+            files: &[("mod.py", b"def ordinal(n):\n    suffix = \"th\"\n    return n + suffix\n")],
+            line: 3,
+            func: Some("ordinal"),
+            caret: Some("       ~~^~~~~~~~"),
+            exc: "TypeError: unsupported operand type(s) for +: 'int' and 'str'",
+            test_line: "assert m.ordinal(4) == \"4th\"",
+        }
+        callable_attr {
+            files: &[("mod.py", b"class Box:\n    def __init__(self, size):\n        self.size = size\n\n    def area(self):\n        return self.size() * 2\n")],
+            line: 6,
+            func: Some("area"),
+            caret: Some("       ^^^^^^^^^^^"),
+            exc: "TypeError: 'int' object is not callable",
+            test_line: "assert m.Box(3).area()",
+        }
+        callable_property_crlf {
+            files: &[("mod.py", b"class Order:\r\n    def __init__(self, items):\r\n        self.items = items\r\n\r\n    @property\r\n    def total(self):\r\n        return sum(self.items)\r\n\r\n\r\ndef with_fee(order, fee):\r\n    # the fee is flat\r\n    return order.total() + fee\r\n")],
+            line: 12,
+            func: Some("with_fee"),
+            caret: Some("       ^^^^^^^^^^^^^"),
+            exc: "TypeError: 'int' object is not callable",
+            test_line: "assert m.with_fee(m.Order([1, 2]), 1)",
+        }
+        iter_int {
+            files: &[("mod.py", b"def squares(n):\n    out = []\n    for i in n:\n        out.append(i * i)\n    return out\n")],
+            line: 3,
+            func: Some("squares"),
+            caret: None,
+            exc: "TypeError: 'int' object is not iterable",
+            test_line: "assert m.squares(3)",
+        }
+        iter_len_crlf {
+            files: &[("mod.py", b"class Table:\r\n    def __init__(self, rows):\r\n        self.rows = rows\r\n\r\n    def numbered(self):\r\n        out = []\r\n        for i in len(self.rows):  # every row\r\n            out.append((i, self.rows[i]))\r\n        return out\r\n")],
+            line: 7,
+            func: Some("numbered"),
+            caret: None,
+            exc: "TypeError: 'int' object is not iterable",
+            test_line: "assert m.Table(['a']).numbered()",
+        }
+        subscript_get {
+            files: &[("mod.py", b"def port(settings):\n    return settings.get[\"port\"]\n")],
+            line: 2,
+            func: Some("port"),
+            caret: Some("       ~~~~~~~~~~~~^^^^^^^^"),
+            exc: "TypeError: 'builtin_function_or_method' object is not subscriptable",
+            test_line: "assert m.port({'port': 1})",
+        }
+        subscript_method_crlf {
+            files: &[("mod.py", b"class Registry:\r\n    def __init__(self):\r\n        self.items = {\"a\": 1}\r\n\r\n    def lookup(self, key):\r\n        return self.items.get(key)\r\n\r\n    def first(self):\r\n        # look the default up\r\n        value = self.lookup[\"a\"]\r\n        return value\r\n")],
+            line: 10,
+            func: Some("first"),
+            caret: Some("        ~~~~~~~~~~~^^^^^"),
+            exc: "TypeError: 'method' object is not subscriptable",
+            test_line: "assert m.Registry().first()",
+        }
+        extra_kwonly {
+            files: &[("mod.py", b"def fmt(value, *, digits=2):\n    return round(value, digits)\n\n\ndef show(x):\n    return fmt(x, 3)\n")],
+            line: 6,
+            func: Some("show"),
+            caret: Some("       ^^^^^^^^^"),
+            exc: "TypeError: fmt() takes 1 positional argument but 2 were given",
+            test_line: "assert m.show(1.23456)",
+        }
+        extra_method_crlf {
+            files: &[("mod.py", b"class Greeter:\r\n    def greet(self, name):\r\n        return \"hello \" + name\r\n\r\n    def welcome(self, name):\r\n        # old call: punctuation used to be a parameter\r\n        return self.greet(name, \"!\")\r\n")],
+            line: 7,
+            func: Some("welcome"),
+            caret: Some("       ^^^^^^^^^^^^^^^^^^^^^"),
+            exc: "TypeError: Greeter.greet() takes 2 positional arguments but 3 were given",
+            test_line: "assert m.Greeter().welcome('bo')",
+        }
+        missing_function {
+            files: &[("mod.py", b"def price(amount, rate):\n    return amount * (1 + rate)\n\n\ndef checkout(amount, rate):\n    return price(amount)\n")],
+            line: 6,
+            func: Some("checkout"),
+            caret: Some("       ^^^^^^^^^^^^^"),
+            exc: "TypeError: price() missing 1 required positional argument: 'rate'",
+            test_line: "assert m.checkout(10, 0.5)",
+        }
+        missing_method_crlf {
+            files: &[("mod.py", b"class Scaler:\r\n    def scale(self, value, factor):\r\n        return value * factor\r\n\r\n    def run(self, values):\r\n        factor = 2\r\n        # double everything\r\n        return [self.scale(v) for v in values]\r\n")],
+            line: 8,
+            func: Some("<listcomp>"),
+            caret: Some("        ^^^^^^^^^^^^^"),
+            exc: "TypeError: Scaler.scale() missing 1 required positional argument: 'factor'",
+            test_line: "assert m.Scaler().run([1])",
+        }
+        colon_comment {
+            files: &[("mod.py", b"def sign(x):\n    if x < 0  # negative\n        return -1\n    return 1\n")],
+            line: 2,
+            func: None,
+            caret: Some("          ^^^^^^^^^^"),
+            exc: "SyntaxError: expected ':'",
+            test_line: "assert m",
+        }
+        colon_multiline_crlf {
+            files: &[("mod.py", b"def ready(a, b):\r\n    while (a and\r\n           b)\r\n        return True\r\n    return False\r\n")],
+            line: 3,
+            func: None,
+            caret: Some("  ^"),
+            exc: "SyntaxError: expected ':'",
+            test_line: "assert m",
+        }
+        unclosed_continuation {
+            files: &[("mod.py", b"def biggest(values):\n    top = max(values,\n              default=0\n    return top\n")],
+            line: 2,
+            func: None,
+            caret: Some("         ^"),
+            exc: "SyntaxError: '(' was never closed",
+            test_line: "assert m",
+        }
+        unclosed_line_crlf {
+            files: &[("mod.py", b"def data():\r\n    values = [1, 2, 3  # the first three\r\n    return values\r\n")],
+            line: 2,
+            func: None,
+            caret: Some("         ^"),
+            exc: "SyntaxError: '[' was never closed",
+            test_line: "assert m",
+        }
+        comma_list {
+            files: &[("mod.py", b"SIZES = [\n    10,\n    20 30,\n]\n")],
+            line: 3,
+            func: None,
+            caret: Some("^^^^^"),
+            exc: "SyntaxError: invalid syntax. Perhaps you forgot a comma?",
+            test_line: "assert m",
+        }
+        comma_call_crlf {
+            files: &[("mod.py", b"def pair(a, b):\r\n    return (a, b)\r\n\r\n\r\ndef make(x, y):\r\n    # build it\r\n    return pair(x y)\r\n")],
+            line: 7,
+            func: None,
+            caret: Some("            ^^^"),
+            exc: "SyntaxError: invalid syntax. Perhaps you forgot a comma?",
+            test_line: "assert m",
+        }
+        indent_unexpected {
+            files: &[("mod.py", b"def total(xs):\n    result = sum(xs)\n        return result\n")],
+            line: 3,
+            func: None,
+            caret: None,
+            exc: "IndentationError: unexpected indent",
+            test_line: "assert m",
+        }
+        indent_unexpected_block_crlf {
+            files: &[("mod.py", b"def report(xs):\r\n    lines = []\r\n        for x in xs:\r\n            lines.append(str(x))\r\n        return lines\r\n")],
+            line: 3,
+            func: None,
+            caret: None,
+            exc: "IndentationError: unexpected indent",
+            test_line: "assert m",
+        }
+        indent_expected_if {
+            files: &[("mod.py", b"def clamp(x):\n    if x < 0:\n    x = 0\n    return x\n")],
+            line: 3,
+            func: None,
+            caret: Some("^"),
+            exc: "IndentationError: expected an indented block after 'if' statement on line 2",
+            test_line: "assert m",
+        }
+        indent_expected_def_tabs {
+            files: &[("mod.py", b"class Box:\n\tdef size(self):\n\treturn 3\n")],
+            line: 3,
+            func: None,
+            caret: Some("^"),
+            exc: "IndentationError: expected an indented block after function definition on line 2",
+            test_line: "assert m",
+        }
+        unindent_loop {
+            files: &[("mod.py", b"def first_positive(xs):\n    for x in xs:\n        if x > 0:\n            return x\n      return None\n")],
+            line: 5,
+            func: None,
+            caret: Some("           ^"),
+            exc: "IndentationError: unindent does not match any outer indentation level",
+            test_line: "assert m",
+        }
+        unindent_crlf {
+            files: &[("mod.py", b"def label(x):\r\n    if x:\r\n        text = \"yes\"\r\n       return text\r\n    return \"no\"\r\n")],
+            line: 4,
+            func: None,
+            caret: Some("           ^"),
+            exc: "IndentationError: unindent does not match any outer indentation level",
+            test_line: "assert m",
+        }
+        // --- typed sinks: str.join ---
+        join_two_calls_carets_pick_one {
+            files: &[("mod.py", b"def row(cells, ids):\n    return \"|\".join(cells) + \":\" + \",\".join(i for i in ids)\n")],
+            line: 2,
+            func: Some("row"),
+            caret: Some("                                   ^^^^^^^^^^^^^^^^^^^^^^^^^^"),
+            exc: "TypeError: sequence item 0: expected str instance, int found",
+            test_line: "assert m.row(['a'], [1, 2])",
+        }
+        join_list_comprehension {
+            files: &[("mod.py", b"def csv(values):\n    # one line of numbers\n    return \",\".join([v * 2 for v in values])\n")],
+            line: 3,
+            func: Some("csv"),
+            caret: None,
+            exc: "TypeError: sequence item 0: expected str instance, float found",
+            test_line: "assert m.csv([1.5]) == '3.0'",
+        }
+
     }
 }
 
@@ -399,7 +315,7 @@ ERROR tests/test_render.py
         rules: &rules,
         probe: None,
         allow_tests: false,
-        stdlib: support::plans::stdlib(),
+        stdlib: plans::stdlib(),
     })
     .unwrap();
     assert_eq!(cands.len(), 1);
@@ -413,21 +329,23 @@ ERROR tests/test_render.py
 /// The NoneType forms stay with the null guards: no `type-*` candidate for them.
 #[test]
 fn none_forms_get_no_type_candidate() {
-    let case = &CASES[0];
-    let (dir, _) = project(case);
+    let p = project(&[(
+        "mod.py",
+        "def label(name, count):\n    return name + \": \" + count + \" items\"\n",
+    )]);
     let log = format!(
         "Traceback (most recent call last):\n  File \"{}/mod.py\", line 2, in label\n    return name + \": \" + count + \" items\"\nTypeError: unsupported operand type(s) for +: 'NoneType' and 'str'\n",
-        dir.path().display()
+        p.root.display()
     );
-    let parsed = traceback::parse(log.as_bytes(), dir.path()).unwrap();
+    let parsed = traceback::parse(log.as_bytes(), &p.root).unwrap();
     let rules = RuleSet::builtin().unwrap();
     let cands = plan::plan(&PlanInput {
-        root: dir.path(),
+        root: &p.root,
         failure: &parsed.failures[0],
         rules: &rules,
         probe: None,
         allow_tests: false,
-        stdlib: support::plans::stdlib(),
+        stdlib: plans::stdlib(),
     })
     .unwrap();
     assert!(!cands.is_empty());
