@@ -1,6 +1,6 @@
 //! `docs/rules.md` is generated from the rules; this keeps the committed file in step, so a
 //! rule added without regenerating its documentation fails CI.
-//! Regenerate: `SELFDEBUG_UPDATE_DOCS=1 cargo test --test rules_docs`.
+//! Regenerate: `SELFDEBUG_UPDATE_DOCS=1 cargo test --test it rules_docs`.
 
 use std::path::Path;
 
@@ -19,7 +19,7 @@ fn docs_rules_md_is_up_to_date() {
     assert!(
         committed == generated,
         "docs/rules.md is out of date with rules/*.toml; regenerate it with \
-         `SELFDEBUG_UPDATE_DOCS=1 cargo test --test rules_docs` and review the diff"
+         `SELFDEBUG_UPDATE_DOCS=1 cargo test --test it rules_docs` and review the diff"
     );
 }
 
