@@ -16,7 +16,7 @@
 //!   under the prefix, never next to the source, and pytest's assertion rewriter does the same
 //!   for test modules. This matters because a `.pyc` is trusted when the source's recorded
 //!   mtime (whole seconds) and size match: a file rewritten within the same second with the
-//!   same size would otherwise run its *old* code. `tests/runner_pytest.rs` proves it with a
+//!   same size would otherwise run its *old* code. `tests/it/runner_pytest.rs` proves it with a
 //!   real stale `.pyc`. Where the prefix points is [`Bytecode`]:
 //!   - [`Bytecode::Cache`] (the default): a private per-user cache shared by runs, so the
 //!     stdlib, pytest and the project's dependencies compile once, not per run (measured: a

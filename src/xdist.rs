@@ -9,7 +9,7 @@
 //! about xdist (`-n`, `--numprocesses`, `--dist`, `-p no:xdist`): theirs win. Targeted runs
 //! never get it (one or a few tests gain nothing from workers). `--no-xdist` / `xdist = false`
 //! turns it off. The verdict parser reads xdist's output like a plain run's (its failure
-//! sections and short summary are pytest's own; `tests/xdist.rs` checks it with a real run).
+//! sections and short summary are pytest's own; `tests/it/xdist.rs` checks it with a real run).
 
 use std::collections::HashMap;
 use std::path::PathBuf;

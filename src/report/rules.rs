@@ -260,7 +260,7 @@ pub fn markdown(set: &RuleSet) -> String {
     out.push_str("# Repair rules\n\n");
     out.push_str(
         "<!-- Generated from rules/*.toml by src/report/rules.rs; do not edit by hand.\n     \
-         Regenerate: SELFDEBUG_UPDATE_DOCS=1 cargo test --test rules_docs -->\n\n",
+         Regenerate: SELFDEBUG_UPDATE_DOCS=1 cargo test --test it rules_docs -->\n\n",
     );
     out.push_str(
         "The rules built into `selfdebug`, as `selfdebug rules` lists them. The file format, \

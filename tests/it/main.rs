@@ -1,0 +1,61 @@
+//! Every integration test, in one binary: one module per area (the file names say which), the
+//! shared builders in `support`. One binary links the library (and the libgit2 it vendors)
+//! once instead of once per file. Run one area with a filter: `cargo test --test it bugs_e2e`.
+
+mod support;
+
+mod bugs_e2e;
+mod ci_recipe;
+mod cli_parse;
+mod config_file;
+mod edit_apply;
+mod facts;
+mod fix_budget;
+mod fix_command;
+mod fix_command_search;
+mod fix_dry_run;
+mod fix_exit_on_fix;
+mod fix_hang_flaky;
+mod fix_install;
+mod fix_llm;
+mod fix_real;
+mod fix_sandbox;
+mod fix_search;
+mod fix_signals;
+mod fix_stdlib;
+mod fix_truth;
+mod groups;
+mod hook_env;
+mod interpreter_cache;
+mod jobs;
+mod journal_rollback;
+mod llm_blocks_props;
+mod llm_prompt;
+mod localize_rank;
+mod nothing_left_behind;
+mod output_formats;
+mod packaging;
+mod parse_corpus;
+mod parse_pasted;
+mod parse_props;
+mod plan_null_guard;
+mod probe_cli;
+mod probe_run;
+mod restore_killed;
+mod rules_builtin;
+mod rules_cli;
+mod rules_docs;
+mod rules_project;
+mod runner_pytest;
+mod source_files;
+mod stdlib_index;
+mod subtests_e2e;
+mod suggest_cpython;
+mod suggest_fix;
+mod syntax_locate;
+mod syntax_parse;
+mod transform_lookup;
+mod transform_names;
+mod transform_types;
+mod worker;
+mod xdist;
