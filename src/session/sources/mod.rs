@@ -1,8 +1,8 @@
 //! Where candidates come from. Each kind is one [`CandidateSource`]; [`ordered`] declares the
 //! order they are asked in for a failure: the rules (with the expected-raise guards), the
 //! search over small edits, the model (`--llm`). Each proposes candidates for the failure and
-//! proves them with [`Work::prove`] (the rules and the model) or the search's staged proof,
-//! which ends in the same full-run judgement ([`super::judge`]).
+//! proves each with the one [`Work::prove`] (its [`Stages`] say which targeted runs come before
+//! the whole suite: the failing test and its group, or the search's `-x` runs).
 //!
 //! Adding a source: one file here implementing the trait, one line in [`ordered`].
 
