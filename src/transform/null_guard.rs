@@ -315,9 +315,7 @@ fn consumed_targets(ctx: &Context) -> Vec<Target> {
                 };
                 // Its one positional argument (`sorted(x, reverse=True)` has keywords).
                 let arg = match common::find_expr(ctx.module, &e.range) {
-                    Some(ast::Expr::Call(c)) if c.args.len() == 1 => {
-                        common::rng(c.args[0].range())
-                    }
+                    Some(ast::Expr::Call(c)) if c.args.len() == 1 => common::rng(c.args[0].range()),
                     _ => continue,
                 };
                 (arg, e.range.clone(), result)
