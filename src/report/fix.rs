@@ -1,6 +1,8 @@
 //! Output of `selfdebug fix`: the JSON summary (see `schema/fix.schema.json`) on stdout and a
 //! human log on stderr; a dry run's patch goes to stdout as a plain unified diff.
 
+use std::fmt::Write;
+
 use serde::Serialize;
 
 use crate::session::{Attempt, Backup, FailureOutcome, Patch, Phases, Report};
@@ -188,9 +190,28 @@ pub fn json_exiting(report: &Report, exit_code: i32) -> String {
 
 /// The human log (stderr): what failed, what was tried, what was proven.
 pub fn human_log(report: &Report) -> String {
-    let validated = report.validated;
-    use std::fmt::Write;
     let mut out = String::new();
+    write_preamble(&mut out, report);
+    if report.nothing_failed {
+        out.push_str(if report.validated && report.judge == Judge::Command {
+            "selfdebug: pass: the command ran and passed; nothing to fix\n"
+        } else if report.validated {
+            "selfdebug: pass: the tests ran and nothing fails; nothing to fix\n"
+        } else {
+            "selfdebug: the log shows no failure; nothing to propose\n"
+        });
+        return out;
+    }
+    for f in &report.failures {
+        write_failure(&mut out, report, f);
+    }
+    write_groups(&mut out, report);
+    write_totals(&mut out, report);
+    out
+}
+
+/// The notes and the model fallback's use, before any failure.
+fn write_preamble(out: &mut String, report: &Report) {
     for n in &report.notes {
         let _ = writeln!(out, "selfdebug: note: {n}");
     }
@@ -209,156 +230,170 @@ pub fn human_log(report: &Report) -> String {
             let _ = writeln!(out, "selfdebug: llm: {why}");
         }
     }
-    if report.nothing_failed {
-        out.push_str(if validated && report.judge == Judge::Command {
-            "selfdebug: pass: the command ran and passed; nothing to fix\n"
-        } else if validated {
-            "selfdebug: pass: the tests ran and nothing fails; nothing to fix\n"
-        } else {
-            "selfdebug: the log shows no failure; nothing to propose\n"
-        });
-        return out;
+}
+
+/// One failure: what failed, what the probe and the localization saw, each attempt for its
+/// test, and how it ended.
+fn write_failure(out: &mut String, report: &Report, f: &FailureOutcome) {
+    let test = f
+        .test
+        .as_deref()
+        .or(report.command.as_deref())
+        .unwrap_or("(no test named)");
+    let at = match (&f.file, f.line) {
+        (Some(file), Some(line)) => format!(" at {file}:{line}"),
+        _ => String::new(),
+    };
+    let first = f.msg.lines().next().unwrap_or("");
+    let _ = writeln!(
+        out,
+        "selfdebug: {test}: {}: {first}{at} [{}]",
+        f.exc_type,
+        f.category.as_str()
+    );
+    if let Some(p) = &f.probe {
+        let nones: Vec<&str> = p.none_exprs().map(|e| e.text.as_str()).collect();
+        if p.fired && !nones.is_empty() {
+            let _ = writeln!(out, "  probe: None: {}", nones.join(", "));
+        } else if !p.fired {
+            let _ = writeln!(out, "  probe: the failing line was not reached");
+        }
     }
-    for f in &report.failures {
-        let test = f
-            .test
-            .as_deref()
-            .or(report.command.as_deref())
-            .unwrap_or("(no test named)");
-        let at = match (&f.file, f.line) {
-            (Some(file), Some(line)) => format!(" at {file}:{line}"),
-            _ => String::new(),
-        };
-        let first = f.msg.lines().next().unwrap_or("");
+    if !f.suspicious.is_empty() {
+        // The localization alone points a person at the likely line, fixed or not.
+        let top: Vec<String> = f
+            .suspicious
+            .iter()
+            .take(5)
+            .map(|s| format!("{}:{} ({:.2})", s.file, s.line, s.score))
+            .collect();
+        let _ = writeln!(out, "  suspicious lines: {}", top.join(", "));
+    }
+    for a in report.attempts.iter().filter(|a| a.test == f.test) {
         let _ = writeln!(
             out,
-            "selfdebug: {test}: {}: {first}{at} [{}]",
-            f.exc_type,
-            f.category.as_str()
+            "  [{}] {}: {}",
+            a.rule,
+            a.title,
+            attempt_verdict(report, a)
         );
-        if let Some(p) = &f.probe {
-            let nones: Vec<&str> = p.none_exprs().map(|e| e.text.as_str()).collect();
-            if p.fired && !nones.is_empty() {
-                let _ = writeln!(out, "  probe: None: {}", nones.join(", "));
-            } else if !p.fired {
-                let _ = writeln!(out, "  probe: the failing line was not reached");
-            }
-        }
-        if !f.suspicious.is_empty() {
-            // The localization alone points a person at the likely line, fixed or not.
-            let top: Vec<String> = f
-                .suspicious
-                .iter()
-                .take(5)
-                .map(|s| format!("{}:{} ({:.2})", s.file, s.line, s.score))
-                .collect();
-            let _ = writeln!(out, "  suspicious lines: {}", top.join(", "));
-        }
-        for a in report.attempts.iter().filter(|a| a.test == f.test) {
-            let what = match a.outcome {
-                AttemptOutcome::Accepted => match a.confirmed_by {
-                    Some(ConfirmedBy::Batch) => {
-                        "proven: the test passes; confirmed with the other pending \
+    }
+    write_failure_status(out, f);
+}
+
+/// What became of one attempt, in words.
+fn attempt_verdict(report: &Report, a: &Attempt) -> String {
+    let what = match a.outcome {
+        AttemptOutcome::Accepted => match a.confirmed_by {
+            Some(ConfirmedBy::Batch) => {
+                "proven: the test passes; confirmed with the other pending \
                                       fixes in one full run, where nothing else broke"
-                            .to_string()
-                    }
-                    Some(_) => "proven: the test passes and nothing else broke (the batch's \
+                    .to_string()
+            }
+            Some(_) => "proven: the test passes and nothing else broke (the batch's \
                                 full run failed; confirmed one by one, with the fixes kept \
                                 before it)"
-                        .to_string(),
-                    None => "proven: the test passes and nothing else broke".to_string(),
-                },
-                AttemptOutcome::StillFailing => match &a.new_failure {
-                    Some(nf) => format!("rejected: the test still fails ({nf})"),
-                    None => "rejected: the test still fails".to_string(),
-                },
-                AttemptOutcome::NewFailures => format!("rejected: breaks {}", a.broke.join(", ")),
-                AttemptOutcome::Progressed => format!(
-                    "the test now fails differently ({}); working on that",
-                    a.new_failure.as_deref().unwrap_or("?")
-                ),
-                AttemptOutcome::Timeout => {
-                    "rejected: the test hung (stopped at the time limit)".to_string()
-                }
-                AttemptOutcome::Plausible => {
-                    "passed too; not kept (another changes fewer behaviours or \
+                .to_string(),
+            None => "proven: the test passes and nothing else broke".to_string(),
+        },
+        AttemptOutcome::StillFailing => match &a.new_failure {
+            Some(nf) => format!("rejected: the test still fails ({nf})"),
+            None => "rejected: the test still fails".to_string(),
+        },
+        AttemptOutcome::NewFailures => format!("rejected: breaks {}", a.broke.join(", ")),
+        AttemptOutcome::Progressed => format!(
+            "the test now fails differently ({}); working on that",
+            a.new_failure.as_deref().unwrap_or("?")
+        ),
+        AttemptOutcome::Timeout => {
+            "rejected: the test hung (stopped at the time limit)".to_string()
+        }
+        AttemptOutcome::Plausible => "passed too; not kept (another changes fewer behaviours or \
                                 is smaller)"
-                        .to_string()
-                }
-                AttemptOutcome::Refused => format!(
-                    "refused before any run: {}",
-                    a.new_failure.as_deref().unwrap_or("?")
-                ),
-                AttemptOutcome::SuiteError => format!(
-                    "rejected: the full run gave no verdict ({})",
-                    a.new_failure.as_deref().unwrap_or("?")
-                ),
-                _ => "proposed (not validated)".to_string(),
-            };
-            let what = if a.outcome != AttemptOutcome::Accepted && a.confirmed_by.is_some() {
-                format!("{what} (dropped from the batch: confirmed one by one)")
-            } else {
-                what
-            };
-            // One command is the judge: it is what passes or fails, not a test.
-            let what = if report.judge == Judge::Command {
-                what.replace("the test", "the command")
-            } else {
-                what
-            };
-            let _ = writeln!(out, "  [{}] {}: {what}", a.rule, a.title);
+            .to_string(),
+        AttemptOutcome::Refused => format!(
+            "refused before any run: {}",
+            a.new_failure.as_deref().unwrap_or("?")
+        ),
+        AttemptOutcome::SuiteError => format!(
+            "rejected: the full run gave no verdict ({})",
+            a.new_failure.as_deref().unwrap_or("?")
+        ),
+        _ => "proposed (not validated)".to_string(),
+    };
+    let what = if a.outcome != AttemptOutcome::Accepted && a.confirmed_by.is_some() {
+        format!("{what} (dropped from the batch: confirmed one by one)")
+    } else {
+        what
+    };
+    // One command is the judge: it is what passes or fails, not a test.
+    if report.judge == Judge::Command {
+        what.replace("the test", "the command")
+    } else {
+        what
+    }
+}
+
+/// How a failure ended, when it was not fixed by its own patch.
+fn write_failure_status(out: &mut String, f: &FailureOutcome) {
+    match f.status {
+        FailureStatus::Fixed => {}
+        FailureStatus::FixedByAnotherPatch => {
+            out.push_str("  fixed by the patch of another failure\n")
         }
-        match f.status {
-            FailureStatus::Fixed => {}
-            FailureStatus::FixedByAnotherPatch => {
-                out.push_str("  fixed by the patch of another failure\n")
-            }
-            FailureStatus::Installed => {
-                let why = f
-                    .reason
-                    .as_deref()
-                    .unwrap_or("installed the missing module");
-                let _ = writeln!(out, "  {why}");
-            }
-            FailureStatus::NotValidated => {}
-            FailureStatus::Escalated => {
-                let why = f.reason.as_deref().unwrap_or("not a code bug");
-                let _ = writeln!(out, "  escalated, not patched: {why}");
-            }
-            FailureStatus::RolledBack => out.push_str("  proven, but undone (--all-or-nothing)\n"),
-            FailureStatus::TimedOut => {
-                let why = f.reason.as_deref().unwrap_or("the test hung");
-                let _ = writeln!(out, "  timed out, not patched: {why}");
-            }
-            FailureStatus::Flaky => {
-                let why = f.reason.as_deref().unwrap_or("flaky");
-                let _ = writeln!(out, "  not patched: {why}");
-            }
-            _ => {
-                let why = f.reason.as_deref().unwrap_or("no candidate passed");
-                let _ = writeln!(out, "  not fixed: {why}");
-            }
+        FailureStatus::Installed => {
+            let why = f
+                .reason
+                .as_deref()
+                .unwrap_or("installed the missing module");
+            let _ = writeln!(out, "  {why}");
+        }
+        FailureStatus::NotValidated => {}
+        FailureStatus::Escalated => {
+            let why = f.reason.as_deref().unwrap_or("not a code bug");
+            let _ = writeln!(out, "  escalated, not patched: {why}");
+        }
+        FailureStatus::RolledBack => out.push_str("  proven, but undone (--all-or-nothing)\n"),
+        FailureStatus::TimedOut => {
+            let why = f.reason.as_deref().unwrap_or("the test hung");
+            let _ = writeln!(out, "  timed out, not patched: {why}");
+        }
+        FailureStatus::Flaky => {
+            let why = f.reason.as_deref().unwrap_or("flaky");
+            let _ = writeln!(out, "  not patched: {why}");
+        }
+        _ => {
+            let why = f.reason.as_deref().unwrap_or("no candidate passed");
+            let _ = writeln!(out, "  not fixed: {why}");
         }
     }
-    // One line per group, when some crash site is shared (else each failure is its own).
-    if report.groups.iter().any(|g| g.tests.len() > 1) {
-        for (i, g) in report.groups.iter().enumerate() {
-            let site = match &g.key {
-                Some(k) => format!("{}:{} {}: {}", k.file, k.line, k.exc_type, k.msg_shape),
-                None => "no crash site in the project".to_string(),
-            };
-            let _ = writeln!(
-                out,
-                "selfdebug: group {}/{}: {} test{} at {site} (representative {}): {}",
-                i + 1,
-                report.groups.len(),
-                g.tests.len(),
-                if g.tests.len() == 1 { "" } else { "s" },
-                g.representative.as_deref().unwrap_or("none"),
-                g.status
-            );
-        }
+}
+
+/// One line per group, when some crash site is shared (else each failure is its own).
+fn write_groups(out: &mut String, report: &Report) {
+    if !report.groups.iter().any(|g| g.tests.len() > 1) {
+        return;
     }
+    for (i, g) in report.groups.iter().enumerate() {
+        let site = match &g.key {
+            Some(k) => format!("{}:{} {}: {}", k.file, k.line, k.exc_type, k.msg_shape),
+            None => "no crash site in the project".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "selfdebug: group {}/{}: {} test{} at {site} (representative {}): {}",
+            i + 1,
+            report.groups.len(),
+            g.tests.len(),
+            if g.tests.len() == 1 { "" } else { "s" },
+            g.representative.as_deref().unwrap_or("none"),
+            g.status
+        );
+    }
+}
+
+/// The final status line, the review notes of unsafe patches, and what happened to the files.
+fn write_totals(out: &mut String, report: &Report) {
     let status = final_status(report);
     let judge = if report.judge == Judge::Command {
         "command"
@@ -370,7 +405,7 @@ pub fn human_log(report: &Report) -> String {
         "selfdebug: {status}: {} patch{} {}; {} {judge} run{} ({} ms in {judge}, {} ms in all)",
         report.patches.len(),
         if report.patches.len() == 1 { "" } else { "es" },
-        match (validated, report.dry_run) {
+        match (report.validated, report.dry_run) {
             (false, _) => "proposed, not validated",
             (true, true) => "proven in a scratch copy",
             (true, false) => "proven and kept",
@@ -390,7 +425,6 @@ pub fn human_log(report: &Report) -> String {
     } else if report.rollback {
         out.push_str("selfdebug: every touched file was restored byte for byte\n");
     }
-    out
 }
 
 /// The audit log (`--audit-log FILE`): one JSON line per attempt, with the original design's

@@ -533,201 +533,228 @@ fn segments<'a>(
     ctx: &Ctx,
     head_line: usize,
 ) -> Vec<Segment<'a>> {
-    let inner = Ctx {
-        depth: ctx.depth + 1,
-        parent_is_class: false,
-        ..ctx.clone()
-    };
     let stmt_start = node_range(stmt).start;
     let mut own = Vec::new();
     walk::stmt_own_exprs(stmt, &mut own);
     // Decorators come before the `def`/`class` keyword and have their own clause.
     own.retain(|n| n.range().start >= stmt_start);
-    let seg = |clause: Option<Clause>,
-               kw_line: usize,
-               body: &'a [Stmt],
-               exprs: Vec<Node<'a>>,
-               ctx: Ctx| {
-        Segment {
+    let mut parts = Segments {
+        pm,
+        ctx,
+        inner: Ctx {
+            depth: ctx.depth + 1,
+            parent_is_class: false,
+            ..ctx.clone()
+        },
+        head_line,
+        out: Vec::new(),
+    };
+    match stmt {
+        Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) => parts.function(stmt, own),
+        Stmt::ClassDef(s) => parts.class(stmt, s, own),
+        Stmt::If(s) => parts.if_chain(s, stmt_start, own),
+        Stmt::For(_) | Stmt::AsyncFor(_) | Stmt::While(_) => parts.looping(stmt, own),
+        Stmt::With(s) => parts.header(&s.body, own),
+        Stmt::AsyncWith(s) => parts.header(&s.body, own),
+        Stmt::Match(s) => parts.match_cases(s, own),
+        Stmt::Try(_) | Stmt::TryStar(_) => parts.try_parts(stmt),
+        _ => {}
+    }
+    parts.out
+}
+
+/// What the segments of one compound statement share while [`segments`] lists them.
+struct Segments<'a, 'p> {
+    pm: &'p ParsedModule,
+    /// The statement's own context.
+    ctx: &'p Ctx,
+    /// The context of its bodies, one level deeper.
+    inner: Ctx,
+    /// The line of the statement's keyword.
+    head_line: usize,
+    out: Vec<Segment<'a>>,
+}
+
+impl<'a> Segments<'a, '_> {
+    fn push(
+        &mut self,
+        clause: Option<Clause>,
+        kw_line: usize,
+        body: &'a [Stmt],
+        exprs: Vec<Node<'a>>,
+        ctx: Ctx,
+    ) {
+        self.out.push(Segment {
             clause,
             kw_line,
             body,
             exprs,
             ctx,
-        }
-    };
-    let mut out = Vec::new();
-    let header_clause = || Some(Clause::Header);
-    match stmt {
-        Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) => {
-            let (name, body, is_async) = match stmt {
-                Stmt::FunctionDef(s) => (s.name.to_string(), &s.body, false),
-                Stmt::AsyncFunctionDef(s) => (s.name.to_string(), &s.body, true),
-                _ => return out,
-            };
-            let fctx = Ctx {
-                function: Some(FunctionInfo {
-                    name,
-                    range: full_range(pm, stmt),
-                    is_async,
-                    is_method: ctx.parent_is_class,
-                }),
-                in_loop: false,
-                ..inner.clone()
-            };
-            out.push(seg(header_clause(), head_line, body, own, fctx));
-        }
-        Stmt::ClassDef(s) => {
-            let cctx = Ctx {
-                class: Some(ClassInfo {
-                    name: s.name.to_string(),
-                    range: full_range(pm, stmt),
-                }),
-                function: None,
-                in_loop: false,
-                parent_is_class: true,
-                ..inner.clone()
-            };
-            out.push(seg(header_clause(), head_line, &s.body, own, cctx));
-        }
-        Stmt::If(s) => {
-            let is_elif = pm.text[stmt_start..].starts_with("elif");
-            let clause = if is_elif {
-                Clause::Elif {
-                    test: node_range(&*s.test),
-                }
-            } else {
-                Clause::Header
-            };
-            out.push(seg(Some(clause), head_line, &s.body, own, inner.clone()));
-            let elif = s.orelse.len() == 1
-                && matches!(&s.orelse[0], Stmt::If(e) if pm.text[node_range(e).start..].starts_with("elif"));
-            if elif {
-                // The elif is a statement of its own at the same depth as this `if`.
-                let ectx = Ctx {
-                    depth: ctx.depth,
-                    ..ctx.clone()
-                };
-                out.push(seg(None, head_line, &s.orelse, Vec::new(), ectx));
-            } else if !s.orelse.is_empty() {
-                let kw = keyword_line(pm, &s.body, &s.orelse, "else");
-                out.push(seg(
-                    Some(Clause::Else),
-                    kw,
-                    &s.orelse,
-                    Vec::new(),
-                    inner.clone(),
-                ));
-            }
-        }
-        Stmt::For(_) | Stmt::AsyncFor(_) | Stmt::While(_) => {
-            let (body, orelse) = match stmt {
-                Stmt::For(s) => (&s.body, &s.orelse),
-                Stmt::AsyncFor(s) => (&s.body, &s.orelse),
-                Stmt::While(s) => (&s.body, &s.orelse),
-                _ => return out,
-            };
-            let lctx = Ctx {
-                in_loop: true,
-                ..inner.clone()
-            };
-            out.push(seg(header_clause(), head_line, body, own, lctx));
-            if !orelse.is_empty() {
-                let kw = keyword_line(pm, body, orelse, "else");
-                out.push(seg(
-                    Some(Clause::Else),
-                    kw,
-                    orelse,
-                    Vec::new(),
-                    inner.clone(),
-                ));
-            }
-        }
-        Stmt::With(s) => out.push(seg(header_clause(), head_line, &s.body, own, inner.clone())),
-        Stmt::AsyncWith(s) => {
-            out.push(seg(header_clause(), head_line, &s.body, own, inner.clone()))
-        }
-        Stmt::Match(s) => {
-            out.push(seg(header_clause(), head_line, &[], own, inner.clone()));
-            for (index, case) in s.cases.iter().enumerate() {
-                let pattern = node_range(&case.pattern);
-                let guard = case.guard.as_deref().map(node_range);
-                let mut exprs = vec![Node::Pattern(&case.pattern)];
-                if let Some(g) = &case.guard {
-                    exprs.push(Node::Expr(g));
-                }
-                let clause = Clause::Case {
-                    index,
-                    pattern: pattern.clone(),
-                    guard,
-                };
-                out.push(seg(
-                    Some(clause),
-                    pm.line_of(pattern.start),
-                    &case.body,
-                    exprs,
-                    inner.clone(),
-                ));
-            }
-        }
-        Stmt::Try(_) | Stmt::TryStar(_) => {
-            let (body, handlers, orelse, finalbody) = match stmt {
-                Stmt::Try(s) => (&s.body, &s.handlers, &s.orelse, &s.finalbody),
-                Stmt::TryStar(s) => (&s.body, &s.handlers, &s.orelse, &s.finalbody),
-                _ => return out,
-            };
-            out.push(seg(
-                header_clause(),
-                head_line,
-                body,
-                Vec::new(),
-                inner.clone(),
-            ));
-            let mut prev: &[Stmt] = body;
-            for (index, h) in handlers.iter().enumerate() {
-                let ast::ExceptHandler::ExceptHandler(hh) = h;
-                let range = node_range(h);
-                let type_range = hh.type_.as_deref().map(node_range);
-                let exprs = hh.type_.as_deref().map(Node::Expr).into_iter().collect();
-                let clause = Clause::Except {
-                    index,
-                    range: range.clone(),
-                    type_range,
-                };
-                out.push(seg(
-                    Some(clause),
-                    pm.line_of(range.start),
-                    &hh.body,
-                    exprs,
-                    inner.clone(),
-                ));
-                prev = &hh.body;
-            }
-            if !orelse.is_empty() {
-                let kw = keyword_line(pm, prev, orelse, "else");
-                out.push(seg(
-                    Some(Clause::Else),
-                    kw,
-                    orelse,
-                    Vec::new(),
-                    inner.clone(),
-                ));
-                prev = orelse;
-            }
-            if !finalbody.is_empty() {
-                let kw = keyword_line(pm, prev, finalbody, "finally");
-                out.push(seg(
-                    Some(Clause::Finally),
-                    kw,
-                    finalbody,
-                    Vec::new(),
-                    inner.clone(),
-                ));
-            }
-        }
-        _ => {}
+        });
     }
-    out
+
+    /// The header of a statement with one body in the inner context (`with`).
+    fn header(&mut self, body: &'a [Stmt], own: Vec<Node<'a>>) {
+        self.push(
+            Some(Clause::Header),
+            self.head_line,
+            body,
+            own,
+            self.inner.clone(),
+        );
+    }
+
+    /// An `else:` or `finally:` body after `prev`, in the inner context; none when it is empty.
+    fn trailer(&mut self, clause: Clause, prev: &[Stmt], body: &'a [Stmt], keyword: &str) {
+        if body.is_empty() {
+            return;
+        }
+        let kw = keyword_line(self.pm, prev, body, keyword);
+        self.push(Some(clause), kw, body, Vec::new(), self.inner.clone());
+    }
+
+    fn function(&mut self, stmt: &'a Stmt, own: Vec<Node<'a>>) {
+        let (name, body, is_async) = match stmt {
+            Stmt::FunctionDef(s) => (s.name.to_string(), &s.body, false),
+            Stmt::AsyncFunctionDef(s) => (s.name.to_string(), &s.body, true),
+            _ => return,
+        };
+        let fctx = Ctx {
+            function: Some(FunctionInfo {
+                name,
+                range: full_range(self.pm, stmt),
+                is_async,
+                is_method: self.ctx.parent_is_class,
+            }),
+            in_loop: false,
+            ..self.inner.clone()
+        };
+        self.push(Some(Clause::Header), self.head_line, body, own, fctx);
+    }
+
+    fn class(&mut self, stmt: &'a Stmt, s: &'a ast::StmtClassDef, own: Vec<Node<'a>>) {
+        let cctx = Ctx {
+            class: Some(ClassInfo {
+                name: s.name.to_string(),
+                range: full_range(self.pm, stmt),
+            }),
+            function: None,
+            in_loop: false,
+            parent_is_class: true,
+            ..self.inner.clone()
+        };
+        self.push(Some(Clause::Header), self.head_line, &s.body, own, cctx);
+    }
+
+    /// An `if` or `elif` and its `else`; a following `elif` is one part without a header.
+    fn if_chain(&mut self, s: &'a ast::StmtIf, stmt_start: usize, own: Vec<Node<'a>>) {
+        let pm = self.pm;
+        let is_elif = pm.text[stmt_start..].starts_with("elif");
+        let clause = if is_elif {
+            Clause::Elif {
+                test: node_range(&*s.test),
+            }
+        } else {
+            Clause::Header
+        };
+        self.push(
+            Some(clause),
+            self.head_line,
+            &s.body,
+            own,
+            self.inner.clone(),
+        );
+        let elif = s.orelse.len() == 1
+            && matches!(&s.orelse[0], Stmt::If(e) if pm.text[node_range(e).start..].starts_with("elif"));
+        if elif {
+            // The elif is a statement of its own at the same depth as this `if`.
+            let ectx = Ctx {
+                depth: self.ctx.depth,
+                ..self.ctx.clone()
+            };
+            self.push(None, self.head_line, &s.orelse, Vec::new(), ectx);
+        } else {
+            self.trailer(Clause::Else, &s.body, &s.orelse, "else");
+        }
+    }
+
+    /// `for`, `async for` and `while`: the body in a loop, then the `else`.
+    fn looping(&mut self, stmt: &'a Stmt, own: Vec<Node<'a>>) {
+        let (body, orelse) = match stmt {
+            Stmt::For(s) => (&s.body, &s.orelse),
+            Stmt::AsyncFor(s) => (&s.body, &s.orelse),
+            Stmt::While(s) => (&s.body, &s.orelse),
+            _ => return,
+        };
+        let lctx = Ctx {
+            in_loop: true,
+            ..self.inner.clone()
+        };
+        self.push(Some(Clause::Header), self.head_line, body, own, lctx);
+        self.trailer(Clause::Else, body, orelse, "else");
+    }
+
+    /// The `match` header (no body of its own), then each `case` with its pattern and guard.
+    fn match_cases(&mut self, s: &'a ast::StmtMatch, own: Vec<Node<'a>>) {
+        self.push(
+            Some(Clause::Header),
+            self.head_line,
+            &[],
+            own,
+            self.inner.clone(),
+        );
+        for (index, case) in s.cases.iter().enumerate() {
+            let pattern = node_range(&case.pattern);
+            let guard = case.guard.as_deref().map(node_range);
+            let mut exprs = vec![Node::Pattern(&case.pattern)];
+            if let Some(g) = &case.guard {
+                exprs.push(Node::Expr(g));
+            }
+            let clause = Clause::Case {
+                index,
+                pattern: pattern.clone(),
+                guard,
+            };
+            let kw = self.pm.line_of(pattern.start);
+            self.push(Some(clause), kw, &case.body, exprs, self.inner.clone());
+        }
+    }
+
+    /// `try` (and `try`/`except*`): the body, each handler, `else`, `finally`.
+    fn try_parts(&mut self, stmt: &'a Stmt) {
+        let (body, handlers, orelse, finalbody) = match stmt {
+            Stmt::Try(s) => (&s.body, &s.handlers, &s.orelse, &s.finalbody),
+            Stmt::TryStar(s) => (&s.body, &s.handlers, &s.orelse, &s.finalbody),
+            _ => return,
+        };
+        self.push(
+            Some(Clause::Header),
+            self.head_line,
+            body,
+            Vec::new(),
+            self.inner.clone(),
+        );
+        let mut prev: &[Stmt] = body;
+        for (index, h) in handlers.iter().enumerate() {
+            let ast::ExceptHandler::ExceptHandler(hh) = h;
+            let range = node_range(h);
+            let type_range = hh.type_.as_deref().map(node_range);
+            let exprs = hh.type_.as_deref().map(Node::Expr).into_iter().collect();
+            let clause = Clause::Except {
+                index,
+                range: range.clone(),
+                type_range,
+            };
+            let kw = self.pm.line_of(range.start);
+            self.push(Some(clause), kw, &hh.body, exprs, self.inner.clone());
+            prev = &hh.body;
+        }
+        self.trailer(Clause::Else, prev, orelse, "else");
+        if !orelse.is_empty() {
+            prev = orelse;
+        }
+        self.trailer(Clause::Finally, prev, finalbody, "finally");
+    }
 }
 
 /// The line of the `:` that ends a header starting on `kw_line` (the first `:` outside brackets

@@ -62,152 +62,23 @@ struct Entry {
 }
 
 pub fn parse(lines: &[&str]) -> Session {
-    let mut section = Section::None;
-    let mut is_pytest = false;
-    let mut rootdir = None;
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut summary = Summary::default();
-    // Inside an entry, captured output runs to the next entry header or banner.
-    let mut in_captured = false;
-
+    let mut scan = Scan::new();
     for (idx, &raw) in lines.iter().enumerate() {
-        let (line, had_prefix) = strip_xdist_prefix(raw);
-        if had_prefix && line.contains(" -- Python ") {
-            // xdist's `[gw0] linux -- Python ...` opens a section: start the entry after it.
-            if let Some(e) = entries.last_mut().filter(|e| e.start == e.end) {
-                e.start = idx + 1;
-                e.end = idx + 1;
-            }
-            continue;
-        }
-        if let Some(title) = banner_title(line) {
-            section = match title {
-                "test session starts" => Section::Header,
-                "FAILURES" => Section::Failures,
-                "ERRORS" => Section::Errors,
-                "short test summary info" => Section::Summary,
-                _ => Section::Other,
-            };
-            is_pytest |= section != Section::Other || is_stats_line(title);
-            in_captured = false;
-            if matches!(section, Section::Failures | Section::Errors) {
-                // Lines before any `___ x ___` header: `--tb=line` entries.
-                entries.push(Entry {
-                    section,
-                    headline: None,
-                    start: idx + 1,
-                    end: idx + 1,
-                });
-            }
-            continue;
-        }
-        if section == Section::None && entry_title(line).is_some() {
-            // A failure section pasted without its `=== FAILURES ===` banner (a CI log cut at
-            // the `___ test_x ___` header): read it as one. It counts as pytest output only if
-            // an entry under it holds a readable traceback.
-            section = Section::Failures;
-        }
-        if !is_pytest && is_stats_line(line) {
-            is_pytest = true;
-        }
-        match section {
-            Section::Header => {
-                if let Some(rest) = line.strip_prefix("rootdir: ") {
-                    let dir = rest.split(", configfile:").next().unwrap_or(rest);
-                    let dir = dir.split(", testpaths:").next().unwrap_or(dir);
-                    rootdir = Some(dir.trim().to_string());
-                }
-            }
-            Section::Failures | Section::Errors => {
-                if let Some(title) = entry_title(line) {
-                    in_captured = false;
-                    entries.push(Entry {
-                        section,
-                        headline: Some(title.to_string()),
-                        start: idx + 1,
-                        end: idx + 1,
-                    });
-                    continue;
-                }
-                let Some(entry) = entries.last_mut() else {
-                    continue;
-                };
-                // `--tb=line` output has no headers and must see captured blocks itself.
-                if entry.headline.is_some() {
-                    if is_captured_header(line) {
-                        in_captured = true;
-                    }
-                    if in_captured {
-                        continue;
-                    }
-                }
-                entry.end = idx + 1;
-            }
-            Section::Summary => {
-                if let Some(s) = summary_line(line) {
-                    summary.push(s);
-                }
-            }
-            Section::None | Section::Other => {}
-        }
+        scan.line(idx, raw);
     }
-
+    let Scan {
+        is_pytest,
+        rootdir,
+        entries,
+        mut summary,
+        ..
+    } = scan;
     let mut failures = Vec::new();
     for entry in &entries {
-        match &entry.headline {
-            None => {
-                for e in pytest_body::parse_line_style(&lines[entry.start..entry.end]) {
-                    let kind = match entry.section {
-                        Section::Errors => SummaryKind::Error,
-                        _ => SummaryKind::Failed,
-                    };
-                    let paired = summary.take_next(kind);
-                    let when = if kind == SummaryKind::Failed {
-                        When::Call
-                    } else {
-                        When::Unknown
-                    };
-                    failures.push(SessionFailure {
-                        test: paired.as_ref().map(|s| s.0.clone()),
-                        when,
-                        outcome: Outcome::of_pytest(when),
-                        headline: None,
-                        style: TbStyle::Line,
-                        record: e.record,
-                        summary: paired.and_then(|s| s.1),
-                    });
-                }
-            }
-            Some(headline) => {
-                let (when, name) = classify_headline(headline, entry.section);
-                let parsed = pytest_body::parse_body(&lines[entry.start..entry.end]);
-                let kind = if when == When::Call {
-                    SummaryKind::Failed
-                } else {
-                    SummaryKind::Error
-                };
-                let paired = summary.take_matching(kind, name, when);
-                let Some((record, style)) = parsed else {
-                    // A header with nothing readable under it: keep it only if pytest counted it.
-                    if let Some((id, msg)) = paired {
-                        failures.push(from_summary(Some(id), msg, when, Some(headline)));
-                    }
-                    continue;
-                };
-                let test = match paired.as_ref() {
-                    Some((id, _)) => Some(id.clone()),
-                    None => derive_node_id(name, when, &record),
-                };
-                failures.push(SessionFailure {
-                    test,
-                    when,
-                    outcome: Outcome::of_pytest(when),
-                    headline: Some(headline.clone()),
-                    style,
-                    record,
-                    summary: paired.and_then(|p| p.1),
-                });
-            }
+        if entry.headline.is_none() {
+            line_style_failures(lines, entry, &mut summary, &mut failures);
+        } else {
+            failures.extend(headed_failure(lines, entry, &mut summary));
         }
     }
     // Summary lines without a section (`--tb=no`, or sections cut from the log).
@@ -224,6 +95,182 @@ pub fn parse(lines: &[&str]) -> Session {
         rootdir,
         failures,
     }
+}
+
+/// The first pass over the log, one line at a time: the sections, their entries and the
+/// short summary, before any entry is read as a traceback.
+struct Scan {
+    section: Section,
+    is_pytest: bool,
+    rootdir: Option<String>,
+    entries: Vec<Entry>,
+    summary: Summary,
+    // Inside an entry, captured output runs to the next entry header or banner.
+    in_captured: bool,
+}
+
+impl Scan {
+    fn new() -> Self {
+        Scan {
+            section: Section::None,
+            is_pytest: false,
+            rootdir: None,
+            entries: Vec::new(),
+            summary: Summary::default(),
+            in_captured: false,
+        }
+    }
+
+    fn line(&mut self, idx: usize, raw: &str) {
+        let (line, had_prefix) = strip_xdist_prefix(raw);
+        if had_prefix && line.contains(" -- Python ") {
+            // xdist's `[gw0] linux -- Python ...` opens a section: start the entry after it.
+            if let Some(e) = self.entries.last_mut().filter(|e| e.start == e.end) {
+                e.start = idx + 1;
+                e.end = idx + 1;
+            }
+            return;
+        }
+        if let Some(title) = banner_title(line) {
+            self.banner(idx, title);
+            return;
+        }
+        if self.section == Section::None && entry_title(line).is_some() {
+            // A failure section pasted without its `=== FAILURES ===` banner (a CI log cut at
+            // the `___ test_x ___` header): read it as one. It counts as pytest output only if
+            // an entry under it holds a readable traceback.
+            self.section = Section::Failures;
+        }
+        if !self.is_pytest && is_stats_line(line) {
+            self.is_pytest = true;
+        }
+        match self.section {
+            Section::Header => {
+                if let Some(rest) = line.strip_prefix("rootdir: ") {
+                    let dir = rest.split(", configfile:").next().unwrap_or(rest);
+                    let dir = dir.split(", testpaths:").next().unwrap_or(dir);
+                    self.rootdir = Some(dir.trim().to_string());
+                }
+            }
+            Section::Failures | Section::Errors => self.entry_line(idx, line),
+            Section::Summary => {
+                if let Some(s) = summary_line(line) {
+                    self.summary.push(s);
+                }
+            }
+            Section::None | Section::Other => {}
+        }
+    }
+
+    /// A `=== title ===` banner on line `idx`: a new section.
+    fn banner(&mut self, idx: usize, title: &str) {
+        self.section = match title {
+            "test session starts" => Section::Header,
+            "FAILURES" => Section::Failures,
+            "ERRORS" => Section::Errors,
+            "short test summary info" => Section::Summary,
+            _ => Section::Other,
+        };
+        self.is_pytest |= self.section != Section::Other || is_stats_line(title);
+        self.in_captured = false;
+        if matches!(self.section, Section::Failures | Section::Errors) {
+            // Lines before any `___ x ___` header: `--tb=line` entries.
+            self.entries.push(Entry {
+                section: self.section,
+                headline: None,
+                start: idx + 1,
+                end: idx + 1,
+            });
+        }
+    }
+
+    /// Line `idx` of a FAILURES or ERRORS section: an entry header, or a line of the last entry.
+    fn entry_line(&mut self, idx: usize, line: &str) {
+        if let Some(title) = entry_title(line) {
+            self.in_captured = false;
+            self.entries.push(Entry {
+                section: self.section,
+                headline: Some(title.to_string()),
+                start: idx + 1,
+                end: idx + 1,
+            });
+            return;
+        }
+        let Some(entry) = self.entries.last_mut() else {
+            return;
+        };
+        // `--tb=line` output has no headers and must see captured blocks itself.
+        if entry.headline.is_some() {
+            if is_captured_header(line) {
+                self.in_captured = true;
+            }
+            if self.in_captured {
+                return;
+            }
+        }
+        entry.end = idx + 1;
+    }
+}
+
+/// The failures of an entry without a header (`--tb=line`), each paired with the next unused
+/// summary line of its kind.
+fn line_style_failures(
+    lines: &[&str],
+    entry: &Entry,
+    summary: &mut Summary,
+    failures: &mut Vec<SessionFailure>,
+) {
+    for e in pytest_body::parse_line_style(&lines[entry.start..entry.end]) {
+        let kind = match entry.section {
+            Section::Errors => SummaryKind::Error,
+            _ => SummaryKind::Failed,
+        };
+        let paired = summary.take_next(kind);
+        let when = if kind == SummaryKind::Failed {
+            When::Call
+        } else {
+            When::Unknown
+        };
+        failures.push(SessionFailure {
+            test: paired.as_ref().map(|s| s.0.clone()),
+            when,
+            outcome: Outcome::of_pytest(when),
+            headline: None,
+            style: TbStyle::Line,
+            record: e.record,
+            summary: paired.and_then(|s| s.1),
+        });
+    }
+}
+
+/// The failure of an entry with a `___ title ___` header, paired with its summary line.
+fn headed_failure(lines: &[&str], entry: &Entry, summary: &mut Summary) -> Option<SessionFailure> {
+    let headline = entry.headline.as_ref()?;
+    let (when, name) = classify_headline(headline, entry.section);
+    let parsed = pytest_body::parse_body(&lines[entry.start..entry.end]);
+    let kind = if when == When::Call {
+        SummaryKind::Failed
+    } else {
+        SummaryKind::Error
+    };
+    let paired = summary.take_matching(kind, name, when);
+    let Some((record, style)) = parsed else {
+        // A header with nothing readable under it: keep it only if pytest counted it.
+        return paired.map(|(id, msg)| from_summary(Some(id), msg, when, Some(headline)));
+    };
+    let test = match paired.as_ref() {
+        Some((id, _)) => Some(id.clone()),
+        None => derive_node_id(name, when, &record),
+    };
+    Some(SessionFailure {
+        test,
+        when,
+        outcome: Outcome::of_pytest(when),
+        headline: Some(headline.clone()),
+        style,
+        record,
+        summary: paired.and_then(|p| p.1),
+    })
 }
 
 fn from_summary(

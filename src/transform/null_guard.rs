@@ -173,239 +173,19 @@ pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
 }
 
 fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
-    let exprs = &ctx.located.exprs;
-    let mut out = Vec::new();
-    match op {
-        Operation::Attribute => {
-            let wanted = ctx.captures.get("attr");
-            for e in exprs {
-                let SubExprKind::Attribute {
-                    receiver,
-                    name,
-                    ctx: store_ctx,
-                    ..
-                } = &e.kind
-                else {
-                    continue;
-                };
-                if wanted.is_some_and(|w| w != name) {
-                    continue;
-                }
-                // What fails is the whole chain built on the None value: guarding only
-                // `self.user.name` would still call `.title()` on None.
-                let (failing, last_call) = extend_chain(exprs, e.range.clone(), name);
-                let result_default = match last_call.as_deref() {
-                    Some(m) if STR_TO_STR.contains(&m) => "\"\"",
-                    Some(m) if STR_TO_LIST.contains(&m) => "[]",
-                    Some(m) if STR_TO_BOOL.contains(&m) => "False",
-                    Some("items" | "keys" | "values") => "[]",
-                    _ => "None",
-                };
-                out.push(Target {
-                    receiver: receiver.clone(),
-                    failing,
-                    store: *store_ctx != "load",
-                    nested: e.in_lambda || e.in_comprehension,
-                    receiver_default: receiver_default_for(name),
-                    result_default,
-                    simple: true,
-                    or_default_last: false,
-                });
-            }
-        }
-        Operation::Subscript => {
-            for e in exprs {
-                if let SubExprKind::Subscript { value, ctx: c, .. } = &e.kind {
-                    out.push(Target {
-                        receiver: value.clone(),
-                        failing: e.range.clone(),
-                        store: *c != "load",
-                        nested: e.in_lambda || e.in_comprehension,
-                        receiver_default: None,
-                        result_default: "None",
-                        simple: true,
-                        or_default_last: false,
-                    });
-                }
-            }
-        }
-        Operation::Iterate => {
-            // A call that consumes its one argument (`sum(x)`, `sorted(x)`) and a
-            // comprehension's source (`[y for y in x]`): `x or []`, the call's empty result.
-            // After the loop's and the membership test's own targets, as the probe's
-            // fallback order.
-            let mut consumed = Vec::new();
-            for e in exprs {
-                // `failing` is what the conditional replaces: the whole call for `sum(x)`
-                // (`0` instead), the source itself in a comprehension (`[]` instead).
-                let (receiver, failing, result_default) = match &e.kind {
-                    SubExprKind::Call { func, args: 1, .. } => {
-                        let Some(result) = consumed_result(ctx.text(func)) else {
-                            continue;
-                        };
-                        // Its one positional argument (`sorted(x, reverse=True)` has keywords).
-                        let arg = match common::find_expr(ctx.module, &e.range) {
-                            Some(ast::Expr::Call(c)) if c.args.len() == 1 => {
-                                common::rng(c.args[0].range())
-                            }
-                            _ => continue,
-                        };
-                        (arg, e.range.clone(), result)
-                    }
-                    _ if e.iterated => (e.range.clone(), e.range.clone(), "[]"),
-                    _ => continue,
-                };
-                consumed.push(Target {
-                    failing,
-                    receiver,
-                    store: false,
-                    // The source of a comprehension's first `for` is evaluated outside it, but
-                    // the flag cannot tell the first from the others: no guard before it.
-                    nested: e.in_lambda || e.in_comprehension || e.iterated,
-                    receiver_default: Some("[]"),
-                    result_default,
-                    simple: true,
-                    or_default_last: false,
-                });
-            }
-            // `yield from items` delegates to `items` as a loop would iterate it.
-            out.extend(super::null_flow::yield_from_target(ctx));
-            if let Some(iter) = for_iter(ctx) {
-                out.push(Target {
-                    receiver: iter.clone(),
-                    failing: iter,
-                    store: false,
-                    nested: false,
-                    receiver_default: Some("[]"),
-                    result_default: "[]",
-                    simple: true,
-                    or_default_last: false,
-                });
-            }
-            for e in exprs {
-                if let SubExprKind::Compare {
-                    ops, comparators, ..
-                } = &e.kind
-                {
-                    for (o, c) in ops.iter().zip(comparators) {
-                        if matches!(*o, "in" | "not in") {
-                            out.push(Target {
-                                receiver: c.clone(),
-                                failing: e.range.clone(),
-                                store: false,
-                                nested: e.in_lambda || e.in_comprehension,
-                                receiver_default: Some("[]"),
-                                result_default: if *o == "in" { "False" } else { "True" },
-                                simple: true,
-                                or_default_last: false,
-                            });
-                        }
-                    }
-                }
-            }
-            out.extend(consumed);
-        }
-        Operation::Len => {
-            for e in exprs {
-                if let SubExprKind::Call { func, args: 1, .. } = &e.kind {
-                    if ctx.text(func) == "len" {
-                        if let Some(arg) = single_arg(ctx, e) {
-                            out.push(Target {
-                                receiver: arg,
-                                failing: e.range.clone(),
-                                store: false,
-                                nested: e.in_lambda || e.in_comprehension,
-                                receiver_default: Some("[]"),
-                                result_default: "0",
-                                simple: true,
-                                or_default_last: false,
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        Operation::BinOp => {
-            // Python prints `+=` for augmented assignment and `** or pow()` for powers.
-            let op = ctx.captures.get("op").map(|o| {
-                let o = o.split_whitespace().next().unwrap_or(o);
-                if o.len() > 1 {
-                    o.trim_end_matches('=')
-                } else {
-                    o
-                }
-            });
-            let left_none = ctx.captures.get("left").is_some_and(|l| l == "NoneType");
-            let right_none = ctx.captures.get("right").is_some_and(|r| r == "NoneType");
-            let other = if left_none {
-                ctx.captures.get("right")
-            } else {
-                ctx.captures.get("left")
-            };
-            let default = other.and_then(|t| empty_for_type_name(t));
-            for e in exprs {
-                let (e_op, left, right) = match &e.kind {
-                    SubExprKind::BinOp { op, left, right } => (*op, left, right),
-                    SubExprKind::AugAssign { op, target, value } => {
-                        (op.trim_end_matches('='), target, value)
-                    }
-                    _ => continue,
-                };
-                if op.is_some_and(|o| o != e_op.trim_end_matches('=')) {
-                    continue;
-                }
-                let is_aug = matches!(e.kind, SubExprKind::AugAssign { .. });
-                let mut push = |receiver: &Range<usize>| {
-                    // In `t += v` the statement is not an expression: only `v` can be wrapped,
-                    // and `t` only guarded.
-                    let store = is_aug && receiver == left;
-                    out.push(Target {
-                        receiver: receiver.clone(),
-                        failing: if is_aug {
-                            receiver.clone()
-                        } else {
-                            e.range.clone()
-                        },
-                        store,
-                        nested: e.in_lambda || e.in_comprehension,
-                        receiver_default: default,
-                        result_default: default.unwrap_or("None"),
-                        simple: true,
-                        or_default_last: false,
-                    })
-                };
-                if left_none || !right_none {
-                    push(left);
-                }
-                if right_none {
-                    push(right);
-                }
-            }
-        }
-        Operation::Call => {
-            for e in exprs {
-                if let SubExprKind::Call { func, .. } = &e.kind {
-                    if is_simple_ref(ctx.text(func)) {
-                        out.push(Target {
-                            receiver: func.clone(),
-                            failing: e.range.clone(),
-                            store: false,
-                            nested: e.in_lambda || e.in_comprehension,
-                            receiver_default: None,
-                            result_default: "None",
-                            simple: true,
-                            or_default_last: false,
-                        });
-                    }
-                }
-            }
-        }
-        Operation::Compare => out.extend(compare_targets(ctx)),
-        Operation::Unpack => out.extend(unpack_target(ctx)),
-        Operation::Find => out.extend(super::null_flow::find_targets(ctx)),
-        Operation::Flow => out.extend(super::null_flow::flow_targets(ctx)),
-        Operation::Join => {}
-    }
+    let mut out = match op {
+        Operation::Attribute => attribute_targets(ctx),
+        Operation::Subscript => subscript_targets(ctx),
+        Operation::Iterate => iterate_targets(ctx),
+        Operation::Len => len_targets(ctx),
+        Operation::BinOp => binop_targets(ctx),
+        Operation::Call => call_targets(ctx),
+        Operation::Compare => compare_targets(ctx),
+        Operation::Unpack => unpack_target(ctx).into_iter().collect(),
+        Operation::Find => super::null_flow::find_targets(ctx),
+        Operation::Flow => super::null_flow::flow_targets(ctx),
+        Operation::Join => Vec::new(),
+    };
     // Guards and inline conditionals evaluate the receiver twice, so they need a name or an
     // attribute chain; an or-default evaluates it once and takes any expression.
     for t in &mut out {
@@ -413,6 +193,257 @@ fn find_targets(ctx: &Context, op: Operation) -> Vec<Target> {
     }
     out.retain(|t| t.simple || t.receiver_default.is_some());
     out.sort_by_key(|t| !t.simple);
+    out
+}
+
+/// `x.attr` for the message's `attr`, failing as the whole chain built on it.
+fn attribute_targets(ctx: &Context) -> Vec<Target> {
+    let exprs = &ctx.located.exprs;
+    let wanted = ctx.captures.get("attr");
+    let mut out = Vec::new();
+    for e in exprs {
+        let SubExprKind::Attribute {
+            receiver,
+            name,
+            ctx: store_ctx,
+            ..
+        } = &e.kind
+        else {
+            continue;
+        };
+        if wanted.is_some_and(|w| w != name) {
+            continue;
+        }
+        // What fails is the whole chain built on the None value: guarding only
+        // `self.user.name` would still call `.title()` on None.
+        let (failing, last_call) = extend_chain(exprs, e.range.clone(), name);
+        let result_default = match last_call.as_deref() {
+            Some(m) if STR_TO_STR.contains(&m) => "\"\"",
+            Some(m) if STR_TO_LIST.contains(&m) => "[]",
+            Some(m) if STR_TO_BOOL.contains(&m) => "False",
+            Some("items" | "keys" | "values") => "[]",
+            _ => "None",
+        };
+        out.push(Target {
+            receiver: receiver.clone(),
+            failing,
+            store: *store_ctx != "load",
+            nested: e.in_lambda || e.in_comprehension,
+            receiver_default: receiver_default_for(name),
+            result_default,
+            simple: true,
+            or_default_last: false,
+        });
+    }
+    out
+}
+
+/// `x[k]`: the subscripted value.
+fn subscript_targets(ctx: &Context) -> Vec<Target> {
+    let mut out = Vec::new();
+    for e in &ctx.located.exprs {
+        if let SubExprKind::Subscript { value, ctx: c, .. } = &e.kind {
+            out.push(Target {
+                receiver: value.clone(),
+                failing: e.range.clone(),
+                store: *c != "load",
+                nested: e.in_lambda || e.in_comprehension,
+                receiver_default: None,
+                result_default: "None",
+                simple: true,
+                or_default_last: false,
+            });
+        }
+    }
+    out
+}
+
+/// What is iterated: `yield from`'s source, the loop's iterable, a membership test's
+/// container, then what a call or a comprehension consumes, as the probe's fallback order.
+fn iterate_targets(ctx: &Context) -> Vec<Target> {
+    let mut out = Vec::new();
+    // `yield from items` delegates to `items` as a loop would iterate it.
+    out.extend(super::null_flow::yield_from_target(ctx));
+    if let Some(iter) = for_iter(ctx) {
+        out.push(Target {
+            receiver: iter.clone(),
+            failing: iter,
+            store: false,
+            nested: false,
+            receiver_default: Some("[]"),
+            result_default: "[]",
+            simple: true,
+            or_default_last: false,
+        });
+    }
+    for e in &ctx.located.exprs {
+        if let SubExprKind::Compare {
+            ops, comparators, ..
+        } = &e.kind
+        {
+            for (o, c) in ops.iter().zip(comparators) {
+                if matches!(*o, "in" | "not in") {
+                    out.push(Target {
+                        receiver: c.clone(),
+                        failing: e.range.clone(),
+                        store: false,
+                        nested: e.in_lambda || e.in_comprehension,
+                        receiver_default: Some("[]"),
+                        result_default: if *o == "in" { "False" } else { "True" },
+                        simple: true,
+                        or_default_last: false,
+                    });
+                }
+            }
+        }
+    }
+    out.extend(consumed_targets(ctx));
+    out
+}
+
+/// A call that consumes its one argument (`sum(x)`, `sorted(x)`) and a comprehension's
+/// source (`[y for y in x]`): `x or []`, the call's empty result.
+fn consumed_targets(ctx: &Context) -> Vec<Target> {
+    let mut consumed = Vec::new();
+    for e in &ctx.located.exprs {
+        // `failing` is what the conditional replaces: the whole call for `sum(x)`
+        // (`0` instead), the source itself in a comprehension (`[]` instead).
+        let (receiver, failing, result_default) = match &e.kind {
+            SubExprKind::Call { func, args: 1, .. } => {
+                let Some(result) = consumed_result(ctx.text(func)) else {
+                    continue;
+                };
+                // Its one positional argument (`sorted(x, reverse=True)` has keywords).
+                let arg = match common::find_expr(ctx.module, &e.range) {
+                    Some(ast::Expr::Call(c)) if c.args.len() == 1 => common::rng(c.args[0].range()),
+                    _ => continue,
+                };
+                (arg, e.range.clone(), result)
+            }
+            _ if e.iterated => (e.range.clone(), e.range.clone(), "[]"),
+            _ => continue,
+        };
+        consumed.push(Target {
+            failing,
+            receiver,
+            store: false,
+            // The source of a comprehension's first `for` is evaluated outside it, but
+            // the flag cannot tell the first from the others: no guard before it.
+            nested: e.in_lambda || e.in_comprehension || e.iterated,
+            receiver_default: Some("[]"),
+            result_default,
+            simple: true,
+            or_default_last: false,
+        });
+    }
+    consumed
+}
+
+/// `len(x)`: its argument.
+fn len_targets(ctx: &Context) -> Vec<Target> {
+    let mut out = Vec::new();
+    for e in &ctx.located.exprs {
+        if let SubExprKind::Call { func, args: 1, .. } = &e.kind {
+            if ctx.text(func) == "len" {
+                if let Some(arg) = single_arg(ctx, e) {
+                    out.push(Target {
+                        receiver: arg,
+                        failing: e.range.clone(),
+                        store: false,
+                        nested: e.in_lambda || e.in_comprehension,
+                        receiver_default: Some("[]"),
+                        result_default: "0",
+                        simple: true,
+                        or_default_last: false,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `a + b` and `t += v` with the operator the message names: the side it says is `NoneType`
+/// (the left one when it names neither).
+fn binop_targets(ctx: &Context) -> Vec<Target> {
+    // Python prints `+=` for augmented assignment and `** or pow()` for powers.
+    let op = ctx.captures.get("op").map(|o| {
+        let o = o.split_whitespace().next().unwrap_or(o);
+        if o.len() > 1 {
+            o.trim_end_matches('=')
+        } else {
+            o
+        }
+    });
+    let left_none = ctx.captures.get("left").is_some_and(|l| l == "NoneType");
+    let right_none = ctx.captures.get("right").is_some_and(|r| r == "NoneType");
+    let other = if left_none {
+        ctx.captures.get("right")
+    } else {
+        ctx.captures.get("left")
+    };
+    let default = other.and_then(|t| empty_for_type_name(t));
+    let mut out = Vec::new();
+    for e in &ctx.located.exprs {
+        let (e_op, left, right) = match &e.kind {
+            SubExprKind::BinOp { op, left, right } => (*op, left, right),
+            SubExprKind::AugAssign { op, target, value } => {
+                (op.trim_end_matches('='), target, value)
+            }
+            _ => continue,
+        };
+        if op.is_some_and(|o| o != e_op.trim_end_matches('=')) {
+            continue;
+        }
+        let is_aug = matches!(e.kind, SubExprKind::AugAssign { .. });
+        let mut push = |receiver: &Range<usize>| {
+            // In `t += v` the statement is not an expression: only `v` can be wrapped,
+            // and `t` only guarded.
+            let store = is_aug && receiver == left;
+            out.push(Target {
+                receiver: receiver.clone(),
+                failing: if is_aug {
+                    receiver.clone()
+                } else {
+                    e.range.clone()
+                },
+                store,
+                nested: e.in_lambda || e.in_comprehension,
+                receiver_default: default,
+                result_default: default.unwrap_or("None"),
+                simple: true,
+                or_default_last: false,
+            })
+        };
+        if left_none || !right_none {
+            push(left);
+        }
+        if right_none {
+            push(right);
+        }
+    }
+    out
+}
+
+/// `f(...)` with `f` a name or attribute chain: the callee.
+fn call_targets(ctx: &Context) -> Vec<Target> {
+    let mut out = Vec::new();
+    for e in &ctx.located.exprs {
+        if let SubExprKind::Call { func, .. } = &e.kind {
+            if is_simple_ref(ctx.text(func)) {
+                out.push(Target {
+                    receiver: func.clone(),
+                    failing: e.range.clone(),
+                    store: false,
+                    nested: e.in_lambda || e.in_comprehension,
+                    receiver_default: None,
+                    result_default: "None",
+                    simple: true,
+                    or_default_last: false,
+                });
+            }
+        }
+    }
     out
 }
 
