@@ -1,7 +1,9 @@
 //! selfdebug: repairs failing Python code with pytest as the judge.
 //!
-//! Data flows one way: pytest output → [`traceback`] → located failure → [`source`] and
-//! [`syntax`] → [`edit`] fixes. See `DESIGN.md` in the shared folder for the whole pipeline.
+//! Data flows one way: pytest output → [`traceback`] → located failure → facts ([`probe`]) →
+//! candidate [`edit`] fixes → proof by pytest ([`session`]) → kept or rolled back
+//! ([`journal`]) → [`report`]. `docs/architecture.md` in the repository has the whole design,
+//! a map of these modules and the layering rule between them.
 pub mod bytecode;
 pub mod category;
 pub mod cli;

@@ -1,5 +1,5 @@
 //! The probe: one diagnostic run of the failing test with a line injected before the failing
-//! statement that records the values involved (DESIGN.md, "Probes never stay").
+//! statement that records the values involved (docs/architecture.md, "Probes never stay").
 //!
 //! Steps of [`probe`]:
 //! 1. read the failure's file ([`SourceFile`]), parse it, locate the line, and choose the
