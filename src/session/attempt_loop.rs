@@ -146,8 +146,8 @@ fn no_verdict(s: &Runs, verdict: Verdict) -> SessionError {
                 )
             })
         }
-        // No tests (a green or failed verdict never gets here).
-        _ => SessionError::NoTests(format!(
+        // A green or failed verdict has failures to read and never gets here.
+        Verdict::NoTests | Verdict::Green | Verdict::Failed(_) => SessionError::NoTests(format!(
             "no tests were collected under {}{}",
             opts.root.path().display(),
             if opts.pytest_args.is_empty() {

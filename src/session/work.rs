@@ -233,14 +233,14 @@ impl Work<'_, '_> {
     pub(super) fn prove(
         &mut self,
         failure: &Failure,
-        cand: Candidate,
+        cand: &Candidate,
         trial: Trial,
     ) -> Result<Proven, SessionError> {
         let key = failure_key(failure);
-        let previous = self.previous(&cand);
+        let previous = self.previous(cand);
         let (t, written, hint) = match trial.stages {
             Stages::Failing { made } => {
-                let (t, written) = self.run_failing(failure, &cand, &key, made, &trial.label)?;
+                let (t, written) = self.run_failing(failure, cand, &key, made, &trial.label)?;
                 (t, written, None)
             }
             Stages::Searched {
@@ -252,7 +252,7 @@ impl Work<'_, '_> {
         let started = Instant::now();
         let mut attempt =
             self.s
-                .attempt_record(failure, self.ctx.category, trial.depth, &cand, &t.first);
+                .attempt_record(failure, self.ctx.category, trial.depth, cand, &t.first);
         if let Some(ms) = t.started_ms {
             attempt.timestamp_ms = ms;
         }
@@ -269,7 +269,7 @@ impl Work<'_, '_> {
         } else if hint.is_some() {
             match t.neighbours {
                 Some(neighbours) => {
-                    self.confirm_searched(&key, &cand, neighbours, &mut written, &mut attempt)?
+                    self.confirm_searched(&key, cand, neighbours, &mut written, &mut attempt)?
                 }
                 None => {
                     self.still_failing(failure, &t.first_verdict, &mut attempt, false);
@@ -293,12 +293,12 @@ impl Work<'_, '_> {
         self.ctx.attempts.push(attempt);
         match result {
             // The search chooses among its plausible candidates (see `search::Found`).
-            Some(after) if hint.is_some() => Ok(Proven::Fixed((vec![cand], after))),
+            Some(after) if hint.is_some() => Ok(Proven::Fixed((vec![cand.clone()], after))),
             Some(after) => {
                 self.ctx
                     .accepted
                     .insert(cand.path.clone(), cand.patched.clone());
-                Ok(Proven::Fixed((vec![cand], after)))
+                Ok(Proven::Fixed((vec![cand.clone()], after)))
             }
             None => {
                 if written {
@@ -501,7 +501,7 @@ impl Work<'_, '_> {
     fn follow(
         &mut self,
         failure: &Failure,
-        cand: Candidate,
+        cand: &Candidate,
         next: &Failure,
         depth: usize,
         previous: Vec<u8>,
@@ -510,7 +510,7 @@ impl Work<'_, '_> {
             .accepted
             .insert(cand.path.clone(), cand.patched.clone());
         if let Some((mut steps, after)) = self.work_on(next, depth + 1)? {
-            steps.insert(0, cand);
+            steps.insert(0, cand.clone());
             return Ok(Proven::Fixed((steps, after)));
         }
         self.ctx

@@ -343,7 +343,7 @@ impl CandidateSource for Model {
                 label,
                 stages: Stages::Failing { made: None },
             };
-            if let Some(flow) = w.prove(failure, cand, trial)?.into() {
+            if let Some(flow) = w.prove(failure, &cand, trial)?.into() {
                 return Ok(flow);
             }
         }

@@ -148,7 +148,7 @@ impl Rules {
                 label,
                 stages: Stages::Failing { made },
             };
-            if let Some(flow) = w.prove(failure, cand.clone(), trial)?.into() {
+            if let Some(flow) = w.prove(failure, cand, trial)?.into() {
                 return Ok(flow);
             }
         }

@@ -525,7 +525,7 @@ impl Work<'_, '_> {
                 written,
             },
         };
-        Ok(match self.prove(failure, cand.clone(), trial)? {
+        Ok(match self.prove(failure, cand, trial)? {
             Proven::Fixed((_, after)) => Some(after),
             Proven::Rejected | Proven::Stop => None,
         })
