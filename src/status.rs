@@ -283,22 +283,42 @@ mod tests {
 
     #[test]
     fn serde_words_are_the_as_str_words() {
-        for (_, words) in all() {
-            assert!(!words.is_empty());
+        fn check<T: Serialize + Copy + std::fmt::Display>(all: &[T]) {
+            for v in all {
+                let json = serde_json::to_value(v).unwrap();
+                assert_eq!(json, serde_json::Value::String(v.to_string()));
+            }
         }
-        for s in FailureStatus::ALL {
-            assert_eq!(
-                serde_json::to_value(s).unwrap(),
-                serde_json::Value::String(s.as_str().into())
-            );
-        }
-        for s in DiffEncoding::ALL {
-            assert_eq!(
-                serde_json::to_value(s).unwrap(),
-                serde_json::Value::String(s.as_str().into())
-            );
-        }
-        assert_eq!(FinalStatus::Error.exit_code(), crate::exit::ENVIRONMENT);
+        check(FailureStatus::ALL);
+        check(AttemptOutcome::ALL);
+        check(Source::ALL);
+        check(Applicability::ALL);
+        check(Judge::ALL);
+        check(DiffEncoding::ALL);
+        check(ConfirmedBy::ALL);
+        check(FinalStatus::ALL);
+    }
+
+    /// The documented exit code of every final status (README, `--help`).
+    #[test]
+    fn every_final_status_has_its_documented_exit_code() {
+        let codes: Vec<(&str, i32)> = FinalStatus::ALL
+            .iter()
+            .map(|s| (s.as_str(), s.exit_code()))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                ("pass", 0),
+                ("partial", 3),
+                ("fail", 4),
+                ("escalated", 5),
+                ("error", 6),
+                ("no_tests", 7),
+                ("bad_input", 2),
+                ("proposed", 8),
+            ]
+        );
     }
 
     /// The schema's `enum` lists are the enums' words, in the same order.
