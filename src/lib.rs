@@ -16,6 +16,7 @@ pub mod interpreter_cache;
 pub mod journal;
 pub mod llm;
 pub mod localize;
+pub mod mcp;
 pub mod plan;
 pub mod plugin;
 pub mod probe;

@@ -154,6 +154,56 @@ impl Reporter for Terminal {
     }
 }
 
+/// The environment variable naming the file descriptor a [`Pipe`] reporter writes to: the
+/// MCP server (`selfdebug mcp`) opens a pipe, passes its write end to the `fix` it runs, and
+/// forwards each line as a progress notification.
+pub const FD_ENV: &str = "SELFDEBUG_PROGRESS_FD";
+
+/// The machine-readable reporter: one JSON object per step, `{"context":..,"step":..,
+/// "line":..}` and a newline, on an inherited file descriptor. Write errors are ignored (the
+/// reader went away; the run goes on).
+pub struct Pipe {
+    out: Mutex<std::fs::File>,
+}
+
+impl Pipe {
+    /// The reporter on the descriptor `SELFDEBUG_PROGRESS_FD` names, when it is set to an open
+    /// descriptor of this process (anything else is ignored: progress is never worth failing
+    /// a run for).
+    pub fn from_env() -> Option<Pipe> {
+        use std::os::fd::FromRawFd;
+        let fd: i32 = std::env::var(FD_ENV).ok()?.trim().parse().ok()?;
+        // Not stdin/stdout/stderr, and open: F_GETFD fails on a closed descriptor.
+        // SAFETY: fcntl(F_GETFD) only reads the descriptor's flags.
+        if fd <= 2 || unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+            return None;
+        }
+        // Children of this run (pytest) must not hold the pipe open.
+        // SAFETY: sets FD_CLOEXEC on a descriptor this process owns from now on.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        // SAFETY: the descriptor is open and passed to this process for this use only.
+        let file = unsafe { std::fs::File::from_raw_fd(fd) };
+        Some(Pipe {
+            out: Mutex::new(file),
+        })
+    }
+}
+
+impl Reporter for Pipe {
+    fn show(&self, context: &str, step: &str) {
+        let event = serde_json::json!({
+            "context": context,
+            "step": step,
+            "line": line(context, step, usize::MAX),
+        });
+        if let Ok(mut out) = self.out.lock() {
+            let _ = writeln!(out, "{event}");
+        }
+    }
+
+    fn clear(&self) {}
+}
+
 #[cfg(test)]
 mod tests {
     use super::line;

@@ -68,8 +68,11 @@ impl From<SessionError> for Stop {
 pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
     crate::process::install_interrupt_handler();
     let format = output_format(args.json, args.output_format);
-    // Progress only for a person watching: text output with stderr on a terminal.
-    if format == OutputFormat::Text && std::io::stderr().is_terminal() {
+    // Progress for the MCP server that started this run (any output format), else only for
+    // a person watching: text output with stderr on a terminal.
+    if let Some(pipe) = crate::progress::Pipe::from_env() {
+        crate::progress::install(Box::new(pipe));
+    } else if format == OutputFormat::Text && std::io::stderr().is_terminal() {
         crate::progress::install(Box::new(crate::progress::Terminal::new()));
     }
     let root = ProjectRoot::find(args.root.as_deref());

@@ -4,6 +4,7 @@
 mod config;
 mod fix;
 mod llm;
+mod mcp;
 mod parse;
 mod probe;
 mod restore;
@@ -68,6 +69,10 @@ pub enum Command {
     /// selfdebug.toml / .selfdebug.toml in the root). `fix ... --show-settings` adds its flags.
     #[command(after_help = config::EXIT_CODES)]
     Config(ConfigArgs),
+    /// Serve the commands to a coding agent as a Model Context Protocol server over stdio
+    /// (tools fix, parse, probe, rules, restore, config; see docs/agents.md).
+    #[command(after_help = mcp::EXIT_CODES)]
+    Mcp,
 }
 
 /// How to run the project's Python (shared by the commands that run pytest).
@@ -338,6 +343,7 @@ pub fn run() -> i32 {
         Command::Fix(args) => fix::run(&args, cli.color),
         Command::Restore(args) => restore::run(&args),
         Command::Config(args) => config::run(&args),
+        Command::Mcp => mcp::run(),
     }
 }
 

@@ -1,0 +1,216 @@
+//! A tool call's child: this same binary run as `selfdebug CMD --json --root ROOT ...`, so a
+//! tool's structured result is byte for byte what the command line prints. Its stdout is the
+//! result, its stderr is copied to the server's stderr (stdout carries only protocol
+//! messages), and with progress on, a pipe carries its steps (see `progress::Pipe`).
+//!
+//! Every live child is registered, so the server can interrupt them all and wait for them when
+//! the client goes away: SIGINT makes a child restore every file it touched, as Ctrl-C does.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Condvar, Mutex};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// Pids of the children not reaped yet; signalled only under this lock, and a pid leaves it
+/// before it is reaped, so a signal never reaches a recycled pid.
+static LIVE: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// Notified each time a pid leaves [`LIVE`].
+static GONE: Condvar = Condvar::new();
+
+/// What to run.
+pub struct Spec {
+    pub args: Vec<OsString>,
+    /// The project root: the child's working directory.
+    pub cwd: PathBuf,
+    /// Written to the child's stdin (a log given as text); `None`: stdin is empty.
+    pub stdin: Option<Vec<u8>>,
+    /// Open a progress pipe (`SELFDEBUG_PROGRESS_FD`).
+    pub progress: bool,
+}
+
+/// How the child ended.
+pub struct Outcome {
+    /// Its exit code; `None` when a signal ended it.
+    pub code: Option<i32>,
+    pub stdout: Vec<u8>,
+    /// Its last non-empty line on stderr (the CLI's one-line error).
+    pub last_error: Option<String>,
+    /// The call was cancelled and the child was sent SIGINT.
+    pub interrupted: bool,
+}
+
+/// SIGINT to `pid` if it is still a live child.
+fn interrupt(pid: i32) {
+    if let Ok(live) = LIVE.lock() {
+        if live.contains(&pid) {
+            // SAFETY: kill on a pid that is our unreaped child (checked under the lock).
+            unsafe { libc::kill(pid, libc::SIGINT) };
+        }
+    }
+}
+
+/// SIGINT to every live child, then waits until each has exited: the server's last act, so
+/// no run outlives it with a candidate or a probe in the project's files.
+pub fn interrupt_all_and_wait() {
+    let Ok(mut live) = LIVE.lock() else { return };
+    for pid in live.iter() {
+        // SAFETY: as in `interrupt`.
+        unsafe { libc::kill(*pid, libc::SIGINT) };
+    }
+    while !live.is_empty() {
+        live = match GONE.wait(live) {
+            Ok(l) => l,
+            Err(_) => return,
+        };
+    }
+}
+
+/// A close-on-exec pipe: (read end, write end).
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills the two descriptors it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just opened and are owned here only.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Runs the child to its end; `progress` gets each line it reports (JSON text) and is closed
+/// when the child closes its end; `ct` cancelled sends the child SIGINT once (it still runs to
+/// its end: restoring the files is part of it).
+pub async fn run(
+    spec: Spec,
+    ct: CancellationToken,
+    progress: mpsc::UnboundedSender<String>,
+) -> std::io::Result<Outcome> {
+    let exe = std::env::current_exe()?;
+    let mut cmd = Command::new(exe);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env_remove(crate::progress::FD_ENV);
+    let pipe_ends = if spec.progress {
+        let (read, write) = pipe()?;
+        let fd = write.as_raw_fd();
+        cmd.env(crate::progress::FD_ENV, fd.to_string());
+        // SAFETY: fcntl is async-signal-safe; it clears close-on-exec of the write end in the
+        // child only, so no other child started meanwhile inherits it.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Some((read, write))
+    } else {
+        None
+    };
+    let mut child = {
+        // Registered before anyone can see its pid; the lock keeps `interrupt_all_and_wait`
+        // from missing a child being started.
+        let mut live = LIVE.lock().map_err(|_| std::io::Error::other("lock poisoned"))?;
+        let child = cmd.spawn()?;
+        live.insert(child.id() as i32);
+        child
+    };
+    let pid = child.id() as i32;
+    // The parent's copy of the write end goes, so the read end ends with the child.
+    let progress_read = pipe_ends.map(|(read, write)| {
+        drop(write);
+        read
+    });
+
+    if let (Some(bytes), Some(mut stdin)) = (spec.stdin, child.stdin.take()) {
+        // A thread: a large log must not block the reactor while the child reads it.
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
+    }
+    let (stdout_tx, stdout_rx) = oneshot::channel();
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stdout.read_to_end(&mut buf);
+        let _ = stdout_tx.send(buf);
+    });
+    let (stderr_tx, stderr_rx) = oneshot::channel();
+    let stderr = child.stderr.take().expect("piped stderr");
+    std::thread::spawn(move || {
+        let mut server_err = std::io::stderr();
+        let mut last = None;
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let _ = writeln!(server_err, "{line}");
+            if !line.trim().is_empty() {
+                last = Some(line);
+            }
+        }
+        let _ = stderr_tx.send(last);
+    });
+    if let Some(read) = progress_read {
+        std::thread::spawn(move || {
+            for line in BufReader::new(std::fs::File::from(read)).lines() {
+                let Ok(line) = line else { break };
+                if progress.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let (exit_tx, mut exit_rx) = oneshot::channel();
+    std::thread::spawn(move || {
+        // Wait without reaping, leave LIVE, then reap: see LIVE.
+        // SAFETY: waitid fills the siginfo it is given.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if let Ok(mut live) = LIVE.lock() {
+            live.remove(&pid);
+        }
+        let status = child.wait();
+        GONE.notify_all();
+        let _ = exit_tx.send(status);
+    });
+
+    let mut interrupted = false;
+    let status = loop {
+        tokio::select! {
+            _ = ct.cancelled(), if !interrupted => {
+                interrupted = true;
+                interrupt(pid);
+            }
+            status = &mut exit_rx => break status,
+        }
+    };
+    let status = status.map_err(|_| std::io::Error::other("the waiting thread died"))??;
+    let stdout = stdout_rx.await.unwrap_or_default();
+    let last_error = stderr_rx.await.unwrap_or_default();
+    Ok(Outcome {
+        code: status.code(),
+        stdout,
+        last_error,
+        interrupted,
+    })
+}

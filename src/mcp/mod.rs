@@ -1,0 +1,159 @@
+//! `selfdebug mcp`: a Model Context Protocol server over stdio, on the official Rust SDK
+//! (rmcp). Each tool call runs this same binary as a child (`selfdebug CMD --json --root
+//! ROOT ...`, see `child`), so a tool's structured result is exactly the command line's JSON
+//! and every guarantee of the commands (the journal, the lock, restoring on SIGINT) holds
+//! unchanged. The server itself touches no project file.
+
+mod child;
+mod tools;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+const INSTRUCTIONS: &str = "selfdebug repairs failing Python code with pytest as the judge. \
+    Call `fix` with the project root: it is a dry run by default and returns proven patches as \
+    unified diffs (`patches[].diff`) to apply with `git apply`, or call it with dry_run false \
+    to keep them. `parse` reads a failing log, `probe` shows the values at the failing line, \
+    `rules` lists the repair rules, `config` the settings, `restore` brings back the files of \
+    a killed run.";
+
+struct Server;
+
+/// A tool result that is an error: the one-line reason, and the JSON object when the command
+/// printed one.
+fn error_result(message: String, json: Option<Value>) -> CallToolResult {
+    let mut r = CallToolResult::error(vec![ContentBlock::text(message)]);
+    r.structured_content = json;
+    r
+}
+
+/// The child's outcome as the tool's result: its JSON object (also as text, for clients that
+/// read only content), an error when it exited nonzero or printed no object.
+fn result(outcome: child::Outcome) -> CallToolResult {
+    let json = serde_json::from_slice::<Value>(&outcome.stdout)
+        .ok()
+        .filter(Value::is_object);
+    let text = String::from_utf8_lossy(&outcome.stdout).trim().to_string();
+    match (outcome.code, json) {
+        (Some(0), Some(json)) => {
+            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+            r.structured_content = Some(json);
+            r
+        }
+        (code, json) => {
+            let how = match code {
+                Some(c) => format!("exit code {c}"),
+                None => "killed by a signal".to_string(),
+            };
+            let how = if outcome.interrupted {
+                format!("cancelled, {how}")
+            } else {
+                how
+            };
+            let message = match (&json, outcome.last_error) {
+                (Some(_), _) => text,
+                (None, Some(line)) => format!("{line} ({how})"),
+                (None, None) => format!("selfdebug printed no JSON ({how})"),
+            };
+            error_result(message, json)
+        }
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("selfdebug", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::list()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let inv = match tools::invocation(&request.name, request.arguments.as_ref()) {
+            Ok(inv) => inv,
+            // Bad arguments are the caller's to read: a tool error, no child.
+            Err(msg) => return Ok(error_result(msg, None).into()),
+        };
+        let spec = child::Spec {
+            args: inv.args,
+            cwd: inv.root,
+            stdin: inv.stdin,
+            progress: inv.progress,
+        };
+        let (progress, mut lines) = tokio::sync::mpsc::unbounded_channel::<String>();
+        // Each step the child reports, in order, as `notifications/progress` when the client
+        // asked for them (sent one after the other, so `progress` only increases).
+        let forward = async {
+            let token = context.meta.get_progress_token();
+            let mut sent = 0u32;
+            while let Some(line) = lines.recv().await {
+                let Some(token) = &token else { continue };
+                let event: Value = serde_json::from_str(&line).unwrap_or_default();
+                let Some(message) = event["line"].as_str() else {
+                    continue;
+                };
+                sent += 1;
+                let _ = context
+                    .peer
+                    .notify_progress(
+                        ProgressNotificationParam::new(token.clone(), f64::from(sent))
+                            .with_message(message),
+                    )
+                    .await;
+            }
+        };
+        let run = child::run(spec, context.ct.clone(), progress);
+        let (outcome, ()) = tokio::join!(run, forward);
+        match outcome {
+            Ok(outcome) => Ok(result(outcome).into()),
+            Err(e) => Ok(error_result(format!("cannot run selfdebug: {e}"), None).into()),
+        }
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client closes stdin; then every run still going is
+/// interrupted (each restores its files) and waited for. Returns the exit code.
+pub fn serve() -> i32 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("selfdebug: error: cannot start the MCP server: {e}");
+            return crate::exit::ENVIRONMENT;
+        }
+    };
+    let served = runtime.block_on(async {
+        let service = Server.serve(rmcp::transport::stdio()).await?;
+        service.waiting().await?;
+        Ok::<(), Box<dyn std::error::Error>>(())
+    });
+    // A handler still waiting for its child is dropped with the runtime; its child is not.
+    runtime.shutdown_background();
+    child::interrupt_all_and_wait();
+    match served {
+        Ok(()) => crate::exit::OK,
+        Err(e) => {
+            eprintln!("selfdebug: error: MCP server: {e}");
+            crate::exit::ENVIRONMENT
+        }
+    }
+}

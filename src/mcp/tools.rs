@@ -1,0 +1,451 @@
+//! The tools: their input and output schemas, and how a call's arguments become the command
+//! line of the child that answers it. Arguments are checked here (an unknown name, a wrong
+//! type, a root that is not a directory) and refused before any child runs.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool};
+use serde_json::{json, Value};
+
+/// One tool: its name, what it does, its arguments (name, JSON schema).
+struct Def {
+    name: &'static str,
+    description: &'static str,
+    args: fn() -> Vec<(&'static str, Value)>,
+    /// The command's JSON schema, where `schema/` has one.
+    output: Option<&'static str>,
+    read_only: bool,
+}
+
+const ROOT: &str = "Project root: an existing directory (absolute, or relative to the \
+    server's working directory). The child runs there and is given it as --root.";
+
+fn root() -> (&'static str, Value) {
+    ("root", json!({"type": "string", "description": ROOT}))
+}
+
+fn log(what: &str) -> (&'static str, Value) {
+    ("log", json!({"type": "string", "description": what}))
+}
+
+fn seconds(what: &str) -> Value {
+    json!({"type": "integer", "minimum": 1, "description": what})
+}
+
+fn fix_args() -> Vec<(&'static str, Value)> {
+    vec![
+        root(),
+        log("The text of a failing pytest log (or a traceback); without it pytest is run to \
+             find the failures."),
+        ("pytest_args", json!({"type": "array", "items": {"type": "string"},
+            "description": "Extra arguments for every pytest run (what follows `--` on the \
+                            command line)."})),
+        ("test", json!({"type": "string",
+            "description": "Work only on this test: a node id or a bare test name (--module)."})),
+        ("dry_run", json!({"type": "boolean", "default": true,
+            "description": "Change nothing: prove candidates in a scratch copy and return the \
+                            patch (`patches[].diff`, for `git apply`). Default true over MCP; \
+                            false keeps proven fixes in the files."})),
+        ("safe_only", json!({"type": "boolean",
+            "description": "Try only fixes of rules marked safe."})),
+        ("allow_tests", json!({"type": "boolean",
+            "description": "Let fixes edit test files."})),
+        ("max_attempts", json!({"type": "integer", "minimum": 1,
+            "description": "Candidates to try per failure (default 4)."})),
+        ("time_budget", seconds("Seconds for the whole run (default 900).")),
+        ("search_time", seconds("Seconds the search over small edits may spend on one \
+                                 wrong-output failure (default 60).")),
+        ("test_timeout", seconds("Seconds one test may run (default 60).")),
+        ("jobs", json!({"type": "integer", "minimum": 1,
+            "description": "Candidates proven at once, each in a scratch copy (1: one at a \
+                            time, in the project itself)."})),
+        ("cmd", json!({"type": "string",
+            "description": "Command mode: this command is the judge instead of pytest, e.g. \
+                            `python script.py in.csv` (no log, test or pytest_args then)."})),
+        ("expect_stdout_regex", json!({"type": "string",
+            "description": "With cmd: a passing run's stdout has a match for this regex."})),
+        ("stderr_empty", json!({"type": "boolean",
+            "description": "With cmd: a run that prints anything on stderr has failed."})),
+        ("python", json!({"type": "string",
+            "description": "Interpreter to run pytest with (default: the project's venv, \
+                            else python3)."})),
+    ]
+}
+
+fn parse_args() -> Vec<(&'static str, Value)> {
+    vec![
+        root(),
+        log("The log's text: pytest output (any --tb style), unittest output or a Python \
+             traceback."),
+    ]
+}
+
+fn probe_args() -> Vec<(&'static str, Value)> {
+    vec![
+        root(),
+        log("The text of a failing pytest log; without it pytest is run to find a failure."),
+        ("test", json!({"type": "string",
+            "description": "Probe only this failing test (a pytest node id)."})),
+        ("python", json!({"type": "string", "description": "Interpreter to run pytest with."})),
+    ]
+}
+
+fn root_only() -> Vec<(&'static str, Value)> {
+    vec![root()]
+}
+
+const TOOLS: &[Def] = &[
+    Def {
+        name: "fix",
+        description: "Propose repairs for the failing tests of a Python project and prove \
+            each with pytest. Dry run by default: nothing changes and each proven patch comes \
+            back as a unified diff (`patches[].diff`) to apply with `git apply`; with \
+            dry_run false proven fixes are kept in the files. Progress notifications follow \
+            the run's phases; cancelling the call interrupts it and restores every file it \
+            touched. One run per project at a time: a second gets the lock's error. The \
+            result is `selfdebug fix --json` (schema/fix.schema.json).",
+        args: fix_args,
+        output: Some(include_str!("../../schema/fix.schema.json")),
+        read_only: false,
+    },
+    Def {
+        name: "parse",
+        description: "Read a pytest log, unittest output or Python traceback and return its \
+            failures (test, file, line, exception, category). Runs nothing. The result is \
+            `selfdebug parse --json` (schema/parse.schema.json).",
+        args: parse_args,
+        output: Some(include_str!("../../schema/parse.schema.json")),
+        read_only: true,
+    },
+    Def {
+        name: "probe",
+        description: "Run a failing test once with a probe before the failing statement and \
+            return the values it saw (locals, the type of each sub-expression). The file is \
+            restored byte for byte. The result is `selfdebug probe --json`.",
+        args: probe_args,
+        output: None,
+        read_only: false,
+    },
+    Def {
+        name: "rules",
+        description: "List the repair rules in force: built in, and the project's own in \
+            .selfdebug/rules/*.toml. The result is `selfdebug rules --json`.",
+        args: root_only,
+        output: None,
+        read_only: true,
+    },
+    Def {
+        name: "restore",
+        description: "Restore the files of a selfdebug run that was killed, from its journal, \
+            verifying each by hash. Touches nothing else. The result is \
+            `selfdebug restore --json`.",
+        args: root_only,
+        output: None,
+        read_only: false,
+    },
+    Def {
+        name: "config",
+        description: "The effective settings of `fix` in this project and where each comes \
+            from. The result is `selfdebug config --json` (schema/config.schema.json).",
+        args: root_only,
+        output: Some(include_str!("../../schema/config.schema.json")),
+        read_only: true,
+    },
+];
+
+fn object(v: Value) -> Arc<JsonObject> {
+    match v {
+        Value::Object(o) => Arc::new(o),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn input_schema(def: &Def) -> Value {
+    let props: serde_json::Map<String, Value> = (def.args)()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    json!({
+        "type": "object",
+        "properties": props,
+        "required": ["root"],
+        "additionalProperties": false,
+    })
+}
+
+/// The tools as `tools/list` returns them.
+pub fn list() -> Vec<Tool> {
+    TOOLS
+        .iter()
+        .map(|def| {
+            let mut tool = Tool::new(def.name, def.description, object(input_schema(def)));
+            if let Some(schema) = def.output {
+                // The files are ours and parsed by a unit test; a broken one is a build bug.
+                tool.output_schema = Some(object(
+                    serde_json::from_str(schema).expect("schema/*.json is JSON"),
+                ));
+            }
+            tool.annotations = Some(
+                rmcp::model::ToolAnnotations::new()
+                    .read_only(def.read_only)
+                    .destructive(false),
+            );
+            tool
+        })
+        .collect()
+}
+
+/// A call turned into a child's command line.
+pub struct Invocation {
+    pub root: PathBuf,
+    pub args: Vec<OsString>,
+    pub stdin: Option<Vec<u8>>,
+    /// `fix` reports progress.
+    pub progress: bool,
+}
+
+/// The arguments of one call, checked against the tool's schema as they are read.
+struct Args<'a> {
+    tool: &'static str,
+    map: &'a JsonObject,
+}
+
+impl Args<'_> {
+    fn str(&self, key: &str) -> Result<Option<&str>, String> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(format!("{}: `{key}` must be a string", self.tool)),
+        }
+    }
+
+    fn bool(&self, key: &str) -> Result<Option<bool>, String> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(format!("{}: `{key}` must be true or false", self.tool)),
+        }
+    }
+
+    fn count(&self, key: &str) -> Result<Option<u64>, String> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_u64() {
+                Some(n) if n >= 1 => Ok(Some(n)),
+                _ => Err(format!(
+                    "{}: `{key}` must be a whole number, at least 1",
+                    self.tool
+                )),
+            },
+        }
+    }
+
+    fn strings(&self, key: &str) -> Result<Vec<String>, String> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|i| {
+                    i.as_str().map(str::to_string).ok_or_else(|| {
+                        format!("{}: `{key}` must be a list of strings", self.tool)
+                    })
+                })
+                .collect(),
+            Some(_) => Err(format!("{}: `{key}` must be a list of strings", self.tool)),
+        }
+    }
+}
+
+/// The project root of a call: it must name an existing directory.
+fn project_root(args: &Args) -> Result<PathBuf, String> {
+    let root = args
+        .str("root")?
+        .ok_or_else(|| format!("{}: `root` is required", args.tool))?;
+    let path = Path::new(root);
+    if !path.is_dir() {
+        return Err(format!(
+            "{}: root {root:?} is not an existing directory",
+            args.tool
+        ));
+    }
+    path.canonicalize()
+        .map_err(|e| format!("{}: root {root:?}: {e}", args.tool))
+}
+
+/// The child's command line for a call of `name` with `arguments`, or the one-line reason the
+/// call is refused (nothing runs then).
+pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocation, String> {
+    let def = TOOLS
+        .iter()
+        .find(|d| d.name == name)
+        .ok_or_else(|| format!("no tool named {name:?}"))?;
+    let empty = JsonObject::new();
+    let args = Args {
+        tool: def.name,
+        map: arguments.unwrap_or(&empty),
+    };
+    let known: Vec<&str> = (def.args)().into_iter().map(|(k, _)| k).collect();
+    if let Some(unknown) = args.map.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(format!(
+            "{name}: unknown argument `{unknown}` (known: {})",
+            known.join(", ")
+        ));
+    }
+    let root = project_root(&args)?;
+    let mut cli: Vec<OsString> = vec![name.into(), "--json".into(), "--root".into()];
+    cli.push(root.clone().into_os_string());
+    let mut stdin = None;
+    let flag = |cli: &mut Vec<OsString>, f: &str, v: Option<String>| {
+        if let Some(v) = v {
+            cli.push(f.into());
+            cli.push(v.into());
+        }
+    };
+    match name {
+        "fix" => {
+            if args.bool("dry_run")?.unwrap_or(true) {
+                cli.push("--dry-run".into());
+            }
+            for (key, f) in [
+                ("safe_only", "--safe-only"),
+                ("allow_tests", "--allow-tests"),
+                ("stderr_empty", "--stderr-empty"),
+            ] {
+                if args.bool(key)? == Some(true) {
+                    cli.push(f.into());
+                }
+            }
+            for (key, f) in [
+                ("max_attempts", "--max-attempts"),
+                ("time_budget", "--time-budget"),
+                ("search_time", "--search-time"),
+                ("test_timeout", "--test-timeout"),
+                ("jobs", "--jobs"),
+            ] {
+                flag(&mut cli, f, args.count(key)?.map(|n| n.to_string()));
+            }
+            for (key, f) in [
+                ("test", "--module"),
+                ("cmd", "--cmd"),
+                ("expect_stdout_regex", "--expect-stdout-regex"),
+                ("python", "--python"),
+            ] {
+                flag(&mut cli, f, args.str(key)?.map(str::to_string));
+            }
+            if let Some(text) = args.str("log")? {
+                cli.push("-".into());
+                stdin = Some(text.as_bytes().to_vec());
+            }
+            let pytest_args = args.strings("pytest_args")?;
+            if !pytest_args.is_empty() {
+                cli.push("--".into());
+                cli.extend(pytest_args.into_iter().map(OsString::from));
+            }
+        }
+        "parse" => {
+            let text = args
+                .str("log")?
+                .ok_or_else(|| "parse: `log` is required".to_string())?;
+            cli.push("-".into());
+            stdin = Some(text.as_bytes().to_vec());
+        }
+        "probe" => {
+            flag(&mut cli, "--module", args.str("test")?.map(str::to_string));
+            flag(&mut cli, "--python", args.str("python")?.map(str::to_string));
+            if let Some(text) = args.str("log")? {
+                cli.push("-".into());
+                stdin = Some(text.as_bytes().to_vec());
+            }
+        }
+        _ => {}
+    }
+    Ok(Invocation {
+        root,
+        args: cli,
+        stdin,
+        progress: name == "fix",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(name: &str, args: Value) -> Result<Invocation, String> {
+        invocation(name, args.as_object())
+    }
+
+    fn words(inv: &Invocation) -> Vec<String> {
+        inv.args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn every_tool_has_schemas_of_objects() {
+        let tools = list();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(
+            names,
+            ["fix", "parse", "probe", "rules", "restore", "config"]
+        );
+        for t in &tools {
+            assert_eq!(t.input_schema["type"], "object", "{}", t.name);
+            if let Some(out) = &t.output_schema {
+                assert_eq!(out["type"], "object", "{}", t.name);
+            }
+        }
+    }
+
+    #[test]
+    fn fix_is_a_dry_run_unless_asked_and_maps_every_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let r = root.to_str().unwrap();
+        let inv = call("fix", json!({"root": r})).unwrap();
+        assert_eq!(words(&inv), ["fix", "--json", "--root", r, "--dry-run"]);
+        assert!(inv.progress && inv.stdin.is_none());
+        let inv = call(
+            "fix",
+            json!({"root": r, "dry_run": false, "safe_only": true, "time_budget": 30,
+                   "search_time": 5, "jobs": 1, "test": "test_x", "log": "LOG",
+                   "pytest_args": ["-k", "x"]}),
+        )
+        .unwrap();
+        assert_eq!(
+            words(&inv),
+            [
+                "fix", "--json", "--root", r, "--safe-only", "--time-budget", "30",
+                "--search-time", "5", "--jobs", "1", "--module", "test_x", "-", "--", "-k",
+                "x"
+            ]
+        );
+        assert_eq!(inv.stdin.as_deref(), Some(&b"LOG"[..]));
+    }
+
+    #[test]
+    fn bad_arguments_are_refused_with_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path().to_str().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        let cases = [
+            ("fix", json!({}), "fix: `root` is required"),
+            ("fix", json!({"root": 3}), "fix: `root` must be a string"),
+            ("fix", json!({"root": r, "jobs": 0}), "fix: `jobs` must be a whole number, at least 1"),
+            ("fix", json!({"root": r, "dry_run": "no"}), "fix: `dry_run` must be true or false"),
+            ("parse", json!({"root": r}), "parse: `log` is required"),
+            ("nope", json!({}), "no tool named \"nope\""),
+        ];
+        for (tool, args, msg) in cases {
+            assert_eq!(call(tool, args).err().as_deref(), Some(msg));
+        }
+        let err = call("rules", json!({"root": file.to_str().unwrap()})).unwrap_err();
+        assert!(err.ends_with("is not an existing directory"), "{err}");
+        let err = call("rules", json!({"root": r, "x": 1})).unwrap_err();
+        assert_eq!(err, "rules: unknown argument `x` (known: root)");
+    }
+}
