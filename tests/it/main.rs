@@ -28,6 +28,7 @@ mod groups;
 mod hook_env;
 mod interpreter_cache;
 mod jobs;
+mod mcp;
 mod journal_rollback;
 mod llm_blocks_props;
 mod llm_prompt;

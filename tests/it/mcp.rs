@@ -1,0 +1,172 @@
+//! `selfdebug mcp` driven by a client nobody here wrote: the official Python MCP SDK's stdio
+//! client (`tests/it/mcp_client.py`), in one session: the tools and their schemas, a root that
+//! is not a directory, `parse`, `fix` as a dry run whose patch `git apply` takes, `fix` for
+//! real, and a run held with a candidate in the file (see `support::project::held_project`)
+//! that a second run cannot lock and that a cancel ends with the file restored. Skipped, with
+//! the reason, when `mcp` cannot be imported (scripts/test installs it).
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::support::project::{self, held_project, DEMO_MODULE};
+use crate::support::{self, path_str};
+
+const DEMO: &str = "utils/demo.py";
+
+#[test]
+fn python_sdk_client_session() {
+    let dry = project::fixture_project("demo");
+    dry.git(&["init", "-q"]);
+    dry.git(&["add", "-A"]);
+    dry.git(&["commit", "-qm", "demo"]);
+    let real = project::fixture_project("demo");
+    let original = dry.read(DEMO);
+    let fixed = original.replace("words = text.split()", "words = (text or \"\").split()");
+    assert_ne!(original, fixed);
+    let held = held_project();
+    held.hold("candidate");
+    let not_dir = dry.root.join("conftest.py");
+    let log = std::fs::read_to_string(support::fixtures().join("tracebacks/demo/minimal.txt"))
+        .unwrap();
+    let config = held.project.cache.join("mcp_client.json");
+    let cfg = json!({
+        "server": env!("CARGO_BIN_EXE_selfdebug"),
+        "dry": path_str(&dry.root),
+        "real": path_str(&real.root),
+        "held": path_str(&held.project.root),
+        "marker": path_str(&held.marker),
+        "not_dir": path_str(&not_dir),
+        "log": log,
+    });
+    std::fs::write(&config, cfg.to_string()).unwrap();
+    let out = Command::new(support::python())
+        .arg(support::repo().join("tests/it/mcp_client.py"))
+        .arg(&config)
+        // One cache and temp dir for the server and its runs, private to this test.
+        .env("XDG_CACHE_HOME", &held.project.cache)
+        .env("TMPDIR", held.project.cache.join("tmp"))
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .unwrap();
+    held.release();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the client failed:\n{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+    if let Some(reason) = v["skip"].as_str() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+
+    // The tools, each with `root` required; schemas where schema/ has one.
+    let tools = v["tools"].as_object().unwrap();
+    let names: Vec<&str> = tools.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        ["config", "fix", "parse", "probe", "restore", "rules"]
+    );
+    for (name, t) in tools {
+        assert_eq!(t["required"], json!(["root"]), "{name}");
+    }
+    assert_eq!(
+        tools["fix"]["output_schema"],
+        "https://selfdebug.dev/schema/fix.schema.json"
+    );
+    assert_eq!(
+        tools["parse"]["output_schema"],
+        "https://selfdebug.dev/schema/parse.schema.json"
+    );
+    assert_eq!(tools["parse"]["properties"], json!(["log", "root"]));
+    for arg in ["dry_run", "safe_only", "time_budget", "search_time", "cmd", "pytest_args", "log"] {
+        assert!(
+            tools["fix"]["properties"].as_array().unwrap().contains(&json!(arg)),
+            "fix has no `{arg}`"
+        );
+    }
+
+    // A root that is not a directory: refused, no child (the text is the server's own).
+    assert_eq!(v["not_dir"]["is_error"], true);
+    assert_eq!(
+        v["not_dir"]["text"],
+        json!([format!(
+            "fix: root {:?} is not an existing directory",
+            path_str(&not_dir)
+        )])
+    );
+    assert_eq!(v["not_dir"]["structured"], Value::Null);
+
+    // parse: the CLI's JSON, one failure at the demo's line.
+    let parse = &v["parse"];
+    assert_eq!(parse["is_error"], false, "{parse}");
+    let failures = parse["structured"]["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{parse}");
+    assert_eq!(failures[0]["exc_type"], "AttributeError", "{parse}");
+    assert_eq!(failures[0]["location"]["file"], DEMO, "{parse}");
+    assert_eq!(failures[0]["location"]["line"], 6, "{parse}");
+
+    // fix, dry run (the default over MCP): nothing changed, the patch applies with git apply
+    // and gives the fixed file.
+    let dry_run = &v["dry_run"];
+    assert_eq!(dry_run["is_error"], false, "{dry_run}");
+    let report = &dry_run["structured"];
+    assert_eq!(report["final_status"], "pass");
+    assert_eq!(report["dry_run"], true);
+    // The text content is the same JSON object.
+    let text: Value = serde_json::from_str(dry_run["text"][0].as_str().unwrap()).unwrap();
+    assert_eq!(&text, report);
+    assert_eq!(dry.read(DEMO), original, "a dry run changes nothing");
+    let diff = report["patches"][0]["diff"].as_str().unwrap();
+    let patch = dry.cache.join("fix.patch");
+    std::fs::write(&patch, diff).unwrap();
+    dry.git(&["apply", path_str(&patch)]);
+    assert_eq!(dry.read(DEMO), fixed);
+    support::assert_valid(
+        "fix.schema.json",
+        None,
+        &[serde_json::to_string(report).unwrap().as_bytes()],
+    );
+    // Progress: the run's phases, numbered 1, 2, 3... (the baseline comes first).
+    let progress = v["dry_run_progress"].as_array().unwrap();
+    assert!(progress.len() >= 3, "{progress:?}");
+    for (i, p) in progress.iter().enumerate() {
+        assert_eq!(p[0], json!((i + 1) as f64), "{progress:?}");
+        assert!(p[1].as_str().unwrap().starts_with("selfdebug: "), "{p}");
+    }
+    assert!(
+        progress.iter().any(|p| p[1].as_str().unwrap().contains("candidate 1/")),
+        "{progress:?}"
+    );
+
+    // fix for real: the file holds the fix.
+    assert_eq!(v["real"]["is_error"], false, "{}", v["real"]);
+    assert_eq!(v["real"]["structured"]["dry_run"], false);
+    assert_eq!(real.read(DEMO), fixed);
+
+    // The held run reported its steps before the candidate was held.
+    assert!(
+        !v["held_progress"].as_array().unwrap().is_empty(),
+        "{}",
+        v["held_progress"]
+    );
+    // A second run on the same root: the lock's error, as the tool's error result with the
+    // CLI's JSON.
+    let second = &v["second"];
+    assert_eq!(second["is_error"], true, "{second}");
+    assert_eq!(second["structured"]["exit_code"], 6, "{second}");
+    let error = second["structured"]["error"].as_str().unwrap();
+    assert!(error.contains("pid"), "{error}");
+    // Cancelled: never answered, and the file is the original, restored by the run itself
+    // (the `restore` after it found nothing to restore).
+    assert_eq!(v["held_answered"], Value::Null);
+    let restore = &v["restore_after_cancel"]["structured"];
+    assert_eq!(restore["restored"], false, "{restore}");
+    assert_eq!(restore["files"], json!([]), "{restore}");
+    assert_eq!(held.project.read("words.py"), DEMO_MODULE);
+    assert_eq!(
+        held.seen().last().map(String::as_str),
+        Some("candidate"),
+        "the cancel came while the candidate was in the file"
+    );
+    assert_eq!(v["session_closed"], true);
+}

@@ -1,0 +1,108 @@
+"""Drives `selfdebug mcp` with the official Python MCP SDK's stdio client, for tests/it/mcp.rs.
+
+Usage: mcp_client.py CONFIG.json. Runs every step in one session and prints one JSON object
+with what each step returned; the Rust test asserts on it. Prints {"skip": REASON} and exits 0
+when the SDK cannot be imported.
+"""
+
+import json
+import os
+import sys
+
+try:
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+except Exception as e:  # the SDK is missing or broken: the test skips with this reason
+    print(json.dumps({"skip": f"cannot import the MCP SDK: {e!r}"}))
+    sys.exit(0)
+
+
+def dump(result):
+    """A CallToolResult as plain data."""
+    return {
+        "is_error": bool(result.is_error),
+        "structured": result.structured_content,
+        "text": [c.text for c in result.content if getattr(c, "type", None) == "text"],
+    }
+
+
+def marker_has(path, state):
+    try:
+        with open(path) as f:
+            return state in f.read().split("\n")
+    except OSError:
+        return False
+
+
+async def main(cfg):
+    params = StdioServerParameters(command=cfg["server"], args=["mcp"], env=dict(os.environ))
+    out = {}
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as s:
+            await s.initialize()
+            tools = await s.list_tools()
+            out["tools"] = {
+                t.name: {
+                    "properties": sorted(t.input_schema.get("properties", {})),
+                    "required": t.input_schema.get("required", []),
+                    "output_schema": (t.output_schema or {}).get("$id"),
+                }
+                for t in tools.tools
+            }
+
+            out["not_dir"] = dump(await s.call_tool("fix", {"root": cfg["not_dir"]}))
+            out["parse"] = dump(await s.call_tool("parse", {"root": cfg["dry"], "log": cfg["log"]}))
+
+            progress = []
+
+            async def on_progress(value, total, message):
+                progress.append([value, message])
+
+            out["dry_run"] = dump(
+                await s.call_tool("fix", {"root": cfg["dry"]}, progress_callback=on_progress)
+            )
+            out["dry_run_progress"] = progress
+
+            out["real"] = dump(await s.call_tool("fix", {"root": cfg["real"], "dry_run": False}))
+
+            # A run held while a candidate is in the file (the fixture's test waits while the
+            # hold file names its state): a second run is refused by the lock, then the first
+            # is cancelled, which must restore the file.
+            held_progress = []
+
+            async def on_held_progress(value, total, message):
+                held_progress.append(message)
+
+            async with anyio.create_task_group() as tg:
+
+                async def held_run():
+                    await s.call_tool(
+                        "fix",
+                        {"root": cfg["held"], "dry_run": False, "jobs": 1},
+                        progress_callback=on_held_progress,
+                    )
+                    out["held_answered"] = True  # a cancelled call must not be answered
+
+                tg.start_soon(held_run)
+                while not marker_has(cfg["marker"], "candidate"):
+                    await anyio.sleep(0.02)
+                out["held_progress"] = list(held_progress)
+                out["second"] = dump(await s.call_tool("fix", {"root": cfg["held"]}))
+                tg.cancel_scope.cancel()
+            # The cancelled run ends on its own (restoring first); until then its lock holds
+            # and `restore` says so. Once free, `restore` must find nothing to restore.
+            while True:
+                r = dump(await s.call_tool("restore", {"root": cfg["held"]}))
+                if not r["is_error"]:
+                    break
+                out["restore_while_locked"] = r
+            out["restore_after_cancel"] = r
+    out["session_closed"] = True
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1]) as f:
+        config = json.load(f)
+    anyio.run(main, config)
