@@ -198,6 +198,7 @@ pub fn list() -> Vec<Tool> {
 }
 
 /// A call turned into a child's command line.
+#[derive(Debug)]
 pub struct Invocation {
     pub root: PathBuf,
     pub args: Vec<OsString>,
