@@ -56,14 +56,21 @@ fn interrupt(pid: i32) {
     }
 }
 
-/// SIGINT to every live child, then waits until each has exited: the server's last act, so
-/// no run outlives it with a candidate or a probe in the project's files.
-pub fn interrupt_all_and_wait() {
-    let Ok(mut live) = LIVE.lock() else { return };
-    for pid in live.iter() {
-        // SAFETY: as in `interrupt`.
-        unsafe { libc::kill(*pid, libc::SIGINT) };
+/// SIGINT to every live child (each then restores its files and exits).
+pub fn interrupt_all() {
+    if let Ok(live) = LIVE.lock() {
+        for pid in live.iter() {
+            // SAFETY: as in `interrupt`.
+            unsafe { libc::kill(*pid, libc::SIGINT) };
+        }
     }
+}
+
+/// [`interrupt_all`], then waits until each child has exited: the server's last act, so no
+/// run outlives it with a candidate or a probe in the project's files.
+pub fn interrupt_all_and_wait() {
+    interrupt_all();
+    let Ok(mut live) = LIVE.lock() else { return };
     while !live.is_empty() {
         live = match GONE.wait(live) {
             Ok(l) => l,

@@ -128,6 +128,28 @@ impl ServerHandler for Server {
     }
 }
 
+/// The server's stdin, which interrupts every child the moment it ends: the SDK lets running
+/// calls finish for a few seconds after EOF before it cancels them, and a client may kill the
+/// server (and its children, mid-edit) sooner; SIGINT starts each child's restore at once.
+struct EofInterrupts<R>(R);
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofInterrupts<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.0).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = polled {
+            if buf.filled().len() == before && buf.remaining() > 0 {
+                child::interrupt_all();
+            }
+        }
+        polled
+    }
+}
+
 /// Serves MCP on stdin/stdout until the client closes stdin; then every run still going is
 /// interrupted (each restores its files) and waited for. Returns the exit code.
 pub fn serve() -> i32 {
@@ -142,7 +164,8 @@ pub fn serve() -> i32 {
         }
     };
     let served = runtime.block_on(async {
-        let service = Server.serve(rmcp::transport::stdio()).await?;
+        let (stdin, stdout) = rmcp::transport::stdio();
+        let service = Server.serve((EofInterrupts(stdin), stdout)).await?;
         service.waiting().await?;
         Ok::<(), Box<dyn std::error::Error>>(())
     });

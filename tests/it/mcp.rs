@@ -170,3 +170,65 @@ fn python_sdk_client_session() {
     );
     assert_eq!(v["session_closed"], true);
 }
+
+/// The client closes stdin while a real run holds a candidate in the file: the server
+/// interrupts the run, which restores the file itself, and exits 0 only once it has ended.
+/// Plain JSON-RPC lines here (the SDK's client kills the server's whole tree two seconds after
+/// closing stdin, which would test the client, not the server).
+#[test]
+fn stdin_eof_interrupts_a_run_which_restores_the_file() {
+    use std::io::{BufRead, BufReader, Write};
+    let held = held_project();
+    held.hold("candidate");
+    let mut server = held
+        .project
+        .cmd_in(".", &["mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    let send = |stdin: &mut std::process::ChildStdin, msg: Value| {
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}}),
+    );
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let init: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(init["result"]["serverInfo"]["name"], "selfdebug", "{line}");
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "fix",
+            "arguments": {"root": path_str(&held.project.root), "dry_run": false, "jobs": 1}}}),
+    );
+    held.wait_for("candidate", 300);
+    drop(stdin);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = server.wait().unwrap();
+    held.release();
+    assert_eq!(status.code(), Some(0));
+    // stdout carried protocol messages only.
+    for l in rest.lines() {
+        let m: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+        assert_eq!(m["jsonrpc"], "2.0", "{l}");
+    }
+    assert_eq!(held.project.read("words.py"), DEMO_MODULE);
+    assert_eq!(held.seen().last().map(String::as_str), Some("candidate"));
+    assert_eq!(project::processes_in(&held.project.root), Vec::<u32>::new());
+    let out = held.project.run(&["restore", "--json"]);
+    support::assert_exit(&out, 0);
+    assert_eq!(project::json(&out)["restored"], false);
+}
