@@ -131,7 +131,9 @@ pub async fn run(
     let mut child = {
         // Registered before anyone can see its pid; the lock keeps `interrupt_all_and_wait`
         // from missing a child being started.
-        let mut live = LIVE.lock().map_err(|_| std::io::Error::other("lock poisoned"))?;
+        let mut live = LIVE
+            .lock()
+            .map_err(|_| std::io::Error::other("lock poisoned"))?;
         let child = cmd.spawn()?;
         live.insert(child.id() as i32);
         child

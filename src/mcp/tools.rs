@@ -37,48 +37,96 @@ fn seconds(what: &str) -> Value {
 fn fix_args() -> Vec<(&'static str, Value)> {
     vec![
         root(),
-        log("The text of a failing pytest log (or a traceback); without it pytest is run to \
-             find the failures."),
-        ("pytest_args", json!({"type": "array", "items": {"type": "string"},
+        log(
+            "The text of a failing pytest log (or a traceback); without it pytest is run to \
+             find the failures.",
+        ),
+        (
+            "pytest_args",
+            json!({"type": "array", "items": {"type": "string"},
             "description": "Extra arguments for every pytest run (what follows `--` on the \
-                            command line)."})),
-        ("test", json!({"type": "string",
-            "description": "Work only on this test: a node id or a bare test name (--module)."})),
-        ("dry_run", json!({"type": "boolean", "default": true,
+                            command line)."}),
+        ),
+        (
+            "test",
+            json!({"type": "string",
+            "description": "Work only on this test: a node id or a bare test name (--module)."}),
+        ),
+        (
+            "dry_run",
+            json!({"type": "boolean", "default": true,
             "description": "Change nothing: prove candidates in a scratch copy and return the \
                             patch (`patches[].diff`, for `git apply`). Default true over MCP; \
-                            false keeps proven fixes in the files."})),
-        ("safe_only", json!({"type": "boolean",
-            "description": "Try only fixes of rules marked safe."})),
-        ("allow_tests", json!({"type": "boolean",
-            "description": "Let fixes edit test files."})),
-        ("max_attempts", json!({"type": "integer", "minimum": 1,
-            "description": "Candidates to try per failure (default 4)."})),
-        ("time_budget", seconds("Seconds for the whole run (default 900).")),
-        ("search_time", seconds("Seconds the search over small edits may spend on one \
-                                 wrong-output failure (default 60).")),
-        ("test_timeout", seconds("Seconds one test may run (default 60).")),
-        ("jobs", json!({"type": "integer", "minimum": 1,
+                            false keeps proven fixes in the files."}),
+        ),
+        (
+            "safe_only",
+            json!({"type": "boolean",
+            "description": "Try only fixes of rules marked safe."}),
+        ),
+        (
+            "allow_tests",
+            json!({"type": "boolean",
+            "description": "Let fixes edit test files."}),
+        ),
+        (
+            "max_attempts",
+            json!({"type": "integer", "minimum": 1,
+            "description": "Candidates to try per failure (default 4)."}),
+        ),
+        (
+            "time_budget",
+            seconds("Seconds for the whole run (default 900)."),
+        ),
+        (
+            "search_time",
+            seconds(
+                "Seconds the search over small edits may spend on one \
+                                 wrong-output failure (default 60).",
+            ),
+        ),
+        (
+            "test_timeout",
+            seconds("Seconds one test may run (default 60)."),
+        ),
+        (
+            "jobs",
+            json!({"type": "integer", "minimum": 1,
             "description": "Candidates proven at once, each in a scratch copy (1: one at a \
-                            time, in the project itself)."})),
-        ("cmd", json!({"type": "string",
+                            time, in the project itself)."}),
+        ),
+        (
+            "cmd",
+            json!({"type": "string",
             "description": "Command mode: this command is the judge instead of pytest, e.g. \
-                            `python script.py in.csv` (no log, test or pytest_args then)."})),
-        ("expect_stdout_regex", json!({"type": "string",
-            "description": "With cmd: a passing run's stdout has a match for this regex."})),
-        ("stderr_empty", json!({"type": "boolean",
-            "description": "With cmd: a run that prints anything on stderr has failed."})),
-        ("python", json!({"type": "string",
+                            `python script.py in.csv` (no log, test or pytest_args then)."}),
+        ),
+        (
+            "expect_stdout_regex",
+            json!({"type": "string",
+            "description": "With cmd: a passing run's stdout has a match for this regex."}),
+        ),
+        (
+            "stderr_empty",
+            json!({"type": "boolean",
+            "description": "With cmd: a run that prints anything on stderr has failed."}),
+        ),
+        (
+            "python",
+            json!({"type": "string",
             "description": "Interpreter to run pytest with (default: the project's venv, \
-                            else python3)."})),
+                            else python3)."}),
+        ),
     ]
 }
 
 fn parse_args() -> Vec<(&'static str, Value)> {
     vec![
         root(),
-        log("The log's text: pytest output (any --tb style), unittest output or a Python \
-             traceback."),
+        log(
+            "The log's text: pytest output (any --tb style), unittest output or a Python \
+             traceback.",
+        ),
     ]
 }
 
@@ -86,9 +134,15 @@ fn probe_args() -> Vec<(&'static str, Value)> {
     vec![
         root(),
         log("The text of a failing pytest log; without it pytest is run to find a failure."),
-        ("test", json!({"type": "string",
-            "description": "Probe only this failing test (a pytest node id)."})),
-        ("python", json!({"type": "string", "description": "Interpreter to run pytest with."})),
+        (
+            "test",
+            json!({"type": "string",
+            "description": "Probe only this failing test (a pytest node id)."}),
+        ),
+        (
+            "python",
+            json!({"type": "string", "description": "Interpreter to run pytest with."}),
+        ),
     ]
 }
 
@@ -249,9 +303,9 @@ impl Args<'_> {
             Some(Value::Array(items)) => items
                 .iter()
                 .map(|i| {
-                    i.as_str().map(str::to_string).ok_or_else(|| {
-                        format!("{}: `{key}` must be a list of strings", self.tool)
-                    })
+                    i.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| format!("{}: `{key}` must be a list of strings", self.tool))
                 })
                 .collect(),
             Some(_) => Err(format!("{}: `{key}` must be a list of strings", self.tool)),
@@ -354,7 +408,11 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
         }
         "probe" => {
             flag(&mut cli, "--module", args.str("test")?.map(str::to_string));
-            flag(&mut cli, "--python", args.str("python")?.map(str::to_string));
+            flag(
+                &mut cli,
+                "--python",
+                args.str("python")?.map(str::to_string),
+            );
             if let Some(text) = args.str("log")? {
                 cli.push("-".into());
                 stdin = Some(text.as_bytes().to_vec());
@@ -419,8 +477,22 @@ mod tests {
         assert_eq!(
             words(&inv),
             [
-                "fix", "--json", "--root", r, "--safe-only", "--time-budget", "30",
-                "--search-time", "5", "--jobs", "1", "--module", "test_x", "-", "--", "-k",
+                "fix",
+                "--json",
+                "--root",
+                r,
+                "--safe-only",
+                "--time-budget",
+                "30",
+                "--search-time",
+                "5",
+                "--jobs",
+                "1",
+                "--module",
+                "test_x",
+                "-",
+                "--",
+                "-k",
                 "x"
             ]
         );
@@ -436,8 +508,16 @@ mod tests {
         let cases = [
             ("fix", json!({}), "fix: `root` is required"),
             ("fix", json!({"root": 3}), "fix: `root` must be a string"),
-            ("fix", json!({"root": r, "jobs": 0}), "fix: `jobs` must be a whole number, at least 1"),
-            ("fix", json!({"root": r, "dry_run": "no"}), "fix: `dry_run` must be true or false"),
+            (
+                "fix",
+                json!({"root": r, "jobs": 0}),
+                "fix: `jobs` must be a whole number, at least 1",
+            ),
+            (
+                "fix",
+                json!({"root": r, "dry_run": "no"}),
+                "fix: `dry_run` must be true or false",
+            ),
             ("parse", json!({"root": r}), "parse: `log` is required"),
             ("nope", json!({}), "no tool named \"nope\""),
         ];

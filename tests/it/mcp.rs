@@ -27,8 +27,8 @@ fn python_sdk_client_session() {
     let held = held_project();
     held.hold("candidate");
     let not_dir = dry.root.join("conftest.py");
-    let log = std::fs::read_to_string(support::fixtures().join("tracebacks/demo/minimal.txt"))
-        .unwrap();
+    let log =
+        std::fs::read_to_string(support::fixtures().join("tracebacks/demo/minimal.txt")).unwrap();
     let config = held.project.cache.join("mcp_client.json");
     let cfg = json!({
         "server": env!("CARGO_BIN_EXE_selfdebug"),
@@ -78,9 +78,20 @@ fn python_sdk_client_session() {
         "https://selfdebug.dev/schema/parse.schema.json"
     );
     assert_eq!(tools["parse"]["properties"], json!(["log", "root"]));
-    for arg in ["dry_run", "safe_only", "time_budget", "search_time", "cmd", "pytest_args", "log"] {
+    for arg in [
+        "dry_run",
+        "safe_only",
+        "time_budget",
+        "search_time",
+        "cmd",
+        "pytest_args",
+        "log",
+    ] {
         assert!(
-            tools["fix"]["properties"].as_array().unwrap().contains(&json!(arg)),
+            tools["fix"]["properties"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(arg)),
             "fix has no `{arg}`"
         );
     }
@@ -134,7 +145,9 @@ fn python_sdk_client_session() {
         assert!(p[1].as_str().unwrap().starts_with("selfdebug: "), "{p}");
     }
     assert!(
-        progress.iter().any(|p| p[1].as_str().unwrap().contains("candidate 1/")),
+        progress
+            .iter()
+            .any(|p| p[1].as_str().unwrap().contains("candidate 1/")),
         "{progress:?}"
     );
 
