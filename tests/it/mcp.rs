@@ -156,6 +156,35 @@ fn python_sdk_client_session() {
     assert_eq!(v["real"]["structured"]["dry_run"], false);
     assert_eq!(real.read(DEMO), fixed);
 
+    // probe, rules, config: the commands' JSON objects.
+    let probe = &v["probe"];
+    assert_eq!(probe["is_error"], false, "{probe}");
+    assert_eq!(probe["structured"]["fired"], true, "{probe}");
+    assert_eq!(probe["structured"]["file"], DEMO, "{probe}");
+    assert_eq!(probe["structured"]["line"], 6, "{probe}");
+    let rules = v["rules"]["structured"]["rules"].as_array().unwrap();
+    assert!(
+        rules.iter().any(|r| r["id"] == "attr-did-you-mean"),
+        "{}",
+        v["rules"]
+    );
+    assert_eq!(v["config"]["is_error"], false);
+    assert_eq!(v["config"]["structured"]["root"], path_str(&dry.root));
+    support::assert_valid(
+        "config.schema.json",
+        None,
+        &[serde_json::to_string(&v["config"]["structured"])
+            .unwrap()
+            .as_bytes()],
+    );
+    support::assert_valid(
+        "parse.schema.json",
+        None,
+        &[serde_json::to_string(&parse["structured"])
+            .unwrap()
+            .as_bytes()],
+    );
+
     // The held run reported its steps before the candidate was held.
     assert!(
         !v["held_progress"].as_array().unwrap().is_empty(),

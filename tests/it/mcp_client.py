@@ -65,6 +65,9 @@ async def main(cfg):
             out["dry_run_progress"] = progress
 
             out["real"] = dump(await s.call_tool("fix", {"root": cfg["real"], "dry_run": False}))
+            out["probe"] = dump(await s.call_tool("probe", {"root": cfg["dry"]}))
+            for tool in ["rules", "config"]:
+                out[tool] = dump(await s.call_tool(tool, {"root": cfg["dry"]}))
 
             # A run held while a candidate is in the file (the fixture's test waits while the
             # hold file names its state): a second run is refused by the lock, then the first
