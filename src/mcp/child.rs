@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Condvar, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
@@ -90,14 +90,9 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Runs the child to its end; `progress` gets each line it reports (JSON text) and is closed
-/// when the child closes its end; `ct` cancelled sends the child SIGINT once (it still runs to
-/// its end: restoring the files is part of it).
-pub async fn run(
-    spec: Spec,
-    ct: CancellationToken,
-    progress: mpsc::UnboundedSender<String>,
-) -> std::io::Result<Outcome> {
+/// Starts the child and registers it in [`LIVE`]; with the read end of its progress pipe when
+/// `spec.progress`.
+fn spawn(spec: &Spec) -> std::io::Result<(Child, Option<OwnedFd>)> {
     let exe = std::env::current_exe()?;
     let mut cmd = Command::new(exe);
     cmd.args(&spec.args)
@@ -128,63 +123,53 @@ pub async fn run(
     } else {
         None
     };
-    let mut child = {
-        // Registered before anyone can see its pid; the lock keeps `interrupt_all_and_wait`
-        // from missing a child being started.
-        let mut live = LIVE
-            .lock()
-            .map_err(|_| std::io::Error::other("lock poisoned"))?;
-        let child = cmd.spawn()?;
-        live.insert(child.id() as i32);
-        child
-    };
-    let pid = child.id() as i32;
-    // The parent's copy of the write end goes, so the read end ends with the child.
-    let progress_read = pipe_ends.map(|(read, write)| {
-        drop(write);
-        read
-    });
+    // Registered under the lock it is started under, so `interrupt_all_and_wait` cannot miss
+    // a child being started.
+    let mut live = LIVE
+        .lock()
+        .map_err(|_| std::io::Error::other("lock poisoned"))?;
+    let child = cmd.spawn()?;
+    live.insert(child.id() as i32);
+    // The parent's copy of the write end goes (dropped here), so the read end ends with the
+    // child.
+    Ok((child, pipe_ends.map(|(read, _write)| read)))
+}
 
-    if let (Some(bytes), Some(mut stdin)) = (spec.stdin, child.stdin.take()) {
-        // A thread: a large log must not block the reactor while the child reads it.
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(&bytes);
-        });
-    }
-    let (stdout_tx, stdout_rx) = oneshot::channel();
-    let mut stdout = child.stdout.take().expect("piped stdout");
+/// All of `from`, read on a thread.
+fn read_all(mut from: impl Read + Send + 'static) -> oneshot::Receiver<Vec<u8>> {
+    let (tx, rx) = oneshot::channel();
     std::thread::spawn(move || {
         let mut buf = Vec::new();
-        let _ = stdout.read_to_end(&mut buf);
-        let _ = stdout_tx.send(buf);
+        let _ = from.read_to_end(&mut buf);
+        let _ = tx.send(buf);
     });
-    let (stderr_tx, stderr_rx) = oneshot::channel();
-    let stderr = child.stderr.take().expect("piped stderr");
+    rx
+}
+
+/// Copies the child's stderr to the server's, line by line; the last non-empty line at the end.
+fn copy_stderr(from: impl Read + Send + 'static) -> oneshot::Receiver<Option<String>> {
+    let (tx, rx) = oneshot::channel();
     std::thread::spawn(move || {
         let mut server_err = std::io::stderr();
         let mut last = None;
-        for line in BufReader::new(stderr).lines() {
+        for line in BufReader::new(from).lines() {
             let Ok(line) = line else { break };
             let _ = writeln!(server_err, "{line}");
             if !line.trim().is_empty() {
                 last = Some(line);
             }
         }
-        let _ = stderr_tx.send(last);
+        let _ = tx.send(last);
     });
-    if let Some(read) = progress_read {
-        std::thread::spawn(move || {
-            for line in BufReader::new(std::fs::File::from(read)).lines() {
-                let Ok(line) = line else { break };
-                if progress.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-    }
-    let (exit_tx, mut exit_rx) = oneshot::channel();
+    rx
+}
+
+/// The child's exit status, from a thread that waits for it without reaping, takes it out of
+/// [`LIVE`], then reaps it (see [`LIVE`]).
+fn wait_for_exit(mut child: Child) -> oneshot::Receiver<std::io::Result<ExitStatus>> {
+    let (tx, rx) = oneshot::channel();
+    let pid = child.id() as i32;
     std::thread::spawn(move || {
-        // Wait without reaping, leave LIVE, then reap: see LIVE.
         // SAFETY: waitid fills the siginfo it is given.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
         unsafe {
@@ -200,9 +185,40 @@ pub async fn run(
         }
         let status = child.wait();
         GONE.notify_all();
-        let _ = exit_tx.send(status);
+        let _ = tx.send(status);
     });
+    rx
+}
 
+/// Runs the child to its end; `progress` gets each line it reports (JSON text) and is closed
+/// when the child closes its end; `ct` cancelled sends the child SIGINT once (it still runs to
+/// its end: restoring the files is part of it).
+pub async fn run(
+    spec: Spec,
+    ct: CancellationToken,
+    progress: mpsc::UnboundedSender<String>,
+) -> std::io::Result<Outcome> {
+    let (mut child, progress_read) = spawn(&spec)?;
+    let pid = child.id() as i32;
+    if let (Some(bytes), Some(mut stdin)) = (spec.stdin, child.stdin.take()) {
+        // A thread: a large log must not block the reactor while the child reads it.
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
+    }
+    let stdout = read_all(child.stdout.take().expect("piped stdout"));
+    let last_error = copy_stderr(child.stderr.take().expect("piped stderr"));
+    if let Some(read) = progress_read {
+        std::thread::spawn(move || {
+            for line in BufReader::new(std::fs::File::from(read)).lines() {
+                let Ok(line) = line else { break };
+                if progress.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let mut exit = wait_for_exit(child);
     let mut interrupted = false;
     let status = loop {
         tokio::select! {
@@ -210,16 +226,14 @@ pub async fn run(
                 interrupted = true;
                 interrupt(pid);
             }
-            status = &mut exit_rx => break status,
+            status = &mut exit => break status,
         }
     };
     let status = status.map_err(|_| std::io::Error::other("the waiting thread died"))??;
-    let stdout = stdout_rx.await.unwrap_or_default();
-    let last_error = stderr_rx.await.unwrap_or_default();
     Ok(Outcome {
         code: status.code(),
-        stdout,
-        last_error,
+        stdout: stdout.await.unwrap_or_default(),
+        last_error: last_error.await.unwrap_or_default(),
         interrupted,
     })
 }
