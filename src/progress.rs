@@ -182,10 +182,14 @@ impl Pipe {
         // SAFETY: sets FD_CLOEXEC on a descriptor this process owns from now on.
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
         // SAFETY: the descriptor is open and passed to this process for this use only.
-        let file = unsafe { std::fs::File::from_raw_fd(fd) };
-        Some(Pipe {
-            out: Mutex::new(file),
-        })
+        Some(Pipe::new(unsafe { std::fs::File::from_raw_fd(fd) }))
+    }
+
+    /// The reporter writing to `out`.
+    pub fn new(out: std::fs::File) -> Pipe {
+        Pipe {
+            out: Mutex::new(out),
+        }
     }
 }
 
@@ -206,7 +210,32 @@ impl Reporter for Pipe {
 
 #[cfg(test)]
 mod tests {
-    use super::line;
+    use super::{line, Pipe, Reporter};
+
+    #[test]
+    fn the_pipe_gets_one_json_object_per_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("progress");
+        let pipe = Pipe::new(std::fs::File::create(&path).unwrap());
+        pipe.show("", "running the suite");
+        pipe.show("[1/2] t.py::a", "candidate 1/3 (rule-x): running the test");
+        pipe.clear();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let events: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(
+            events,
+            [
+                serde_json::json!({"context": "", "step": "running the suite",
+                    "line": "selfdebug: running the suite"}),
+                serde_json::json!({"context": "[1/2] t.py::a",
+                    "step": "candidate 1/3 (rule-x): running the test",
+                    "line": "selfdebug: [1/2] t.py::a: candidate 1/3 (rule-x): running the test"}),
+            ]
+        );
+    }
 
     #[test]
     fn long_lines_lose_the_head_of_the_test_id() {
