@@ -180,3 +180,49 @@ pub fn serve() -> i32 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{child::Outcome, result};
+    use serde_json::json;
+
+    fn outcome(code: Option<i32>, stdout: &str, last_error: Option<&str>) -> Outcome {
+        Outcome {
+            code,
+            stdout: stdout.as_bytes().to_vec(),
+            last_error: last_error.map(str::to_string),
+            interrupted: false,
+        }
+    }
+
+    fn text(r: &rmcp::model::CallToolResult) -> String {
+        r.content[0].as_text().unwrap().text.clone()
+    }
+
+    #[test]
+    fn exit_codes_and_json_make_the_result() {
+        // 0 and an object: a success whose structured content and text are that object.
+        let r = result(outcome(Some(0), "{\"a\": 1}\n", None));
+        assert_eq!(r.is_error, Some(false));
+        assert_eq!(r.structured_content, Some(json!({"a": 1})));
+        assert_eq!(text(&r), "{\"a\": 1}");
+        // Nonzero and an object (the lock's error): an error that keeps the object.
+        let r = result(outcome(Some(6), "{\"error\": \"locked\"}", Some("x")));
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(r.structured_content, Some(json!({"error": "locked"})));
+        // No object: the command's one-line error and how it ended.
+        let r = result(outcome(Some(2), "", Some("selfdebug: error: bad log")));
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(r.structured_content, None);
+        assert_eq!(text(&r), "selfdebug: error: bad log (exit code 2)");
+        let r = result(outcome(Some(0), "[1]", None));
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(text(&r), "selfdebug printed no JSON (exit code 0)");
+        let mut cancelled = outcome(None, "", None);
+        cancelled.interrupted = true;
+        assert_eq!(
+            text(&result(cancelled)),
+            "selfdebug printed no JSON (cancelled, killed by a signal)"
+        );
+    }
+}
