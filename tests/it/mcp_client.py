@@ -85,7 +85,6 @@ async def main(cfg):
                         {"root": cfg["held"], "dry_run": False, "jobs": 1},
                         progress_callback=on_held_progress,
                     )
-                    out["held_answered"] = True  # a cancelled call must not be answered
 
                 tg.start_soon(held_run)
                 while not marker_has(cfg["marker"], "candidate"):
