@@ -4,6 +4,7 @@
 
 mod support;
 
+mod annotations;
 mod bugs_e2e;
 mod ci_recipe;
 mod cli_parse;
