@@ -147,12 +147,19 @@ pub fn categorize(failure: &Failure, root: &Path) -> (Category, Option<String>) 
         if let Some(module) = quoted_after(first, "No module named ") {
             let top = module.split('.').next().unwrap_or(&module).to_string();
             if !is_project_module(root, &top) {
+                // The distribution from the table `--install-missing` uses (`yaml` is
+                // PyYAML); a module it does not list is only a guess at its own name.
+                let dist = crate::install::distribution(&top);
+                let command = if dist == top {
+                    format!("`python -m pip install {dist}`, or the package that provides it")
+                } else {
+                    format!("`python -m pip install {dist}`, the distribution that provides it")
+                };
                 return (
                     Category::Dependency,
                     Some(format!(
                         "the module `{module}` is not installed for this interpreter: install it \
-                         (`python -m pip install {top}`, or the package that provides it) or add \
-                         it to the project's dependencies"
+                         ({command}) or add it to the project's dependencies"
                     )),
                 );
             }
@@ -306,6 +313,21 @@ mod tests {
                 "{exc}"
             );
         }
+        // The advice names the distribution pip knows, from `--install-missing`'s table.
+        let hint = |m: &str| {
+            categorize(&failure("ModuleNotFoundError", m), dir.path())
+                .1
+                .unwrap()
+        };
+        assert_eq!(
+            hint("No module named 'yaml'"),
+            "the module `yaml` is not installed for this interpreter: install it (`python -m pip \
+             install PyYAML`, the distribution that provides it) or add it to the project's \
+             dependencies"
+        );
+        assert!(hint("No module named 'PIL.Image'").contains("`python -m pip install Pillow`"));
+        assert!(hint("No module named 'requests'")
+            .contains("(`python -m pip install requests`, or the package that provides it)"));
         assert_eq!(c("KeyError", "'price'"), Category::Data);
         assert_eq!(c("SyntaxError", "expected ':'"), Category::Syntax);
         assert_eq!(c("AttributeError", "x"), Category::Logic);
