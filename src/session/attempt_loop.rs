@@ -307,7 +307,8 @@ impl AttemptLoop<'_, '_> {
     /// One failure: decided without a candidate, or worked on.
     fn look_at(&mut self, failure: Failure) -> Result<Next, SessionError> {
         let root = self.s.opts.root.path();
-        let (category, mut suggestion) = category::categorize(&failure, root);
+        let sandboxed = self.s.opts.sandbox.is_some();
+        let (category, mut suggestion) = category::categorize_in(&failure, root, sandboxed);
         let mut outcome = outcome_of(&failure, category);
         let group = self.groups.index(&failure);
         outcome.group = group;
