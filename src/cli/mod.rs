@@ -214,6 +214,10 @@ pub struct FixArgs {
     /// keep a change keep a copy.
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
+    /// Backup copies older than DAYS (default 14), of runs that have ended, are removed from
+    /// the backup dir at the start of a run; 0 keeps them all (see docs/backups.md).
+    #[arg(long, value_name = "DAYS")]
+    pub backup_max_age: Option<u64>,
     /// Command mode: this command is the judge instead of pytest, e.g.
     /// `--cmd 'python script.py in.csv'`. Split into words like a shell does (quotes,
     /// backslashes) and run without a shell from the root; a first word `python`/`python3`
@@ -396,6 +400,10 @@ mod tests {
             ),
             ("time_budget", crate::config::DEFAULT_TIME_BUDGET.as_secs()),
             ("search_time", crate::config::DEFAULT_SEARCH_TIME.as_secs()),
+            (
+                "backup_max_age",
+                crate::config::settings::DEFAULT_BACKUP_MAX_AGE_DAYS,
+            ),
             (
                 "test_timeout",
                 crate::runner::DEFAULT_TEST_TIMEOUT.as_secs(),
