@@ -205,7 +205,8 @@ pub struct FixArgs {
     #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
     /// What to print on stdout. `github`: an `::error` annotation per failure not fixed, a
-    /// `::notice` per kept safe patch and a `::warning` per kept unsafe one (see docs/ci.md).
+    /// `::notice` per kept safe fix and a `::warning` per kept unsafe one, each at the lines it
+    /// changed (see docs/github-annotations.md).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
     /// Where the backup copies of patched files go, as
