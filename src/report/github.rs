@@ -12,7 +12,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use crate::session::{FailureOutcome, Patch, Report};
+use crate::session::{FailureOutcome, Patch, PatchStep, Report};
 use crate::traceback::{Outcome, ParsedLog};
 
 /// A message: `%`, CR and LF escaped (multi-line messages become `%0A`).
@@ -116,8 +116,22 @@ fn failure(f: &FailureOutcome, prefix: &str) -> String {
 fn patch(p: &Patch, prefix: &str) -> String {
     let verb = if p.validated { "fixed" } else { "proposed" };
     let mut out = String::new();
-    let diffs: Vec<Vec<Block>> = p.steps.iter().map(|s| blocks(&s.diff)).collect();
-    for (i, step) in p.steps.iter().enumerate() {
+    // A patch always has its steps; one built without them is annotated as a whole.
+    let whole;
+    let steps = if p.steps.is_empty() {
+        whole = [PatchStep {
+            rule: p.rules.join(" "),
+            title: p.titles.join("; "),
+            safe: p.safe,
+            review: p.review.clone(),
+            diff: p.diff.clone(),
+        }];
+        &whole[..]
+    } else {
+        &p.steps[..]
+    };
+    let diffs: Vec<Vec<Block>> = steps.iter().map(|s| blocks(&s.diff)).collect();
+    for (i, step) in steps.iter().enumerate() {
         let span = span(&diffs[i], &diffs[..i]);
         let mut message = step.title.clone();
         for r in &step.review {
@@ -422,6 +436,29 @@ mod tests {
                 end_line: 2,
                 cols: None
             })
+        );
+    }
+
+    #[test]
+    fn a_patch_without_steps_is_one_annotation() {
+        use crate::status::{Applicability, DiffEncoding, Source};
+        let p = Patch {
+            file: "m.py".into(),
+            rules: vec!["a".into(), "b".into()],
+            titles: vec!["t1".into(), "t2".into()],
+            safe: false,
+            applicability: Applicability::Unsafe,
+            source: Source::Rule,
+            review: vec!["check".into()],
+            validated: true,
+            diff: "@@ -2,1 +2,1 @@\n-x = 1\n+x = 2\n".into(),
+            diff_encoding: DiffEncoding::Utf8,
+            steps: Vec::new(),
+        };
+        assert_eq!(
+            patch(&p, "py/"),
+            "::warning file=py/m.py,line=2,endLine=2,col=5,endColumn=5,title=selfdebug%3A fixed \
+             (unsafe%2C a b)::t1; t2%0Areview: check%0A%0A@@ -2,1 +2,1 @@%0A-x = 1%0A+x = 2\n"
         );
     }
 
