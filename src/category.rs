@@ -109,6 +109,120 @@ const LOGIC: &[&str] = &[
 /// The category of a failure, and for environment and dependency failures what the user
 /// should do instead.
 pub fn categorize(failure: &Failure, root: &Path) -> (Category, Option<String>) {
+    categorize_in(failure, root, false)
+}
+
+/// [`categorize`] for a failure of a judge run under `--sandbox` (`sandboxed`): the same
+/// categories, with reasons that name the sandbox when it is what refused.
+pub fn categorize_in(
+    failure: &Failure,
+    root: &Path,
+    sandboxed: bool,
+) -> (Category, Option<String>) {
+    if let Some((kind, text)) = denial(failure) {
+        return (
+            Category::Environment,
+            Some(denial_reason(kind, &text, sandboxed)),
+        );
+    }
+    let (category, reason) = categorize_plain(failure, root);
+    if sandboxed && category == Category::Environment {
+        let short = failure.exc_type.rsplit('.').next().unwrap_or("");
+        let first = failure.msg.lines().next().unwrap_or("");
+        if short == "PermissionError" {
+            return (category, Some(denial_reason(Denial::Access, first, true)));
+        }
+        if is_network(short) {
+            return (category, Some(denial_reason(Denial::Network, first, true)));
+        }
+    }
+    (category, reason)
+}
+
+/// What the operating system refused: a write, or the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Denial {
+    Write,
+    /// A `PermissionError` under the sandbox: a write outside it, or a file's permissions.
+    Access,
+    Network,
+}
+
+/// `errno` texts as Python prints them (`[Errno 30] Read-only file system: '/etc/x'`), each
+/// a refusal by the system, never a bug a patch could fix: `--sandbox` makes them (the file
+/// system is read-only outside the workspace, and there is no network), and so do read-only
+/// mounts and offline machines.
+const DENIALS: &[(&str, Denial)] = &[
+    ("[Errno 30] Read-only file system", Denial::Write),
+    ("[Errno 101] Network is unreachable", Denial::Network),
+    (
+        "[Errno -3] Temporary failure in name resolution",
+        Denial::Network,
+    ),
+    ("[Errno -2] Name or service not known", Denial::Network),
+    (
+        "[Errno 99] Cannot assign requested address",
+        Denial::Network,
+    ),
+];
+
+/// A denial in the failure's own exception or in one that led to it (`raise X from err`, or
+/// raised while handling it): code that wraps an `OSError` in its own error still failed
+/// because the system refused.
+fn denial(failure: &Failure) -> Option<(Denial, String)> {
+    let mut messages = vec![failure.msg.as_str()];
+    messages.extend(failure.chain.iter().map(|l| l.exception.msg.as_str()));
+    for msg in messages {
+        for line in msg.lines() {
+            if let Some((_, kind)) = DENIALS.iter().find(|(text, _)| line.contains(text)) {
+                return Some((*kind, line.trim().to_string()));
+            }
+        }
+    }
+    None
+}
+
+fn denial_reason(kind: Denial, what: &str, sandboxed: bool) -> String {
+    let hint = match (kind, sandboxed) {
+        (Denial::Write, true) => format!(
+            "the sandbox refused a write ({what}): under --sandbox only the project, the temp \
+             dir and the bytecode cache are writable; write under the project or pytest's \
+             tmp_path, or run without --sandbox"
+        ),
+        (Denial::Access, _) => format!(
+            "access was refused ({what}): under --sandbox only the project, the temp dir and \
+             the bytecode cache are writable; write under the project or pytest's tmp_path, or \
+             check the file's permissions"
+        ),
+        (Denial::Write, false) => format!(
+            "the system refused a write ({what}): the file system or the file is not writable \
+             here; make it writable, or write under the project or pytest's tmp_path"
+        ),
+        (Denial::Network, true) => format!(
+            "the sandbox has no network ({what}): under --sandbox only a private loopback with \
+             nothing listening is reachable; mock the service in the test, or run without \
+             --sandbox"
+        ),
+        (Denial::Network, false) => format!(
+            "the network is not reachable from here ({what}): connect the machine, or mock the \
+             service in the test"
+        ),
+    };
+    format!("{hint}; selfdebug does not patch environment problems")
+}
+
+/// Exception names of network failures (socket, urllib, ssl, requests/urllib3).
+fn is_network(short: &str) -> bool {
+    short.contains("Connection")
+        || short == "gaierror"
+        || short.contains("Timeout")
+        || short == "timeout"
+        || short.starts_with("SSL")
+        || short == "URLError"
+        || short.ends_with("RetryError")
+}
+
+fn categorize_plain(failure: &Failure, root: &Path) -> (Category, Option<String>) {
     let short = failure
         .exc_type
         .rsplit('.')
@@ -147,12 +261,19 @@ pub fn categorize(failure: &Failure, root: &Path) -> (Category, Option<String>) 
         if let Some(module) = quoted_after(first, "No module named ") {
             let top = module.split('.').next().unwrap_or(&module).to_string();
             if !is_project_module(root, &top) {
+                // The distribution from the table `--install-missing` uses (`yaml` is
+                // PyYAML); a module it does not list is only a guess at its own name.
+                let dist = crate::install::distribution(&top);
+                let command = if dist == top {
+                    format!("`python -m pip install {dist}`, or the package that provides it")
+                } else {
+                    format!("`python -m pip install {dist}`, the distribution that provides it")
+                };
                 return (
                     Category::Dependency,
                     Some(format!(
                         "the module `{module}` is not installed for this interpreter: install it \
-                         (`python -m pip install {top}`, or the package that provides it) or add \
-                         it to the project's dependencies"
+                         ({command}) or add it to the project's dependencies"
                     )),
                 );
             }
@@ -186,14 +307,7 @@ pub fn categorize(failure: &Failure, root: &Path) -> (Category, Option<String>) 
             "PermissionError" => {
                 format!("the process may not access a file ({first}): check its permissions")
             }
-            s if s.contains("Connection")
-                || s == "gaierror"
-                || s.contains("Timeout")
-                || s == "timeout"
-                || s.starts_with("SSL")
-                || s == "URLError"
-                || s.ends_with("RetryError") =>
-            {
+            s if is_network(s) => {
                 format!(
                     "a network service is unreachable ({first}): start it, or mock it in the test"
                 )
@@ -258,6 +372,91 @@ mod tests {
         }
     }
 
+    /// Real pytest output of `fixtures/tracebacks/sandbox/test_denials.py` run under
+    /// bubblewrap as `--sandbox` runs it (no network, `/` read-only).
+    const SANDBOX_LOG: &str = include_str!("../fixtures/tracebacks/sandbox/bwrap.txt");
+
+    #[test]
+    fn sandbox_denials_are_the_environment() {
+        let root = Path::new("/tmp/selfdebug-capture/sandbox");
+        let parsed = crate::traceback::parse(SANDBOX_LOG.as_bytes(), root).unwrap();
+        let got: Vec<(String, Category, String)> = parsed
+            .failures
+            .iter()
+            .map(|f| {
+                let (c, why) = categorize_in(f, root, true);
+                let test = f.test.clone().unwrap().replace("test_denials.py::", "");
+                (test, c, why.unwrap())
+            })
+            .collect();
+        let write = "the sandbox refused a write ([Errno 30] Read-only file system: \
+                     '/usr/selfdebug-test.txt'): under --sandbox only the project, the temp dir \
+                     and the bytecode cache are writable; write under the project or pytest's \
+                     tmp_path, or run without --sandbox; selfdebug does not patch environment \
+                     problems";
+        let net = |what: &str| {
+            format!(
+                "the sandbox has no network ({what}): under --sandbox only a private loopback \
+                 with nothing listening is reachable; mock the service in the test, or run \
+                 without --sandbox; selfdebug does not patch environment problems"
+            )
+        };
+        let dns = "[Errno -3] Temporary failure in name resolution";
+        assert_eq!(
+            got,
+            [
+                (
+                    "test_write_outside".into(),
+                    Category::Environment,
+                    write.to_string()
+                ),
+                // Wrapped in the project's own error: the cause is what counts.
+                (
+                    "test_wrapped".into(),
+                    Category::Environment,
+                    write.to_string()
+                ),
+                (
+                    "test_unreachable".into(),
+                    Category::Environment,
+                    net("[Errno 101] Network is unreachable")
+                ),
+                ("test_dns".into(), Category::Environment, net(dns)),
+                (
+                    "test_urlopen".into(),
+                    Category::Environment,
+                    net(&format!("<urlopen error {dns}>"))
+                ),
+            ]
+        );
+        // Outside the sandbox the same refusals are the environment too, without naming it.
+        let (c, why) = categorize(&parsed.failures[0], root);
+        assert_eq!(c, Category::Environment);
+        assert!(why
+            .unwrap()
+            .starts_with("the system refused a write ([Errno 30]"));
+        let (c, why) = categorize(&parsed.failures[2], root);
+        assert_eq!(c, Category::Environment);
+        assert!(why
+            .unwrap()
+            .starts_with("the network is not reachable from here ([Errno 101]"));
+        // A code bug is still one under the sandbox.
+        let (c, why) = categorize_in(&failure("AttributeError", "x"), root, true);
+        assert_eq!((c, why), (Category::Logic, None));
+        let (c, why) = categorize_in(
+            &failure(
+                "PermissionError",
+                "[Errno 13] Permission denied: '/etc/shadow'",
+            ),
+            root,
+            true,
+        );
+        assert_eq!(c, Category::Environment);
+        assert!(why
+            .unwrap()
+            .starts_with("access was refused ([Errno 13] Permission denied: '/etc/shadow')"));
+    }
+
     #[test]
     fn categories() {
         let dir = tempfile::tempdir().unwrap();
@@ -306,6 +505,21 @@ mod tests {
                 "{exc}"
             );
         }
+        // The advice names the distribution pip knows, from `--install-missing`'s table.
+        let hint = |m: &str| {
+            categorize(&failure("ModuleNotFoundError", m), dir.path())
+                .1
+                .unwrap()
+        };
+        assert_eq!(
+            hint("No module named 'yaml'"),
+            "the module `yaml` is not installed for this interpreter: install it (`python -m pip \
+             install PyYAML`, the distribution that provides it) or add it to the project's \
+             dependencies"
+        );
+        assert!(hint("No module named 'PIL.Image'").contains("`python -m pip install Pillow`"));
+        assert!(hint("No module named 'requests'")
+            .contains("(`python -m pip install requests`, or the package that provides it)"));
         assert_eq!(c("KeyError", "'price'"), Category::Data);
         assert_eq!(c("SyntaxError", "expected ':'"), Category::Syntax);
         assert_eq!(c("AttributeError", "x"), Category::Logic);

@@ -24,6 +24,13 @@ impl Sandbox {
     /// Finds `bwrap` on `PATH` and checks that it can start a sandbox here. The error says
     /// what to install or what failed, in one line.
     pub fn find() -> Result<Sandbox, String> {
+        if !cfg!(target_os = "linux") {
+            return Err(
+                "--sandbox needs Linux: it runs the judge under bubblewrap, which uses Linux \
+                 namespaces"
+                    .into(),
+            );
+        }
         let found = std::env::var_os("PATH").and_then(|p| {
             std::env::split_paths(&p)
                 .filter(|d| !d.as_os_str().is_empty())

@@ -149,6 +149,7 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
         allow_tests: tri(args.allow_tests, args.no_allow_tests),
         all_or_nothing: tri(args.all_or_nothing, args.no_all_or_nothing),
         backup_dir: args.backup_dir.clone(),
+        backup_max_age: args.backup_max_age,
         audit_log: args.audit_log.clone(),
         sandbox: args.sandbox.then_some(true),
         install_missing: args.install_missing.then_some(true),

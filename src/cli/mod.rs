@@ -210,7 +210,8 @@ pub struct FixArgs {
     #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
     /// What to print on stdout. `github`: an `::error` annotation per failure not fixed, a
-    /// `::notice` per kept safe patch and a `::warning` per kept unsafe one (see docs/ci.md).
+    /// `::notice` per kept safe fix and a `::warning` per kept unsafe one, each at the lines it
+    /// changed (see docs/github-annotations.md).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
     /// Where the backup copies of patched files go, as
@@ -219,6 +220,10 @@ pub struct FixArgs {
     /// keep a change keep a copy.
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
+    /// Backup copies older than DAYS (default 14), of runs that have ended, are removed from
+    /// the backup dir at the start of a run; 0 keeps them all (see docs/backups.md).
+    #[arg(long, value_name = "DAYS")]
+    pub backup_max_age: Option<u64>,
     /// Command mode: this command is the judge instead of pytest, e.g.
     /// `--cmd 'python script.py in.csv'`. Split into words like a shell does (quotes,
     /// backslashes) and run without a shell from the root; a first word `python`/`python3`
@@ -402,6 +407,10 @@ mod tests {
             ),
             ("time_budget", crate::config::DEFAULT_TIME_BUDGET.as_secs()),
             ("search_time", crate::config::DEFAULT_SEARCH_TIME.as_secs()),
+            (
+                "backup_max_age",
+                crate::config::settings::DEFAULT_BACKUP_MAX_AGE_DAYS,
+            ),
             (
                 "test_timeout",
                 crate::runner::DEFAULT_TEST_TIMEOUT.as_secs(),

@@ -31,11 +31,12 @@ pub use settings::{
 pub const FILES: [&str; 3] = [".selfdebug.toml", "selfdebug.toml", "pyproject.toml"];
 
 /// The keys of the settings table, sorted (for "did you mean" and the docs).
-pub const KEYS: [&str; 23] = [
+pub const KEYS: [&str; 24] = [
     "all-or-nothing",
     "allow-tests",
     "audit-log",
     "backup-dir",
+    "backup-max-age",
     "budget",
     "extend-exclude",
     "extend-select",
@@ -121,6 +122,8 @@ pub struct Config {
     pub all_or_nothing: Option<At<bool>>,
     /// Absolute (relative paths are resolved against the file's directory).
     pub backup_dir: Option<At<PathBuf>>,
+    /// Days after which backups of ended runs are pruned (0: never).
+    pub backup_max_age: Option<At<u64>>,
     pub audit_log: Option<At<PathBuf>>,
     pub sandbox: Option<At<bool>>,
     pub install_missing: Option<At<bool>>,
@@ -390,6 +393,7 @@ impl Reader<'_> {
                 "allow-tests" => c.allow_tests = Some(self.boolean(k, v)?),
                 "all-or-nothing" => c.all_or_nothing = Some(self.boolean(k, v)?),
                 "backup-dir" => c.backup_dir = Some(self.path(k, v)?),
+                "backup-max-age" => c.backup_max_age = Some(self.int(k, v, 0)?),
                 "audit-log" => c.audit_log = Some(self.path(k, v)?),
                 "sandbox" => c.sandbox = Some(self.boolean(k, v)?),
                 "install-missing" => c.install_missing = Some(self.boolean(k, v)?),

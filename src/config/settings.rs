@@ -24,6 +24,10 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 4;
 /// `--time-budget` when none is given: a CI job or a hook gets its answer within 15 minutes.
 pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(900);
 
+/// `--backup-max-age` when none is given: backups of ended runs older than this many days are
+/// pruned at the start of a run (see [`crate::journal::prune_backups`]).
+pub const DEFAULT_BACKUP_MAX_AGE_DAYS: u64 = 14;
+
 /// `--search-time` when none is given (see [`crate::search`]).
 pub const DEFAULT_SEARCH_TIME: Duration = Duration::from_secs(60);
 
@@ -62,6 +66,11 @@ pub const ALL_OR_NOTHING: Setting<bool> = setting("all-or-nothing", "--all-or-no
 pub const ALLOW_TESTS: Setting<bool> = setting("allow-tests", "--allow-tests", false);
 pub const AUDIT_LOG: Setting<Option<PathBuf>> = setting("audit-log", "--audit-log", None);
 pub const BACKUP_DIR: Setting<Option<PathBuf>> = setting("backup-dir", "--backup-dir", None);
+pub const BACKUP_MAX_AGE: Setting<u64> = setting(
+    "backup-max-age",
+    "--backup-max-age",
+    DEFAULT_BACKUP_MAX_AGE_DAYS,
+);
 /// One line per category (`budget.logic`); the defaults are [`Budgets::default`]'s.
 pub const BUDGET: Setting<()> = setting("budget", "--budget", ());
 pub const INSTALL_MISSING: Setting<bool> = setting("install-missing", "--install-missing", false);
@@ -131,6 +140,7 @@ pub struct Flags {
     pub test_timeout: Option<u64>,
     pub time_budget: Option<u64>,
     pub search_time: Option<u64>,
+    pub backup_max_age: Option<u64>,
     /// `--jobs`, else `SELFDEBUG_JOBS`, with the name that said it.
     pub jobs: Option<(u64, &'static str)>,
     /// After `--` (already rebased onto the root); `None` when nothing followed `--`.
@@ -211,6 +221,9 @@ pub struct Settings {
     pub pytest_args: Vec<String>,
     /// Where the original design's backup copies go (default: `{temp dir}/selfdebug-{uid}`).
     pub backup_dir: Option<PathBuf>,
+    /// Backups of ended runs older than this many days are pruned at the start of a run
+    /// (`--backup-max-age`; 0: never).
+    pub backup_max_age_days: u64,
     /// Wall time for the whole run: no candidate is started that cannot finish within it.
     pub time_budget: Duration,
     /// Wall time of the search over small edits, per wrong-output failure (`--search-time`).
@@ -384,6 +397,11 @@ impl Settings {
             flags.backup_dir.clone(),
             config.backup_dir.as_ref(),
         );
+        let backup_max_age_days = m.pick(
+            &BACKUP_MAX_AGE,
+            flags.backup_max_age,
+            config.backup_max_age.as_ref(),
+        );
         let budgets = resolve_budgets(&mut m, config, flags)?;
         m.file_only(
             "extend-exclude",
@@ -463,6 +481,7 @@ impl Settings {
             test_timeout: Duration::from_secs(test_timeout),
             pytest_args,
             backup_dir,
+            backup_max_age_days,
             time_budget: Duration::from_secs(time_budget),
             search_time: Duration::from_secs(search_time),
             jobs: jobs.map_or_else(default_jobs, |n| usize::try_from(n).unwrap_or(usize::MAX)),

@@ -95,7 +95,8 @@ pub fn is_live(info: &LockInfo) -> bool {
     }
 }
 
-/// State letter and start time (field 22) of `/proc/<pid>/stat`, where there is a /proc.
+/// State letter and start time (field 22) of `/proc/<pid>/stat`.
+#[cfg(target_os = "linux")]
 fn proc_stat(pid: u32) -> Option<(char, u64)> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may contain spaces and parens: fields resume after the last ')'.
@@ -104,6 +105,13 @@ fn proc_stat(pid: u32) -> Option<(char, u64)> {
     let state = fields.first()?.chars().next()?;
     let start = fields.get(19)?.parse().ok()?;
     Some((state, start))
+}
+
+/// Without `/proc` (macOS) neither the zombie check nor the pid-reuse check can be made: a
+/// live pid counts as the run's, so a lock is never taken from a run that may still be alive.
+#[cfg(not(target_os = "linux"))]
+fn proc_stat(_pid: u32) -> Option<(char, u64)> {
+    None
 }
 
 /// Takes the lock for `run_id`. The caller holds the guard and has found no live lock; a stale

@@ -31,6 +31,7 @@
 
 mod disk;
 mod lock;
+mod prune;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -44,6 +45,7 @@ use git2::{ErrorCode, Oid, Repository};
 use serde::{Deserialize, Serialize};
 
 pub use disk::{hash, make_private_dir, user_temp_dir, BACKUP_SUBDIR};
+pub use prune::{prune_backups, recorded_secs, Pruned};
 
 const FORMAT: &str = "selfdebug-journal";
 /// Version of `journal.json`; a journal of a newer version is never guessed at.

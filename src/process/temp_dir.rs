@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A fresh directory under the system temp dir, removed (with its contents) on drop.
 #[derive(Debug)]
@@ -100,7 +100,7 @@ fn process_since(pid: u32) -> Option<SystemTime> {
     if rc != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EPERM) {
         return None;
     }
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let stat = proc_stat(pid);
     // Fields resume after the command name's last ')': state is field 3, starttime field 22.
     let fields: Vec<&str> = stat
         .rfind(')')
@@ -113,8 +113,22 @@ fn process_since(pid: u32) -> Option<SystemTime> {
     Some(start_time(fields.get(19).copied()).unwrap_or(UNIX_EPOCH))
 }
 
+/// `/proc/<pid>/stat`, empty when it cannot be read.
+#[cfg(target_os = "linux")]
+fn proc_stat(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default()
+}
+
+/// Without `/proc` (macOS) the start time is unknown: a live process counts as started at the
+/// epoch, so its dirs are kept.
+#[cfg(not(target_os = "linux"))]
+fn proc_stat(_pid: u32) -> String {
+    String::new()
+}
+
 /// Boot time plus the start time in clock ticks. `btime` is truncated to whole seconds, so
 /// this is a lower bound: a process is never judged younger than it is (its dirs stay).
+#[cfg(target_os = "linux")]
 fn start_time(ticks: Option<&str>) -> Option<SystemTime> {
     let ticks: u64 = ticks?.parse().ok()?;
     let btime: u64 = std::fs::read_to_string("/proc/stat")
@@ -125,13 +139,23 @@ fn start_time(ticks: Option<&str>) -> Option<SystemTime> {
     let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) })
         .ok()
         .filter(|&h| h > 0)?;
-    Some(UNIX_EPOCH + Duration::from_secs(btime) + Duration::from_millis(ticks * 1000 / hz))
+    Some(
+        UNIX_EPOCH
+            + std::time::Duration::from_secs(btime)
+            + std::time::Duration::from_millis(ticks * 1000 / hz),
+    )
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_time(_ticks: Option<&str>) -> Option<SystemTime> {
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::process::Command;
+    use std::time::Duration;
 
     #[test]
     fn temp_dirs_are_fresh_and_removed() {

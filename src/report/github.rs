@@ -12,7 +12,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use crate::session::{FailureOutcome, Patch, Report};
+use crate::session::{FailureOutcome, Patch, PatchStep, Report};
 use crate::traceback::{Outcome, ParsedLog};
 
 /// A message: `%`, CR and LF escaped (multi-line messages become `%0A`).
@@ -68,7 +68,8 @@ pub fn repo_prefix(root: &Path) -> String {
 }
 
 /// The annotations of a `fix` run: an `::error` per failure without a proven patch, then a
-/// `::notice` (safe) or `::warning` (unsafe) per patch, at its first changed line.
+/// `::notice` (safe) or `::warning` (unsafe) per kept candidate, at the lines (and, for a
+/// change within one line, the columns) it changed.
 pub fn fix(report: &Report, prefix: &str) -> String {
     let mut out = String::new();
     for f in &report.failures {
@@ -111,53 +112,197 @@ fn failure(f: &FailureOutcome, prefix: &str) -> String {
     )
 }
 
+/// One annotation per step of the patch, each at its own place in the original file.
 fn patch(p: &Patch, prefix: &str) -> String {
     let verb = if p.validated { "fixed" } else { "proposed" };
-    let mut message = p.titles.join("; ");
-    for r in &p.review {
-        let _ = write!(message, "\nreview: {r}");
+    let mut out = String::new();
+    // A patch always has its steps; one built without them is annotated as a whole.
+    let whole;
+    let steps = if p.steps.is_empty() {
+        whole = [PatchStep {
+            rule: p.rules.join(" "),
+            title: p.titles.join("; "),
+            safe: p.safe,
+            review: p.review.clone(),
+            diff: p.diff.clone(),
+        }];
+        &whole[..]
+    } else {
+        &p.steps[..]
+    };
+    let diffs: Vec<Vec<Block>> = steps.iter().map(|s| blocks(&s.diff)).collect();
+    for (i, step) in steps.iter().enumerate() {
+        let span = span(&diffs[i], &diffs[..i]);
+        let mut message = step.title.clone();
+        for r in &step.review {
+            let _ = write!(message, "\nreview: {r}");
+        }
+        let _ = write!(message, "\n\n{}", step.diff.trim_end_matches('\n'));
+        let num = |n: Option<u32>| n.map(|n| n.to_string());
+        out.push_str(&command(
+            if step.safe { "notice" } else { "warning" },
+            &[
+                ("file", Some(format!("{prefix}{}", p.file))),
+                ("line", num(span.map(|s| s.line))),
+                ("endLine", num(span.map(|s| s.end_line))),
+                ("col", num(span.and_then(|s| s.cols).map(|c| c.0))),
+                ("endColumn", num(span.and_then(|s| s.cols).map(|c| c.1))),
+                (
+                    "title",
+                    Some(format!(
+                        "selfdebug: {verb} ({}, {})",
+                        if step.safe { "safe" } else { "unsafe" },
+                        step.rule
+                    )),
+                ),
+            ],
+            &message,
+        ));
     }
-    let _ = write!(message, "\n\n{}", p.diff.trim_end_matches('\n'));
-    command(
-        if p.safe { "notice" } else { "warning" },
-        &[
-            ("file", Some(format!("{prefix}{}", p.file))),
-            ("line", first_changed_line(&p.diff).map(|l| l.to_string())),
-            (
-                "title",
-                Some(format!(
-                    "selfdebug: {verb} ({}, {})",
-                    p.applicability,
-                    p.rules.join(" ")
-                )),
-            ),
-        ],
-        &message,
-    )
+    out
 }
 
-/// The line, in the original file, of a unified diff's first added or removed line (for an
-/// insertion: the line it goes before).
-pub fn first_changed_line(diff: &str) -> Option<u32> {
+/// A run of removed and added lines in a unified diff: `old` replaced by `new`, starting at
+/// line `start` of the side before (for a pure insertion: the line it goes before).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Block {
+    start: u32,
+    old: Vec<String>,
+    new: Vec<String>,
+    /// A line of the side before comes after it in its hunk (diffs carry context, so only a
+    /// change at the end of the file has none).
+    followed: bool,
+}
+
+/// The changed blocks of a one-file unified diff, in order.
+fn blocks(diff: &str) -> Vec<Block> {
+    let mut out: Vec<Block> = Vec::new();
     let mut line: Option<u32> = None;
+    // Whether the previous hunk line was a change (so this one extends the same block).
+    let mut open = false;
     for l in diff.lines() {
         if let Some(header) = l.strip_prefix("@@ ") {
-            // `@@ -a,b +c,d @@`: the original side starts at a.
-            line = header
-                .split_whitespace()
-                .find_map(|t| t.strip_prefix('-'))
-                .and_then(|t| t.split(',').next())
-                .and_then(|n| n.parse().ok());
+            // `@@ -a,b +c,d @@`: the side before starts at a; an empty side (b = 0) names the
+            // line before the insertion.
+            let old = header.split_whitespace().find_map(|t| t.strip_prefix('-'));
+            let mut parts = old.unwrap_or("").split(',');
+            let start: Option<u32> = parts.next().and_then(|n| n.parse().ok());
+            let empty = parts.next() == Some("0");
+            line = start.map(|a| if empty { a + 1 } else { a });
+            open = false;
             continue;
         }
         let Some(n) = line.as_mut() else { continue };
-        match l.as_bytes().first() {
-            Some(b'+') | Some(b'-') => return Some((*n).max(1)),
-            Some(b' ') => *n += 1,
-            _ => {}
+        let (kind, text) = match l.as_bytes().first() {
+            Some(b'-') | Some(b'+') => (l.as_bytes()[0], l[1..].to_string()),
+            Some(b' ') => {
+                *n += 1;
+                open = false;
+                if let Some(b) = out.last_mut() {
+                    b.followed = true;
+                }
+                continue;
+            }
+            _ => continue, // `\ No newline at end of file`
+        };
+        if !open {
+            out.push(Block {
+                start: *n,
+                old: Vec::new(),
+                new: Vec::new(),
+                followed: false,
+            });
+            open = true;
+        }
+        let block = out.last_mut().expect("a block was just opened");
+        if kind == b'-' {
+            block.old.push(text);
+            *n += 1;
+        } else {
+            block.new.push(text);
         }
     }
-    None
+    out
+}
+
+/// Where a step's change sits in the original file: lines, and 1-based columns (first and
+/// last changed character of the line before) when it changed part of one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub line: u32,
+    pub end_line: u32,
+    pub cols: Option<(u32, u32)>,
+}
+
+/// The span of a step with changed `blocks`, mapped back through the `earlier` steps' blocks
+/// to the lines of the original file. Columns are dropped when an earlier step changed the
+/// same lines (they would describe a line the original does not have).
+fn span(blocks: &[Block], earlier: &[Vec<Block>]) -> Option<Span> {
+    let (first, last) = (blocks.first()?, blocks.last()?);
+    let mut line = first.start;
+    let mut end_line = last.start + (last.old.len() as u32).saturating_sub(1);
+    // A pure insertion at the end of the file goes before a line that does not exist: point
+    // at the line it follows.
+    if first.old.is_empty() && blocks.len() == 1 && line > 1 && !first.followed {
+        line -= 1;
+        end_line = line;
+    }
+    let mut cols = match blocks {
+        [Block { old, new, .. }] if old.len() == 1 && new.len() == 1 => {
+            Some(columns(&old[0], &new[0]))
+        }
+        _ => None,
+    };
+    for step in earlier.iter().rev() {
+        let (l, exact_l) = map_back(line, step);
+        let (e, exact_e) = map_back(end_line, step);
+        if !(exact_l && exact_e) {
+            cols = None;
+        }
+        line = l.max(1);
+        end_line = e.max(line);
+    }
+    Some(Span {
+        line: line.max(1),
+        end_line: end_line.max(line.max(1)),
+        cols,
+    })
+}
+
+/// A line of the file after `step` mapped to the file before it; `false` when the line is one
+/// the step wrote (it maps to the start of what the step replaced).
+fn map_back(line: u32, step: &[Block]) -> (u32, bool) {
+    let mut delta: i64 = 0;
+    for b in step {
+        let new_start = b.start as i64 + delta;
+        let l = line as i64;
+        if l < new_start {
+            break;
+        }
+        if l < new_start + b.new.len() as i64 {
+            return (b.start, false);
+        }
+        delta += b.new.len() as i64 - b.old.len() as i64;
+    }
+    ((line as i64 - delta).max(1) as u32, true)
+}
+
+/// The 1-based columns, in characters, of the part of `old` that `new` replaced: after their
+/// common prefix, before their common suffix. An insertion within the line is one column wide.
+fn columns(old: &str, new: &str) -> (u32, u32) {
+    let (o, n): (Vec<char>, Vec<char>) = (old.chars().collect(), new.chars().collect());
+    let prefix = o.iter().zip(&n).take_while(|(a, b)| a == b).count();
+    let room = o.len().min(n.len()) - prefix;
+    let suffix = o
+        .iter()
+        .rev()
+        .zip(n.iter().rev())
+        .take(room)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let col = prefix as u32 + 1;
+    let end = (o.len() - suffix) as u32;
+    (col, end.max(col))
 }
 
 /// The annotations of `parse`: an `::error` per failure, at its location when it has one.
@@ -229,12 +374,106 @@ mod tests {
     }
 
     #[test]
-    fn first_changed_line_counts_context() {
-        let diff = "--- a/m.py\n+++ b/m.py\n@@ -3,4 +6,5 @@\n a\n b\n+c\n d\n";
-        assert_eq!(first_changed_line(diff), Some(5));
-        assert_eq!(first_changed_line("@@ -0,0 +1 @@\n+x\n"), Some(1));
-        assert_eq!(first_changed_line("@@ -4,2 +3,0 @@\n-x\n-y\n"), Some(4));
-        assert_eq!(first_changed_line("no diff"), None);
+    fn blocks_count_context_and_empty_sides() {
+        let diff = "--- a/m.py\n+++ b/m.py\n@@ -3,4 +6,5 @@\n a\n b\n+c\n d\n-e\n+f\n";
+        let b = blocks(diff);
+        assert_eq!(b.len(), 2);
+        assert_eq!((b[0].start, b[0].old.len(), b[0].new.len()), (5, 0, 1));
+        assert!(b[0].followed);
+        assert_eq!(
+            (b[1].start, b[1].old.clone(), b[1].new.clone()),
+            (6, vec!["e".to_string()], vec!["f".to_string()])
+        );
+        assert_eq!(blocks("@@ -0,0 +1 @@\n+x\n")[0].start, 1);
+        assert_eq!(blocks("@@ -4,2 +3,0 @@\n-x\n-y\n")[0].start, 4);
+        assert!(blocks("no diff").is_empty());
+    }
+
+    #[test]
+    fn a_step_after_an_insertion_maps_to_original_lines() {
+        // Step 1 adds three lines at the top; step 2, in the file after it, changes line 5
+        // (originally line 2) inside the line.
+        let first =
+            blocks("@@ -1,2 +1,5 @@\n+import json\n+\n+\n def f(x):\n     return x.upper()\n");
+        let second = blocks(
+            "@@ -4,2 +4,2 @@\n def f(x):\n-    return x.upper()\n+    return (x or \"\").upper()\n",
+        );
+        assert_eq!(
+            span(&first, &[]),
+            Some(Span {
+                line: 1,
+                end_line: 1,
+                cols: None
+            })
+        );
+        assert_eq!(
+            span(&second, std::slice::from_ref(&first)),
+            Some(Span {
+                line: 2,
+                end_line: 2,
+                cols: Some((12, 12))
+            })
+        );
+        // A step that rewrites a line an earlier step wrote has no columns in the original.
+        let third = blocks("@@ -1,1 +1,1 @@\n-import json\n+import json as j\n");
+        assert_eq!(
+            span(&third, &[first]),
+            Some(Span {
+                line: 1,
+                end_line: 1,
+                cols: None
+            })
+        );
+    }
+
+    #[test]
+    fn an_insertion_at_the_end_points_at_the_last_line() {
+        let b = blocks("@@ -1,2 +1,3 @@\n a\n b\n+c\n");
+        assert_eq!(
+            span(&b, &[]),
+            Some(Span {
+                line: 2,
+                end_line: 2,
+                cols: None
+            })
+        );
+    }
+
+    #[test]
+    fn a_patch_without_steps_is_one_annotation() {
+        use crate::status::{Applicability, DiffEncoding, Source};
+        let p = Patch {
+            file: "m.py".into(),
+            rules: vec!["a".into(), "b".into()],
+            titles: vec!["t1".into(), "t2".into()],
+            safe: false,
+            applicability: Applicability::Unsafe,
+            source: Source::Rule,
+            review: vec!["check".into()],
+            validated: true,
+            diff: "@@ -2,1 +2,1 @@\n-x = 1\n+x = 2\n".into(),
+            diff_encoding: DiffEncoding::Utf8,
+            steps: Vec::new(),
+        };
+        assert_eq!(
+            patch(&p, "py/"),
+            "::warning file=py/m.py,line=2,endLine=2,col=5,endColumn=5,title=selfdebug%3A fixed \
+             (unsafe%2C a b)::t1; t2%0Areview: check%0A%0A@@ -2,1 +2,1 @@%0A-x = 1%0A+x = 2\n"
+        );
+    }
+
+    #[test]
+    fn columns_are_the_changed_characters() {
+        assert_eq!(
+            columns(
+                "    return text.upper()",
+                "    return (text or \"\").upper()"
+            ),
+            (12, 15)
+        );
+        assert_eq!(columns("abc", "abXc"), (3, 3));
+        assert_eq!(columns("aXc", "ac"), (2, 2));
+        assert_eq!(columns("é = 1", "é = 2"), (5, 5));
     }
 
     #[test]

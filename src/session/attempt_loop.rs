@@ -307,7 +307,8 @@ impl AttemptLoop<'_, '_> {
     /// One failure: decided without a candidate, or worked on.
     fn look_at(&mut self, failure: Failure) -> Result<Next, SessionError> {
         let root = self.s.opts.root.path();
-        let (category, mut suggestion) = category::categorize(&failure, root);
+        let sandboxed = self.s.opts.sandbox.is_some();
+        let (category, mut suggestion) = category::categorize_in(&failure, root, sandboxed);
         let mut outcome = outcome_of(&failure, category);
         let group = self.groups.index(&failure);
         outcome.group = group;
@@ -707,6 +708,13 @@ fn repeated((n, test): &(usize, Option<String>)) -> String {
 
 /// The patch of one kept candidate.
 fn patch_of(c: &Candidate, rules: &RuleSet) -> Patch {
+    let review: Vec<String> = match c.source {
+        Source::Llm => vec![llm::REVIEW.to_string()],
+        _ => review_notes(rules, std::slice::from_ref(&c.fix.rule))
+            .into_iter()
+            .chain(search::review(&c.fix))
+            .collect(),
+    };
     Patch {
         file: c.file.clone(),
         rules: vec![c.fix.rule.clone()],
@@ -714,13 +722,14 @@ fn patch_of(c: &Candidate, rules: &RuleSet) -> Patch {
         safe: c.safe,
         applicability: Applicability::of(c.safe),
         source: c.source,
-        review: match c.source {
-            Source::Llm => vec![llm::REVIEW.to_string()],
-            _ => review_notes(rules, std::slice::from_ref(&c.fix.rule))
-                .into_iter()
-                .chain(search::review(&c.fix))
-                .collect(),
-        },
+        steps: vec![PatchStep {
+            rule: c.fix.rule.clone(),
+            title: c.fix.title.clone(),
+            safe: c.safe,
+            review: review.clone(),
+            diff: c.diff.clone(),
+        }],
+        review,
         validated: true,
         diff: c.diff.clone(),
         diff_encoding: c.diff_encoding,

@@ -20,6 +20,12 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
     let journal = Journal::begin(&root, opts.backup_dir.as_deref())
         .map_err(|e| SessionError::Environment(e.to_string()))?;
     drop(t);
+    // With our own journal in place, so every run that has not ended is listed in one.
+    let pruned = journal::prune_backups(
+        opts.backup_dir.as_deref(),
+        opts.backup_max_age_days,
+        SystemTime::now(),
+    );
     let mut ws = JournalWorkspace { journal };
     let t = crate::trace_times::span("attempt loop");
     let result = run_loop(opts, rules, python, &mut ws, started);
@@ -96,8 +102,26 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
             }
         }
     }
+    report
+        .notes
+        .extend(pruned_notes(&pruned, opts.backup_max_age_days));
     report.finish(started);
     Ok(report)
+}
+
+/// What the report says about pruning: nothing when nothing was removed or in doubt.
+fn pruned_notes(pruned: &journal::Pruned, days: u64) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !pruned.removed.is_empty() {
+        let n = pruned.removed.len();
+        notes.push(format!(
+            "removed {n} backup cop{} older than {days} days from {} (--backup-max-age)",
+            if n == 1 { "y" } else { "ies" },
+            pruned.dir.display()
+        ));
+    }
+    notes.extend(pruned.warnings.iter().cloned());
+    notes
 }
 
 /// Starts the warm worker as soon as the interpreter is known, when runs will use it: its

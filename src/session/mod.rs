@@ -49,7 +49,7 @@ mod workspace;
 
 pub use fix::{dry_run, fix};
 pub use groups::{Group, GroupKey};
-pub use model::{combine, Attempt, Backup, FailureOutcome, Patch, Phases, Report};
+pub use model::{combine, Attempt, Backup, FailureOutcome, Patch, PatchStep, Phases, Report};
 pub use workspace::{JournalWorkspace, ScratchWorkspace, Workspace};
 
 use attempt_loop::*;

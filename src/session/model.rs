@@ -70,6 +70,21 @@ pub struct Patch {
     /// `utf-8` (the text is the bytes), or `iso-8859-1` for a file whose bytes are not UTF-8
     /// (each character is one byte): encode `diff` with it for `git apply`.
     pub diff_encoding: DiffEncoding,
+    /// The kept candidates behind it, in the order they were applied: annotations point at
+    /// each one's own lines (not in the JSON: `rules`, `titles` and `diff` say it there).
+    #[serde(skip)]
+    pub steps: Vec<PatchStep>,
+}
+
+/// One kept candidate of a [`Patch`]: its diff is against the file as it was just before it
+/// (the original with the earlier steps applied).
+#[derive(Debug, Clone)]
+pub struct PatchStep {
+    pub rule: String,
+    pub title: String,
+    pub safe: bool,
+    pub review: Vec<String>,
+    pub diff: String,
 }
 
 /// The fate of one failure.
@@ -244,6 +259,7 @@ pub fn combine(
             validated: parts.iter().all(|p| p.validated),
             diff: diff.text,
             diff_encoding: diff.encoding,
+            steps: parts.iter().flat_map(|p| p.steps.clone()).collect(),
         });
     }
     out

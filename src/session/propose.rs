@@ -133,9 +133,17 @@ fn proposed(attempt: usize, failure: &Failure, category: Category, top: &Candida
 
 /// The patch of a candidate proposed and not run.
 fn proposed_patch(top: Candidate, rules: &RuleSet) -> Patch {
+    let review = review_notes(rules, std::slice::from_ref(&top.fix.rule));
     Patch {
         file: top.file,
-        review: review_notes(rules, std::slice::from_ref(&top.fix.rule)),
+        steps: vec![PatchStep {
+            rule: top.fix.rule.clone(),
+            title: top.fix.title.clone(),
+            safe: top.safe,
+            review: review.clone(),
+            diff: top.diff.clone(),
+        }],
+        review,
         rules: vec![top.fix.rule],
         titles: vec![top.fix.title],
         safe: top.safe,

@@ -263,7 +263,7 @@ FileNotFoundError: [Errno 2] No such file or directory: 'settings.ini'%0A\
 a file the code or test needs is missing ([Errno 2] No such file or directory: \
 'settings.ini'): create it, or fix the path the test gives; selfdebug does not patch \
 environment problems
-::notice file=app/core.py,line=1,title=selfdebug%3A fixed (safe%2C name-import-stdlib)::\
+::notice file=app/core.py,line=1,endLine=1,title=selfdebug%3A fixed (safe%2C name-import-stdlib)::\
 add the missing `import json`%0A%0A--- a/app/core.py%0A+++ b/app/core.py%0A@@ -1,3 +1,6 @@%0A\
 +import json%0A+%0A+%0A def dump(d):%0A     return json.dumps(d, sort_keys=True)%0A 
 "

@@ -46,6 +46,14 @@ fn a_missing_module_is_installed_only_when_asked_and_the_failure_is_gone() {
         )
     );
     assert_eq!(v["installed"], serde_json::json!([]));
+    // The advice names the distribution `--install-missing` would install, not the module.
+    assert!(
+        f["reason"].as_str().unwrap().contains(
+            "install it (`python -m pip install PyYAML`, the distribution that provides it)"
+        ),
+        "{}",
+        f["reason"]
+    );
 
     let mut with = args.to_vec();
     with.push("--install-missing");

@@ -87,18 +87,53 @@ fn the_sandbox_blocks_the_network_and_writes_outside_the_workspace() {
                 "ConnectionRefusedError",
                 "escalated"
             ),
-            // Not an environment failure to the categorizer: no rule, nothing patched.
-            ("test_io.py::test_write_outside", "OSError", "no_candidate"),
+            // The sandbox's refusal is the environment: reported, never searched or patched.
+            ("test_io.py::test_write_outside", "OSError", "escalated"),
         ],
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(v["failures"][1]["msg"]
-        .as_str()
+    let reasons: Vec<(&str, &str)> = v["failures"]
+        .as_array()
         .unwrap()
-        .contains("Read-only file system"));
-    assert_eq!(out.status.code(), Some(4));
+        .iter()
+        .map(|f| {
+            (
+                f["category"].as_str().unwrap(),
+                f["reason"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            (
+                "environment",
+                "the sandbox has no network ([Errno 111] Connection refused): under --sandbox \
+                 only a private loopback with nothing listening is reachable; mock the service \
+                 in the test, or run without --sandbox; selfdebug does not patch environment \
+                 problems"
+            ),
+            (
+                "environment",
+                &*format!(
+                    "the sandbox refused a write ([Errno 30] Read-only file system: '{}'): under \
+                     --sandbox only the project, the temp dir and the bytecode cache are \
+                     writable; write under the project or pytest's tmp_path, or run without \
+                     --sandbox; selfdebug does not patch environment problems",
+                    outside.display()
+                )
+            ),
+        ]
+    );
+    // Nothing was tried (no rule, no search over edits): only the baseline ran.
+    assert_eq!(v["attempts"], 0);
+    assert_eq!(v["attempt_records"], serde_json::json!([]));
+    assert_eq!(v["patches"], serde_json::json!([]));
+    assert_eq!(v["pytest_runs"], 1);
+    assert_eq!(out.status.code(), Some(5));
     assert!(!outside.exists());
+    assert_eq!(p.read("test_io.py"), tests);
 }
 
 #[test]
@@ -170,9 +205,11 @@ fn a_missing_bwrap_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(6));
     let v = json(&out);
     assert_eq!(v["final_status"], "error");
-    assert_eq!(
-        v["error"],
+    let want = if cfg!(target_os = "linux") {
         "--sandbox needs bubblewrap (`bwrap`), which is not on PATH: install it \
          (Debian/Ubuntu: `apt-get install bubblewrap`)"
-    );
+    } else {
+        "--sandbox needs Linux: it runs the judge under bubblewrap, which uses Linux namespaces"
+    };
+    assert_eq!(v["error"], want);
 }

@@ -4,6 +4,8 @@
 
 mod support;
 
+mod annotations;
+mod backups;
 mod bugs_e2e;
 mod ci_recipe;
 mod cli_parse;

@@ -110,10 +110,10 @@ FileNotFoundError: [Errno 2] No such file or directory: '100%25-settings.ini'%0A
 a file the code or test needs is missing ([Errno 2] No such file or directory: \
 '100%25-settings.ini'): create it, or fix the path the test gives; selfdebug does not patch \
 environment problems
-::notice file=py/app/core.py,line=1,title=selfdebug%3A fixed (safe%2C name-import-stdlib)::\
+::notice file=py/app/core.py,line=1,endLine=1,title=selfdebug%3A fixed (safe%2C name-import-stdlib)::\
 add the missing `import json`%0A%0A--- a/app/core.py%0A+++ b/app/core.py%0A@@ -1,3 +1,6 @@%0A\
 +import json%0A+%0A+%0A def dump(d):%0A     return json.dumps(d, sort_keys=True)%0A 
-::warning file=py/app/text.py,line=2,title=selfdebug%3A fixed (unsafe%2C null-guard-attribute)::\
+::warning file=py/app/text.py,line=2,endLine=2,col=12,endColumn=15,title=selfdebug%3A fixed (unsafe%2C null-guard-attribute)::\
 use `\"\"` when `text` is None%0A\
 review: invents a default for None: check that None is legitimate here%0A%0A\
 --- a/app/text.py%0A+++ b/app/text.py%0A@@ -1,2 +1,2 @@%0A def shout(text):%0A\
