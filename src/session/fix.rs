@@ -107,7 +107,7 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
 /// baseline beside the start measured slower on 2 busy cores (docs/performance.md, stop 19).
 pub(super) fn prewarm(opts: &Options, python: &Interpreter) {
     if opts.worker == crate::worker::Mode::Auto && opts.judge.is_none() && opts.sandbox.is_none() {
-        crate::worker::prewarm(&python.path);
+        crate::worker::prewarm(&python.path, opts.root.path());
     }
 }
 

@@ -189,6 +189,16 @@ impl Drop for Wait {
     }
 }
 
+/// Runs that went cold while the worker was on (refused, no server, a died server, a crashed
+/// child checked cold), since the last [`take_cold_runs`].
+static COLD_RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many runs went cold although the worker was on, since the last call (for the report:
+/// 0 when the worker served every run).
+pub fn take_cold_runs() -> u64 {
+    COLD_RUNS.swap(0, std::sync::atomic::Ordering::SeqCst)
+}
+
 /// How long servers took to start and how long runs waited for one, in ms, since the last
 /// call (for the report: the start overlaps the baseline, the wait is on the critical path).
 pub fn take_times() -> (u64, u64) {
@@ -203,10 +213,11 @@ pub fn take_times() -> (u64, u64) {
 /// Starts the server for `python` on a thread of its own, so that its imports overlap with
 /// what comes before the first warm run; that run waits for the start (the pool is locked
 /// while a server starts) instead of beginning it.
-pub fn prewarm(python: &Path) {
+pub fn prewarm(python: &Path, root: &Path) {
     let python = python.to_path_buf();
+    let root = root.to_path_buf();
     std::thread::spawn(move || {
-        let _ = server_for(&python);
+        let _ = server_for(&python, &root);
     });
 }
 
@@ -243,7 +254,10 @@ pub fn run(
     cold: impl FnOnce(Command) -> Result<CommandRun, RunnerError>,
 ) -> Result<CommandRun, RunnerError> {
     let request = Request::of(&cmd);
-    let cold = move || cold(cmd);
+    let cold = move || {
+        COLD_RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        cold(cmd)
+    };
     let request = match request {
         Ok(r) => r,
         Err(why) => {
@@ -252,7 +266,7 @@ pub fn run(
         }
     };
     let wait = Wait::start(&WAITING);
-    let server = server_for(python);
+    let server = server_for(python, Path::new(&request.cwd));
     drop(wait);
     let Some(server) = server else {
         return cold();
@@ -321,8 +335,9 @@ fn forget(python: &Path, server: &Arc<Server>) {
     }
 }
 
-/// The live server for `python`, started if needed; `None` (with a note) when there is none.
-fn server_for(python: &Path) -> Option<Arc<Server>> {
+/// The live server for `python`, started if needed for the project at `root`; `None` (with a
+/// note) when there is none.
+fn server_for(python: &Path, root: &Path) -> Option<Arc<Server>> {
     let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
     match pool.slots.get(python) {
         Some(Slot::Off) => return None,
@@ -355,7 +370,7 @@ fn server_for(python: &Path) -> Option<Arc<Server>> {
     }
     *starts += 1;
     let t0 = Instant::now();
-    let started = start(python);
+    let started = start(python, root);
     START_US.fetch_add(
         t0.elapsed().as_micros() as u64,
         std::sync::atomic::Ordering::SeqCst,
@@ -398,7 +413,7 @@ struct Ready {
     paths: Vec<PathBuf>,
 }
 
-fn start(python: &Path) -> Result<Server, String> {
+fn start(python: &Path, root: &Path) -> Result<Server, String> {
     let _t = crate::trace_times::span("worker started (imports pytest)");
     let dir = TempDir::new("selfdebug-worker").map_err(|e| format!("no private directory: {e}"))?;
     {
@@ -413,6 +428,7 @@ fn start(python: &Path) -> Result<Server, String> {
     let mut cmd = Command::new(python);
     cmd.arg(&script)
         .arg(&socket)
+        .arg(root)
         .current_dir(dir.path())
         .env_remove("PYTEST_ADDOPTS")
         .stdin(Stdio::piped())

@@ -58,4 +58,5 @@ mod transform_lookup;
 mod transform_names;
 mod transform_types;
 mod worker;
+mod worker_layouts;
 mod xdist;
