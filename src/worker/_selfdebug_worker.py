@@ -119,16 +119,24 @@ def _project_plugins(top, roots):
         eps = metadata.entry_points()
         eps = eps.select(group="pytest11") if hasattr(eps, "select") else eps.get("pytest11", [])
         for ep in eps:
-            name = ep.value.split(":", 1)[0].strip().split(".", 1)[0]
+            parts = ep.value.split(":", 1)[0].strip().split(".")
             try:
-                spec = importlib.util.find_spec(name)
+                # The top-level name only: a dotted one would import its parents.
+                spec = importlib.util.find_spec(parts[0])
             except Exception:
                 continue
-            where = [spec.origin] if spec and spec.origin and spec.has_location else []
-            where += list(spec.submodule_search_locations or []) if spec else []
+            if spec is None:
+                continue
+            where = [spec.origin] if spec.origin and spec.has_location else []
+            # The submodule itself, looked up on disk under the package's directories.
+            for loc in spec.submodule_search_locations or []:
+                base = os.path.join(loc, *parts[1:])
+                where[:0] = [f for f in (base + ".py", os.path.join(base, "__init__.py")) if os.path.isfile(f)]
+                where.append(loc)
             for w in where:
-                if _of_project(os.path.realpath(w), top, roots):
-                    out.append("%s (%s)" % (ep.name, os.path.relpath(os.path.realpath(w), top)))
+                w = os.path.realpath(w)
+                if _of_project(w, top, roots):
+                    out.append("%s (%s)" % (ep.name, os.path.relpath(w, top)))
                     break
     except Exception:
         pass
