@@ -101,8 +101,8 @@ def _unsupported():
         major_minor = tuple(int(x) for x in version.split(".")[:2])
     except ValueError:
         return None
-    if major_minor < (5, 0):
-        return "pytest %s is older than 5.0, the oldest the worker serves" % version
+    if major_minor < (3, 10):
+        return "pytest %s is older than 3.10, the oldest the worker serves" % version
     return None
 
 

@@ -46,7 +46,8 @@ fn wheelhouse() -> &'static Path {
         }
         // Downloaded beside, then renamed: a test process killed mid-download leaves no
         // half wheelhouse behind, and two processes racing both end up with a whole one.
-        let part = dir.with_extension(format!("part{}", std::process::id()));
+        // Appended, not an extension: a tag like `py3.8` has a dot of its own.
+        let part = PathBuf::from(format!("{}.part{}", dir.display(), std::process::id()));
         let _ = std::fs::remove_dir_all(&part);
         check(
             Command::new(support::python3().path)
