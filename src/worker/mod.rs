@@ -10,16 +10,22 @@
 //! the interpreter's own path), `PYTHONPYCACHEPREFIX`/`PYTHONDONTWRITEBYTECODE` are applied to
 //! `sys`, import caches are dropped, selfdebug's own plugins are re-imported (they read their
 //! settings from the environment). The server never imports project code: it starts in its own
-//! private directory, and a run whose directory holds a module the server has loaded (a plugin
-//! entry point that imports the project) is refused. Bytecode is handled by [`crate::runner`]
-//! exactly as for a cold run, so the stale-bytecode rule holds.
+//! private directory, and a run whose directory holds a module of the project that the server
+//! has loaded (a plugin entry point that imports the project) is refused. A module of an
+//! environment that lives in the project (`.venv/`, `venv/`, `.tox/`, `.nox/`, a site-packages,
+//! any directory with a `pyvenv.cfg`) is not the project's: in-project virtualenvs are served
+//! (docs/worker.md). Bytecode is handled by [`crate::runner`] exactly as for a cold run, so the
+//! stale-bytecode rule holds.
 //!
 //! # When a run goes cold instead (said in the report's notes)
 //!
-//! The server refuses (no `fork`, a plugin changed `sys.path` while preloading, project code
-//! loaded, a `PYTHON*` variable that Python reads only at startup differs); the interpreter or
-//! its `sys.path` directories changed since the server started (a `pip install`: the server is
-//! replaced); the server died (restarted for the next run, [`MAX_STARTS`] times at most); a
+//! The server refuses to start, before it imports pytest (Python older than 3.8, pytest older
+//! than 3.10, a `pytest11` entry point whose module is a file of the project: it is given the
+//! project root); it refuses a run (no `fork`, a plugin changed `sys.path` while preloading,
+//! project code loaded, a `PYTHON*` variable that Python reads only at startup differs); the
+//! interpreter or its environment's `sys.path` directories changed since the server started (a
+//! `pip install`: the server is replaced; a project directory on the path, an editable
+//! install's, is not watched); the server died (restarted for the next run, [`MAX_STARTS`] times at most); a
 //! child ended with pytest's internal error or a signal we did not send and a cold run of the
 //! same spec disagreed (a plugin that misbehaves after fork: the worker is off for the rest of
 //! the process); the sandbox is on (bubblewrap wraps a process, not a fork).
