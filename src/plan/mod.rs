@@ -123,13 +123,10 @@ fn plan_text(
     // Python 3.9 and older say `invalid syntax` where 3.10+ name the problem: the rules match
     // the name the source shows.
     let msg = match failure.exc_type.as_str() {
-        "SyntaxError" => transform::syntax_fix::specific_message(
-            source,
-            loc.line as usize,
-            column,
-            &failure.msg,
-        )
-        .unwrap_or(&failure.msg),
+        "SyntaxError" => {
+            transform::syntax_fix::specific_message(source, loc.line as usize, column, &failure.msg)
+                .unwrap_or(&failure.msg)
+        }
         _ => &failure.msg,
     };
     for m in input.rules.matching(&failure.exc_type, msg) {

@@ -616,8 +616,8 @@ mod tests {
     }
 
     fn specific(text: &str, line: usize, msg: &str) -> Option<&'static str> {
-        let source = crate::source::SourceFile::from_bytes("m.py", text.as_bytes().to_vec())
-            .unwrap();
+        let source =
+            crate::source::SourceFile::from_bytes("m.py", text.as_bytes().to_vec()).unwrap();
         specific_message(&source, line, None, msg)
     }
 
@@ -630,12 +630,19 @@ mod tests {
             Some("expected ':'")
         );
         assert_eq!(
-            specific("if (a and\n        b)  # both\n    pass\n", 2, "invalid syntax"),
+            specific(
+                "if (a and\n        b)  # both\n    pass\n",
+                2,
+                "invalid syntax"
+            ),
             Some("expected ':'")
         );
         // A header that has its colon, a line that is no header, a specific message: as is.
         assert_eq!(specific("if x:\n    y z\n", 2, "invalid syntax"), None);
         assert_eq!(specific("x = = 1\n", 1, "invalid syntax"), None);
-        assert_eq!(specific("def f(x)\n    return x\n", 1, "expected ':'"), None);
+        assert_eq!(
+            specific("def f(x)\n    return x\n", 1, "expected ':'"),
+            None
+        );
     }
 }

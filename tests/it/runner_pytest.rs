@@ -302,8 +302,7 @@ fn a_program_that_is_not_python_is_named_as_such() {
         err,
         RunnerError::NotPython {
             python: PathBuf::from("/bin/false"),
-            detail: "given Python code with -c, it exited with status 1 and printed nothing"
-                .into(),
+            detail: "given Python code with -c, it exited with status 1 and printed nothing".into(),
         }
     );
     assert_eq!(

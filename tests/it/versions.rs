@@ -65,7 +65,14 @@ fn venv_with(base: &Path, tag: &str, packages: &[&str], into: &Path) -> PathBuf 
     let python = into.join("bin/python");
     check(
         Command::new(&python)
-            .args(["-m", "pip", "install", "--quiet", "--no-index", "--find-links"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-index",
+                "--find-links",
+            ])
             .arg(&wh)
             .args(packages),
         "pip install into the venv",
@@ -91,7 +98,8 @@ fn fix(p: &Project, python: &Path) -> Value {
     support::project::json(&out)
 }
 
-const HEADER_BUG: &str = "def sign(x):\n    if x < 0  # negative\n        return -1\n    return 1\n";
+const HEADER_BUG: &str =
+    "def sign(x):\n    if x < 0  # negative\n        return -1\n    return 1\n";
 const HEADER_FIXED: &str =
     "def sign(x):\n    if x < 0:  # negative\n        return -1\n    return 1\n";
 
