@@ -268,31 +268,76 @@ pub fn prepare_with(
     }
     let before = cache.as_ref().map(Cache::before_check).unwrap_or_default();
     let run = run_python(python, ic::FACTS_CODE)?;
-    if run.exit_code != Some(0) {
-        // Let the detailed check word the error.
-        ensure_pytest(python)?;
-    }
     let facts = match &cache {
         Some(c) if run.exit_code == Some(0) => c.store(before, &run.stdout),
         _ => ic::parse(&run.stdout),
     };
+    // Let the detailed checks word the error: no pytest, or not Python at all (`/bin/echo`
+    // exits 0 and prints no facts).
+    if run.exit_code != Some(0) {
+        ensure_pytest(python)?;
+    } else if facts.is_none() {
+        ensure_python(python)?;
+    }
     let exe = facts.map(|f| f.executable).unwrap_or_default();
     Ok((resolved(exe), false))
 }
 
-/// Runs `python -c CODE` quietly; an interpreter that does not start is "pytest missing" with
-/// the reason, since that is what the caller will tell the user.
+/// Runs `python -c CODE` quietly; a program that does not start is no Python interpreter,
+/// with the reason.
 fn run_python(python: &Interpreter, code: &str) -> Result<CommandRun, RunnerError> {
     let mut cmd = Command::new(&python.path);
     cmd.args(["-c", code]);
     quiet_python_env(&mut cmd);
     run_command(cmd, IMPORT_CHECK_TIMEOUT).map_err(|e| match e {
-        RunnerError::Spawn { message, .. } => RunnerError::PytestMissing {
+        RunnerError::Spawn { message, .. } => RunnerError::NotPython {
             python: python.path.clone(),
-            detail: format!("the interpreter does not start: {message}"),
+            detail: format!("it does not start: {message}"),
         },
         other => other,
     })
+}
+
+/// What [`ensure_python`] has Python print; anything else is another program.
+const PYTHON_MARK: &str = "selfdebug-python";
+
+/// Checks that `python` runs Python code at all (only when a check that needed Python failed:
+/// it costs one more start): `--python /bin/false` is named as not Python, not as a Python
+/// without pytest.
+pub fn ensure_python(python: &Interpreter) -> Result<(), RunnerError> {
+    let run = run_python(
+        python,
+        &format!("import sys; sys.stdout.write('{PYTHON_MARK}')"),
+    )?;
+    if run.exit_code == Some(0) && run.stdout.starts_with(PYTHON_MARK.as_bytes()) {
+        return Ok(());
+    }
+    Err(RunnerError::NotPython {
+        python: python.path.clone(),
+        detail: not_python_detail(&run),
+    })
+}
+
+/// How a program given `-c CODE` showed it is not Python.
+fn not_python_detail(run: &CommandRun) -> String {
+    let said = |b: &[u8]| {
+        let text = String::from_utf8_lossy(b);
+        let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let line: String = line.trim().chars().take(120).collect();
+        line
+    };
+    let what = match (said(&run.stdout), said(&run.stderr)) {
+        (o, _) if !o.is_empty() => format!("printed `{o}`"),
+        (_, e) if !e.is_empty() => format!("said `{e}`"),
+        _ => "printed nothing".to_string(),
+    };
+    let ended = match (run.timed_out, run.exit_code, run.signal) {
+        (true, _, _) => "did not finish".to_string(),
+        (_, Some(c), _) => format!("exited with status {c}"),
+        (_, None, Some(s)) => format!("was killed by signal {s}"),
+        _ => "ended".to_string(),
+    };
+    format!("given Python code with -c, it {ended} and {what}")
 }
 
 /// Checks that the interpreter can import pytest; returns pytest's version.
@@ -304,6 +349,8 @@ pub fn ensure_pytest(python: &Interpreter) -> Result<String, RunnerError> {
     if run.exit_code == Some(0) {
         return Ok(String::from_utf8_lossy(&run.stdout).trim().to_string());
     }
+    // `/bin/false` fails `import pytest` too: say that it is no Python, not that it lacks pytest.
+    ensure_python(python)?;
     let detail = if run.timed_out {
         "`import pytest` timed out".to_string()
     } else {

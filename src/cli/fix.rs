@@ -43,6 +43,8 @@ struct Stop {
     status: FinalStatus,
     code: i32,
     message: String,
+    /// pytest runs made before the stop, and their ms.
+    pytest: (usize, u64),
 }
 
 impl Stop {
@@ -51,21 +53,32 @@ impl Stop {
             status: FinalStatus::BadInput,
             code: exit::BAD_INPUT,
             message: message.into(),
+            pytest: (0, 0),
         }
     }
 }
 
 impl From<SessionError> for Stop {
     fn from(e: SessionError) -> Stop {
+        let pytest = match &e {
+            SessionError::NoTests {
+                pytest_runs,
+                pytest_ms,
+                ..
+            } => (*pytest_runs, *pytest_ms),
+            _ => (0, 0),
+        };
         Stop {
             status: e.status(),
             code: e.exit_code(),
             message: e.to_string(),
+            pytest,
         }
     }
 }
 
 pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
+    let started = std::time::Instant::now();
     crate::process::install_interrupt_handler();
     let format = output_format(args.json, args.output_format);
     // Progress for the MCP server that started this run (any output format), else only for
@@ -113,7 +126,12 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
                         stop.code,
                         &stop.message,
                         root.as_deref(),
-                        args.dry_run || args.no_validate
+                        args.dry_run || args.no_validate,
+                        report::Spent {
+                            pytest_runs: stop.pytest.0,
+                            pytest_ms: stop.pytest.1,
+                            duration_ms: started.elapsed().as_millis() as u64,
+                        },
                     )
                 );
             }
@@ -234,6 +252,7 @@ fn run_in(
                 status: FinalStatus::Error,
                 code: exit::ENVIRONMENT,
                 message: msg,
+                pytest: (0, 0),
             });
         }
     }
@@ -381,6 +400,7 @@ fn judge_options(
             status: FinalStatus::Error,
             code: exit::ENVIRONMENT,
             message,
+            pytest: (0, 0),
         })?)
     } else {
         None

@@ -120,12 +120,21 @@ fn plan_text(
     };
     let column = loc.caret.and_then(|c| c.line_start).map(|c| c as usize);
     let mut out: Vec<Candidate> = Vec::new();
-    for m in input.rules.matching(&failure.exc_type, &failure.msg) {
+    // Python 3.9 and older say `invalid syntax` where 3.10+ name the problem: the rules match
+    // the name the source shows.
+    let msg = match failure.exc_type.as_str() {
+        "SyntaxError" => {
+            transform::syntax_fix::specific_message(source, loc.line as usize, column, &failure.msg)
+                .unwrap_or(&failure.msg)
+        }
+        _ => &failure.msg,
+    };
+    for m in input.rules.matching(&failure.exc_type, msg) {
         let ctx = transform::TextContext {
             source,
             line: loc.line as usize,
             column,
-            msg: &failure.msg,
+            msg,
             captures: &m.captures,
             rule: &m.rule.id,
             confidence: m.rule.confidence,

@@ -21,10 +21,17 @@ With SELFDEBUG_FACTS_DIR set (the baseline run), it also records crash-frame fac
 import faulthandler
 import os
 import signal
+import sys
 import threading
 import time
 
 import pytest
+
+if sys.version_info < (3, 8):
+    # No PYTHONPYCACHEPREFIX before 3.8: the bytecode of the project's modules (and pytest's
+    # rewritten tests) would be written into the project's __pycache__, where a later run of a
+    # same-size candidate could load it. The project's modules are imported after this plugin.
+    sys.dont_write_bytecode = True
 
 import _selfdebug_values as _values
 

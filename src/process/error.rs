@@ -12,6 +12,9 @@ pub enum RunnerError {
     NotFound { tried: Vec<PathBuf> },
     /// The interpreter runs but cannot import pytest.
     PytestMissing { python: PathBuf, detail: String },
+    /// The program given as the interpreter does not run Python (`--python /bin/false`);
+    /// `detail` says what it did instead.
+    NotPython { python: PathBuf, detail: String },
     /// The process could not be started.
     Spawn { program: PathBuf, message: String },
     /// Waiting for the process, or making its temp dir, failed.
@@ -39,6 +42,12 @@ impl fmt::Display for RunnerError {
                 f,
                 "pytest is not installed for {p} ({detail}); install it with `{p} -m pip install pytest`",
                 p = python.display()
+            ),
+            RunnerError::NotPython { python, detail } => write!(
+                f,
+                "{} is not a Python interpreter ({detail}); pass --python PATH to a Python that \
+                 has pytest",
+                python.display()
             ),
             RunnerError::Spawn { program, message } => {
                 write!(f, "cannot run {}: {message}", program.display())

@@ -50,6 +50,14 @@ pub fn final_status(report: &Report) -> FinalStatus {
     }
 }
 
+/// What a run that stopped early had spent: its pytest runs and its time.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Spent {
+    pub pytest_runs: usize,
+    pub pytest_ms: u64,
+    pub duration_ms: u64,
+}
+
 /// The JSON of a run that stopped before it had a report (bad input after flag parsing, no
 /// tests, pytest errors, the tool could not work): the same object with empty lists, the
 /// status and code, and the `error` message.
@@ -59,6 +67,7 @@ pub fn error_json(
     error: &str,
     root: Option<&str>,
     dry_run: bool,
+    spent: Spent,
 ) -> String {
     let v = serde_json::json!({
         "schema_version": FIX_SCHEMA_VERSION,
@@ -79,9 +88,9 @@ pub fn error_json(
         "attempt_records": [],
         "backups": [],
         "notes": [],
-        "pytest_runs": 0,
-        "pytest_ms": 0,
-        "duration_ms": 0,
+        "pytest_runs": spent.pytest_runs,
+        "pytest_ms": spent.pytest_ms,
+        "duration_ms": spent.duration_ms,
         "llm": null,
     });
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();

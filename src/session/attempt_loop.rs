@@ -147,15 +147,20 @@ fn no_verdict(s: &Runs, verdict: Verdict) -> SessionError {
             })
         }
         // A green or failed verdict has failures to read and never gets here.
-        Verdict::NoTests | Verdict::Green | Verdict::Failed(_) => SessionError::NoTests(format!(
-            "no tests were collected under {}{}",
-            opts.root.path().display(),
-            if opts.pytest_args.is_empty() {
-                String::new()
-            } else {
-                format!(" with pytest arguments `{}`", opts.pytest_args.join(" "))
-            }
-        )),
+        Verdict::NoTests | Verdict::Green | Verdict::Failed(_) => SessionError::NoTests {
+            message: format!(
+                "no tests were collected under {}{}",
+                opts.root.path().display(),
+                if opts.pytest_args.is_empty() {
+                    String::new()
+                } else {
+                    format!(" with pytest arguments `{}`", opts.pytest_args.join(" "))
+                }
+            ),
+            // The report of a run that found nothing still counts the runs that found it.
+            pytest_runs: s.count,
+            pytest_ms: s.total.as_millis() as u64,
+        },
     }
 }
 

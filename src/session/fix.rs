@@ -131,7 +131,7 @@ fn pruned_notes(pruned: &journal::Pruned, days: u64) -> Vec<String> {
 /// baseline beside the start measured slower on 2 busy cores (docs/performance.md, stop 19).
 pub(super) fn prewarm(opts: &Options, python: &Interpreter) {
     if opts.worker == crate::worker::Mode::Auto && opts.judge.is_none() && opts.sandbox.is_none() {
-        crate::worker::prewarm(&python.path);
+        crate::worker::prewarm(&python.path, opts.root.path());
     }
 }
 

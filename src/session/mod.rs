@@ -81,8 +81,12 @@ pub enum SessionError {
     /// Exit 6: pytest ran but gave no verdict (internal error, interrupted, killed, output
     /// that cannot be read, the suite did not finish in time).
     Pytest(String),
-    /// Exit 7: pytest collected no test.
-    NoTests(String),
+    /// Exit 7: pytest collected no test, in `pytest_runs` runs that took `pytest_ms`.
+    NoTests {
+        message: String,
+        pytest_runs: usize,
+        pytest_ms: u64,
+    },
 }
 
 impl SessionError {
@@ -90,7 +94,7 @@ impl SessionError {
     pub fn status(&self) -> FinalStatus {
         match self {
             SessionError::BadInput(_) => FinalStatus::BadInput,
-            SessionError::NoTests(_) => FinalStatus::NoTests,
+            SessionError::NoTests { .. } => FinalStatus::NoTests,
             SessionError::Environment(_) | SessionError::Pytest(_) => FinalStatus::Error,
         }
     }
@@ -106,7 +110,7 @@ impl std::fmt::Display for SessionError {
             SessionError::BadInput(m)
             | SessionError::Environment(m)
             | SessionError::Pytest(m)
-            | SessionError::NoTests(m) => f.write_str(m),
+            | SessionError::NoTests { message: m, .. } => f.write_str(m),
         }
     }
 }

@@ -174,6 +174,9 @@ pub struct Phases {
     /// How long runs waited for the worker to start: the part of its start on the critical
     /// path, counted in `tool_ms`.
     pub worker_wait_ms: u64,
+    /// pytest runs that went cold although the worker was on (the notes say why); 0 when the
+    /// worker served every run or was off.
+    pub worker_cold_runs: u64,
 }
 
 /// A touched file's saved original.
@@ -197,6 +200,7 @@ impl Report {
         let (start, wait) = crate::worker::take_times();
         p.worker_start_ms = start;
         p.worker_wait_ms = wait.min(p.tool_ms);
+        p.worker_cold_runs = crate::worker::take_cold_runs();
     }
 }
 

@@ -235,6 +235,31 @@ fn width(indent: &str) -> usize {
 
 // ---------------------------------------------------------------------------------------------
 
+/// What Python 3.10+ would call the problem that Python 3.9 and older word `invalid syntax`
+/// (their parser names none), read from the source at the `line` Python names: a compound
+/// statement's header without its colon is `expected ':'`. `None` when the message is
+/// specific already or the source shows no problem a rule names.
+pub fn specific_message(
+    source: &crate::source::SourceFile,
+    line: usize,
+    column: Option<usize>,
+    msg: &str,
+) -> Option<&'static str> {
+    if msg.trim() != "invalid syntax" {
+        return None;
+    }
+    let ctx = TextContext {
+        source,
+        line,
+        column,
+        msg,
+        captures: &std::collections::BTreeMap::new(),
+        rule: "",
+        confidence: crate::edit::Confidence::High,
+    };
+    (!missing_colon(&ctx).is_empty()).then_some("expected ':'")
+}
+
 fn missing_colon(ctx: &TextContext) -> Vec<Fix> {
     let t = Text::new(ctx);
     let Some(line_start) = ctx.source.line_start(ctx.line) else {
@@ -588,5 +613,36 @@ mod tests {
         assert_eq!(width("\t"), 8);
         assert_eq!(width("  \t"), 8);
         assert_eq!(width("\t  "), 10);
+    }
+
+    fn specific(text: &str, line: usize, msg: &str) -> Option<&'static str> {
+        let source =
+            crate::source::SourceFile::from_bytes("m.py", text.as_bytes().to_vec()).unwrap();
+        specific_message(&source, line, None, msg)
+    }
+
+    #[test]
+    fn python_3_9_and_older_generic_wording_reads_as_the_problem_the_source_shows() {
+        // Python 3.8/3.9 say `invalid syntax` at the header's line (the last line of a
+        // multi-line header); 3.10+ say `expected ':'`.
+        assert_eq!(
+            specific("def f(x)\n    return x\n", 1, "invalid syntax"),
+            Some("expected ':'")
+        );
+        assert_eq!(
+            specific(
+                "if (a and\n        b)  # both\n    pass\n",
+                2,
+                "invalid syntax"
+            ),
+            Some("expected ':'")
+        );
+        // A header that has its colon, a line that is no header, a specific message: as is.
+        assert_eq!(specific("if x:\n    y z\n", 2, "invalid syntax"), None);
+        assert_eq!(specific("x = = 1\n", 1, "invalid syntax"), None);
+        assert_eq!(
+            specific("def f(x)\n    return x\n", 1, "expected ':'"),
+            None
+        );
     }
 }

@@ -1,7 +1,8 @@
 """selfdebug's warm pytest worker (embedded in the binary, written to its private directory).
 
-Started as `python _selfdebug_worker.py SOCKET` from a directory outside every project. It
-imports pytest, the plugins pytest would load (entry points) and selfdebug's own plugin once,
+Started as `python _selfdebug_worker.py SOCKET [ROOT]` from a directory outside every project
+(ROOT: the project the tool works on). It imports pytest, the plugins pytest would load (entry
+points) and selfdebug's own plugin once,
 then serves requests on the Unix socket SOCKET: one JSON line {argv, cwd, env, stdout, stderr}
 per connection. For each it forks a child that becomes its own process group, takes the run's
 environment, working directory, sys.path and bytecode settings, and runs pytest as
@@ -9,9 +10,14 @@ environment, working directory, sys.path and bytecode settings, and runs pytest 
 the child is gone (after killing what the child left in its group), or `refuse REASON` when it
 cannot serve the run the way a cold run would (the tool then runs it cold).
 
-The server never imports project code: it starts outside the project, and a request whose cwd
-holds a module the server has loaded is refused. It exits when its stdin closes (the tool is
-gone), killing the runs still going.
+The server never imports project code: it starts outside the project, refuses to start when a
+pytest plugin it would preload is a module of ROOT, and refuses a request whose cwd holds a
+module of the project that it has loaded. A module of an environment that lives under the
+project (`.venv/`, `venv/`, `.tox/`, `.nox/`, any site-packages) is not the project's. It exits
+when its stdin closes (the tool is gone), killing the runs still going.
+
+It must parse on every Python the tool supports (3.6+), so that an old one is refused with a
+reason instead of a syntax error.
 """
 
 import atexit
@@ -33,6 +39,108 @@ _APPLIED = ("PYTHONPATH", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE")
 
 def _startup_python_env():
     return {k: v for k, v in os.environ.items() if k.startswith("PYTHON") and k not in _APPLIED}
+
+
+# Directory names that hold an environment's modules, never the project's own.
+_ENV_NAMES = ("site-packages", "dist-packages", ".tox", ".nox", "__pypackages__")
+
+
+def _env_roots():
+    """The interpreter's and the environment's own directories (real paths)."""
+    roots = [sys.prefix, sys.exec_prefix, getattr(sys, "base_prefix", ""), getattr(sys, "base_exec_prefix", "")]
+    try:
+        import site
+
+        roots += list(site.getsitepackages()) + [site.getusersitepackages()]
+    except Exception:
+        pass
+    return {os.path.realpath(r) for r in roots if isinstance(r, str) and r}
+
+
+def _under(path, top):
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _of_project(path, top, roots):
+    """Whether the real path `path` is a module of the project at `top` (a real path): under
+    it, and not in an environment that lives there (a venv: `pyvenv.cfg` in a directory on the
+    way; a site-packages; a tox/nox env; the interpreter's own prefix)."""
+    if not _under(path, top):
+        return False
+    # A prefix that holds the whole project (a project inside the interpreter's tree) says
+    # nothing about which of its files are the project's.
+    if any(_under(path, r) and not _under(top, r) for r in roots):
+        return False
+    parts = os.path.relpath(path, top).split(os.sep)[:-1]
+    if any(p in _ENV_NAMES for p in parts):
+        return False
+    d = top
+    for p in parts:
+        d = os.path.join(d, p)
+        if os.path.isfile(os.path.join(d, "pyvenv.cfg")):
+            return False
+    return True
+
+
+def _unsupported():
+    """Why this interpreter cannot host the worker, decided before pytest is imported (the
+    start's real cost), or None."""
+    if sys.version_info < (3, 8):
+        # The children apply PYTHONPYCACHEPREFIX through sys.pycache_prefix (3.8+), and the
+        # server needs gc.freeze (3.7+) and importlib.metadata (3.8+).
+        return "Python %d.%d is older than 3.8, the oldest the worker serves" % sys.version_info[:2]
+    if not hasattr(os, "fork"):
+        return "no fork on this platform"
+    try:
+        from importlib import metadata
+
+        version = metadata.version("pytest")
+    except Exception:
+        return None
+    try:
+        major_minor = tuple(int(x) for x in version.split(".")[:2])
+    except ValueError:
+        return None
+    if major_minor < (3, 10):
+        return "pytest %s is older than 3.10, the oldest the worker serves" % version
+    return None
+
+
+def _project_plugins(top, roots):
+    """The pytest plugins (entry points) whose module is a file of the project at `top`: the
+    server would import them before any run (found without importing them)."""
+    if not top or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return []
+    out = []
+    try:
+        from importlib import metadata
+        import importlib.util
+
+        eps = metadata.entry_points()
+        eps = eps.select(group="pytest11") if hasattr(eps, "select") else eps.get("pytest11", [])
+        for ep in eps:
+            parts = ep.value.split(":", 1)[0].strip().split(".")
+            try:
+                # The top-level name only: a dotted one would import its parents.
+                spec = importlib.util.find_spec(parts[0])
+            except Exception:
+                continue
+            if spec is None:
+                continue
+            where = [spec.origin] if spec.origin and spec.has_location else []
+            # The submodule itself, looked up on disk under the package's directories.
+            for loc in spec.submodule_search_locations or []:
+                base = os.path.join(loc, *parts[1:])
+                where[:0] = [f for f in (base + ".py", os.path.join(base, "__init__.py")) if os.path.isfile(f)]
+                where.append(loc)
+            for w in where:
+                w = os.path.realpath(w)
+                if _of_project(w, top, roots):
+                    out.append("%s (%s)" % (ep.name, os.path.relpath(w, top)))
+                    break
+    except Exception:
+        pass
+    return out
 
 
 def _base_path():
@@ -162,19 +270,19 @@ def _child(req, base_path, server_pid, fresh):
         for name in list(sys.modules):
             if name.split(".", 1)[0] in fresh:
                 del sys.modules[name]
-        import pytest
-        import pytest.__main__ as main_mod
+        import runpy
 
-        sys.argv = [main_mod.__file__] + list(req["argv"])
+        sys.argv = ["pytest"] + list(req["argv"])
         sys.stdout = open(1, "w", encoding=sys.stdout.encoding, errors=sys.stdout.errors, closefd=False)
         sys.stderr = open(2, "w", encoding=sys.stderr.encoding, errors="backslashreplace", closefd=False)
         try:
-            # What `python -m pytest` runs (its `console_main` reads sys.argv, and names the
-            # program as a cold run's messages do: "python -m pytest: error: ...").
-            console = getattr(pytest, "console_main", None)
-            code = int(console() if console is not None else pytest.main(list(req["argv"])))
+            # Exactly what `python -m pytest` runs, on every pytest: `pytest/__main__.py`
+            # (which names the program "python -m pytest" in usage errors), or pytest 3's
+            # `pytest.py` run as __main__. Never `pytest.console_main()`, deprecated in 9.1.
+            runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+            code = 0
         except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            code = _exit_code(e.code)
         try:
             atexit._run_exitfuncs()
         except BaseException:
@@ -195,10 +303,24 @@ def _child(req, base_path, server_pid, fresh):
     os._exit(int(code) & 0xFF)
 
 
-def _refusal(req, loaded, startup_env):
+def _exit_code(code):
+    """The process status `raise SystemExit(code)` gives, as Python's own exit does."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    try:
+        sys.stderr.write("%s\n" % (code,))
+    except Exception:
+        pass
+    return 1
+
+
+def _refusal(req, loaded, roots, startup_env):
     cwd = os.path.realpath(req["cwd"])
-    if any(f == cwd or f.startswith(cwd + os.sep) for f in loaded):
-        return "the worker has a module from the run's directory loaded (a plugin imports project code)"
+    mine = [f for f in loaded if _of_project(f, cwd, roots)]
+    if mine:
+        return "a pytest plugin imported the project's own module %s into the worker" % os.path.relpath(mine[0], cwd)
     env = req["env"]
     wanted = {k: v for k, v in env.items() if k.startswith("PYTHON") and k not in _APPLIED}
     if wanted != startup_env:
@@ -207,8 +329,22 @@ def _refusal(req, loaded, startup_env):
     return None
 
 
+def _say(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
 def main():
     sock_path = sys.argv[1]
+    top = os.path.realpath(sys.argv[2]) if len(sys.argv) > 2 else None
+    roots = _env_roots()
+    early = _unsupported()
+    plugins = [] if early else _project_plugins(top, roots)
+    if plugins:
+        early = "the pytest plugin %s is the project's own code, which the worker would import before every run" % ", ".join(plugins)
+    if early:
+        _say({"ready": False, "refuse": early, "pid": os.getpid(), "paths": []})
+        return
     base_path = _base_path()
     startup_env = _startup_python_env()
     why, fresh = _preload()
@@ -225,9 +361,12 @@ def main():
     os.set_blocking(wfd, False)
     signal.set_wakeup_fd(wfd)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    ready = {"ready": True, "refuse": why, "pid": os.getpid(), "paths": [p for p in base_path if p]}
-    sys.stdout.write(json.dumps(ready) + "\n")
-    sys.stdout.flush()
+    # The directories whose change (a pip install) makes the preloaded modules stale. A project
+    # directory on the path (an editable install's .pth) is left out: the server holds none of
+    # its modules (it refuses when it does), and every file the tool writes there changes its
+    # mtime.
+    stamped = [p for p in base_path if p and not (top and _of_project(os.path.join(os.path.realpath(p), "x"), top, roots))]
+    _say({"ready": True, "refuse": why, "pid": os.getpid(), "paths": stamped})
     me = os.getpid()
     running = {}  # pid -> connection
     stdin = sys.stdin.fileno()
@@ -261,7 +400,7 @@ def main():
                         break
                     data += chunk
                 req = json.loads(data.decode("utf-8"))
-                reason = why or _refusal(req, loaded, startup_env)
+                reason = why or _refusal(req, loaded, roots, startup_env)
                 if reason:
                     conn.sendall(("refuse %s\n" % reason).encode("utf-8"))
                     conn.close()

@@ -10,16 +10,22 @@
 //! the interpreter's own path), `PYTHONPYCACHEPREFIX`/`PYTHONDONTWRITEBYTECODE` are applied to
 //! `sys`, import caches are dropped, selfdebug's own plugins are re-imported (they read their
 //! settings from the environment). The server never imports project code: it starts in its own
-//! private directory, and a run whose directory holds a module the server has loaded (a plugin
-//! entry point that imports the project) is refused. Bytecode is handled by [`crate::runner`]
-//! exactly as for a cold run, so the stale-bytecode rule holds.
+//! private directory, and a run whose directory holds a module of the project that the server
+//! has loaded (a plugin entry point that imports the project) is refused. A module of an
+//! environment that lives in the project (`.venv/`, `venv/`, `.tox/`, `.nox/`, a site-packages,
+//! any directory with a `pyvenv.cfg`) is not the project's: in-project virtualenvs are served
+//! (docs/worker.md). Bytecode is handled by [`crate::runner`] exactly as for a cold run, so the
+//! stale-bytecode rule holds.
 //!
 //! # When a run goes cold instead (said in the report's notes)
 //!
-//! The server refuses (no `fork`, a plugin changed `sys.path` while preloading, project code
-//! loaded, a `PYTHON*` variable that Python reads only at startup differs); the interpreter or
-//! its `sys.path` directories changed since the server started (a `pip install`: the server is
-//! replaced); the server died (restarted for the next run, [`MAX_STARTS`] times at most); a
+//! The server refuses to start, before it imports pytest (Python older than 3.8, pytest older
+//! than 3.10, a `pytest11` entry point whose module is a file of the project: it is given the
+//! project root); it refuses a run (no `fork`, a plugin changed `sys.path` while preloading,
+//! project code loaded, a `PYTHON*` variable that Python reads only at startup differs); the
+//! interpreter or its environment's `sys.path` directories changed since the server started (a
+//! `pip install`: the server is replaced; a project directory on the path, an editable
+//! install's, is not watched); the server died (restarted for the next run, [`MAX_STARTS`] times at most); a
 //! child ended with pytest's internal error or a signal we did not send and a cold run of the
 //! same spec disagreed (a plugin that misbehaves after fork: the worker is off for the rest of
 //! the process); the sandbox is on (bubblewrap wraps a process, not a fork).
@@ -189,6 +195,16 @@ impl Drop for Wait {
     }
 }
 
+/// Runs that went cold while the worker was on (refused, no server, a died server, a crashed
+/// child checked cold), since the last [`take_cold_runs`].
+static COLD_RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many runs went cold although the worker was on, since the last call (for the report:
+/// 0 when the worker served every run).
+pub fn take_cold_runs() -> u64 {
+    COLD_RUNS.swap(0, std::sync::atomic::Ordering::SeqCst)
+}
+
 /// How long servers took to start and how long runs waited for one, in ms, since the last
 /// call (for the report: the start overlaps the baseline, the wait is on the critical path).
 pub fn take_times() -> (u64, u64) {
@@ -203,10 +219,11 @@ pub fn take_times() -> (u64, u64) {
 /// Starts the server for `python` on a thread of its own, so that its imports overlap with
 /// what comes before the first warm run; that run waits for the start (the pool is locked
 /// while a server starts) instead of beginning it.
-pub fn prewarm(python: &Path) {
+pub fn prewarm(python: &Path, root: &Path) {
     let python = python.to_path_buf();
+    let root = root.to_path_buf();
     std::thread::spawn(move || {
-        let _ = server_for(&python);
+        let _ = server_for(&python, &root);
     });
 }
 
@@ -243,7 +260,10 @@ pub fn run(
     cold: impl FnOnce(Command) -> Result<CommandRun, RunnerError>,
 ) -> Result<CommandRun, RunnerError> {
     let request = Request::of(&cmd);
-    let cold = move || cold(cmd);
+    let cold = move || {
+        COLD_RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        cold(cmd)
+    };
     let request = match request {
         Ok(r) => r,
         Err(why) => {
@@ -252,7 +272,7 @@ pub fn run(
         }
     };
     let wait = Wait::start(&WAITING);
-    let server = server_for(python);
+    let server = server_for(python, Path::new(&request.cwd));
     drop(wait);
     let Some(server) = server else {
         return cold();
@@ -321,8 +341,9 @@ fn forget(python: &Path, server: &Arc<Server>) {
     }
 }
 
-/// The live server for `python`, started if needed; `None` (with a note) when there is none.
-fn server_for(python: &Path) -> Option<Arc<Server>> {
+/// The live server for `python`, started if needed for the project at `root`; `None` (with a
+/// note) when there is none.
+fn server_for(python: &Path, root: &Path) -> Option<Arc<Server>> {
     let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
     match pool.slots.get(python) {
         Some(Slot::Off) => return None,
@@ -355,7 +376,7 @@ fn server_for(python: &Path) -> Option<Arc<Server>> {
     }
     *starts += 1;
     let t0 = Instant::now();
-    let started = start(python);
+    let started = start(python, root);
     START_US.fetch_add(
         t0.elapsed().as_micros() as u64,
         std::sync::atomic::Ordering::SeqCst,
@@ -398,7 +419,7 @@ struct Ready {
     paths: Vec<PathBuf>,
 }
 
-fn start(python: &Path) -> Result<Server, String> {
+fn start(python: &Path, root: &Path) -> Result<Server, String> {
     let _t = crate::trace_times::span("worker started (imports pytest)");
     let dir = TempDir::new("selfdebug-worker").map_err(|e| format!("no private directory: {e}"))?;
     {
@@ -413,6 +434,7 @@ fn start(python: &Path) -> Result<Server, String> {
     let mut cmd = Command::new(python);
     cmd.arg(&script)
         .arg(&socket)
+        .arg(root)
         .current_dir(dir.path())
         .env_remove("PYTEST_ADDOPTS")
         .stdin(Stdio::piped())

@@ -185,6 +185,13 @@ fn no_tests_collected_has_its_own_status() {
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     let j = json(&out);
     assert_eq!(j["final_status"], "no_tests");
+    // The run that found no tests is counted, and so is the time it took.
+    assert_eq!(j["pytest_runs"], 1, "{j}");
+    assert!(j["pytest_ms"].as_u64().unwrap() > 0, "{j}");
+    assert!(
+        j["duration_ms"].as_u64().unwrap() >= j["pytest_ms"].as_u64().unwrap(),
+        "{j}"
+    );
     let root = p.root.canonicalize().unwrap();
     assert_eq!(
         j["error"],
@@ -270,6 +277,16 @@ fn json_on_exit_6_and_no_validate_is_proposed() {
         j["error"]
     );
     assert_valid(&out.stdout);
+
+    // A program that is not Python is named as such, not as a Python that lacks pytest.
+    let out = p.run(&["fix", "--json", "--python", "/bin/false"]);
+    assert_eq!(out.status.code(), Some(6), "{}", stderr(&out));
+    assert_eq!(
+        json(&out)["error"],
+        "/bin/false is not a Python interpreter (given Python code with -c, it exited with \
+         status 1 and printed nothing); pass --python PATH to a Python that has pytest"
+    );
+    assert_same(&before, &p.snapshot());
 
     // --no-validate needs no --dry-run (it never writes) and proves nothing: exit 8.
     let log = p.root.join("..").join("pytest.log");

@@ -60,5 +60,7 @@ mod syntax_parse;
 mod transform_lookup;
 mod transform_names;
 mod transform_types;
+mod versions;
 mod worker;
+mod worker_layouts;
 mod xdist;

@@ -290,6 +290,38 @@ fn missing_pytest_is_a_clear_error() {
     assert!(msg.contains("No module named 'pytest'"), "{msg}");
 }
 
+#[test]
+fn a_program_that_is_not_python_is_named_as_such() {
+    let given = |p: &str| Interpreter {
+        path: PathBuf::from(p),
+        source: InterpreterSource::Explicit,
+    };
+    // Fails every `-c` (as a Python without pytest would fail `import pytest`).
+    let err = ensure_pytest(&given("/bin/false")).unwrap_err();
+    assert_eq!(
+        err,
+        RunnerError::NotPython {
+            python: PathBuf::from("/bin/false"),
+            detail: "given Python code with -c, it exited with status 1 and printed nothing".into(),
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "/bin/false is not a Python interpreter (given Python code with -c, it exited with \
+         status 1 and printed nothing); pass --python PATH to a Python that has pytest"
+    );
+    // Exits 0 and prints something else than the facts (no cache: the check itself).
+    let err = selfdebug::runner::prepare_with(&given("/bin/echo"), None).unwrap_err();
+    assert!(
+        matches!(&err, RunnerError::NotPython { detail, .. }
+            if detail == "given Python code with -c, it exited with status 0 and printed \
+                          `-c import sys; sys.stdout.write('selfdebug-python')`"),
+        "{err}"
+    );
+    // A real Python is one.
+    selfdebug::runner::ensure_python(&interp()).unwrap();
+}
+
 /// Rewrites `rel` with `text` (same size as before) and puts the old mtime back.
 fn rewrite_same_size_and_mtime(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);

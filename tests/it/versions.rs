@@ -1,0 +1,181 @@
+//! The supported range (docs/versions.md) on real interpreters from pyenv: a missing `:` is
+//! fixed on Python 3.8, whose message is the generic `invalid syntax`; behind
+//! `SELFDEBUG_SLOW_TESTS=1`, the oldest supported pair (Python 3.6, pytest 3.10: a `pytest.py`
+//! module, no `pytest.__main__`) and the newest (Python 3.13, the latest pytest) fix the same
+//! bugs, the worker serving where it can and saying why where it cannot. A version pyenv does
+//! not have is skipped with the reason.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{self, project::Project};
+
+fn pyenv(version: &str) -> Option<PathBuf> {
+    let root = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pyenv")))?;
+    let python = root.join("versions").join(version).join("bin/python");
+    if python.is_file() {
+        return Some(python);
+    }
+    eprintln!(
+        "skipped: pyenv has no Python {version} ({} is missing)",
+        python.display()
+    );
+    None
+}
+
+fn check(cmd: &mut Command, what: &str) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what}: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A venv of `base` (outside the project, as a user's tox or pyenv-virtualenv env would be)
+/// with `packages`, installed from a wheelhouse that `base`'s own pip downloads once per target
+/// dir (old pips cannot install for another interpreter; offline afterwards).
+fn venv_with(base: &Path, tag: &str, packages: &[&str], into: &Path) -> PathBuf {
+    let wh = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("wheelhouse-{tag}"));
+    if !wh.join("complete").is_file() {
+        // Appended, not an extension: a tag like `py3.8` has a dot of its own.
+        let part = PathBuf::from(format!("{}.part{}", wh.display(), std::process::id()));
+        let _ = std::fs::remove_dir_all(&part);
+        check(
+            Command::new(base)
+                .args(["-m", "pip", "download", "--quiet", "--dest"])
+                .arg(&part)
+                .args(packages),
+            "pip download (the first run needs the network; later ones reuse the wheels)",
+        );
+        std::fs::write(part.join("complete"), "").unwrap();
+        if std::fs::rename(&part, &wh).is_err() {
+            let _ = std::fs::remove_dir_all(&part);
+        }
+    }
+    check(
+        Command::new(base).args(["-m", "venv"]).arg(into),
+        "python -m venv",
+    );
+    let python = into.join("bin/python");
+    check(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-index",
+                "--find-links",
+            ])
+            .arg(&wh)
+            .args(packages),
+        "pip install into the venv",
+    );
+    python
+}
+
+fn fix(p: &Project, python: &Path) -> Value {
+    let out = p
+        .cmd(&["fix", "--json", "--jobs", "1", "--python"])
+        .arg(python)
+        .output()
+        .unwrap();
+    support::assert_exit(&out, 0);
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    // No bytecode in the project, on every version (before 3.8 there is no pycache prefix).
+    let pycache: Vec<String> = support::project::snapshot(&p.root)
+        .keys()
+        .filter(|k| k.contains("__pycache__") || k.ends_with(".pyc"))
+        .cloned()
+        .collect();
+    assert!(pycache.is_empty(), "{pycache:?}");
+    support::project::json(&out)
+}
+
+const HEADER_BUG: &str =
+    "def sign(x):\n    if x < 0  # negative\n        return -1\n    return 1\n";
+const HEADER_FIXED: &str =
+    "def sign(x):\n    if x < 0:  # negative\n        return -1\n    return 1\n";
+
+fn header_project() -> Project {
+    support::project::project(&[
+        ("calc.py", HEADER_BUG),
+        (
+            "tests/test_calc.py",
+            "from calc import sign\n\n\ndef test_sign():\n    assert sign(-3) == -1\n",
+        ),
+    ])
+}
+
+/// The missing colon is fixed by the safe rule although this Python words the error
+/// `invalid syntax`; `notes` as expected for the worker on this version.
+fn fixes_the_missing_colon(python: &Path, notes: &Value) {
+    let p = header_project();
+    let v = fix(&p, python);
+    assert_eq!(p.read("calc.py"), HEADER_FIXED, "{v}");
+    assert_eq!(v["patches"][0]["rules"][0], "syntax-missing-colon", "{v}");
+    assert_eq!(&v["notes"], notes, "{v}");
+}
+
+fn fixes_the_demo(python: &Path, notes: &Value) {
+    let p = support::project::demo_project();
+    let v = fix(&p, python);
+    assert_eq!(p.read("words.py"), support::project::DEMO_FIXED, "{v}");
+    assert_eq!(&v["notes"], notes, "{v}");
+}
+
+#[test]
+fn a_missing_colon_is_fixed_on_python_3_8_where_the_message_is_invalid_syntax() {
+    let Some(base) = pyenv("3.8.18") else { return };
+    let env = tempfile::tempdir().unwrap();
+    let python = venv_with(&base, "py3.8-pytest", &["pytest"], &env.path().join("v"));
+    // The worker serves 3.8: no note.
+    fixes_the_missing_colon(&python, &serde_json::json!([]));
+}
+
+fn slow() -> bool {
+    if std::env::var_os("SELFDEBUG_SLOW_TESTS").is_some_and(|v| v == "1") {
+        return true;
+    }
+    eprintln!("skipped: set SELFDEBUG_SLOW_TESTS=1 to run the version matrix");
+    false
+}
+
+#[test]
+fn the_oldest_supported_python_and_pytest_fix_the_bugs_with_cold_runs_and_say_why() {
+    if !slow() {
+        return;
+    }
+    let Some(base) = pyenv("3.6.15") else { return };
+    let env = tempfile::tempdir().unwrap();
+    let python = venv_with(
+        &base,
+        "py3.6-pytest3.10",
+        &["pytest==3.10.1"],
+        &env.path().join("v"),
+    );
+    let notes = serde_json::json!([
+        "the warm worker is off: Python 3.6 is older than 3.8, the oldest the worker serves; \
+         runs are cold"
+    ]);
+    fixes_the_demo(&python, &notes);
+    fixes_the_missing_colon(&python, &notes);
+}
+
+#[test]
+fn the_newest_python_and_pytest_fix_the_bugs_in_the_worker() {
+    if !slow() {
+        return;
+    }
+    let Some(base) = pyenv("3.13.0") else { return };
+    let env = tempfile::tempdir().unwrap();
+    let python = venv_with(&base, "py3.13-pytest", &["pytest"], &env.path().join("v"));
+    fixes_the_demo(&python, &serde_json::json!([]));
+    fixes_the_missing_colon(&python, &serde_json::json!([]));
+}
