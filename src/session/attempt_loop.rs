@@ -20,6 +20,11 @@ pub fn run_loop(
         None => None,
     };
     let (hung, baseline_failures) = baseline(&mut s, ws)?;
+    if !baseline_failures.is_empty() {
+        // Under a narrow selection, which tests outside it run which lines: on the original
+        // bytes, before any candidate is written.
+        s.collect_outside(ws)?;
+    }
     // A conftest that cannot be imported hides the whole suite: what fails behind it is only
     // known once it is fixed, and is then worked on like the rest.
     let blind = !baseline_failures.is_empty() && baseline_failures.iter().all(is_conftest);
@@ -586,6 +591,7 @@ impl AttemptLoop<'_, '_> {
         !self.pending.is_empty()
             || (self.s.opts.judge.is_none()
                 && !self.blind
+                && !self.s.narrow()
                 && failure.test.is_some()
                 && !self.no_defer.contains(key)
                 && self

@@ -40,6 +40,7 @@ mod fix;
 mod groups;
 mod judge;
 mod model;
+mod outside;
 mod parallel;
 mod propose;
 mod runs;
@@ -49,6 +50,7 @@ mod workspace;
 
 pub use fix::{dry_run, fix};
 pub use groups::{Group, GroupKey};
+pub use outside::Proof;
 pub use model::{combine, Attempt, Backup, FailureOutcome, Patch, Phases, Report};
 pub use workspace::{JournalWorkspace, ScratchWorkspace, Workspace};
 

@@ -45,6 +45,10 @@ pub struct Attempt {
     /// A search candidate: its hint tier and, when it was kept, how it was chosen.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::search::AttemptFacts>,
+    /// Under a narrow selection: what the proof ran (the selection, and the tests outside it
+    /// that run the edited lines; see `docs/proof.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof: Option<super::Proof>,
     /// The model's request and answer (the audit log has them; the JSON does not).
     #[serde(skip)]
     pub exchange: Option<crate::llm::Exchange>,

@@ -277,7 +277,7 @@ impl Work<'_, '_> {
                 }
             }
         } else if gone(failure, &key, &targeted(failure), &t.first_verdict) {
-            self.confirm(failure, &key, t.first_verdict, &trial.label, &mut attempt)?
+            self.confirm(failure, cand, &key, t.first_verdict, &trial.label, &mut attempt)?
         } else {
             let next = self.still_failing(failure, &t.first_verdict, &mut attempt, true);
             // A different failure (not the same exception at the same place) is progress.
@@ -380,13 +380,14 @@ impl Work<'_, '_> {
                     let run = self.s.run(self.ws, &[], Phase::Confirm)?;
                     self.s.read(&run, self.ws.root())
                 };
-                Ok(judge::judge_full_run(
+                let after = judge::judge_full_run(
                     suite,
                     self.ctx.current,
                     std::slice::from_ref(key),
                     self.ctx.blind,
                 )
-                .record(attempt))
+                .record(attempt);
+                self.past_selection(cand, after, attempt)
             }
             Verdict::Failed(f) => {
                 attempt.outcome = AttemptOutcome::NewFailures;
@@ -407,6 +408,7 @@ impl Work<'_, '_> {
     fn confirm(
         &mut self,
         failure: &Failure,
+        cand: &Candidate,
         key: &(String, When),
         first_verdict: Verdict,
         label: &str,
@@ -458,13 +460,28 @@ impl Work<'_, '_> {
         if !group_passes {
             return Ok(None);
         }
-        Ok(judge::judge_full_run(
+        let after = judge::judge_full_run(
             suite_verdict,
             self.ctx.current,
             std::slice::from_ref(key),
             self.ctx.blind,
         )
-        .record(attempt))
+        .record(attempt);
+        self.past_selection(cand, after, attempt)
+    }
+
+    /// An accepted candidate under a narrow selection: the tests outside the selection that
+    /// run its lines decide too (see [`super::outside`]).
+    fn past_selection(
+        &mut self,
+        cand: &Candidate,
+        after: Option<Vec<Failure>>,
+        attempt: &mut Attempt,
+    ) -> Result<Option<Vec<Failure>>, SessionError> {
+        if after.is_none() || self.s.outside_passes(self.ws, cand, attempt)? {
+            return Ok(after);
+        }
+        Ok(None)
     }
 
     /// The targeted test still fails: the attempt says how (`no_verdict`: also when the run
