@@ -2,8 +2,8 @@
 //! tests than the suite (node ids, a test file, `-k`: see [`crate::pytest_args::widen`]), "the
 //! whole suite passes" only means the selection passes: an edit to a function many tests call
 //! can pass the one selected test and break the others. So, once per session and on the
-//! original bytes, one coverage run of the selection's test files (of the whole suite when the
-//! selection is not node ids) records which tests outside the selection run which lines; a
+//! original bytes, one coverage run of the whole suite (of the selection's test files when the
+//! selection is node ids and the suite holds more than [`WHOLE_SUITE_TESTS`]) records which tests outside the selection run which lines; a
 //! candidate that passes the selection must then also pass the tests outside it that ran the
 //! lines it edits and passed on the original code. Any of them failing rejects the candidate
 //! like any other that breaks a test, and the attempt's `proof` says what was run.
@@ -11,6 +11,10 @@
 use super::*;
 use crate::localize::{self, Spectrum};
 use crate::pytest_args::Widened;
+
+/// Up to this many tests in the whole suite, the coverage run traces all of it; a bigger
+/// suite is traced in the selection's test files only.
+const WHOLE_SUITE_TESTS: usize = 400;
 
 /// What the session knows about the tests outside a narrow selection.
 pub(super) struct Outside {
@@ -48,13 +52,13 @@ impl Runs<'_> {
              the same code"
                 .into()
         });
-        let collect = self.run_with(ws, &[], &["--collect-only", "-q"], Phase::Selection)?;
-        let selected: BTreeSet<String> = String::from_utf8_lossy(&collect.stdout)
-            .lines()
-            .filter(|l| l.contains("::") && !l.starts_with(' '))
-            .map(|l| l.trim_end().to_string())
-            .collect();
-        let node_ids = wide.files.clone().unwrap_or_default();
+        let selected = self.collect(ws, &self.opts.pytest_args.clone())?;
+        // The selection's test files, unless the whole suite is small enough to trace whole (the
+        // tests that share the code may live in any file).
+        let node_ids = match &wide.files {
+            Some(files) if self.collect(ws, &wide.args)?.len() > WHOLE_SUITE_TESTS => files.clone(),
+            _ => Vec::new(),
+        };
         let out = tempfile::Builder::new()
             .prefix(&format!("selfdebug-outside-{}-", std::process::id()))
             .tempdir()
@@ -73,6 +77,21 @@ impl Runs<'_> {
             spectrum,
         });
         Ok(())
+    }
+
+    /// The test ids `args` select (one `--collect-only` run).
+    fn collect(
+        &mut self,
+        ws: &dyn Workspace,
+        args: &[String],
+    ) -> Result<BTreeSet<String>, SessionError> {
+        let spec = self.spec_with_args(ws, &[], &["--collect-only", "-q"], args);
+        let run = self.exec(&spec, Phase::Selection)?;
+        Ok(String::from_utf8_lossy(&run.stdout)
+            .lines()
+            .filter(|l| l.contains("::") && !l.starts_with(' '))
+            .map(|l| l.trim_end().to_string())
+            .collect())
     }
 
     /// Whether batching is off: under a narrow selection every fix is proven on its own,

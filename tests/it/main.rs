@@ -21,6 +21,7 @@ mod fix_llm;
 mod fix_real;
 mod fix_sandbox;
 mod fix_search;
+mod fix_selection;
 mod fix_signals;
 mod fix_stdlib;
 mod fix_truth;
