@@ -397,6 +397,14 @@ fn write_failure_status(out: &mut String, f: &FailureOutcome) {
             let _ = writeln!(out, "  not fixed: {why}");
         }
     }
+    if f.untried > 0 && f.status != FailureStatus::Fixed {
+        let _ = writeln!(
+            out,
+            "  {} ranked candidate{} left untried",
+            f.untried,
+            if f.untried == 1 { "" } else { "s" }
+        );
+    }
 }
 
 /// One line per group, when some crash site is shared (else each failure is its own).

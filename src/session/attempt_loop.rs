@@ -195,6 +195,7 @@ fn hung_outcomes(hung: &[Hang], root: &Path, opts: &Options) -> Vec<FailureOutco
                 output_check: None,
                 suspicious: Vec::new(),
                 group: None,
+                untried: 0,
             }
         })
         .collect()
@@ -517,6 +518,7 @@ impl AttemptLoop<'_, '_> {
             batch_files: &self.pending.files,
             needs_flush: false,
             deferred: None,
+            untried: 0,
         };
         let mut work = Work {
             s: &mut self.s,
@@ -534,6 +536,7 @@ impl AttemptLoop<'_, '_> {
         }
         outcome.probe = ctx.first_probe.take();
         outcome.suspicious = std::mem::take(&mut ctx.suspicious);
+        outcome.untried = ctx.untried;
         let repeats = ctx.repeats.take();
         let reason = ctx.reason.take().or_else(|| repeats.as_ref().map(repeated));
         let (flaky, deferred) = (ctx.flaky, ctx.deferred);

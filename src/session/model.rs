@@ -105,6 +105,14 @@ pub struct FailureOutcome {
     /// Index into the report's `groups`: the crash site this failure shares with others.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<usize>,
+    /// Candidates ranked for the failure that were not tried when the work on it ended (the
+    /// time budget, the search's time, the rules' rank cap); absent when none were left.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub untried: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 pub struct Report {
@@ -205,6 +213,7 @@ pub(super) fn outcome_of(failure: &Failure, category: Category) -> FailureOutcom
         output_check: None,
         suspicious: Vec::new(),
         group: None,
+        untried: 0,
     }
 }
 

@@ -51,6 +51,8 @@ pub(super) struct Step<'a> {
     pub(super) needs_flush: bool,
     /// The index in `attempts` of the tentatively accepted attempt.
     pub(super) deferred: Option<usize>,
+    /// Candidates ranked and left untried when the work ended (see `docs/proof.md`).
+    pub(super) untried: usize,
 }
 
 impl Work<'_, '_> {
@@ -208,7 +210,22 @@ impl Work<'_, '_> {
         Ok(true)
     }
 
-    /// The attempt budget or the time budget is used up (the step's reason says which).
+    /// The time budget is used up, or the run was interrupted (the step's reason says which):
+    /// what bounds the rules' and the search's candidates (the attempt counts bound only the
+    /// model's calls, see [`Work::out_of_budget`]).
+    pub(super) fn out_of_time(&mut self) -> bool {
+        if crate::process::interrupted() {
+            self.ctx.reason.get_or_insert("interrupted".into());
+            return true;
+        }
+        if !self.s.time_for_a_candidate() {
+            self.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
+            return true;
+        }
+        false
+    }
+
+    /// The model's attempt budget or the time budget is used up (the step's reason says which).
     pub(super) fn out_of_budget(&mut self) -> bool {
         if *self.ctx.budget == 0 || crate::process::interrupted() {
             self.ctx.reason.get_or_insert(format!(

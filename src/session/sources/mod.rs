@@ -10,6 +10,7 @@ use super::*;
 
 pub(super) mod llm;
 mod rules;
+pub(super) use rules::MAX_RULE_RANK;
 pub(super) mod search;
 
 /// One kind of candidate source.

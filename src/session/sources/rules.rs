@@ -4,6 +4,22 @@
 
 use super::*;
 
+/// The rules' candidates for one failure are tried up to this rank (best first); the rest are
+/// reported as untried and the search (or the model) takes its turn.
+pub(in crate::session) const MAX_RULE_RANK: usize = 12;
+
+/// How many of `rest` would have been proven (not already rejected for this failure).
+fn untried(w: &Work, failure: &Failure, rest: &[Candidate]) -> usize {
+    rest.iter()
+        .filter(|c| {
+            w.ctx
+                .tried
+                .rejected_for(failure, &c.path, &c.patched)
+                .is_none()
+        })
+        .count()
+}
+
 #[derive(Default)]
 pub(in crate::session) struct Rules {
     /// The runs made ahead (`--jobs N`).
@@ -108,8 +124,15 @@ impl Rules {
         // Candidates judged so far: with --jobs N the pool starts once one was rejected.
         let mut judged = 0usize;
         for (rank, cand) in candidates.iter().enumerate() {
-            if w.out_of_budget() {
+            // Bounded by time and rank, not by the attempt counts (the model's): a rule's
+            // candidate costs one targeted run.
+            if w.out_of_time() {
+                w.ctx.untried += untried(w, failure, &candidates[rank..]);
                 return Ok(Flow::Stop);
+            }
+            if rank >= MAX_RULE_RANK {
+                w.ctx.untried += untried(w, failure, &candidates[rank..]);
+                break;
             }
             // The same bytes were already proven wrong for this failure: no budget spent on them.
             if w.ctx.already_rejected(failure, cand) {
@@ -121,7 +144,6 @@ impl Rules {
                 return Ok(Flow::Stop);
             }
             let label = format!("candidate {}/{of} ({})", rank + 1, cand.fix.rule);
-            *w.ctx.budget -= 1;
             // With --jobs N, once a candidate was rejected, the targeted runs of the next ones
             // are made ahead in scratch copies (see `parallel::Ahead`): the first one, mostly
             // the one kept, costs no copy and no run alongside. The run made ahead stands in
@@ -152,9 +174,9 @@ impl Rules {
                 return Ok(flow);
             }
         }
-        // Every candidate was rejected: the budgets are checked once more before the next
+        // Every candidate tried was rejected: the time is checked once more before the next
         // source's turn.
-        if w.out_of_budget() {
+        if w.out_of_time() {
             return Ok(Flow::Stop);
         }
         round.checked = true;

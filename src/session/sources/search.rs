@@ -322,7 +322,8 @@ impl Work<'_, '_> {
         // `search::choose`) and keeps the one that changes the fewest behaviours.
         let mut plausible: Vec<Found> = Vec::new();
         let mut extra = 0usize;
-        for r in candidates {
+        let total = candidates.len();
+        for (i, r) in candidates.into_iter().enumerate() {
             if crate::process::interrupted() || enough(&plausible, extra, spectrum) {
                 break;
             }
@@ -330,6 +331,7 @@ impl Work<'_, '_> {
                 if !plausible.is_empty() {
                     break;
                 }
+                self.ctx.untried += total - i;
                 self.ctx.reason = Some(out_of_search_time(why, tried, self.s.opts));
                 return Ok(None);
             }
@@ -337,6 +339,7 @@ impl Work<'_, '_> {
                 if !plausible.is_empty() {
                     break;
                 }
+                self.ctx.untried += total - i;
                 self.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
                 return Ok(None);
             }
