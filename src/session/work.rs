@@ -199,14 +199,17 @@ impl Work<'_, '_> {
         if passed_again && self.flaky(failure)? {
             return Ok(false);
         }
-        round.planned = Some(plan::plan(&PlanInput {
-            root: self.ws.root(),
-            failure,
-            rules: self.ctx.rules,
-            probe: facts.as_ref(),
-            allow_tests: self.s.opts.allow_tests,
-            stdlib: &self.s.stdlib,
-        }));
+        round.planned = Some(plan::plan_explained(
+            &PlanInput {
+                root: self.ws.root(),
+                failure,
+                rules: self.ctx.rules,
+                probe: facts.as_ref(),
+                allow_tests: self.s.opts.allow_tests,
+                stdlib: &self.s.stdlib,
+            },
+            &mut round.declined,
+        ));
         Ok(true)
     }
 

@@ -18,6 +18,7 @@ mod fix_exit_on_fix;
 mod fix_hang_flaky;
 mod fix_install;
 mod fix_llm;
+mod fix_no_dead_end;
 mod fix_real;
 mod fix_sandbox;
 mod fix_search;

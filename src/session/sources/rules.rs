@@ -95,16 +95,25 @@ impl Rules {
             .into_iter()
             .filter(|c| c.safe || !w.s.opts.safe_only)
             .collect();
-        if candidates.is_empty() && (total > 0 || round.model.is_none()) {
-            w.ctx.reason.get_or_insert(if total > 0 {
-                format!(
-                    "{total} candidate{} from unsafe rules not tried (--safe-only)",
-                    if total == 1 { "" } else { "s" }
-                )
-            } else {
-                "the matching rules proposed nothing that applies here".to_string()
-            });
+        if candidates.is_empty() && total > 0 {
+            w.ctx.reason.get_or_insert(format!(
+                "{total} candidate{} from unsafe rules not tried (--safe-only)",
+                if total == 1 { "" } else { "s" }
+            ));
             return Err(Flow::Stop);
+        }
+        if candidates.is_empty() {
+            // A rule matched but every transform declined: no dead end, the search (and the
+            // model, when asked for) take the failure; the report says which declined and why.
+            let mut why = "the matching rules proposed nothing that applies here".to_string();
+            if !round.declined.is_empty() {
+                why = format!("{why} ({})", round.declined.join("; "));
+            }
+            w.ctx.reason.get_or_insert(why);
+            let search_follows = round.depth == 0 && w.applies_after_rules(failure);
+            if round.model.is_none() && !search_follows {
+                return Err(Flow::Stop);
+            }
         }
         Ok(candidates)
     }

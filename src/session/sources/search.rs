@@ -910,6 +910,29 @@ impl CandidateSource for Search {
                 return Ok(Flow::Stop);
             }
         }
+        // A rule matched and every transform declined (the reason names them): the search takes
+        // the failure like one no rule knows.
+        if of == 0 && round.plan_error.is_none() && w.applies_after_rules(failure) {
+            if !w.ctx.batch_files.is_empty() {
+                w.ctx.needs_flush = true;
+                return Ok(Flow::Stop);
+            }
+            let why = format!(
+                "{}: {}; {}",
+                failure.exc_type,
+                failure.msg.lines().next().unwrap_or(""),
+                w.ctx
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "the matching rules proposed nothing".into())
+            );
+            if let Some(found) = w.search(failure, &why)? {
+                return Ok(Flow::Fixed(found));
+            }
+            if round.model.is_none() {
+                return Ok(Flow::Stop);
+            }
+        }
         Ok(Flow::Next)
     }
 }
