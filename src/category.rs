@@ -242,7 +242,14 @@ const OUTSIDE_FILES: &[&str] = &[
 
 /// Library packages that talk to the network.
 const OUTSIDE_PACKAGES: &[&str] = &[
-    "urllib3", "requests", "httpx", "httpcore", "aiohttp", "anyio", "websockets", "grpc",
+    "urllib3",
+    "requests",
+    "httpx",
+    "httpcore",
+    "aiohttp",
+    "anyio",
+    "websockets",
+    "grpc",
 ];
 
 /// Whether a frame of the failure (or of an exception it chains from) outside the project is a
@@ -258,7 +265,9 @@ fn reaches_outside(failure: &Failure) -> bool {
             return false;
         }
         let parts: Vec<&str> = path.split('/').collect();
-        OUTSIDE_FILES.iter().any(|o| path.ends_with(&format!("/{o}")))
+        OUTSIDE_FILES
+            .iter()
+            .any(|o| path.ends_with(&format!("/{o}")))
             || parts.iter().any(|p| OUTSIDE_PACKAGES.contains(p))
             || f.func.as_deref() == Some("sleep")
     })

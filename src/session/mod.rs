@@ -50,8 +50,8 @@ mod workspace;
 
 pub use fix::{dry_run, fix};
 pub use groups::{Group, GroupKey};
-pub use outside::Proof;
 pub use model::{combine, Attempt, Backup, FailureOutcome, Patch, Phases, Report};
+pub use outside::Proof;
 pub use workspace::{JournalWorkspace, ScratchWorkspace, Workspace};
 
 use attempt_loop::*;

@@ -216,6 +216,9 @@ mod tests {
         let d = b"def f(x):\n    return x\n";
         // The byte diff ends in line 4's indentation: line 4 counts (one more test at most).
         assert_eq!(edited_lines(a, d), 2..=4);
-        assert_eq!(edited_lines(b"x = 1\ny = 2\n", b"x = 1\nz = 0\ny = 2\n"), 1..=2);
+        assert_eq!(
+            edited_lines(b"x = 1\ny = 2\n", b"x = 1\nz = 0\ny = 2\n"),
+            1..=2
+        );
     }
 }

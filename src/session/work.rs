@@ -297,7 +297,14 @@ impl Work<'_, '_> {
                 }
             }
         } else if gone(failure, &key, &targeted(failure), &t.first_verdict) {
-            self.confirm(failure, cand, &key, t.first_verdict, &trial.label, &mut attempt)?
+            self.confirm(
+                failure,
+                cand,
+                &key,
+                t.first_verdict,
+                &trial.label,
+                &mut attempt,
+            )?
         } else {
             let next = self.still_failing(failure, &t.first_verdict, &mut attempt, true);
             // A different failure (not the same exception at the same place) is progress.

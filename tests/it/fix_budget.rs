@@ -75,7 +75,11 @@ fn a_rejected_edit_is_not_retried_for_another_test_of_the_group() {
     assert_eq!(tried.len(), 34, "{tried:?}");
     for (i, (test, outcome)) in tried.iter().enumerate() {
         assert_eq!(test, first);
-        let want = if i == 4 { "progressed" } else { "still_failing" };
+        let want = if i == 4 {
+            "progressed"
+        } else {
+            "still_failing"
+        };
         assert_eq!(outcome, want, "attempt {i}");
     }
     let why = "AttributeError: 'NoneType' object has no attribute 'title'; the rules' 5 \

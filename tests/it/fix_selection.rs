@@ -17,10 +17,7 @@ fn shelf(code: &str, room_tests: &str, more_put_tests: &str) -> Project {
         ("pytest.ini", "[pytest]\npythonpath = .\n"),
         ("shelf.py", code),
         ("tests/test_room.py", room_tests),
-        (
-            "tests/test_put.py",
-            &format!("{PUT_TESTS}{more_put_tests}"),
-        ),
+        ("tests/test_put.py", &format!("{PUT_TESTS}{more_put_tests}")),
     ])
 }
 
@@ -95,7 +92,12 @@ fn a_candidate_that_breaks_tests_outside_the_selection_is_rejected() {
     // `+ n` → `- n` passes the selected test: the tests outside it that ran line 9 say no.
     let minus = attempts
         .iter()
-        .find(|a| a["title"].as_str().unwrap().starts_with("`+` → `-` at shelf.py:9"))
+        .find(|a| {
+            a["title"]
+                .as_str()
+                .unwrap()
+                .starts_with("`+` → `-` at shelf.py:9")
+        })
         .unwrap_or_else(|| panic!("{v}"));
     assert_eq!(minus["outcome"], "new_failures");
     let broken = serde_json::json!([
