@@ -41,7 +41,8 @@ impl Runs<'_> {
     /// Under a narrow selection, the tests it holds and one coverage run of the widened
     /// selection, on the code as it is now (call it before any candidate is written).
     pub(super) fn collect_outside(&mut self, ws: &dyn Workspace) -> Result<(), SessionError> {
-        if self.opts.judge.is_some() {
+        // Command mode runs no pytest; without validation no candidate is run at all.
+        if self.opts.judge.is_some() || !self.opts.validate {
             return Ok(());
         }
         let Some(wide) = crate::pytest_args::widen(&self.opts.pytest_args) else {
