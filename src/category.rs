@@ -298,6 +298,12 @@ fn categorize_plain(failure: &Failure, root: &Path) -> (Category, Option<String>
         }
         return (Category::Logic, None);
     }
+    // A timeout raised with the project's own frames on the stack is the project's logic (a
+    // result that never comes, a wait on the wrong thing) unless the traceback reaches the
+    // outside world: a socket, a subprocess, a sleep in library code.
+    if short == "TimeoutError" && failure.location.is_some() && !reaches_outside(failure) {
+        return (Category::Logic, None);
+    }
     if ENVIRONMENT.contains(&short) || short.ends_with("ConnectionError") {
         let hint = match short {
             "FileNotFoundError" => format!(
@@ -332,6 +338,53 @@ fn categorize_plain(failure: &Failure, root: &Path) -> (Category, Option<String>
         return (Category::Logic, None);
     }
     (Category::Unknown, None)
+}
+
+/// Library files whose frames mean a wait on the world outside the process.
+const OUTSIDE_FILES: &[&str] = &[
+    "socket.py",
+    "ssl.py",
+    "selectors.py",
+    "subprocess.py",
+    "asyncio/streams.py",
+    "asyncio/subprocess.py",
+    "asyncio/base_subprocess.py",
+    "asyncio/selector_events.py",
+    "asyncio/proactor_events.py",
+    "http/client.py",
+];
+
+/// Library packages that talk to the network.
+const OUTSIDE_PACKAGES: &[&str] = &[
+    "urllib3",
+    "requests",
+    "httpx",
+    "httpcore",
+    "aiohttp",
+    "anyio",
+    "websockets",
+    "grpc",
+];
+
+/// Whether a frame of the failure (or of an exception it chains from) outside the project is a
+/// socket, a subprocess, network code or a sleep.
+fn reaches_outside(failure: &Failure) -> bool {
+    let chained = failure.chain.iter().flat_map(|c| c.exception.frames.iter());
+    failure.frames.iter().chain(chained).any(|f| {
+        let path = f.printed_file.replace('\\', "/");
+        let library = f.resolved.is_none()
+            || path.contains("/site-packages/")
+            || path.contains("/dist-packages/");
+        if !library {
+            return false;
+        }
+        let parts: Vec<&str> = path.split('/').collect();
+        OUTSIDE_FILES
+            .iter()
+            .any(|o| path.ends_with(&format!("/{o}")))
+            || parts.iter().any(|p| OUTSIDE_PACKAGES.contains(p))
+            || f.func.as_deref() == Some("sleep")
+    })
 }
 
 /// `No module named 'a.b'` → `a.b`.
@@ -521,6 +574,49 @@ mod tests {
         assert!(hint("No module named 'requests'")
             .contains("(`python -m pip install requests`, or the package that provides it)"));
         assert_eq!(c("KeyError", "'price'"), Category::Data);
+        // A timeout with the project's frames on the stack is logic, unless a frame outside
+        // the project is a socket, a subprocess, network code or a sleep.
+        let frame = |file: &str, resolved: bool, func: &str| crate::traceback::Frame {
+            file: file.into(),
+            printed_file: file.into(),
+            resolved: resolved.then(|| format!("/p/{file}")),
+            line: 1,
+            func: Some(func.into()),
+            code: None,
+            caret: None,
+        };
+        let timeout = |frames: Vec<crate::traceback::Frame>| {
+            let mut f = failure("TimeoutError", "");
+            f.location = Some(crate::traceback::Location {
+                file: "readings.py".into(),
+                path: "/p/readings.py".into(),
+                line: 1,
+                func: None,
+                code: None,
+                caret: None,
+                frame_index: 0,
+                stale: None,
+            });
+            f.frames = frames;
+            categorize(&f, dir.path()).0
+        };
+        let project = frame("readings.py", true, "first");
+        let tasks = frame("/usr/lib/python3.11/asyncio/tasks.py", false, "wait_for");
+        assert_eq!(timeout(vec![project.clone(), tasks]), Category::Logic);
+        for outside in [
+            frame("/usr/lib/python3.11/socket.py", false, "create_connection"),
+            frame("/usr/lib/python3.11/subprocess.py", false, "wait"),
+            frame("/usr/lib/python3.11/asyncio/tasks.py", false, "sleep"),
+            frame("/v/lib/site-packages/httpx/_client.py", false, "send"),
+        ] {
+            assert_eq!(
+                timeout(vec![project.clone(), outside.clone()]),
+                Category::Environment,
+                "{outside:?}"
+            );
+        }
+        // No project frame: the environment's, as before.
+        assert_eq!(c("TimeoutError", ""), Category::Environment);
         assert_eq!(c("SyntaxError", "expected ':'"), Category::Syntax);
         assert_eq!(c("AttributeError", "x"), Category::Logic);
         assert_eq!(c("shop.errors.PaymentError", "declined"), Category::Unknown);

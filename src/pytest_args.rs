@@ -124,6 +124,105 @@ pub fn check(args: &[String]) -> Result<(Vec<String>, Vec<String>), String> {
     Ok((kept, notes))
 }
 
+/// Long options whose value may follow as a separate argument (it is no test selection).
+const LONG_WITH_VALUE: &[&str] = &[
+    "--ignore",
+    "--ignore-glob",
+    "--deselect",
+    "--rootdir",
+    "--confcutdir",
+    "--basetemp",
+    "--junitxml",
+    "--junit-xml",
+    "--log-file",
+    "--import-mode",
+    "--durations",
+    "--cov",
+    "--cov-report",
+    "--cov-config",
+    "--override-ini",
+    "--config-file",
+    "--dist",
+    "--numprocesses",
+    "--timeout",
+    "--capture",
+    "--log-level",
+    "--log-cli-level",
+];
+
+/// A selection narrower than the suite, widened: the same options without the test selectors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Widened {
+    /// The arguments for the whole suite of the same project (selectors and `-k` dropped).
+    pub args: Vec<String>,
+    /// The test files of the selected node ids, when every selector is a node id (`file::test`)
+    /// and there is no `-k`: the files whose other tests are the likeliest to run the same
+    /// code. `None`: the whole suite is where to look.
+    pub files: Option<Vec<String>>,
+}
+
+/// The whole-suite selection for `args` (already [`check`]ed) when they select fewer tests than
+/// the suite: node ids (`tests/a.py::test_x`), test files (`tests/a.py`) or `-k`. A directory
+/// counts as a suite of its own (it is how a project names its suite), and `-m` is kept (markers
+/// usually set whole classes of tests aside on purpose). `None` when nothing narrows.
+pub fn widen(args: &[String]) -> Option<Widened> {
+    let mut kept = Vec::new();
+    let mut node_files: Vec<String> = Vec::new();
+    let mut other_selector = false;
+    let mut narrowed = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "-k" {
+            narrowed = true;
+            other_selector = true;
+            i += 1;
+            continue;
+        }
+        if a.starts_with("-k") && !a.starts_with("--") {
+            narrowed = true;
+            other_selector = true;
+            continue;
+        }
+        if a.starts_with("--") {
+            kept.push(a.clone());
+            if !a.contains('=') && LONG_WITH_VALUE.contains(&a.as_str()) && i < args.len() {
+                kept.push(args[i].clone());
+                i += 1;
+            }
+            continue;
+        }
+        if a.starts_with('-') && a.len() > 1 {
+            kept.push(a.clone());
+            // `-p xdist`: a short option taking its value from the next argument.
+            let last = a.chars().last().unwrap_or('-');
+            if a.len() == 2 && SHORT_WITH_VALUE.contains(&last) && i < args.len() {
+                kept.push(args[i].clone());
+                i += 1;
+            }
+            continue;
+        }
+        let path = a.split("::").next().unwrap_or(a);
+        if a.contains("::") {
+            narrowed = true;
+            if !node_files.iter().any(|f| f == path) {
+                node_files.push(path.to_string());
+            }
+        } else if path.ends_with(".py") {
+            narrowed = true;
+            other_selector = true;
+        } else {
+            // A directory (or anything else pytest takes as a path): kept as it is.
+            kept.push(a.clone());
+        }
+    }
+    narrowed.then(|| Widened {
+        args: kept,
+        files: (!other_selector).then_some(node_files),
+    })
+}
+
 fn note(arg: &str) -> String {
     format!(
         "pytest argument `{arg}` set aside: selfdebug reads pytest's full report and needs every \
@@ -192,5 +291,30 @@ mod tests {
             let e = check(&s(&[a])).unwrap_err();
             assert!(e.contains(a), "{e}");
         }
+    }
+
+    #[test]
+    fn widen_drops_selectors_and_keeps_options() {
+        assert_eq!(widen(&s(&["-q", "tests", "-p", "xdist"])), None);
+        assert_eq!(widen(&s(&["-m", "not slow"])), None);
+        let w = widen(&s(&[
+            "-q",
+            "tests/a.py::T::test_x[1]",
+            "--deselect",
+            "tests/b.py::t",
+            "tests/a.py::test_y",
+            "-p",
+            "xdist",
+        ]))
+        .unwrap();
+        assert_eq!(
+            w.args,
+            s(&["-q", "--deselect", "tests/b.py::t", "-p", "xdist"])
+        );
+        assert_eq!(w.files, Some(s(&["tests/a.py"])));
+        let w = widen(&s(&["-k", "total and not slow", "-vv"])).unwrap();
+        assert_eq!((w.args, w.files), (s(&["-vv"]), None));
+        let w = widen(&s(&["-ktotal", "tests/a.py"])).unwrap();
+        assert_eq!((w.args, w.files), (s(&[]), None));
     }
 }

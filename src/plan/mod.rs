@@ -19,6 +19,16 @@ use candidate::push_candidate;
 
 /// Ranked candidates for one failure: rules by confidence, then each transform's own order.
 pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
+    plan_explained(input, &mut Vec::new())
+}
+
+/// [`plan`], and for each matching rule that proposed no candidate, which transform declined
+/// and why, in `declined` (`rule `x` (transform `t`): why`): what the report names when the
+/// failure goes on to the search.
+pub fn plan_explained(
+    input: &PlanInput,
+    declined: &mut Vec<String>,
+) -> Result<Vec<Candidate>, PlanError> {
     let failure = input.failure;
     let loc = failure
         .location
@@ -79,12 +89,16 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
             rule: &m.rule.id,
             confidence: m.rule.confidence,
         };
-        for fix in transform::candidates(&m.rule.transform, &ctx) {
+        let fixes = transform::candidates(&m.rule.transform, &ctx);
+        let (proposed, before) = (fixes.len(), out.len());
+        let mut repeats = 0usize;
+        for fix in fixes {
             // A fix that does not apply or does not re-parse is dropped: never written.
             let Ok(patched) = fix.apply_to(&source) else {
                 continue;
             };
             if out.iter().any(|c| c.patched == patched) {
+                repeats += 1;
                 continue;
             }
             let diff = edit::unified_diff_bytes(&loc.file, source.bytes(), &patched);
@@ -100,6 +114,23 @@ pub fn plan(input: &PlanInput) -> Result<Vec<Candidate>, PlanError> {
                 original: source.bytes().to_vec(),
                 patched,
             });
+        }
+        if out.len() == before {
+            let why = if proposed == 0 {
+                format!("proposed no edit at {}:{line}", loc.file)
+            } else if repeats == proposed {
+                "its edits repeat another rule's".to_string()
+            } else {
+                format!(
+                    "its {proposed} edit{} did not apply or did not parse",
+                    if proposed == 1 { "" } else { "s" }
+                )
+            };
+            declined.push(format!(
+                "rule `{}` (transform `{}`): {why}",
+                m.rule.id,
+                m.rule.transform.name()
+            ));
         }
     }
     Ok(out)

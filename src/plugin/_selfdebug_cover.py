@@ -8,7 +8,7 @@ test files itself. At the end of the session the spectrum is written as JSON to
 SELFDEBUG_COVER_OUT: {"tests": {nodeid: {"failed": bool, "lines": {abs_path: [line, ...]}}}}.
 
 The tracer itself is `_selfdebug_trace` (beside this module; command mode's search uses it
-too): sys.monitoring on Python 3.12+, sys.settrace before, re-armed for each test. The plugin
+too): sys.monitoring on Python 3.12+, sys.settrace before (threads a test starts included), re-armed for each test. The plugin
 swallows its own errors: it must never change a test's outcome.
 """
 

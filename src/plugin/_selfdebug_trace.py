@@ -12,8 +12,9 @@ SELFDEBUG_COVER_OUT, whatever way the script ends short of os._exit.
 Files outside SELFDEBUG_COVER_ROOT, in a virtualenv or site-packages, and selfdebug's own
 directory are never recorded. Python 3.12+ uses sys.monitoring (each line reports once: the
 callback disables its location, and `start` re-arms every location); earlier versions use
-sys.settrace, whose global function declines every frame outside the project at once. The
-tracer swallows its own errors: it must never change what the traced code does.
+sys.settrace (and threading.settrace for the threads started while tracing), whose global
+function declines every frame outside the project at once. Its own errors are swallowed: it
+must never change what the traced code does.
 """
 
 import json
@@ -118,6 +119,14 @@ def start(lines):
         except Exception:
             pass
     sys.settrace(_global)
+    # sys.settrace is per thread: threads started from here on (an executor's workers, a loop
+    # run in a thread) are traced too. sys.monitoring above covers every thread already.
+    try:
+        import threading
+
+        threading.settrace(_global)
+    except Exception:
+        pass
 
 
 def stop():
@@ -130,6 +139,12 @@ def stop():
         except Exception:
             pass
     sys.settrace(None)
+    try:
+        import threading
+
+        threading.settrace(None)
+    except Exception:
+        pass
 
 
 def write(tests):

@@ -290,6 +290,24 @@ fn write_failure(out: &mut String, report: &Report, f: &FailureOutcome) {
     write_failure_status(out, f);
 }
 
+/// An accepted attempt's proof under a narrow selection, as what was run.
+fn proof_words(p: &crate::session::Proof) -> String {
+    let selected = if p.selected == 1 {
+        "the selected test passes".to_string()
+    } else {
+        format!("the {} selected tests pass", p.selected)
+    };
+    match p.outside {
+        Some(0) => format!("proven: {selected}; no other test runs the edited lines"),
+        Some(1) => format!("proven: {selected}; 1 other test that runs the edited lines passes"),
+        Some(n) => format!("proven: {selected}; {n} other tests that run the edited lines pass"),
+        None => format!(
+            "proven: {selected}; tests outside the selection were not run (the coverage run \
+             gave nothing)"
+        ),
+    }
+}
+
 /// What became of one attempt, in words.
 fn attempt_verdict(report: &Report, a: &Attempt) -> String {
     let what = match a.outcome {
@@ -303,13 +321,25 @@ fn attempt_verdict(report: &Report, a: &Attempt) -> String {
                                 full run failed; confirmed one by one, with the fixes kept \
                                 before it)"
                 .to_string(),
-            None => "proven: the test passes and nothing else broke".to_string(),
+            None => match &a.proof {
+                Some(p) => proof_words(p),
+                None => "proven: the test passes and nothing else broke".to_string(),
+            },
         },
         AttemptOutcome::StillFailing => match &a.new_failure {
             Some(nf) => format!("rejected: the test still fails ({nf})"),
             None => "rejected: the test still fails".to_string(),
         },
-        AttemptOutcome::NewFailures => format!("rejected: breaks {}", a.broke.join(", ")),
+        AttemptOutcome::NewFailures => match &a.proof {
+            Some(p) if !p.outside_failed.is_empty() => format!(
+                "rejected: the selected test passes, but it breaks {} outside the selection \
+                 (of {} test{} there that run the edited lines)",
+                p.outside_failed.join(", "),
+                p.outside.unwrap_or_default(),
+                if p.outside == Some(1) { "" } else { "s" }
+            ),
+            _ => format!("rejected: breaks {}", a.broke.join(", ")),
+        },
         AttemptOutcome::Progressed => format!(
             "the test now fails differently ({}); working on that",
             a.new_failure.as_deref().unwrap_or("?")
@@ -375,6 +405,14 @@ fn write_failure_status(out: &mut String, f: &FailureOutcome) {
             let why = f.reason.as_deref().unwrap_or("no candidate passed");
             let _ = writeln!(out, "  not fixed: {why}");
         }
+    }
+    if f.untried > 0 && f.status != FailureStatus::Fixed {
+        let _ = writeln!(
+            out,
+            "  {} ranked candidate{} left untried",
+            f.untried,
+            if f.untried == 1 { "" } else { "s" }
+        );
     }
 }
 

@@ -20,6 +20,11 @@ pub fn run_loop(
         None => None,
     };
     let (hung, baseline_failures) = baseline(&mut s, ws)?;
+    if !baseline_failures.is_empty() {
+        // Under a narrow selection, which tests outside it run which lines: on the original
+        // bytes, before any candidate is written.
+        s.collect_outside(ws)?;
+    }
     // A conftest that cannot be imported hides the whole suite: what fails behind it is only
     // known once it is fixed, and is then worked on like the rest.
     let blind = !baseline_failures.is_empty() && baseline_failures.iter().all(is_conftest);
@@ -195,6 +200,7 @@ fn hung_outcomes(hung: &[Hang], root: &Path, opts: &Options) -> Vec<FailureOutco
                 output_check: None,
                 suspicious: Vec::new(),
                 group: None,
+                untried: 0,
             }
         })
         .collect()
@@ -518,6 +524,7 @@ impl AttemptLoop<'_, '_> {
             batch_files: &self.pending.files,
             needs_flush: false,
             deferred: None,
+            untried: 0,
         };
         let mut work = Work {
             s: &mut self.s,
@@ -535,6 +542,7 @@ impl AttemptLoop<'_, '_> {
         }
         outcome.probe = ctx.first_probe.take();
         outcome.suspicious = std::mem::take(&mut ctx.suspicious);
+        outcome.untried = ctx.untried;
         let repeats = ctx.repeats.take();
         let reason = ctx.reason.take().or_else(|| repeats.as_ref().map(repeated));
         let (flaky, deferred) = (ctx.flaky, ctx.deferred);
@@ -592,6 +600,7 @@ impl AttemptLoop<'_, '_> {
         !self.pending.is_empty()
             || (self.s.opts.judge.is_none()
                 && !self.blind
+                && !self.s.narrow()
                 && failure.test.is_some()
                 && !self.no_defer.contains(key)
                 && self

@@ -40,6 +40,7 @@ mod fix;
 mod groups;
 mod judge;
 mod model;
+mod outside;
 mod parallel;
 mod propose;
 mod runs;
@@ -50,6 +51,7 @@ mod workspace;
 pub use fix::{dry_run, fix};
 pub use groups::{Group, GroupKey};
 pub use model::{combine, Attempt, Backup, FailureOutcome, Patch, PatchStep, Phases, Report};
+pub use outside::Proof;
 pub use workspace::{JournalWorkspace, ScratchWorkspace, Workspace};
 
 use attempt_loop::*;

@@ -45,6 +45,10 @@ pub struct Attempt {
     /// A search candidate: its hint tier and, when it was kept, how it was chosen.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::search::AttemptFacts>,
+    /// Under a narrow selection: what the proof ran (the selection, and the tests outside it
+    /// that run the edited lines; see `docs/proof.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof: Option<super::Proof>,
     /// The model's request and answer (the audit log has them; the JSON does not).
     #[serde(skip)]
     pub exchange: Option<crate::llm::Exchange>,
@@ -116,6 +120,14 @@ pub struct FailureOutcome {
     /// Index into the report's `groups`: the crash site this failure shares with others.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<usize>,
+    /// Candidates ranked for the failure that were not tried when the work on it ended (the
+    /// time budget, the search's time, the rules' rank cap); absent when none were left.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub untried: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 pub struct Report {
@@ -220,6 +232,7 @@ pub(super) fn outcome_of(failure: &Failure, category: Category) -> FailureOutcom
         output_check: None,
         suspicious: Vec::new(),
         group: None,
+        untried: 0,
     }
 }
 

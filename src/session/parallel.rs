@@ -444,7 +444,8 @@ impl Ahead {
                     .is_none()
             })
             .count();
-        let n = w.s.opts.jobs.min(provable).min(*w.ctx.budget as usize + 1);
+        let reachable = super::sources::MAX_RULE_RANK.saturating_sub(from);
+        let n = w.s.opts.jobs.min(provable).min(reachable);
         if n < 2 {
             return None;
         }
@@ -461,8 +462,9 @@ impl Ahead {
     pub fn fill(&mut self, w: &Work, failure: &Failure, candidates: &[Candidate], from: usize) {
         self.queued.retain(|&r| r >= from);
         self.next = self.next.max(from);
-        let reachable = *w.ctx.budget as usize + 1;
+        let reachable = super::sources::MAX_RULE_RANK.saturating_sub(from);
         while self.next < candidates.len()
+            && self.next < super::sources::MAX_RULE_RANK
             && self.queued.len() < self.pool.size().min(reachable)
             && !crate::process::interrupted()
             && w.s.time_for_a_candidate()

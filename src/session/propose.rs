@@ -127,6 +127,7 @@ fn proposed(attempt: usize, failure: &Failure, category: Category, top: &Candida
         timestamp_ms: now_ms(),
         duration_ms: 0,
         search: None,
+        proof: None,
         exchange: None,
     }
 }

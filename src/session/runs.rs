@@ -51,6 +51,8 @@ pub(super) struct Runs<'a> {
     pub(super) llm: Option<crate::llm::Llm>,
     /// The plugin's crash-frame facts from the latest baseline run.
     pub(super) facts: probe::frame_facts::Baseline,
+    /// Under a narrow selection, the tests outside it (see [`super::outside`]).
+    pub(super) outside: Option<super::outside::Outside>,
 }
 
 impl<'a> Runs<'a> {
@@ -72,6 +74,7 @@ impl<'a> Runs<'a> {
             last_mismatch: None,
             llm: opts.llm.clone().map(crate::llm::Llm::new),
             facts: Default::default(),
+            outside: None,
         }
     }
 }
@@ -114,11 +117,21 @@ impl Runs<'_> {
     /// environment, the run's share of the time budget, the sandbox. Callers narrow it after
     /// (a candidate's shorter per-test limit, the coverage plugin).
     pub(super) fn spec(&self, ws: &dyn Workspace, node_ids: &[String], extra: &[&str]) -> RunSpec {
+        self.spec_with_args(ws, node_ids, extra, &self.opts.pytest_args)
+    }
+
+    /// [`Runs::spec`] with `args` in place of the user's pytest arguments (their widened form).
+    pub(super) fn spec_with_args(
+        &self,
+        ws: &dyn Workspace,
+        node_ids: &[String],
+        extra: &[&str],
+        args: &[String],
+    ) -> RunSpec {
         let mut spec = RunSpec::new(ws.root());
         spec.node_ids = node_ids.to_vec();
         spec.extra_args = extra.iter().map(|s| s.to_string()).collect();
-        spec.extra_args
-            .extend(self.opts.pytest_args.iter().cloned());
+        spec.extra_args.extend(args.iter().cloned());
         // A timed-out test the model works on is selected for its own targeted run.
         for t in self.deselect.iter().filter(|t| !node_ids.contains(t)) {
             spec.extra_args
@@ -392,6 +405,7 @@ impl Runs<'_> {
             timestamp_ms: now_ms(),
             duration_ms: 0,
             search: None,
+            proof: None,
             // A model's candidate carries the request and answer it came from.
             exchange: match cand.source {
                 Source::Llm => self.llm.as_mut().and_then(|l| l.pending.take()),

@@ -51,6 +51,8 @@ pub(super) struct Step<'a> {
     pub(super) needs_flush: bool,
     /// The index in `attempts` of the tentatively accepted attempt.
     pub(super) deferred: Option<usize>,
+    /// Candidates ranked and left untried when the work ended (see `docs/proof.md`).
+    pub(super) untried: usize,
 }
 
 impl Work<'_, '_> {
@@ -197,18 +199,36 @@ impl Work<'_, '_> {
         if passed_again && self.flaky(failure)? {
             return Ok(false);
         }
-        round.planned = Some(plan::plan(&PlanInput {
-            root: self.ws.root(),
-            failure,
-            rules: self.ctx.rules,
-            probe: facts.as_ref(),
-            allow_tests: self.s.opts.allow_tests,
-            stdlib: &self.s.stdlib,
-        }));
+        round.planned = Some(plan::plan_explained(
+            &PlanInput {
+                root: self.ws.root(),
+                failure,
+                rules: self.ctx.rules,
+                probe: facts.as_ref(),
+                allow_tests: self.s.opts.allow_tests,
+                stdlib: &self.s.stdlib,
+            },
+            &mut round.declined,
+        ));
         Ok(true)
     }
 
-    /// The attempt budget or the time budget is used up (the step's reason says which).
+    /// The time budget is used up, or the run was interrupted (the step's reason says which):
+    /// what bounds the rules' and the search's candidates (the attempt counts bound only the
+    /// model's calls, see [`Work::out_of_budget`]).
+    pub(super) fn out_of_time(&mut self) -> bool {
+        if crate::process::interrupted() {
+            self.ctx.reason.get_or_insert("interrupted".into());
+            return true;
+        }
+        if !self.s.time_for_a_candidate() {
+            self.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
+            return true;
+        }
+        false
+    }
+
+    /// The model's attempt budget or the time budget is used up (the step's reason says which).
     pub(super) fn out_of_budget(&mut self) -> bool {
         if *self.ctx.budget == 0 || crate::process::interrupted() {
             self.ctx.reason.get_or_insert(format!(
@@ -277,7 +297,14 @@ impl Work<'_, '_> {
                 }
             }
         } else if gone(failure, &key, &targeted(failure), &t.first_verdict) {
-            self.confirm(failure, &key, t.first_verdict, &trial.label, &mut attempt)?
+            self.confirm(
+                failure,
+                cand,
+                &key,
+                t.first_verdict,
+                &trial.label,
+                &mut attempt,
+            )?
         } else {
             let next = self.still_failing(failure, &t.first_verdict, &mut attempt, true);
             // A different failure (not the same exception at the same place) is progress.
@@ -380,13 +407,14 @@ impl Work<'_, '_> {
                     let run = self.s.run(self.ws, &[], Phase::Confirm)?;
                     self.s.read(&run, self.ws.root())
                 };
-                Ok(judge::judge_full_run(
+                let after = judge::judge_full_run(
                     suite,
                     self.ctx.current,
                     std::slice::from_ref(key),
                     self.ctx.blind,
                 )
-                .record(attempt))
+                .record(attempt);
+                self.past_selection(cand, after, attempt)
             }
             Verdict::Failed(f) => {
                 attempt.outcome = AttemptOutcome::NewFailures;
@@ -407,6 +435,7 @@ impl Work<'_, '_> {
     fn confirm(
         &mut self,
         failure: &Failure,
+        cand: &Candidate,
         key: &(String, When),
         first_verdict: Verdict,
         label: &str,
@@ -458,13 +487,28 @@ impl Work<'_, '_> {
         if !group_passes {
             return Ok(None);
         }
-        Ok(judge::judge_full_run(
+        let after = judge::judge_full_run(
             suite_verdict,
             self.ctx.current,
             std::slice::from_ref(key),
             self.ctx.blind,
         )
-        .record(attempt))
+        .record(attempt);
+        self.past_selection(cand, after, attempt)
+    }
+
+    /// An accepted candidate under a narrow selection: the tests outside the selection that
+    /// run its lines decide too (see [`super::outside`]).
+    fn past_selection(
+        &mut self,
+        cand: &Candidate,
+        after: Option<Vec<Failure>>,
+        attempt: &mut Attempt,
+    ) -> Result<Option<Vec<Failure>>, SessionError> {
+        if after.is_none() || self.s.outside_passes(self.ws, cand, attempt)? {
+            return Ok(after);
+        }
+        Ok(None)
     }
 
     /// The targeted test still fails: the attempt says how (`no_verdict`: also when the run

@@ -49,23 +49,11 @@ fn rules_of(v: &serde_json::Value) -> Vec<String> {
 }
 
 #[test]
-fn the_file_header_names_the_config_and_budget_zero_stops_a_fix_that_a_flag_brings_back() {
+fn the_file_header_names_the_config_and_a_zero_budget_leaves_the_rules_running() {
+    // The attempt counts bound only the model's calls: a rule's candidate is one targeted run,
+    // bounded by time and rank (docs/proof.md).
     let p = demo("[project]\nname = \"demo\"\n\n[tool.selfdebug]\nbudget = { logic = 0 }\n");
-    let before = p.snapshot();
-    let out = p.run(&["fix", "--json"]);
-    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
-    let v = json(&out);
-    assert_eq!(
-        statuses(&v),
-        [(
-            "no_candidate".to_string(),
-            "attempt budget for logic failures used up".to_string()
-        )]
-    );
-    assert_eq!(v["attempt_records"], serde_json::json!([]));
-    assert_same(&before, &p.snapshot());
-    // The flag wins over the file: the same project is fixed.
-    let out = p.run(&["fix", "--budget", "logic=4"]);
+    let out = p.run(&["fix"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(p.read("words.py"), DEMO_FIXED);
     assert!(
@@ -79,9 +67,9 @@ fn the_file_header_names_the_config_and_budget_zero_stops_a_fix_that_a_flag_brin
 }
 
 #[test]
-fn max_attempts_from_the_file_and_the_flag_over_it() {
+fn max_attempts_bounds_the_model_not_the_rules() {
     // The test wants None back: the first null guard (`(text or "")`) is wrong, the second
-    // (`if text is None: return None`) right. `max-attempts = 1` stops after the first.
+    // (`if text is None: return None`) right. `max-attempts = 1` does not stop the rules.
     let p = project(&[
         ("conftest.py", ""),
         ("words.py", DEMO_MODULE),
@@ -91,8 +79,8 @@ fn max_attempts_from_the_file_and_the_flag_over_it() {
         ),
         ("selfdebug.toml", "max-attempts = 1\n"),
     ]);
-    let out = p.run(&["fix", "--dry-run", "--json"]);
-    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let out = p.run(&["fix", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     let outcomes: Vec<&str> = v["attempt_records"]
         .as_array()
@@ -100,16 +88,7 @@ fn max_attempts_from_the_file_and_the_flag_over_it() {
         .iter()
         .map(|a| a["outcome"].as_str().unwrap())
         .collect();
-    assert_eq!(outcomes, ["still_failing"]);
-    assert_eq!(
-        statuses(&v),
-        [(
-            "not_fixed".to_string(),
-            "attempt budget for logic failures used up".to_string()
-        )]
-    );
-    let out = p.run(&["fix", "--max-attempts", "2"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(outcomes, ["still_failing", "accepted"]);
     assert_eq!(
         p.read("words.py"),
         "def to_upper(text):\n    if text is None:\n        return None\n    words = text.split()\n    return \" \".join(w.upper() for w in words)\n"

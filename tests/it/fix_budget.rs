@@ -68,34 +68,40 @@ fn statuses(json: &serde_json::Value) -> Vec<(String, String, String)> {
 fn a_rejected_edit_is_not_retried_for_another_test_of_the_group() {
     let json = run_case("budget_group_nickname");
     let first = "tests/test_roster.py::test_tag_without_nickname";
-    let still = (first.to_string(), "still_failing".to_string());
-    assert_eq!(
-        attempts(&json),
-        vec![still.clone(), still.clone(), still.clone(), still]
-    );
+    // The attempt counts bound only the model's calls: every rule candidate is tried (five
+    // null guards, one of which moves the failure, whose three guards are tried next), then
+    // the search's small edits; each distinct edit once, all for the first test.
+    let tried = attempts(&json);
+    assert_eq!(tried.len(), 34, "{tried:?}");
+    for (i, (test, outcome)) in tried.iter().enumerate() {
+        assert_eq!(test, first);
+        let want = if i == 4 {
+            "progressed"
+        } else {
+            "still_failing"
+        };
+        assert_eq!(outcome, want, "attempt {i}");
+    }
+    let why = "AttributeError: 'NoneType' object has no attribute 'title'; the rules' 5 \
+               candidates did not pass; the search tried all 26 small edits at the suspicious \
+               statements and none passed";
     assert_eq!(
         statuses(&json),
         vec![
-            // The null guards now propose more than the logic budget's 4 tries.
-            (
-                first.into(),
-                "not_fixed".into(),
-                "attempt budget for logic failures used up".into()
-            ),
+            (first.into(), "not_fixed".into(), why.into()),
             (
                 "tests/test_roster.py::test_tags_mixed".into(),
                 "not_fixed".into(),
-                format!(
-                    "same crash site as {first}, worked on for the group: attempt budget for \
-                     logic failures used up"
-                )
+                format!("same crash site as {first}, worked on for the group: {why}")
             ),
         ]
     );
-    // Baseline, then 4 candidates for the first test (the baseline's crash-frame facts stand
-    // in for its probe); the second shares its crash site (one group: no run of its own).
-    // Without the hygiene it would cost 4 more runs.
-    assert_eq!(json["pytest_runs"], 5);
+    // Nothing ranked was left untried.
+    assert!(json["failures"][0].get("untried").is_none(), "{json}");
+    // The baseline, one run per attempt, the moved failure's probe, the search's coverage run
+    // and one more run of the first test: the second shares its crash site (one group: no run
+    // of its own; without the hygiene it would cost every run again).
+    assert_eq!(json["pytest_runs"], 38);
 }
 
 #[test]

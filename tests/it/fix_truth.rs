@@ -331,6 +331,14 @@ fn time_budget_that_runs_out_restores_and_stops_on_time() {
     assert_eq!(j["out_of_time"], true);
     assert_eq!(j["failures"][0]["reason"], "time budget used up");
     assert_eq!(j["attempts"], 0);
+    // The rules' two ranked candidates for the KeyError were left untried by the time budget,
+    // and both outputs say so.
+    assert_eq!(j["failures"][0]["untried"], 2);
+    assert!(
+        stderr(&out).contains("\n  2 ranked candidates left untried\n"),
+        "{}",
+        stderr(&out)
+    );
     // Runs are cut to the budget; only the tool's own closing work may come after it.
     assert!(took < std::time::Duration::from_secs(17), "took {took:?}");
     assert!(

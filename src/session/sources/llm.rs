@@ -299,6 +299,7 @@ fn refused(
         timestamp_ms: now_ms(),
         duration_ms: exchange.as_ref().map_or(0, |e| e.duration_ms),
         search: None,
+        proof: None,
         exchange,
     }
 }

@@ -10,6 +10,7 @@ use super::*;
 
 pub(super) mod llm;
 mod rules;
+pub(super) use rules::MAX_RULE_RANK;
 pub(super) mod search;
 
 /// One kind of candidate source.
@@ -89,6 +90,8 @@ pub(super) struct Round {
     pub(super) plan_error: Option<plan::PlanError>,
     /// The rules' candidates that were proven (and rejected).
     pub(super) rule_candidates: usize,
+    /// Each matching rule that proposed nothing: which transform declined and why.
+    pub(super) declined: Vec<String>,
     /// The budget and the time budget were checked and nothing was tried since: the next
     /// candidate may go without checking again.
     pub(super) checked: bool,
@@ -103,6 +106,7 @@ impl Round {
             planned: None,
             plan_error: None,
             rule_candidates: 0,
+            declined: Vec::new(),
             checked: false,
         }
     }

@@ -4,6 +4,22 @@
 
 use super::*;
 
+/// The rules' candidates for one failure are tried up to this rank (best first); the rest are
+/// reported as untried and the search (or the model) takes its turn.
+pub(in crate::session) const MAX_RULE_RANK: usize = 12;
+
+/// How many of `rest` would have been proven (not already rejected for this failure).
+fn untried(w: &Work, failure: &Failure, rest: &[Candidate]) -> usize {
+    rest.iter()
+        .filter(|c| {
+            w.ctx
+                .tried
+                .rejected_for(failure, &c.path, &c.patched)
+                .is_none()
+        })
+        .count()
+}
+
 #[derive(Default)]
 pub(in crate::session) struct Rules {
     /// The runs made ahead (`--jobs N`).
@@ -79,16 +95,25 @@ impl Rules {
             .into_iter()
             .filter(|c| c.safe || !w.s.opts.safe_only)
             .collect();
-        if candidates.is_empty() && (total > 0 || round.model.is_none()) {
-            w.ctx.reason.get_or_insert(if total > 0 {
-                format!(
-                    "{total} candidate{} from unsafe rules not tried (--safe-only)",
-                    if total == 1 { "" } else { "s" }
-                )
-            } else {
-                "the matching rules proposed nothing that applies here".to_string()
-            });
+        if candidates.is_empty() && total > 0 {
+            w.ctx.reason.get_or_insert(format!(
+                "{total} candidate{} from unsafe rules not tried (--safe-only)",
+                if total == 1 { "" } else { "s" }
+            ));
             return Err(Flow::Stop);
+        }
+        if candidates.is_empty() {
+            // A rule matched but every transform declined: no dead end, the search (and the
+            // model, when asked for) take the failure; the report says which declined and why.
+            let mut why = "the matching rules proposed nothing that applies here".to_string();
+            if !round.declined.is_empty() {
+                why = format!("{why} ({})", round.declined.join("; "));
+            }
+            w.ctx.reason.get_or_insert(why);
+            let search_follows = round.depth == 0 && w.applies_after_rules(failure);
+            if round.model.is_none() && !search_follows {
+                return Err(Flow::Stop);
+            }
         }
         Ok(candidates)
     }
@@ -108,8 +133,15 @@ impl Rules {
         // Candidates judged so far: with --jobs N the pool starts once one was rejected.
         let mut judged = 0usize;
         for (rank, cand) in candidates.iter().enumerate() {
-            if w.out_of_budget() {
+            // Bounded by time and rank, not by the attempt counts (the model's): a rule's
+            // candidate costs one targeted run.
+            if w.out_of_time() {
+                w.ctx.untried += untried(w, failure, &candidates[rank..]);
                 return Ok(Flow::Stop);
+            }
+            if rank >= MAX_RULE_RANK {
+                w.ctx.untried += untried(w, failure, &candidates[rank..]);
+                break;
             }
             // The same bytes were already proven wrong for this failure: no budget spent on them.
             if w.ctx.already_rejected(failure, cand) {
@@ -121,7 +153,6 @@ impl Rules {
                 return Ok(Flow::Stop);
             }
             let label = format!("candidate {}/{of} ({})", rank + 1, cand.fix.rule);
-            *w.ctx.budget -= 1;
             // With --jobs N, once a candidate was rejected, the targeted runs of the next ones
             // are made ahead in scratch copies (see `parallel::Ahead`): the first one, mostly
             // the one kept, costs no copy and no run alongside. The run made ahead stands in
@@ -152,9 +183,9 @@ impl Rules {
                 return Ok(flow);
             }
         }
-        // Every candidate was rejected: the budgets are checked once more before the next
+        // Every candidate tried was rejected: the time is checked once more before the next
         // source's turn.
-        if w.out_of_budget() {
+        if w.out_of_time() {
             return Ok(Flow::Stop);
         }
         round.checked = true;

@@ -322,7 +322,8 @@ impl Work<'_, '_> {
         // `search::choose`) and keeps the one that changes the fewest behaviours.
         let mut plausible: Vec<Found> = Vec::new();
         let mut extra = 0usize;
-        for r in candidates {
+        let total = candidates.len();
+        for (i, r) in candidates.into_iter().enumerate() {
             if crate::process::interrupted() || enough(&plausible, extra, spectrum) {
                 break;
             }
@@ -330,6 +331,7 @@ impl Work<'_, '_> {
                 if !plausible.is_empty() {
                     break;
                 }
+                self.ctx.untried += total - i;
                 self.ctx.reason = Some(out_of_search_time(why, tried, self.s.opts));
                 return Ok(None);
             }
@@ -337,6 +339,7 @@ impl Work<'_, '_> {
                 if !plausible.is_empty() {
                     break;
                 }
+                self.ctx.untried += total - i;
                 self.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
                 return Ok(None);
             }
@@ -899,6 +902,29 @@ impl CandidateSource for Search {
                 failure.exc_type,
                 failure.msg.lines().next().unwrap_or(""),
                 if of == 1 { "" } else { "s" }
+            );
+            if let Some(found) = w.search(failure, &why)? {
+                return Ok(Flow::Fixed(found));
+            }
+            if round.model.is_none() {
+                return Ok(Flow::Stop);
+            }
+        }
+        // A rule matched and every transform declined (the reason names them): the search takes
+        // the failure like one no rule knows.
+        if of == 0 && round.plan_error.is_none() && w.applies_after_rules(failure) {
+            if !w.ctx.batch_files.is_empty() {
+                w.ctx.needs_flush = true;
+                return Ok(Flow::Stop);
+            }
+            let why = format!(
+                "{}: {}; {}",
+                failure.exc_type,
+                failure.msg.lines().next().unwrap_or(""),
+                w.ctx
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "the matching rules proposed nothing".into())
             );
             if let Some(found) = w.search(failure, &why)? {
                 return Ok(Flow::Fixed(found));
