@@ -301,6 +301,19 @@ fn attempt_verdict(report: &Report, a: &Attempt) -> String {
             None => "rejected: the test still fails".to_string(),
         },
         AttemptOutcome::NewFailures => format!("rejected: breaks {}", a.broke.join(", ")),
+        // A later candidate for the same failure (or an earlier step) means this one was
+        // undone: the failure it led to found no fix (backtracking).
+        AttemptOutcome::Progressed
+            if report
+                .attempts
+                .iter()
+                .any(|b| b.test == a.test && b.attempt > a.attempt && b.step <= a.step) =>
+        {
+            format!(
+                "the test then failed differently ({}), which found no fix: undone",
+                a.new_failure.as_deref().unwrap_or("?")
+            )
+        }
         AttemptOutcome::Progressed => format!(
             "the test now fails differently ({}); working on that",
             a.new_failure.as_deref().unwrap_or("?")
