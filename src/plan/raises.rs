@@ -76,7 +76,11 @@ pub fn plan_crash(input: &PlanInput) -> Vec<Candidate> {
     let Some(spec) = read_block(&test_path, frame.line as usize, true) else {
         return Vec::new();
     };
-    let raised = failure.exc_type.rsplit('.').next().unwrap_or(&failure.exc_type);
+    let raised = failure
+        .exc_type
+        .rsplit('.')
+        .next()
+        .unwrap_or(&failure.exc_type);
     if spec.exception == raised {
         return Vec::new();
     }

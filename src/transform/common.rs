@@ -225,7 +225,9 @@ pub fn early_exit_values(ctx: &Context) -> Vec<String> {
                         || (is_plain_literal(t) && t != "None")
                         || matches!(t, "[]" | "{}" | "()" | "False" | "True")
                 });
-                if let Some(t) = value.filter(|_| styled && !ctx.located.range.contains(&range.start)) {
+                if let Some(t) =
+                    value.filter(|_| styled && !ctx.located.range.contains(&range.start))
+                {
                     if !out.iter().any(|o| o == t) {
                         out.push(t.to_string());
                     }

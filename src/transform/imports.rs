@@ -354,7 +354,12 @@ pub(crate) fn add_import(
     let text = imp.text();
     let block = import_block(pm, root, stdlib);
     match block.iter().rev().find(|e| e.last_line < use_line) {
-        Some(e) => Some(vec![edit::insert_line_after(source, e.last_line, "", &text)?]),
+        Some(e) => Some(vec![edit::insert_line_after(
+            source,
+            e.last_line,
+            "",
+            &text,
+        )?]),
         None => {
             let at = comments_above(source, use_line, 0);
             Some(vec![edit::insert_line_before(source, at, "", &text)?])
@@ -390,7 +395,8 @@ fn first_eager_use(pm: &ParsedModule, name: &str) -> Option<usize> {
                         .chain(&args.args)
                         .chain(&args.kwonlyargs)
                         .filter_map(|a| a.default.as_deref());
-                    let eager: Vec<Node> = decorators.iter().chain(defaults).map(Node::Expr).collect();
+                    let eager: Vec<Node> =
+                        decorators.iter().chain(defaults).map(Node::Expr).collect();
                     found = !all_name_loads(&eager, name).is_empty();
                     false
                 }
@@ -692,12 +698,18 @@ mod tests {
             alias: None,
         };
         assert_eq!(
-            add("import abc\n\nKEY = operator.attrgetter('a')\n\nimport sys\n", op()),
+            add(
+                "import abc\n\nKEY = operator.attrgetter('a')\n\nimport sys\n",
+                op()
+            ),
             "import abc\nimport operator\n\nKEY = operator.attrgetter('a')\n\nimport sys\n"
         );
         // No import above the use: right above it, with its comment.
         assert_eq!(
-            add("\"\"\"Doc.\"\"\"\n# key\nKEY = operator.itemgetter(0)\nimport sys\n", op()),
+            add(
+                "\"\"\"Doc.\"\"\"\n# key\nKEY = operator.itemgetter(0)\nimport sys\n",
+                op()
+            ),
             "\"\"\"Doc.\"\"\"\nimport operator\n# key\nKEY = operator.itemgetter(0)\nimport sys\n"
         );
         // A decorator runs at import time; the function's body does not.
@@ -709,7 +721,10 @@ mod tests {
             "import operator\nimport sys\n\n\n@operator.call\ndef f():\n    pass\n\nimport zlib\n"
         );
         assert_eq!(
-            add("import sys\n\n\ndef f():\n    return operator.neg\n\nimport zlib\n", op()),
+            add(
+                "import sys\n\n\ndef f():\n    return operator.neg\n\nimport zlib\n",
+                op()
+            ),
             "import operator\nimport sys\n\n\ndef f():\n    return operator.neg\n\nimport zlib\n"
         );
         // A merge into `from m import ...` below the use is not made.

@@ -419,11 +419,7 @@ fn kinship(name: &str, cand: &str) -> Option<usize> {
         return Some(shared);
     }
     let (n, c) = (name.to_lowercase(), cand.to_lowercase());
-    let prefix = n
-        .chars()
-        .zip(c.chars())
-        .take_while(|(x, y)| x == y)
-        .count();
+    let prefix = n.chars().zip(c.chars()).take_while(|(x, y)| x == y).count();
     let shorter = n.len().min(c.len());
     (prefix >= 3 && prefix == shorter).then_some(0)
 }
@@ -641,11 +637,6 @@ mod tests {
         .unwrap();
         assert!(prefers_relative(pm.body()));
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::kinship;
 
     #[test]
     fn names_that_share_a_word_or_a_prefix() {

@@ -138,7 +138,12 @@ const LEDGER_SKIP: &str = r#"        for row in self._rows:
             amount = row["price"]
 "#;
 
-fn assert_backtracked(p: &Project, out: &std::process::Output, v: &serde_json::Value, judged: &str) {
+fn assert_backtracked(
+    p: &Project,
+    out: &std::process::Output,
+    v: &serde_json::Value,
+    judged: &str,
+) {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
     assert_eq!(v["final_status"], "pass");
     assert_eq!(
