@@ -301,13 +301,18 @@ fn attempt_verdict(report: &Report, a: &Attempt) -> String {
             None => "rejected: the test still fails".to_string(),
         },
         AttemptOutcome::NewFailures => format!("rejected: breaks {}", a.broke.join(", ")),
-        // A later candidate for the same failure (or an earlier step) means this one was
-        // undone: the failure it led to found no fix (backtracking).
+        // A later candidate for the same failure (or an earlier step), or a failure that
+        // ended unfixed, means this one was undone: the failure it led to found no fix
+        // (backtracking).
         AttemptOutcome::Progressed
             if report
                 .attempts
                 .iter()
-                .any(|b| b.test == a.test && b.attempt > a.attempt && b.step <= a.step) =>
+                .any(|b| b.test == a.test && b.attempt > a.attempt && b.step <= a.step)
+                || report
+                    .failures
+                    .iter()
+                    .any(|f| f.test == a.test && !f.status.is_patched()) =>
         {
             format!(
                 "the test then failed differently ({}), which found no fix: undone",
