@@ -15,6 +15,7 @@ use super::candidate::{confined_path, push_candidate, Candidate, PlanError, Plan
 use crate::source::SourceFile;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{self, MAX_AST_DEPTH};
+use crate::traceback::locate::is_test_file;
 use crate::transform::common::rng;
 use crate::transform::names::project::project_files;
 use crate::transform::Transform;
@@ -39,9 +40,58 @@ pub fn plan(input: &PlanInput) -> Option<Result<Vec<Candidate>, PlanError>> {
     let Some(spec) = read_expectation(&test_path, loc.line as usize) else {
         return Some(give_up());
     };
+    let out = guard_candidates(input.root, &spec, rule);
+    if out.is_empty() {
+        return Some(give_up());
+    }
+    Some(Ok(out))
+}
+
+/// A test that expects `E` (`with pytest.raises(E):` around the call) got another exception
+/// from the code it called (`AttributeError: 'NoneType' object has no attribute ...`): the
+/// code lost the check that raised `E` before the crash. The guard clause raising `E` that
+/// [`plan`] writes for a `DID NOT RAISE`, ranked before the rules' repairs of the crash (which
+/// make the call return instead of raising). Empty when the failing test's frame is not in
+/// such a block, or the block expects the exception that was raised.
+pub fn plan_crash(input: &PlanInput) -> Vec<Candidate> {
+    let failure = input.failure;
+    let Some(rule) = input
+        .rules
+        .rules()
+        .iter()
+        .find(|r| matches!(r.transform, Transform::ExpectedRaise(_)))
+    else {
+        return Vec::new();
+    };
+    // The test's own frame closest to the code: where the call inside the block is.
+    let Some(frame) = failure.frames.iter().rev().find(|f| {
+        let parts: Vec<&str> = f.file.split('/').collect();
+        f.resolved.is_some() && is_test_file(&parts)
+    }) else {
+        return Vec::new();
+    };
+    let Ok(test_path) = confined_path(input.root, &frame.file) else {
+        return Vec::new();
+    };
+    let Some(spec) = read_block(&test_path, frame.line as usize, true) else {
+        return Vec::new();
+    };
+    let raised = failure
+        .exc_type
+        .rsplit('.')
+        .next()
+        .unwrap_or(&failure.exc_type);
+    if spec.exception == raised {
+        return Vec::new();
+    }
+    guard_candidates(input.root, &spec, rule)
+}
+
+/// The guard clauses for `spec` in every project module that defines a function its block calls.
+fn guard_candidates(root: &Path, spec: &Expectation, rule: &crate::rules::Rule) -> Vec<Candidate> {
     let mut out = Vec::new();
-    for path in project_files(input.root) {
-        let Ok(rel) = path.strip_prefix(input.root) else {
+    for path in project_files(root) {
+        let Ok(rel) = path.strip_prefix(root) else {
             continue;
         };
         let rel = rel.to_string_lossy().replace('\\', "/");
@@ -51,14 +101,11 @@ pub fn plan(input: &PlanInput) -> Option<Result<Vec<Candidate>, PlanError>> {
         let Ok(module) = syntax::parse(&source) else {
             continue;
         };
-        for fix in guards(&source, &module, &spec, rule) {
+        for fix in guards(&source, &module, spec, rule) {
             push_candidate(&mut out, &rel, &path, &source, fix, rule);
         }
     }
-    if out.is_empty() {
-        return Some(give_up());
-    }
-    Some(Ok(out))
+    out
 }
 
 /// What the test's block expects and how it calls the code.
@@ -114,6 +161,12 @@ impl Special {
 
 /// The expectation of the `with` block at `line` of the test file.
 pub fn read_expectation(path: &Path, line: usize) -> Option<Expectation> {
+    read_block(path, line, false)
+}
+
+/// `in_body`: `line` may be anywhere in the `with` statement (a call in its body that raised
+/// something else), not only on its head (where `DID NOT RAISE` points).
+fn read_block(path: &Path, line: usize, in_body: bool) -> Option<Expectation> {
     let source = SourceFile::read(path).ok()?;
     let module = syntax::parse(&source).ok()?;
     let mut found = None;
@@ -136,7 +189,7 @@ pub fn read_expectation(path: &Path, line: usize) -> Option<Expectation> {
                 .last()
                 .map(|i| i.context_expr.range().end().to_usize());
             let head_last = items_end.map(|e| module.line_of(e)).unwrap_or(first);
-            if line <= head_last {
+            if in_body || line <= head_last {
                 found = found.take().or_else(|| expectation(w));
             }
         }

@@ -340,6 +340,24 @@ fn attempt_verdict(report: &Report, a: &Attempt) -> String {
             ),
             _ => format!("rejected: breaks {}", a.broke.join(", ")),
         },
+        // A later candidate for the same failure (or an earlier step), or a failure that
+        // ended unfixed, means this one was undone: the failure it led to found no fix
+        // (backtracking).
+        AttemptOutcome::Progressed
+            if report
+                .attempts
+                .iter()
+                .any(|b| b.test == a.test && b.attempt > a.attempt && b.step <= a.step)
+                || report
+                    .failures
+                    .iter()
+                    .any(|f| f.test == a.test && !f.status.is_patched()) =>
+        {
+            format!(
+                "the test then failed differently ({}), which found no fix: undone",
+                a.new_failure.as_deref().unwrap_or("?")
+            )
+        }
         AttemptOutcome::Progressed => format!(
             "the test now fails differently ({}); working on that",
             a.new_failure.as_deref().unwrap_or("?")

@@ -190,6 +190,57 @@ pub fn other_literal_returns(ctx: &Context) -> Vec<String> {
     out
 }
 
+/// What the enclosing function returns on its other early exits (`if ...: return X`, the
+/// `if` holding only the `return`), in source order: a parameter (`return default`), an
+/// attribute chain of `self`/`cls` (`return self._fallback`) or a plain literal other than
+/// `None`. What a guard the author lost most likely returned too.
+pub fn early_exit_values(ctx: &Context) -> Vec<String> {
+    let Some(func) = enclosing_function(ctx.module, ctx.located) else {
+        return Vec::new();
+    };
+    let (body, args) = match func {
+        Stmt::FunctionDef(f) => (&f.body, &f.args),
+        Stmt::AsyncFunctionDef(f) => (&f.body, &f.args),
+        _ => return Vec::new(),
+    };
+    let params: Vec<&str> = args
+        .posonlyargs
+        .iter()
+        .chain(&args.args)
+        .chain(&args.kwonlyargs)
+        .map(|a| a.def.arg.as_str())
+        .collect();
+    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
+    let mut out: Vec<String> = Vec::new();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| match node {
+        Node::Stmt(Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_)) => false,
+        Node::Stmt(Stmt::If(i)) => {
+            if let [Stmt::Return(r)] = &i.body[..] {
+                let range = rng(r.range());
+                let value = r.value.as_ref().map(|v| ctx.text(&rng(v.range())).trim());
+                let styled = value.is_some_and(|t| {
+                    let head = t.split('.').next().unwrap_or(t);
+                    (params.contains(&t) && !matches!(t, "self" | "cls"))
+                        || (t.contains('.') && matches!(head, "self" | "cls") && is_simple_ref(t))
+                        || (is_plain_literal(t) && t != "None")
+                        || matches!(t, "[]" | "{}" | "()" | "False" | "True")
+                });
+                if let Some(t) =
+                    value.filter(|_| styled && !ctx.located.range.contains(&range.start))
+                {
+                    if !out.iter().any(|o| o == t) {
+                        out.push(t.to_string());
+                    }
+                }
+            }
+            true
+        }
+        Node::Stmt(_) => true,
+        _ => false,
+    });
+    out
+}
+
 /// The `def` statement enclosing the located statement.
 pub fn enclosing_function<'a>(module: &'a ParsedModule, located: &Located) -> Option<&'a Stmt> {
     let info = located.function.as_ref()?;

@@ -284,6 +284,13 @@ impl NewImport<'_> {
         }
     }
 
+    /// The name the import binds: the alias, the imported name, or the module's first part.
+    fn bound(&self) -> &str {
+        self.alias
+            .or(self.name)
+            .unwrap_or_else(|| self.module.split('.').next().unwrap_or(self.module))
+    }
+
     /// What goes into a `from module import ...` list: `name` or `name as alias`.
     fn imported(&self) -> Option<String> {
         let n = self.name?;
@@ -327,6 +334,94 @@ struct Existing<'a> {
 /// `from module import ...`, or as a new line in its group of the import block (sorted when the
 /// group is), or after the module docstring when the file has no imports.
 pub(crate) fn add_import(
+    source: &SourceFile,
+    pm: &ParsedModule,
+    root: Option<&Path>,
+    stdlib: &Stdlib,
+    imp: &NewImport,
+) -> Option<Vec<Edit>> {
+    let edits = add_import_in_block(source, pm, root, stdlib, imp)?;
+    // Python binds the name only when the import runs: a use at module level above the place
+    // the block chose (`X = operator.attrgetter(...)` between imports, before the sorted
+    // place of `import operator`) needs the import above it.
+    let Some(use_line) = first_eager_use(pm, imp.bound()) else {
+        return Some(edits);
+    };
+    let use_start = source.line_start(use_line)?;
+    if edits.iter().all(|e| e.range.start <= use_start) {
+        return Some(edits);
+    }
+    let text = imp.text();
+    let block = import_block(pm, root, stdlib);
+    match block.iter().rev().find(|e| e.last_line < use_line) {
+        Some(e) => Some(vec![edit::insert_line_after(
+            source,
+            e.last_line,
+            "",
+            &text,
+        )?]),
+        None => {
+            let at = comments_above(source, use_line, 0);
+            Some(vec![edit::insert_line_before(source, at, "", &text)?])
+        }
+    }
+}
+
+/// The first line of the top-level statement whose execution at import time reads `name`
+/// (module-level code, class bodies, decorators and default values; not function bodies).
+fn first_eager_use(pm: &ParsedModule, name: &str) -> Option<usize> {
+    for s in pm.body() {
+        let mut found = false;
+        walk::walk(&[Node::Stmt(s)], MAX_AST_DEPTH, |node, _| {
+            if found {
+                return false;
+            }
+            match node {
+                Node::Expr(Expr::Name(n)) => {
+                    found = n.id.as_str() == name && matches!(n.ctx, ExprContext::Load);
+                    false
+                }
+                Node::Expr(Expr::Lambda(_)) => false,
+                Node::Stmt(f @ (Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_))) => {
+                    // Decorators and defaults run when the `def` does; the body does not.
+                    let (decorators, args) = match f {
+                        Stmt::FunctionDef(d) => (&d.decorator_list, &d.args),
+                        Stmt::AsyncFunctionDef(d) => (&d.decorator_list, &d.args),
+                        _ => unreachable!(),
+                    };
+                    let defaults = args
+                        .posonlyargs
+                        .iter()
+                        .chain(&args.args)
+                        .chain(&args.kwonlyargs)
+                        .filter_map(|a| a.default.as_deref());
+                    let eager: Vec<Node> =
+                        decorators.iter().chain(defaults).map(Node::Expr).collect();
+                    found = !all_name_loads(&eager, name).is_empty();
+                    false
+                }
+                _ => true,
+            }
+        });
+        if found {
+            // A decorated definition starts at its first decorator.
+            let decorators = match s {
+                Stmt::FunctionDef(d) => &d.decorator_list[..],
+                Stmt::AsyncFunctionDef(d) => &d.decorator_list[..],
+                Stmt::ClassDef(d) => &d.decorator_list[..],
+                _ => &[],
+            };
+            let start = decorators
+                .iter()
+                .map(|d| range_of(d).start)
+                .fold(range_of(s).start, usize::min);
+            return Some(pm.line_of(start));
+        }
+    }
+    None
+}
+
+fn add_import_in_block(
     source: &SourceFile,
     pm: &ParsedModule,
     root: Option<&Path>,
@@ -591,6 +686,59 @@ mod tests {
         let pm = crate::syntax::parse(&sf).unwrap();
         let edits = add_import(&sf, &pm, None, &Stdlib::unavailable(), &imp).unwrap();
         edit::apply(src, &edits).unwrap()
+    }
+
+    /// Python binds an imported name when the import runs: a module-level use above the
+    /// block's sorted place gets the import above it (issue 26 item 4).
+    #[test]
+    fn placement_before_the_first_module_level_use() {
+        let op = || NewImport {
+            module: "operator",
+            name: None,
+            alias: None,
+        };
+        assert_eq!(
+            add(
+                "import abc\n\nKEY = operator.attrgetter('a')\n\nimport sys\n",
+                op()
+            ),
+            "import abc\nimport operator\n\nKEY = operator.attrgetter('a')\n\nimport sys\n"
+        );
+        // No import above the use: right above it, with its comment.
+        assert_eq!(
+            add(
+                "\"\"\"Doc.\"\"\"\n# key\nKEY = operator.itemgetter(0)\nimport sys\n",
+                op()
+            ),
+            "\"\"\"Doc.\"\"\"\nimport operator\n# key\nKEY = operator.itemgetter(0)\nimport sys\n"
+        );
+        // A decorator runs at import time; the function's body does not.
+        assert_eq!(
+            add(
+                "import sys\n\n\n@operator.call\ndef f():\n    pass\n\nimport zlib\n",
+                op()
+            ),
+            "import operator\nimport sys\n\n\n@operator.call\ndef f():\n    pass\n\nimport zlib\n"
+        );
+        assert_eq!(
+            add(
+                "import sys\n\n\ndef f():\n    return operator.neg\n\nimport zlib\n",
+                op()
+            ),
+            "import operator\nimport sys\n\n\ndef f():\n    return operator.neg\n\nimport zlib\n"
+        );
+        // A merge into `from m import ...` below the use is not made.
+        assert_eq!(
+            add(
+                "import abc\nX = insort\nfrom bisect import bisect\n",
+                NewImport {
+                    module: "bisect",
+                    name: Some("insort"),
+                    alias: None,
+                }
+            ),
+            "import abc\nfrom bisect import insort\nX = insort\nfrom bisect import bisect\n"
+        );
     }
 
     #[test]

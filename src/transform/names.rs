@@ -10,7 +10,9 @@
 //! - `nearest`: the names visible at the statement nearest to `X` by edit distance: locals
 //!   and parameters bound before the statement, enclosing functions, module globals and
 //!   imports, builtins, and `self.X`-style attributes of the enclosing class (the forgotten
-//!   `self.`), ranked by distance, then by how close the scope is;
+//!   `self.`), ranked by distance, then by how close the scope is; after them, names of the
+//!   failing and enclosing functions too far by distance that share a word or a prefix with
+//!   `X` (`output_path` read where the enclosing function's parameter is `output`);
 //! - `import_stdlib`: `import X` when `X` is a standard-library module used as one (`X.attr`),
 //!   or `from m import X` when the interpreter's standard-library index (see
 //!   [`super::stdlib`]) has one clear home for `X` (`Path`, `defaultdict`, `Formatter`...);
@@ -45,6 +47,8 @@ use scope::Scope;
 
 /// Nearest-name candidates proposed at most.
 const MAX_NEAREST: usize = 3;
+/// Names sharing a word or a prefix proposed at most, after the nearest ones.
+const MAX_RELATED: usize = 2;
 /// Project modules proposed at most for one missing name.
 const MAX_MODULES: usize = 2;
 
@@ -295,14 +299,24 @@ fn nearest(ctx: &Context, name: &str, at: &Range<usize>) -> Vec<Fix> {
     let stmt_start = ctx.located.range.start;
     let chain = scope::scope_chain(ctx.module.body(), at.start);
     let mut seen: Vec<(usize, Origin, String)> = Vec::new();
+    // Names of the functions around that share a word or a prefix with `name` (a renamed
+    // `output` read as `output_path`): too far for the edit distance, proposed after it.
+    let mut related: Vec<(std::cmp::Reverse<usize>, Origin, usize, String)> = Vec::new();
     let mut offer = |cand: &str, text: String, origin: Origin| {
         let d = if origin == Origin::Attribute && cand == name {
             Some(0)
         } else {
             scope::close(name, cand)
         };
-        if let Some(d) = d {
-            seen.push((d, origin, text));
+        match d {
+            Some(d) => seen.push((d, origin, text)),
+            None if matches!(origin, Origin::Local | Origin::Enclosing) => {
+                if let Some(shared) = kinship(name, cand) {
+                    let gap = name.len().abs_diff(cand.len());
+                    related.push((std::cmp::Reverse(shared), origin, gap, text));
+                }
+            }
+            None => {}
         }
     };
     // Variables of comprehensions and lambdas around the name are visible to it.
@@ -356,6 +370,7 @@ fn nearest(ctx: &Context, name: &str, at: &Range<usize>) -> Vec<Fix> {
         offer(b, b.to_string(), Origin::Builtin);
     }
     seen.sort();
+    related.sort();
     let mut out: Vec<Fix> = Vec::new();
     let mut used: Vec<String> = Vec::new();
     for (_, origin, text) in seen {
@@ -369,7 +384,44 @@ fn nearest(ctx: &Context, name: &str, at: &Range<usize>) -> Vec<Fix> {
         out.push(rename(ctx, name, at, &text, title));
         used.push(text);
     }
+    let mut kin = 0;
+    for (_, origin, _, text) in related {
+        if used.contains(&text) || kin >= MAX_RELATED {
+            continue;
+        }
+        let title = format!(
+            "use `{text}` ({}, sharing a word with it) instead of the undefined `{name}`",
+            origin.describe()
+        );
+        out.push(rename(ctx, name, at, &text, title));
+        used.push(text);
+        kin += 1;
+    }
     out
+}
+
+/// How related two names are by their words (`output_path` and `output`: 1 shared word), or
+/// by a prefix of at least three letters one has of the other (`cfg` and `cfg2`, `conf` and
+/// `config`): `None` when they share neither.
+fn kinship(name: &str, cand: &str) -> Option<usize> {
+    if name == cand || cand == "self" || cand == "cls" {
+        return None;
+    }
+    let words = |s: &str| -> Vec<String> {
+        s.split('_')
+            .filter(|w| w.len() >= 3)
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let (a, b) = (words(name), words(cand));
+    let shared = a.iter().filter(|w| b.contains(w)).count();
+    if shared > 0 {
+        return Some(shared);
+    }
+    let (n, c) = (name.to_lowercase(), cand.to_lowercase());
+    let prefix = n.chars().zip(c.chars()).take_while(|(x, y)| x == y).count();
+    let shorter = n.len().min(c.len());
+    (prefix >= 3 && prefix == shorter).then_some(0)
 }
 
 /// Names bound by the comprehensions and lambdas of the failing statement that enclose `at`.
@@ -584,5 +636,19 @@ mod tests {
         )
         .unwrap();
         assert!(prefers_relative(pm.body()));
+    }
+
+    #[test]
+    fn names_that_share_a_word_or_a_prefix() {
+        assert_eq!(kinship("output_path", "output"), Some(1));
+        assert_eq!(kinship("out_dir_path", "dir_path"), Some(2));
+        assert_eq!(kinship("conf", "config"), Some(0));
+        assert_eq!(kinship("output_path", "path_len"), Some(1));
+        // Short words and unrelated names say nothing; nor does the name itself or `self`.
+        assert_eq!(kinship("a_b", "a_c"), None);
+        assert_eq!(kinship("price", "customer"), None);
+        assert_eq!(kinship("output", "output"), None);
+        assert_eq!(kinship("self_ref", "self"), None);
+        assert_eq!(kinship("co", "count"), None);
     }
 }

@@ -4,7 +4,10 @@
 //!
 //! It finds the expression that was `None` (the receiver), using, in order, the probe's types,
 //! the traceback's carets and the rule's captures, then proposes in rank order:
-//! 0. for a call made as a statement, `if f is not None: f(...)`,
+//! 0. for a call made as a statement, `if f is not None: f(...)`; then, in the function's
+//!    own style, a guard clause returning what its other early exits return (`if raw == "":
+//!    return default` → `if raw is None: return default`; a parameter, a `self.` attribute or
+//!    a literal other than `None`),
 //! 1. an `or`-default on the receiver when its type is clear (`(text or "").split()`,
 //!    `for x in items or []`): the smallest edit,
 //! 2. a guard clause returning the empty value of the type the failing test expects back
@@ -745,6 +748,14 @@ pub(super) fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
             format!("call only when `{recv}` is not None"),
             vec![edit],
         ));
+    }
+    // 0b. The function's own style: what its other early exits return (`if raw == "":
+    // return default`) is what the lost guard most likely returned; the tests pin that value,
+    // which no inline default gives.
+    if t.simple && !t.nested {
+        for value in common::early_exit_values(ctx).iter().take(2) {
+            out.extend(guard_fix(value));
+        }
     }
     // 1. `or`-default on the receiver: the smallest edit, and the idiom for "missing means
     // empty" (`for x in items or []`).

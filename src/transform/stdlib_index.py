@@ -7,9 +7,10 @@
 #   {"start": "m"}                            before importing m
 #   {"m": "m", "all": bool, "deprecated": bool, "names": {...}}   m's public names, each
 #       "FLAGS" or "FLAGS:OWNER" (OWNER: obj.__module__ when it is another module), FLAGS of
-#       x exported (in __all__; without __all__: not a module, not imported from elsewhere,
-#         and for data without __module__ only in top-level modules: a dotted module without
-#         __all__ leaves loop variables and helpers at top level)
+#       x exported (in __all__; without __all__: not a module, not imported from elsewhere
+#         than the module's own C accelerator `_m`, and for data without __module__ only in
+#         top-level modules: a dotted module without __all__ leaves loop variables and helpers
+#         at top level)
 #       d defined here (obj.__module__ == m)   c callable   m a module
 #     deprecated: importing m warned that m is deprecated.
 #   {"done": true}                            last
@@ -89,11 +90,16 @@ def flags_of(modname, mod, name, in_all):
         owner = getattr(obj, "__module__", None) if not is_mod else None
         owner = owner if isinstance(owner, str) else None
         defined = owner == modname
+        # Without __all__, what the module re-exports from its own C accelerator (`_bisect`
+        # for `bisect`) is its public API all the same: `bisect.bisect_left`.
+        accelerated = owner == "_" + modname.rpartition(".")[2]
         f = ""
         if in_all is not None:
             exported = name in in_all
         else:
-            exported = not is_mod and (defined or (owner is None and "." not in modname))
+            exported = not is_mod and (
+                defined or accelerated or (owner is None and "." not in modname)
+            )
         if exported:
             f += "x"
         if defined:

@@ -12,6 +12,7 @@ mod cli_parse;
 mod config_file;
 mod edit_apply;
 mod facts;
+mod fix_backtrack;
 mod fix_budget;
 mod fix_command;
 mod fix_command_search;

@@ -37,6 +37,10 @@ fn index_finds_where_names_live_and_caches_privately() {
         ("getcwd", "os"),
         ("Iterable", "collections.abc"),
         ("reduce", "functools"),
+        // Re-exported from C accelerators by modules without `__all__` (issue 26 item 4).
+        ("bisect_left", "bisect"),
+        ("bisect_right", "bisect"),
+        ("insort", "bisect"),
     ] {
         let h = home(&index, name);
         assert_eq!(

@@ -104,6 +104,32 @@ transform_cases! {
             exc: "KeyError: 'name'",
             test_line: "assert mod.hello({}) == 'Hello !'",
         }
+        // Defaults from the consuming context (issue 26 item 3): an element summed is a
+        // number, an element joined or formatted is text; the container is not the default.
+        key_summed_element {
+            files: &[("mod.py", b"def total(rows):\n    return sum(row['price'] for row in rows)\n")],
+            line: 2,
+            func: Some("total"),
+            caret: None,
+            exc: "KeyError: 'price'",
+            test_line: "assert mod.total([{'price': 3}, {}]) == 3",
+        }
+        key_joined_element_method {
+            files: &[("mod.py", b"class Roster:\n    def __init__(self, people):\n        self._people = people\n\n    def names(self):\n        return \", \".join(p[\"name\"] for p in self._people)\n")],
+            line: 6,
+            func: Some("names"),
+            caret: None,
+            exc: "KeyError: 'name'",
+            test_line: "assert mod.Roster([{'name': 'a'}, {}]).names() == 'a, '",
+        }
+        key_formatted_argument {
+            files: &[("mod.py", b"def label(item):\n    return \"{} ({})\".format(item[\"name\"], item[\"unit\"])\n")],
+            line: 2,
+            func: Some("label"),
+            caret: None,
+            exc: "KeyError: 'unit'",
+            test_line: "assert mod.label({'name': 'rice'}) == 'rice ()'",
+        }
         key_iterated_by_comprehension {
             files: &[("mod.py", b"def items(order):\n    return [x for x in order[\"lines\"]]\n")],
             line: 2,

@@ -4,8 +4,9 @@
 //! the carets mark, else the one the probe shows is a mapping, else the first two. Candidates,
 //! in rank order:
 //! 1. `d.get('k', DEFAULT)` where the use shows a default (`d['k'] + 1` → `0`, `.append` →
-//!    `[]`, a string method → `""`, iterated or `len()` → `[]`), or `d.get('k')` when it does
-//!    not (the value is only passed on or compared);
+//!    `[]`, a string method → `""`, iterated or `len()` → `[]`, an element summed by
+//!    `sum(d['k'] for d in ds)` → `0`, joined by `SEP.join(...)` or formatted by `.format` →
+//!    `""`), or `d.get('k')` when it does not (the value is only passed on or compared);
 //! 2. in a loop, `if 'k' not in d: continue`;
 //! 3. a membership guard returning a default that fits the function
 //!    (`if 'k' not in d: return DEFAULT`);
@@ -481,8 +482,15 @@ fn use_defaults(ctx: &Context, t: &Target) -> Vec<String> {
             }
             SubExprKind::Call { func, .. } if !(func.start <= r.start && r.end <= func.end) => {
                 let f = ctx.text(func);
-                if ITERABLE_CALLS.contains(&f) || f.ends_with(".join") {
+                // The element a generator feeds the call (`sum(row[k] for row in rows)`): the
+                // call consumes elements, so the default is an element's, not a container.
+                if is_element(ctx, &parent.range, r) {
+                    out.extend(element_default(f).map(String::from));
+                } else if ITERABLE_CALLS.contains(&f) || f.ends_with(".join") {
                     out.push("[]".into());
+                } else if f.ends_with(".format") {
+                    // Formatted as text.
+                    out.push("\"\"".into());
                 }
             }
             SubExprKind::Compare {
@@ -540,6 +548,33 @@ fn use_defaults(ctx: &Context, t: &Target) -> Vec<String> {
     }
     out.dedup();
     out
+}
+
+/// `call` is `f(ELT for ...)` (or a list/set comprehension) and `r` is its element `ELT`.
+fn is_element(ctx: &Context, call: &Range<usize>, r: &Range<usize>) -> bool {
+    let Some(Expr::Call(c)) = shared::find_expr(ctx.module, call) else {
+        return false;
+    };
+    use rustpython_parser::ast::Ranged;
+    let elt = match c.args.first() {
+        Some(Expr::GeneratorExp(g)) => &g.elt,
+        Some(Expr::ListComp(g)) => &g.elt,
+        Some(Expr::SetComp(g)) => &g.elt,
+        _ => return false,
+    };
+    let er = elt.range();
+    er.start().to_usize() == r.start && er.end().to_usize() == r.end
+}
+
+/// The default of an element a consuming call reads: `sum` adds
+/// numbers (`0`), `prod` multiplies (`1`); `SEP.join` concatenates text (`""`).
+fn element_default(f: &str) -> Option<&'static str> {
+    match f {
+        "sum" | "math.fsum" | "fsum" => Some("0"),
+        "math.prod" | "prod" => Some("1"),
+        _ if f.ends_with(".join") => Some("\"\""),
+        _ => None,
+    }
 }
 
 /// An empty string literal that may stand inside the f-string around `t`: the quote of the
