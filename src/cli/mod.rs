@@ -327,18 +327,57 @@ pub fn run() -> i32 {
                 crate::exit::OK
             };
             // clap renders help/version to stdout and usage errors to stderr itself.
-            let _ = e.print();
-            return code;
+            // (Its print returns write errors instead of panicking.) Help into a pipe goes
+            // through stdio so that `--help | head -1` ends as every command does.
+            if e.use_stderr() || std::io::stdout().is_terminal() {
+                let _ = e.print();
+            } else {
+                crate::stdio::out(&e.render().to_string());
+            }
+            // A bad flag next to --json still gets its one object on stdout (every
+            // schema is at version 1).
+            if e.use_stderr() && asks_for_json(std::env::args_os().skip(1)) {
+                let msg = first_error_line(&e.render().to_string());
+                crate::stdio::out(&crate::report::envelope::error(1, code, &msg));
+            }
+            return finish(code);
         }
     };
-    match cli.command {
+    let code = match cli.command {
         Command::Parse(args) => parse::run(&args),
         Command::Probe(args) => probe::run(&args),
         Command::Rules(args) => rules::run(&args),
         Command::Fix(args) => fix::run(&args, cli.color),
         Command::Restore(args) => restore::run(&args),
         Command::Config(args) => config::run(&args),
+    };
+    finish(code)
+}
+
+/// A command whose reader went away ends with the conventional status (docs/json.md, exit
+/// codes), whatever it would have returned: its output was not all read.
+fn finish(code: i32) -> i32 {
+    if crate::stdio::broken_pipe() {
+        crate::exit::BROKEN_PIPE
+    } else {
+        code
     }
+}
+
+/// `--json` or `--output-format json` (or `=json`) among the arguments, before a `--`.
+fn asks_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    let args: Vec<_> = args.take_while(|a| a != "--").collect();
+    args.iter().enumerate().any(|(i, a)| {
+        a == "--json"
+            || a == "--output-format=json"
+            || (a == "--output-format" && args.get(i + 1).is_some_and(|v| v == "json"))
+    })
+}
+
+/// clap's `error: ...` line, without the prefix.
+fn first_error_line(rendered: &str) -> String {
+    let line = rendered.lines().next().unwrap_or("").trim();
+    line.strip_prefix("error: ").unwrap_or(line).to_string()
 }
 
 /// The LOG argument's bytes: a file, or standard input for `-` (refused when it is a terminal,
@@ -369,7 +408,7 @@ fn log_name(log: Option<&Path>) -> String {
 
 /// One-line error on stderr, the way every subcommand reports bad input.
 fn error(msg: impl std::fmt::Display) {
-    eprintln!("selfdebug: error: {msg}");
+    crate::stdio::errln(&format!("selfdebug: error: {msg}"));
 }
 
 fn parse_worker(s: &str) -> Result<crate::worker::Mode, String> {

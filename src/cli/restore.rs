@@ -19,10 +19,15 @@ files, the git index and untracked files are never touched. Journals live outsid
 project, in $XDG_CACHE_HOME/selfdebug/journals/ (else ~/.cache/selfdebug/journals/).";
 
 pub fn run(args: &RestoreArgs) -> i32 {
+    let json = wants_json(args.json, args.output_format);
     let root = match crate::project::ProjectRoot::find(args.root.as_deref()) {
         Ok(r) => r,
         Err(msg) => {
-            error(msg);
+            error(&msg);
+            if json {
+                let doc = report::restore::json_bad_input(&msg, exit::BAD_INPUT);
+                crate::stdio::out(&doc);
+            }
             return exit::BAD_INPUT;
         }
     };
@@ -30,19 +35,19 @@ pub fn run(args: &RestoreArgs) -> i32 {
     crate::runner::remove_stale_temp_dirs();
     match journal::restore(root.path()) {
         Ok(r) => {
-            let out = if wants_json(args.json, args.output_format) {
+            let out = if json {
                 report::restore::json(&r, exit::OK)
             } else {
                 report::restore::human(&r)
             };
-            print!("{out}");
+            crate::stdio::out(&out);
             exit::OK
         }
         Err(e) => {
             // Locked, or a file that cannot be restored: the message names the pid or the file.
             error(&e);
-            if wants_json(args.json, args.output_format) {
-                print!("{}", report::restore::json_error(&e, exit::ENVIRONMENT));
+            if json {
+                crate::stdio::out(&report::restore::json_error(&e, exit::ENVIRONMENT));
             }
             exit::ENVIRONMENT
         }

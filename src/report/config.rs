@@ -70,7 +70,7 @@ pub fn human(s: &Settings) -> String {
 }
 
 /// One JSON object (schema/config.schema.json).
-pub fn json(s: &Settings) -> String {
+pub fn json(s: &Settings, exit_code: i32) -> String {
     let mut settings = Map::new();
     for r in &s.shown {
         let mut entry = Map::new();
@@ -92,6 +92,7 @@ pub fn json(s: &Settings) -> String {
     }
     let doc = json!({
         "schema_version": CONFIG_SCHEMA_VERSION,
+        "exit_code": exit_code,
         "root": s.root.path().to_string_lossy(),
         "config_file": s.file.as_ref().map(|f| f.path.to_string_lossy().into_owned()),
         "shadowed": s.shadowed,

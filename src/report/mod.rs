@@ -1,6 +1,7 @@
 //! Rendering results for people (stderr/stdout text) and for programs (JSON).
 
 pub mod config;
+pub mod envelope;
 pub mod fix;
 pub mod format;
 pub mod github;

@@ -12,9 +12,10 @@ use crate::rules::{confidence_name, Category, Rule, RuleDocs, RuleSet, RuleSourc
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// `{"schema_version": 1, "rules": [...]}` with every field of every rule, sorted by id.
-pub fn json(set: &RuleSet) -> String {
+pub fn json(set: &RuleSet, exit_code: i32) -> String {
     let doc = JsonDoc {
         schema_version: SCHEMA_VERSION,
+        exit_code,
         rules: set.rules().iter().map(rule_json).collect(),
     };
     // Serializing plain data with string keys cannot fail.
@@ -27,6 +28,7 @@ pub fn json(set: &RuleSet) -> String {
 #[derive(Serialize)]
 struct JsonDoc<'a> {
     schema_version: u32,
+    exit_code: i32,
     rules: Vec<JsonRule<'a>>,
 }
 
