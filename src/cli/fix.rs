@@ -84,14 +84,14 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
             error(&stop.message);
             if format == OutputFormat::Github {
                 crate::stdio::out(&github::command(
-                        "error",
-                        &[(
-                            "title",
-                            Some(format!(
-                                "selfdebug: {}",
-                                stop.status.as_str().replace('_', " ")
-                            ))
-                        )],
+                    "error",
+                    &[(
+                        "title",
+                        Some(format!(
+                            "selfdebug: {}",
+                            stop.status.as_str().replace('_', " ")
+                        )),
+                    )],
                     &stop.message,
                 ));
             }
@@ -295,10 +295,9 @@ fn run_in(
     }
     match format {
         OutputFormat::Json => crate::stdio::out(&report::json_exiting(&report, code)),
-        OutputFormat::Github => crate::stdio::out(&github::fix(
-            &report,
-            &github::repo_prefix(root.path()),
-        )),
+        OutputFormat::Github => {
+            crate::stdio::out(&github::fix(&report, &github::repo_prefix(root.path())))
+        }
         OutputFormat::Text => {
             // The patch on stdout: what was applied, or in a dry run what would be.
             // The file's own bytes (a latin-1 file's patch is latin-1), so `git apply` takes

@@ -9,4 +9,6 @@ pub mod parse;
 pub mod probe;
 pub mod restore;
 pub mod rules;
+#[cfg(test)]
+mod schemas;
 pub mod style;

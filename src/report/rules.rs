@@ -55,11 +55,20 @@ struct JsonRule<'a> {
     docs: &'a RuleDocs,
 }
 
+/// The JSON word of a rule's source (schema/rules.schema.json, `source`).
+pub fn source_word(s: &RuleSource) -> &'static str {
+    match s {
+        RuleSource::Builtin => "builtin",
+        RuleSource::Project(_) => "project",
+    }
+}
+
 fn rule_json(r: &Rule) -> JsonRule<'_> {
-    let (source, path) = match &r.source {
-        RuleSource::Builtin => ("builtin", None),
-        RuleSource::Project(p) => ("project", Some(p.display().to_string())),
+    let path = match &r.source {
+        RuleSource::Builtin => None,
+        RuleSource::Project(p) => Some(p.display().to_string()),
     };
+    let source = source_word(&r.source);
     JsonRule {
         id: &r.id,
         title: &r.title,

@@ -158,7 +158,7 @@ fn a_project_rule_overrides_the_builtin_one_with_its_id() {
         &["rules", "--json", "--root", dir.path().to_str().unwrap()],
         None,
     );
-    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let doc = support::project::json(&json);
     let rule = doc["rules"]
         .as_array()
         .unwrap()
