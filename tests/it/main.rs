@@ -38,6 +38,7 @@ mod packaging;
 mod parse_corpus;
 mod parse_pasted;
 mod parse_props;
+mod pipes;
 mod plan_null_guard;
 mod probe_cli;
 mod probe_run;

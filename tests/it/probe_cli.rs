@@ -146,6 +146,7 @@ fn json_output_without_a_log() {
         [
             "duration_ms",
             "exc_type",
+            "exit_code",
             "exprs",
             "file",
             "file_hash",
