@@ -338,7 +338,7 @@ pub fn run() -> i32 {
             // schema is at version 1).
             if e.use_stderr() && asks_for_json(std::env::args_os().skip(1)) {
                 let msg = first_error_line(&e.render().to_string());
-                crate::stdio::out(&crate::report::envelope::error(1, code, &msg));
+                crate::stdio::out(&usage_error_json(code, &msg));
             }
             return finish(code);
         }
@@ -372,6 +372,29 @@ fn asks_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
             || a == "--output-format=json"
             || (a == "--output-format" && args.get(i + 1).is_some_and(|v| v == "json"))
     })
+}
+
+/// The one object of a command line clap refused: `fix`'s is its whole report (as on its
+/// every exit), the others' the envelope.
+fn usage_error_json(code: i32, msg: &str) -> String {
+    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    // The subcommand: the first word that is neither a flag nor the global `--color`'s value.
+    let command = args
+        .iter()
+        .enumerate()
+        .find(|(i, a)| {
+            !a.to_string_lossy().starts_with('-') && (*i == 0 || args[i - 1] != "--color")
+        })
+        .map(|(_, a)| a);
+    if command.is_some_and(|c| c == "fix") {
+        let dry_run = args
+            .iter()
+            .any(|a| a == "--dry-run" || a == "--no-validate");
+        let status = crate::status::FinalStatus::BadInput;
+        crate::report::fix::error_json(status, code, msg, None, dry_run)
+    } else {
+        crate::report::envelope::error(1, code, msg)
+    }
 }
 
 /// clap's `error: ...` line, without the prefix.

@@ -29,6 +29,7 @@ mod hook_env;
 mod interpreter_cache;
 mod jobs;
 mod journal_rollback;
+mod json_errors;
 mod llm_blocks_props;
 mod llm_prompt;
 mod localize_rank;
