@@ -59,5 +59,6 @@ mod syntax_parse;
 mod transform_lookup;
 mod transform_names;
 mod transform_types;
+mod values_user_names;
 mod worker;
 mod xdist;
