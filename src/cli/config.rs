@@ -12,6 +12,7 @@ Exit codes of `config`:
   2  bad input: the configuration file is broken (an unknown key, a wrong type, a rule
      selector that matches no rule: one line with the file and line), --root is not a
      directory, bad flags
+141  the reader of stdout went away (`| head -1`)
 
 Sources: `default`, `FILE:LINE` (the configuration file), or the flag that set the value
 (`selfdebug fix ... --show-settings`). Command-line flags override the file, which overrides

@@ -35,6 +35,8 @@ Exit codes of `fix`:
      (every touched file was restored first)
   7  no tests: pytest collected no test, so nothing was checked
   8  proposed: --no-validate printed candidates; nothing was proven
+141  the reader of stdout or stderr went away (`| head -1`): a run in progress stops as for
+     SIGINT, every touched file restored first (patches kept at the very end stay)
 
 With --json the JSON object is printed on every one of these exits.";
 

@@ -20,7 +20,19 @@ const PARSE_EXIT_CODES: &str = "\
 Exit codes of `parse`:
   0  at least one failure was read
   1  the log is pytest output (or unittest output) in which nothing failed
-  2  bad input: unreadable file, not a pytest log, unittest output or Python traceback, bad flags";
+  2  bad input: unreadable file, not a pytest log, unittest output or Python traceback, bad flags
+141  the reader of stdout went away (`| head -1`): the output was cut; no panic
+
+With --json one object is printed on every exit (docs/json.md).";
+
+const RULES_EXIT_CODES: &str = "\
+Exit codes of `rules`:
+  0  the rules are listed
+  2  bad input: a broken rule file (one line with the file and the problem), --root is not a
+     directory, bad flags
+141  the reader of stdout went away (`| head -1`)
+
+With --json one object is printed on every exit (docs/json.md).";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -31,7 +43,9 @@ Exit codes of `parse`:
         Reads pytest output, finds the failing statement, learns the values involved with a \
         probe, and proposes minimal, pytest-proven edits from declarative rules.",
     after_help = "Exit codes: 0 success, 2 bad input (nothing touched), 6 the tool could not work \
-        (no interpreter, pytest missing); each command's --help lists its own."
+        (no interpreter, pytest missing), 141 the reader of stdout (or stderr) went away, as in \
+        `| head -1` (a fix restores every touched file first); each command's --help lists its \
+        own. With --json every command prints one JSON object on every exit (docs/json.md)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -54,6 +68,7 @@ pub enum Command {
     #[command(after_help = probe::EXIT_CODES)]
     Probe(ProbeArgs),
     /// List the repair rules: built in, and the project's own in `.selfdebug/rules/*.toml`.
+    #[command(after_help = RULES_EXIT_CODES)]
     Rules(RulesArgs),
     /// Propose and prove repairs for failing tests.
     #[command(after_help = fix::EXIT_CODES)]

@@ -18,6 +18,10 @@ Exit codes of `probe`:
      --module not among the failures, source that does not parse, bad flags; nothing touched
   6  could not run: no interpreter, pytest missing, pytest did not start, interrupted, or a
      file could not be restored (the message names the backup copy)
+141  the reader of stdout went away (`| head -1`); the probed file is restored as always
+
+With --json one object is printed on every exit (docs/json.md): on 1, 2 and 6 only
+schema_version, exit_code and error.
 
 The probed file is restored byte for byte (and its mtime) before anything else happens.";
 

@@ -13,6 +13,7 @@ Exit codes of `restore`:
   6  a live selfdebug run holds the lock of this project (its pid is printed), or a file
      could not be restored (it is named; the journal is kept, so run `restore` again once
      the cause is fixed)
+141  the reader of stdout went away (`| head -1`); the files were restored before the report
 
 Only the files the killed run recorded are written back (bytes, mtime, permissions): other
 files, the git index and untracked files are never touched. Journals live outside the
