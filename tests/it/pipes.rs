@@ -9,11 +9,23 @@ use crate::support;
 use support::project::{assert_same, demo_project, project};
 use support::{fixtures, path_str};
 
+/// The write end of a pipe whose read end is already closed (`std::io::pipe` is newer than
+/// the MSRV).
+fn reader_gone() -> Stdio {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // Close-on-exec: a command another test starts meanwhile must not inherit the read end
+    // (the pipe would have a reader again).
+    // SAFETY: pipe2 fills the two descriptors it is given; each is owned exactly once below.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader);
+    Stdio::from(writer)
+}
+
 /// Runs `cmd` with stdout a pipe whose reader is already gone; stderr is captured.
 fn with_stdout_closed(mut cmd: Command) -> Output {
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
-    cmd.stdout(writer).stderr(Stdio::piped());
+    cmd.stdout(reader_gone()).stderr(Stdio::piped());
     // `cmd` holds the write end until it is dropped; the child has its own copy.
     let child = cmd.spawn().unwrap();
     drop(cmd);
@@ -87,10 +99,8 @@ fn fix_dry_run_ends_with_141_and_changes_nothing() {
 fn fix_with_stderr_closed_stops_before_touching_anything() {
     let p = demo_project();
     let before = p.snapshot();
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
     let mut cmd = p.cmd(&["fix"]);
-    cmd.stdout(Stdio::piped()).stderr(writer);
+    cmd.stdout(Stdio::piped()).stderr(reader_gone());
     let child = cmd.spawn().unwrap();
     drop(cmd);
     let out = child.wait_with_output().unwrap();
