@@ -25,3 +25,7 @@ pub const ENVIRONMENT: i32 = 6;
 pub const NO_TESTS: i32 = 7;
 /// `fix --no-validate`: candidates were printed, none was proven (nothing ran).
 pub const PROPOSED: i32 = 8;
+/// The reader of stdout (or stderr) went away (`selfdebug rules | head -1`): the command stopped
+/// quietly, a `fix` after restoring every file it touched. 128 + SIGPIPE, what a shell reports
+/// for a process that SIGPIPE killed.
+pub const BROKEN_PIPE: i32 = 141;

@@ -33,6 +33,7 @@ pub mod search;
 pub mod session;
 pub mod source;
 pub mod status;
+pub mod stdio;
 pub mod syntax;
 pub mod trace_times;
 pub mod traceback;

@@ -34,12 +34,12 @@ pub fn span(label: &'static str) -> Span {
 impl Drop for Span {
     fn drop(&mut self) {
         if let (Some(o), Some(s)) = (origin(), self.start) {
-            eprintln!(
+            crate::stdio::errln(&format!(
                 "selfdebug-time: {:>6} ms +{:>5} ms {}",
                 s.duration_since(o).as_millis(),
                 s.elapsed().as_millis(),
                 self.label
-            );
+            ));
         }
     }
 }

@@ -12,33 +12,32 @@ Exit codes of `config`:
   2  bad input: the configuration file is broken (an unknown key, a wrong type, a rule
      selector that matches no rule: one line with the file and line), --root is not a
      directory, bad flags
+141  the reader of stdout went away (`| head -1`)
 
 Sources: `default`, `FILE:LINE` (the configuration file), or the flag that set the value
 (`selfdebug fix ... --show-settings`). Command-line flags override the file, which overrides
 the defaults.";
 
 pub fn run(args: &ConfigArgs) -> i32 {
-    let root = match crate::project::ProjectRoot::find(args.root.as_deref()) {
-        Ok(r) => r,
-        Err(msg) => {
-            error(msg);
-            return exit::BAD_INPUT;
-        }
-    };
-    match super::fix::settings(&root, &Flags::default()) {
+    let json = wants_json(args.json, args.output_format);
+    let resolved = crate::project::ProjectRoot::find(args.root.as_deref())
+        .and_then(|root| super::fix::settings(&root, &Flags::default()));
+    match resolved {
         Ok((settings, _rules)) => {
-            print!(
-                "{}",
-                if wants_json(args.json, args.output_format) {
-                    report::config::json(&settings)
-                } else {
-                    report::config::human(&settings)
-                }
-            );
+            crate::stdio::out(&if json {
+                report::config::json(&settings, exit::OK)
+            } else {
+                report::config::human(&settings)
+            });
             exit::OK
         }
         Err(msg) => {
-            error(msg);
+            error(&msg);
+            // With --json, one object on every exit: the envelope with the error.
+            if json {
+                let version = report::config::CONFIG_SCHEMA_VERSION;
+                crate::stdio::out(&report::envelope::error(version, exit::BAD_INPUT, &msg));
+            }
             exit::BAD_INPUT
         }
     }

@@ -35,6 +35,8 @@ Exit codes of `fix`:
      (every touched file was restored first)
   7  no tests: pytest collected no test, so nothing was checked
   8  proposed: --no-validate printed candidates; nothing was proven
+141  the reader of stdout or stderr went away (`| head -1`): a run in progress stops as for
+     SIGINT, every touched file restored first (patches kept at the very end stay)
 
 With --json the JSON object is printed on every one of these exits.";
 
@@ -99,29 +101,24 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
         Err(stop) => {
             error(&stop.message);
             if format == OutputFormat::Github {
-                print!(
-                    "{}",
-                    github::command(
-                        "error",
-                        &[(
-                            "title",
-                            Some(format!(
-                                "selfdebug: {}",
-                                stop.status.as_str().replace('_', " ")
-                            ))
-                        )],
-                        &stop.message
-                    )
-                );
+                crate::stdio::out(&github::command(
+                    "error",
+                    &[(
+                        "title",
+                        Some(format!(
+                            "selfdebug: {}",
+                            stop.status.as_str().replace('_', " ")
+                        )),
+                    )],
+                    &stop.message,
+                ));
             }
             if format == OutputFormat::Json {
                 let root = root
                     .as_ref()
                     .ok()
                     .map(|r| r.path().to_string_lossy().into_owned());
-                print!(
-                    "{}",
-                    report::error_json(
+                crate::stdio::out(&report::error_json(
                         stop.status,
                         stop.code,
                         &stop.message,
@@ -132,8 +129,7 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
                             pytest_ms: stop.pytest.1,
                             duration_ms: started.elapsed().as_millis() as u64,
                         },
-                    )
-                );
+                ));
             }
             stop.code
         }
@@ -235,14 +231,11 @@ fn run_in(
     let (mut settings, rules) = settings(root, &flags).map_err(Stop::bad)?;
     drop(t);
     if args.show_settings {
-        print!(
-            "{}",
-            if format == OutputFormat::Json {
-                crate::report::config::json(&settings)
-            } else {
-                crate::report::config::human(&settings)
-            }
-        );
+        crate::stdio::out(&if format == OutputFormat::Json {
+            crate::report::config::json(&settings, exit::OK)
+        } else {
+            crate::report::config::human(&settings)
+        });
         return Ok(exit::OK);
     }
     let t = crate::trace_times::span("pending journal checked");
@@ -278,8 +271,12 @@ fn run_in(
     drop(t);
     if format != OutputFormat::Json {
         match &settings.file {
-            Some(f) => eprintln!("selfdebug: {}; config: {}", root.describe(), f.name),
-            None => eprintln!("selfdebug: {}", root.describe()),
+            Some(f) => crate::stdio::errln(&format!(
+                "selfdebug: {}; config: {}",
+                root.describe(),
+                f.name
+            )),
+            None => crate::stdio::errln(&format!("selfdebug: {}", root.describe())),
         }
     }
     // The warm workers end with the run (their temp dirs too), however it ends.
@@ -304,9 +301,9 @@ fn run_in(
     // Colour is for the text view only: next to JSON or annotations the log stays plain.
     let text = format == OutputFormat::Text;
     if text && color.enabled(std::io::stderr().is_terminal()) {
-        eprint!("{}", style::paint_log(&log));
+        crate::stdio::err(&style::paint_log(&log));
     } else {
-        eprint!("{log}");
+        crate::stdio::err(&log);
     }
     if let Some(path) = &settings.audit_log {
         let written = std::fs::OpenOptions::new()
@@ -322,17 +319,15 @@ fn run_in(
         }
     }
     match format {
-        OutputFormat::Json => print!("{}", report::json_exiting(&report, code)),
-        OutputFormat::Github => print!(
-            "{}",
-            github::fix(&report, &github::repo_prefix(root.path()))
-        ),
+        OutputFormat::Json => crate::stdio::out(&report::json_exiting(&report, code)),
+        OutputFormat::Github => {
+            crate::stdio::out(&github::fix(&report, &github::repo_prefix(root.path())))
+        }
         OutputFormat::Text => {
             // The patch on stdout: what was applied, or in a dry run what would be.
             // The file's own bytes (a latin-1 file's patch is latin-1), so `git apply` takes
             // it; coloured only for a terminal (or --color always), never into a pipe.
             let paint = color.enabled(std::io::stdout().is_terminal());
-            let mut stdout = std::io::stdout().lock();
             for p in &report.patches {
                 let bytes = crate::edit::diff_bytes(&p.diff, p.diff_encoding);
                 let bytes = if paint {
@@ -340,7 +335,7 @@ fn run_in(
                 } else {
                     bytes
                 };
-                let _ = stdout.write_all(&bytes);
+                crate::stdio::out_bytes(&bytes);
             }
         }
     }

@@ -21,7 +21,19 @@ const PARSE_EXIT_CODES: &str = "\
 Exit codes of `parse`:
   0  at least one failure was read
   1  the log is pytest output (or unittest output) in which nothing failed
-  2  bad input: unreadable file, not a pytest log, unittest output or Python traceback, bad flags";
+  2  bad input: unreadable file, not a pytest log, unittest output or Python traceback, bad flags
+141  the reader of stdout went away (`| head -1`): the output was cut; no panic
+
+With --json one object is printed on every exit (docs/json.md).";
+
+const RULES_EXIT_CODES: &str = "\
+Exit codes of `rules`:
+  0  the rules are listed
+  2  bad input: a broken rule file (one line with the file and the problem), --root is not a
+     directory, bad flags
+141  the reader of stdout went away (`| head -1`)
+
+With --json one object is printed on every exit (docs/json.md).";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -32,7 +44,9 @@ Exit codes of `parse`:
         Reads pytest output, finds the failing statement, learns the values involved with a \
         probe, and proposes minimal, pytest-proven edits from declarative rules.",
     after_help = "Exit codes: 0 success, 2 bad input (nothing touched), 6 the tool could not work \
-        (no interpreter, pytest missing); each command's --help lists its own."
+        (no interpreter, pytest missing), 141 the reader of stdout (or stderr) went away, as in \
+        `| head -1` (a fix restores every touched file first); each command's --help lists its \
+        own. With --json every command prints one JSON object on every exit (docs/json.md)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -55,6 +69,7 @@ pub enum Command {
     #[command(after_help = probe::EXIT_CODES)]
     Probe(ProbeArgs),
     /// List the repair rules: built in, and the project's own in `.selfdebug/rules/*.toml`.
+    #[command(after_help = RULES_EXIT_CODES)]
     Rules(RulesArgs),
     /// Propose and prove repairs for failing tests.
     #[command(after_help = fix::EXIT_CODES)]
@@ -337,11 +352,23 @@ pub fn run() -> i32 {
                 crate::exit::OK
             };
             // clap renders help/version to stdout and usage errors to stderr itself.
-            let _ = e.print();
-            return code;
+            // (Its print returns write errors instead of panicking.) Help into a pipe goes
+            // through stdio so that `--help | head -1` ends as every command does.
+            if e.use_stderr() || std::io::stdout().is_terminal() {
+                let _ = e.print();
+            } else {
+                crate::stdio::out(&e.render().to_string());
+            }
+            // A bad flag next to --json still gets its one object on stdout (every
+            // schema is at version 1).
+            if e.use_stderr() && asks_for_json(std::env::args_os().skip(1)) {
+                let msg = first_error_line(&e.render().to_string());
+                crate::stdio::out(&usage_error_json(code, &msg));
+            }
+            return finish(code);
         }
     };
-    match cli.command {
+    let code = match cli.command {
         Command::Parse(args) => parse::run(&args),
         Command::Probe(args) => probe::run(&args),
         Command::Rules(args) => rules::run(&args),
@@ -349,7 +376,57 @@ pub fn run() -> i32 {
         Command::Restore(args) => restore::run(&args),
         Command::Config(args) => config::run(&args),
         Command::Mcp => mcp::run(),
+    };
+    finish(code)
+}
+
+/// A command whose reader went away ends with the conventional status (docs/json.md, exit
+/// codes), whatever it would have returned: its output was not all read.
+fn finish(code: i32) -> i32 {
+    if crate::stdio::broken_pipe() {
+        crate::exit::BROKEN_PIPE
+    } else {
+        code
     }
+}
+
+/// `--json` or `--output-format json` (or `=json`) among the arguments, before a `--`.
+fn asks_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    let args: Vec<_> = args.take_while(|a| a != "--").collect();
+    args.iter().enumerate().any(|(i, a)| {
+        a == "--json"
+            || a == "--output-format=json"
+            || (a == "--output-format" && args.get(i + 1).is_some_and(|v| v == "json"))
+    })
+}
+
+/// The one object of a command line clap refused: `fix`'s is its whole report (as on its
+/// every exit), the others' the envelope.
+fn usage_error_json(code: i32, msg: &str) -> String {
+    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    // The subcommand: the first word that is neither a flag nor the global `--color`'s value.
+    let command = args
+        .iter()
+        .enumerate()
+        .find(|(i, a)| {
+            !a.to_string_lossy().starts_with('-') && (*i == 0 || args[i - 1] != "--color")
+        })
+        .map(|(_, a)| a);
+    if command.is_some_and(|c| c == "fix") {
+        let dry_run = args
+            .iter()
+            .any(|a| a == "--dry-run" || a == "--no-validate");
+        let status = crate::status::FinalStatus::BadInput;
+        crate::report::fix::error_json(status, code, msg, None, dry_run)
+    } else {
+        crate::report::envelope::error(1, code, msg)
+    }
+}
+
+/// clap's `error: ...` line, without the prefix.
+fn first_error_line(rendered: &str) -> String {
+    let line = rendered.lines().next().unwrap_or("").trim();
+    line.strip_prefix("error: ").unwrap_or(line).to_string()
 }
 
 /// The LOG argument's bytes: a file, or standard input for `-` (refused when it is a terminal,
@@ -380,7 +457,7 @@ fn log_name(log: Option<&Path>) -> String {
 
 /// One-line error on stderr, the way every subcommand reports bad input.
 fn error(msg: impl std::fmt::Display) {
-    eprintln!("selfdebug: error: {msg}");
+    crate::stdio::errln(&format!("selfdebug: error: {msg}"));
 }
 
 fn parse_worker(s: &str) -> Result<crate::worker::Mode, String> {

@@ -4,39 +4,41 @@ use std::path::Path;
 
 use super::{error, log_name, read_log, ParseArgs};
 use crate::report::format::{output_format, OutputFormat};
+use crate::traceback::{ParsedLog, PARSE_SCHEMA_VERSION};
 use crate::{exit, report, traceback};
 
 pub fn run(args: &ParseArgs) -> i32 {
-    let bytes = match read_log(args.log.as_deref().unwrap_or(Path::new("-"))) {
-        Ok(b) => b,
+    let format = output_format(args.json, args.output_format);
+    match read(args) {
+        Ok(parsed) => {
+            let code = if parsed.failures.is_empty() {
+                exit::NO_FAILURE
+            } else {
+                exit::OK
+            };
+            crate::stdio::out(&match format {
+                OutputFormat::Json => report::parse::json(&parsed, code),
+                OutputFormat::Github => report::github::parse(&parsed),
+                OutputFormat::Text => report::parse::human(&parsed),
+            });
+            code
+        }
         Err(msg) => {
-            error(msg);
-            return exit::BAD_INPUT;
+            error(&msg);
+            // With --json, one object on every exit: the envelope with the error.
+            if format == OutputFormat::Json {
+                let doc = report::envelope::error(PARSE_SCHEMA_VERSION, exit::BAD_INPUT, &msg);
+                crate::stdio::out(&doc);
+            }
+            exit::BAD_INPUT
         }
-    };
-    let root = match crate::project::ProjectRoot::find(args.root.as_deref()) {
-        Ok(r) => r,
-        Err(msg) => {
-            error(msg);
-            return exit::BAD_INPUT;
-        }
-    };
-    let parsed = match traceback::parse(&bytes, root.path()) {
-        Ok(p) => p,
-        Err(e) => {
-            error(format!("{}: {e}", log_name(args.log.as_deref())));
-            return exit::BAD_INPUT;
-        }
-    };
-    let out = match output_format(args.json, args.output_format) {
-        OutputFormat::Json => report::parse::json(&parsed),
-        OutputFormat::Github => report::github::parse(&parsed),
-        OutputFormat::Text => report::parse::human(&parsed),
-    };
-    print!("{out}");
-    if parsed.failures.is_empty() {
-        exit::NO_FAILURE
-    } else {
-        exit::OK
     }
+}
+
+/// The log read and parsed, or the one-line message of bad input.
+fn read(args: &ParseArgs) -> Result<ParsedLog, String> {
+    let bytes = read_log(args.log.as_deref().unwrap_or(Path::new("-")))?;
+    let root = crate::project::ProjectRoot::find(args.root.as_deref())?;
+    traceback::parse(&bytes, root.path())
+        .map_err(|e| format!("{}: {e}", log_name(args.log.as_deref())))
 }

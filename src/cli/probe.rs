@@ -18,6 +18,10 @@ Exit codes of `probe`:
      --module not among the failures, source that does not parse, bad flags; nothing touched
   6  could not run: no interpreter, pytest missing, pytest did not start, interrupted, or a
      file could not be restored (the message names the backup copy)
+141  the reader of stdout went away (`| head -1`); the probed file is restored as always
+
+With --json one object is printed on every exit (docs/json.md): on 1, 2 and 6 only
+schema_version, exit_code and error.
 
 The probed file is restored byte for byte (and its mtime) before anything else happens.";
 
@@ -25,7 +29,12 @@ pub fn run(args: &ProbeArgs) -> i32 {
     match run_inner(args) {
         Ok(code) => code,
         Err((code, msg)) => {
-            error(msg);
+            error(&msg);
+            // With --json, one object on every exit: the envelope with the error.
+            if wants_json(args.json, args.output_format) {
+                let doc = report::envelope::error(probe::PROBE_SCHEMA_VERSION, code, &msg);
+                crate::stdio::out(&doc);
+            }
             code
         }
     }
@@ -106,7 +115,13 @@ fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
         }
     };
     if parsed.failures.is_empty() {
-        eprintln!("selfdebug: nothing failed: no failure to probe");
+        // Not an error, but no report either: said as the error envelope's reason (exit 1).
+        crate::stdio::errln("selfdebug: nothing failed: no failure to probe");
+        if wants_json(args.json, args.output_format) {
+            let why = "nothing failed: no failure to probe";
+            let doc = report::envelope::error(probe::PROBE_SCHEMA_VERSION, exit::NO_FAILURE, why);
+            crate::stdio::out(&doc);
+        }
         return Ok(exit::NO_FAILURE);
     }
     let failure = pick(&parsed.failures, args.test.as_deref()).map_err(bad)?;
@@ -130,11 +145,11 @@ fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
         _ => bad(e.to_string()),
     })?;
     let out = if wants_json(args.json, args.output_format) {
-        report::probe::json(&report)
+        report::probe::json(&report, exit::OK)
     } else {
         report::probe::human(&report)
     };
-    print!("{out}");
+    crate::stdio::out(&out);
     Ok(exit::OK)
 }
 

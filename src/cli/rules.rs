@@ -6,26 +6,26 @@ use crate::rules::RuleSet;
 use crate::{exit, report};
 
 pub fn run(args: &RulesArgs) -> i32 {
-    let root = match crate::project::ProjectRoot::find(args.root.as_deref()) {
-        Ok(r) => r,
-        Err(msg) => {
-            error(msg);
-            return exit::BAD_INPUT;
-        }
-    };
-    let set = match RuleSet::load(root.path()) {
+    let json = wants_json(args.json, args.output_format);
+    let loaded = crate::project::ProjectRoot::find(args.root.as_deref())
+        .and_then(|root| RuleSet::load(root.path()).map_err(|e| e.to_string()));
+    let set = match loaded {
         Ok(set) => set,
-        Err(e) => {
-            // One line naming the file and the problem; nothing on stdout.
-            error(e);
+        Err(msg) => {
+            // One line naming the file and the problem; with --json the envelope on stdout.
+            error(&msg);
+            if json {
+                let doc =
+                    report::envelope::error(report::rules::SCHEMA_VERSION, exit::BAD_INPUT, &msg);
+                crate::stdio::out(&doc);
+            }
             return exit::BAD_INPUT;
         }
     };
-    let out = if wants_json(args.json, args.output_format) {
-        report::rules::json(&set)
+    crate::stdio::out(&if json {
+        report::rules::json(&set, exit::OK)
     } else {
         report::rules::human(&set)
-    };
-    print!("{out}");
+    });
     exit::OK
 }

@@ -805,7 +805,7 @@ impl Drop for Journal {
         }
         self.done = true;
         if let Err(e) = self.rollback_inner() {
-            eprintln!("selfdebug: error: {e}");
+            crate::stdio::errln(&format!("selfdebug: error: {e}"));
         }
     }
 }

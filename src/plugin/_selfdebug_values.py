@@ -47,8 +47,15 @@ def error(e):
     return {"type": type_name(e), "msg": message(e)}
 
 
+def internal(k):
+    """Names that are not the user's: pytest's assertion-rewrite temporaries (`@py_assert1`,
+    `@py_format10`, `@py_builtins`, `@pytest_ar`; no identifier starts with `@`) and
+    selfdebug's own. Noise for the model and for an agent reading the values."""
+    return k.startswith("@") or k.startswith("_selfdebug")
+
+
 def keys(m):
-    ks = [k for k in m.keys() if isinstance(k, str)]
+    ks = [k for k in m.keys() if isinstance(k, str) and not internal(k)]
     return {"names": ks[:NAMES_MAX], "total": len(ks)}
 
 
@@ -76,7 +83,7 @@ def add_locals(rec, L, G):
     import types
 
     for k in list(L.keys()):
-        if not isinstance(k, str):
+        if not isinstance(k, str) or internal(k):
             continue
         try:
             v = L[k]

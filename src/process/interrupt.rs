@@ -24,7 +24,14 @@ pub fn install_interrupt_handler() {
     }
 }
 
-/// Whether SIGINT/SIGTERM/SIGHUP arrived since [`install_interrupt_handler`].
+/// Raises the interrupt flag from inside the process, as SIGINT would: every run in progress
+/// ends and the callers restore what they touched (a closed stdout, see `crate::stdio`).
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Whether SIGINT/SIGTERM/SIGHUP arrived since [`install_interrupt_handler`] (or [`interrupt`]
+/// was called).
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }

@@ -39,6 +39,6 @@ mod temp_dir;
 pub(crate) use child::{prepare_child, OUTPUT_CAP};
 pub use child::{run_command, CommandRun};
 pub use error::RunnerError;
-pub use interrupt::{install_interrupt_handler, interrupted, stop_this_thread_with};
+pub use interrupt::{install_interrupt_handler, interrupt, interrupted, stop_this_thread_with};
 pub use private::{cache_home, private_dir, write_private};
 pub use temp_dir::{remove_stale_temp_dirs_with, TempDir};

@@ -69,22 +69,28 @@ pub fn human(s: &Settings) -> String {
     out
 }
 
+/// The JSON word of a setting's source (schema/config.schema.json, `$defs/setting/source`).
+pub fn source_word(s: &Source) -> &'static str {
+    match s {
+        Source::Default => "default",
+        Source::File(_) => "file",
+        Source::Flag(_) => "flag",
+    }
+}
+
 /// One JSON object (schema/config.schema.json).
-pub fn json(s: &Settings) -> String {
+pub fn json(s: &Settings, exit_code: i32) -> String {
     let mut settings = Map::new();
     for r in &s.shown {
         let mut entry = Map::new();
         entry.insert("value".into(), r.value.clone());
+        entry.insert("source".into(), json!(source_word(&r.source)));
         match &r.source {
-            Source::Default => {
-                entry.insert("source".into(), json!("default"));
-            }
+            Source::Default => {}
             Source::File(line) => {
-                entry.insert("source".into(), json!("file"));
                 entry.insert("line".into(), json!(line));
             }
             Source::Flag(flag) => {
-                entry.insert("source".into(), json!("flag"));
                 entry.insert("flag".into(), json!(flag));
             }
         }
@@ -92,6 +98,7 @@ pub fn json(s: &Settings) -> String {
     }
     let doc = json!({
         "schema_version": CONFIG_SCHEMA_VERSION,
+        "exit_code": exit_code,
         "root": s.root.path().to_string_lossy(),
         "config_file": s.file.as_ref().map(|f| f.path.to_string_lossy().into_owned()),
         "shadowed": s.shadowed,

@@ -4,11 +4,9 @@ use std::fmt::Write;
 
 use crate::traceback::{Failure, Frame, Outcome, ParsedLog, When};
 
-pub fn json(parsed: &ParsedLog) -> String {
-    // Serializing plain data with string keys cannot fail.
-    let mut s = serde_json::to_string_pretty(parsed).unwrap_or_default();
-    s.push('\n');
-    s
+/// The `parse --json` object (schema/parse.schema.json) of a command exiting with `exit_code`.
+pub fn json(parsed: &ParsedLog, exit_code: i32) -> String {
+    super::envelope::with_exit_code(parsed, exit_code)
 }
 
 pub fn human(parsed: &ParsedLog) -> String {

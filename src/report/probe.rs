@@ -4,11 +4,9 @@ use std::fmt::Write;
 
 use crate::probe::{InjectionKind, ProbeReport};
 
-pub fn json(report: &ProbeReport) -> String {
-    // Serializing plain data with string keys cannot fail.
-    let mut s = serde_json::to_string_pretty(report).unwrap_or_default();
-    s.push('\n');
-    s
+/// The `probe --json` object (schema/probe.schema.json) of a command exiting with `exit_code`.
+pub fn json(report: &ProbeReport, exit_code: i32) -> String {
+    super::envelope::with_exit_code(report, exit_code)
 }
 
 pub fn human(r: &ProbeReport) -> String {

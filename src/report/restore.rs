@@ -40,6 +40,11 @@ pub fn json(r: &RestoreReport, exit_code: i32) -> String {
 
 /// The same object for a restore that failed: `error` is the one-line message.
 pub fn json_error(e: &JournalError, exit_code: i32) -> String {
+    json_bad_input(&e.to_string(), exit_code)
+}
+
+/// The same object for a restore that could not start (`--root` not a directory).
+pub fn json_bad_input(message: &str, exit_code: i32) -> String {
     render(&JsonDoc {
         schema_version: SCHEMA_VERSION,
         exit_code,
@@ -49,7 +54,7 @@ pub fn json_error(e: &JournalError, exit_code: i32) -> String {
         hash_algorithm: HASH_ALGORITHM,
         files: &[],
         warnings: &[],
-        error: Some(e.to_string()),
+        error: Some(message.to_string()),
     })
 }
 

@@ -12,9 +12,10 @@ use crate::rules::{confidence_name, Category, Rule, RuleDocs, RuleSet, RuleSourc
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// `{"schema_version": 1, "rules": [...]}` with every field of every rule, sorted by id.
-pub fn json(set: &RuleSet) -> String {
+pub fn json(set: &RuleSet, exit_code: i32) -> String {
     let doc = JsonDoc {
         schema_version: SCHEMA_VERSION,
+        exit_code,
         rules: set.rules().iter().map(rule_json).collect(),
     };
     // Serializing plain data with string keys cannot fail.
@@ -27,6 +28,7 @@ pub fn json(set: &RuleSet) -> String {
 #[derive(Serialize)]
 struct JsonDoc<'a> {
     schema_version: u32,
+    exit_code: i32,
     rules: Vec<JsonRule<'a>>,
 }
 
@@ -53,11 +55,20 @@ struct JsonRule<'a> {
     docs: &'a RuleDocs,
 }
 
+/// The JSON word of a rule's source (schema/rules.schema.json, `source`).
+pub fn source_word(s: &RuleSource) -> &'static str {
+    match s {
+        RuleSource::Builtin => "builtin",
+        RuleSource::Project(_) => "project",
+    }
+}
+
 fn rule_json(r: &Rule) -> JsonRule<'_> {
-    let (source, path) = match &r.source {
-        RuleSource::Builtin => ("builtin", None),
-        RuleSource::Project(p) => ("project", Some(p.display().to_string())),
+    let path = match &r.source {
+        RuleSource::Builtin => None,
+        RuleSource::Project(p) => Some(p.display().to_string()),
     };
+    let source = source_word(&r.source);
     JsonRule {
         id: &r.id,
         title: &r.title,

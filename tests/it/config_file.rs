@@ -297,7 +297,7 @@ fn dot_selfdebug_toml_over_selfdebug_toml_over_pyproject_toml() {
         let out = p.run(&["config", "--json"]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         support::assert_valid("config.schema.json", None, &[&out.stdout]);
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = support::project::json(&out);
         (
             v["config_file"]
                 .as_str()
@@ -379,7 +379,7 @@ fn config_prints_every_setting_with_its_source() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     support::assert_valid("config.schema.json", None, &[&out.stdout]);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::project::json(&out);
     let s = &v["settings"];
     assert_eq!(
         s["max-attempts"],

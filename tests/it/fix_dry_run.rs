@@ -100,7 +100,7 @@ fn safe_only_skips_unsafe_rules() {
         None,
     );
     support::assert_exit(&out, 4);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::project::json(&out);
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     assert_eq!(v["final_status"], "fail");
     assert_eq!(v["patches"], serde_json::json!([]));
@@ -120,7 +120,7 @@ fn demo_json_summary() {
         None,
     );
     support::assert_exit(&out, 0);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::project::json(&out);
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     let probe_doc = serde_json::to_vec(&v["failures"][0]["probe"]).unwrap();
     support::assert_valid("fix.schema.json", Some("probe_report"), &[&probe_doc]);
@@ -198,7 +198,7 @@ fn no_validate_prints_top_candidate_without_running() {
     );
     // Nothing was proven: `proposed`, exit 8, never a pass.
     support::assert_exit(&out, 8);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::project::json(&out);
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     assert_eq!(v["final_status"], "proposed");
     assert_eq!(v["exit_code"], 8);

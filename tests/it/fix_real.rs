@@ -29,7 +29,7 @@ fn fix_keeps_the_proven_patch_in_a_git_repo() {
     let out = p.run(&["fix", "--json"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::project::json(&out);
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
     assert_eq!(v["final_status"], "pass");
     assert_eq!(v["dry_run"], false);
@@ -95,7 +95,7 @@ fn failed_run_leaves_a_dirty_git_tree_byte_for_byte() {
     let out = p.run(&["fix", "--json"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::project::json(&out);
     assert_eq!(v["final_status"], "fail");
     assert_eq!(v["rollback"], true);
     assert!(v["attempts"].as_u64().unwrap() >= 2, "{stderr}");
@@ -264,7 +264,7 @@ fn multi_step_repair_and_audit_log() {
         std::fs::read_to_string(p.root.join("people.py")).unwrap(),
         "def describe(user):\n    name = (user.get(\"name\") or \"\").strip()\n    city = (user.get(\"city\") or \"\").title()\n    return f\"{name} ({city})\"\n"
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::project::json(&out);
     let steps: Vec<(u64, &str)> = v["attempt_records"]
         .as_array()
         .unwrap()
@@ -313,7 +313,7 @@ fn partial_keeps_proven_fix_unless_all_or_nothing() {
     let before = snapshot(&p.root);
     let out = p.run(&["fix", "--all-or-nothing", "--json"]);
     support::assert_exit(&out, 4);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::project::json(&out);
     assert_eq!(v["final_status"], "fail");
     assert_eq!(v["rollback"], true);
     let statuses: Vec<&str> = v["failures"]
@@ -327,7 +327,7 @@ fn partial_keeps_proven_fix_unless_all_or_nothing() {
 
     let out = p.run(&["fix", "--json"]);
     support::assert_exit(&out, 3);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::project::json(&out);
     assert_eq!(v["final_status"], "partial");
     assert_eq!(v["rollback"], false);
     assert_eq!(v["files_patched"], serde_json::json!(["words.py"]));

@@ -34,7 +34,7 @@ fn interrupt_at(state: &str, signal: libc::c_int) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(6), "{state}: {stderr}");
     assert_eq!(h.seen().last().map(String::as_str), Some(state));
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = support::project::json(&out);
     assert_eq!(j["final_status"], "error");
     assert_eq!(
         j["error"],

@@ -213,7 +213,7 @@ fn interrupt_two_held_runs(
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(6), "{stderr}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::project::json(&out);
     assert_eq!(v["final_status"], "error");
     assert_eq!(
         v["error"],
@@ -294,7 +294,7 @@ fn jobs_come_from_the_flag_the_environment_the_file_or_the_cores() {
     let shown = |cmd: &mut std::process::Command| {
         let out = cmd.output().unwrap();
         assert_eq!(out.status.code(), Some(0));
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = support::project::json(&out);
         v["settings"]["jobs"].clone()
     };
     assert_eq!(
@@ -330,7 +330,7 @@ fn the_worker_mode_comes_from_the_flag_or_the_environment_and_a_bad_value_is_ref
     let worker = |cmd: &mut std::process::Command| {
         let out = cmd.output().unwrap();
         support::assert_exit(&out, 0);
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = support::project::json(&out);
         v["settings"]["worker"].clone()
     };
     assert_eq!(

@@ -381,7 +381,7 @@ fn the_design_demo_trace_is_read_not_refused() {
         None,
     );
     support::assert_exit(&out, 0);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::project::json(&out);
     let f = &v["failures"][0];
     assert_eq!(f["headline"], "test_foo");
     assert_eq!(

@@ -75,7 +75,7 @@ fn json_output_without_a_log() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = support::project::json(&out);
     assert_eq!(v["schema_version"], 1);
     // The subcommand always runs the probe (the plugin's facts are `fix`'s baseline's).
     assert_eq!(v["source"], "probe");
@@ -146,6 +146,7 @@ fn json_output_without_a_log() {
         [
             "duration_ms",
             "exc_type",
+            "exit_code",
             "exprs",
             "file",
             "file_hash",

@@ -45,7 +45,9 @@ pub fn selfdebug(args: &[&str], stdin: Option<&[u8]>) -> Output {
         let mut pipe = child.stdin.take().expect("stdin");
         pipe.write_all(input).expect("write stdin");
     }
-    child.wait_with_output().expect("wait selfdebug")
+    let out = child.wait_with_output().expect("wait selfdebug");
+    check_json_output(args, &out.stdout);
+    out
 }
 
 /// Every captured log of a fixture project: (mode, path), sorted by mode.
@@ -110,6 +112,20 @@ pub fn path_str(p: &Path) -> &str {
 /// Checks JSON documents against a schema of `schema/` (optionally one of its `$defs`) with
 /// Python's `jsonschema` (scripts/test installs it). Panics with the validator's report.
 pub fn assert_valid(schema: &str, def: Option<&str>, docs: &[&[u8]]) {
+    // The run helpers and `project::json` both check what they see: a document is checked
+    // once (a python process each time is the cost).
+    static SEEN: std::sync::Mutex<Vec<(String, Vec<u8>)>> = std::sync::Mutex::new(Vec::new());
+    let key = |d: &[u8]| (format!("{schema}#{def:?}"), d.to_vec());
+    let seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let docs: Vec<&[u8]> = docs
+        .iter()
+        .copied()
+        .filter(|d| !seen.contains(&key(d)))
+        .collect();
+    drop(seen);
+    if docs.is_empty() {
+        return;
+    }
     let dir = tempfile::tempdir().expect("temp dir");
     let mut paths = Vec::new();
     for (i, doc) in docs.iter().enumerate() {
@@ -131,6 +147,57 @@ pub fn assert_valid(schema: &str, def: Option<&str>, docs: &[&[u8]]) {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(report.trim(), format!("{} valid, 0 invalid", docs.len()));
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    seen.extend(docs.iter().map(|d| key(d)));
+}
+
+/// The commands whose `--json` output has a schema in `schema/`.
+const COMMANDS: [&str; 6] = ["fix", "parse", "probe", "rules", "restore", "config"];
+
+/// The schema of what `selfdebug ARGS` prints on stdout, when it prints JSON: the
+/// subcommand's (`fix --show-settings` prints the config object).
+pub fn schema_for(args: &[&str]) -> Option<String> {
+    let before_dashes: Vec<&str> = args.iter().copied().take_while(|a| *a != "--").collect();
+    let json = before_dashes.iter().enumerate().any(|(i, a)| {
+        *a == "--json"
+            || *a == "--output-format=json"
+            || (*a == "--output-format" && before_dashes.get(i + 1) == Some(&"json"))
+    });
+    let command = before_dashes.iter().find(|a| COMMANDS.contains(a))?;
+    let command = if *command == "fix" && before_dashes.contains(&"--show-settings") {
+        "config"
+    } else {
+        command
+    };
+    json.then(|| format!("{command}.schema.json"))
+}
+
+/// The schema a JSON document of ours is an instance of, told by its fields: for helpers
+/// that get a document without the command line. A bare envelope (`error` and no report)
+/// has the same form in every schema but fix's (whose error object is the whole report).
+pub fn schema_of_doc(doc: &serde_json::Value) -> &'static str {
+    let has = |k: &str| doc.get(k).is_some();
+    if has("final_status") {
+        "fix.schema.json"
+    } else if has("hash_algorithm") {
+        "restore.schema.json"
+    } else if has("rules") {
+        "rules.schema.json"
+    } else if has("settings") {
+        "config.schema.json"
+    } else if has("injection") {
+        "probe.schema.json"
+    } else {
+        "parse.schema.json"
+    }
+}
+
+/// Validates `stdout` of `selfdebug ARGS` against its command's schema when ARGS ask for JSON:
+/// every JSON any test gets through the helpers is checked (docs/json.md's promise).
+pub fn check_json_output(args: &[&str], stdout: &[u8]) {
+    if let Some(schema) = schema_for(args) {
+        assert_valid(&schema, None, &[stdout]);
+    }
 }
 
 /// The process exited with `code`; its stderr is the failure message otherwise.

@@ -56,8 +56,12 @@ impl Project {
         cmd
     }
 
+    /// Runs `selfdebug SUBCOMMAND --root ROOT ARGS...`; JSON output is checked against its
+    /// schema.
     pub fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
+        let out = self.cmd(args).output().unwrap();
+        super::check_json_output(args, &out.stdout);
+        out
     }
 
     pub fn read(&self, path: &str) -> String {
@@ -130,15 +134,18 @@ pub fn assert_same(before: &Snapshot, after: &Snapshot) {
     assert!(diffs.is_empty(), "the tree changed: {diffs:#?}");
 }
 
-/// stdout as the fix JSON object.
+/// stdout as one JSON object, checked against the schema of the command that printed it
+/// (told by its fields, see [`super::schema_of_doc`]).
 pub fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
-    })
+    });
+    super::assert_valid(super::schema_of_doc(&v), None, &[&out.stdout]);
+    v
 }
 
 /// The bug of the original design's demo (`text.split()` on `None`), whose one test reports in
