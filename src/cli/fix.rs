@@ -119,16 +119,16 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
                     .ok()
                     .map(|r| r.path().to_string_lossy().into_owned());
                 crate::stdio::out(&report::error_json(
-                        stop.status,
-                        stop.code,
-                        &stop.message,
-                        root.as_deref(),
-                        args.dry_run || args.no_validate,
-                        report::Spent {
-                            pytest_runs: stop.pytest.0,
-                            pytest_ms: stop.pytest.1,
-                            duration_ms: started.elapsed().as_millis() as u64,
-                        },
+                    stop.status,
+                    stop.code,
+                    &stop.message,
+                    root.as_deref(),
+                    args.dry_run || args.no_validate,
+                    report::Spent {
+                        pytest_runs: stop.pytest.0,
+                        pytest_ms: stop.pytest.1,
+                        duration_ms: started.elapsed().as_millis() as u64,
+                    },
                 ));
             }
             stop.code

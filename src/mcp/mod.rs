@@ -159,7 +159,9 @@ pub fn serve() -> i32 {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("selfdebug: error: cannot start the MCP server: {e}");
+            crate::stdio::errln(&format!(
+                "selfdebug: error: cannot start the MCP server: {e}"
+            ));
             return crate::exit::ENVIRONMENT;
         }
     };
@@ -175,7 +177,7 @@ pub fn serve() -> i32 {
     match served {
         Ok(()) => crate::exit::OK,
         Err(e) => {
-            eprintln!("selfdebug: error: MCP server: {e}");
+            crate::stdio::errln(&format!("selfdebug: error: MCP server: {e}"));
             crate::exit::ENVIRONMENT
         }
     }

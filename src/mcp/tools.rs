@@ -177,26 +177,26 @@ const TOOLS: &[Def] = &[
         name: "probe",
         description: "Run a failing test once with a probe before the failing statement and \
             return the values it saw (locals, the type of each sub-expression). The file is \
-            restored byte for byte. The result is `selfdebug probe --json`.",
+            restored byte for byte. The result is `selfdebug probe --json` (schema/probe.schema.json).",
         args: probe_args,
-        output: None,
+        output: Some(include_str!("../../schema/probe.schema.json")),
         read_only: false,
     },
     Def {
         name: "rules",
         description: "List the repair rules in force: built in, and the project's own in \
-            .selfdebug/rules/*.toml. The result is `selfdebug rules --json`.",
+            .selfdebug/rules/*.toml. The result is `selfdebug rules --json` (schema/rules.schema.json).",
         args: root_only,
-        output: None,
+        output: Some(include_str!("../../schema/rules.schema.json")),
         read_only: true,
     },
     Def {
         name: "restore",
         description: "Restore the files of a selfdebug run that was killed, from its journal, \
             verifying each by hash. Touches nothing else. The result is \
-            `selfdebug restore --json`.",
+            `selfdebug restore --json` (schema/restore.schema.json).",
         args: root_only,
-        output: None,
+        output: Some(include_str!("../../schema/restore.schema.json")),
         read_only: false,
     },
     Def {
@@ -453,9 +453,9 @@ mod tests {
         );
         for t in &tools {
             assert_eq!(t.input_schema["type"], "object", "{}", t.name);
-            if let Some(out) = &t.output_schema {
-                assert_eq!(out["type"], "object", "{}", t.name);
-            }
+            // Every command has a schema (schema/*.schema.json), so every tool declares it.
+            let out = t.output_schema.as_ref().expect(&t.name);
+            assert_eq!(out["type"], "object", "{}", t.name);
         }
     }
 
