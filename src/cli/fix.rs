@@ -98,21 +98,22 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
                     )
                 );
             }
-            if format == OutputFormat::Json {
+            if format == OutputFormat::Json || args.json_file.is_some() {
                 let root = root
                     .as_ref()
                     .ok()
                     .map(|r| r.path().to_string_lossy().into_owned());
-                print!(
-                    "{}",
-                    report::error_json(
-                        stop.status,
-                        stop.code,
-                        &stop.message,
-                        root.as_deref(),
-                        args.dry_run || args.no_validate
-                    )
+                let json = report::error_json(
+                    stop.status,
+                    stop.code,
+                    &stop.message,
+                    root.as_deref(),
+                    args.dry_run || args.no_validate,
                 );
+                if format == OutputFormat::Json {
+                    print!("{json}");
+                }
+                write_json_file(args, &json);
             }
             stop.code
         }
@@ -298,6 +299,9 @@ fn run_in(
             ));
         }
     }
+    if args.json_file.is_some() {
+        write_json_file(args, &report::json_exiting(&report, code));
+    }
     match format {
         OutputFormat::Json => print!("{}", report::json_exiting(&report, code)),
         OutputFormat::Github => print!(
@@ -322,6 +326,17 @@ fn run_in(
         }
     }
     Ok(code)
+}
+
+/// `--json-file FILE`: the JSON object `--json` prints, whatever goes to stdout (the GitHub
+/// Action reads it while the annotations go to the log). A file that cannot be written is an
+/// error on stderr; the run's exit code stands.
+fn write_json_file(args: &FixArgs, json: &str) {
+    if let Some(path) = &args.json_file {
+        if let Err(e) = std::fs::write(path, json) {
+            error(format!("cannot write --json-file {}: {e}", path.display()));
+        }
+    }
 }
 
 /// `--cmd` with its output checks, and `--sandbox`: checked before anything runs.

@@ -208,6 +208,10 @@ pub struct FixArgs {
     /// `::notice` per kept safe patch and a `::warning` per kept unsafe one (see docs/ci.md).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
+    /// Also write the JSON object `--json` prints to FILE, whatever the output format (the
+    /// GitHub Action reads it there while the annotations go to stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json_file: Option<PathBuf>,
     /// Where the backup copies of patched files go, as
     /// DIR/agent-self-debugger-loop/{basename}.{unix_ts}.bak (default DIR: {temp dir}/selfdebug-{uid},
     /// private to the user; one owned by someone else or a symlink is refused). Only files that
