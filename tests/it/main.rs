@@ -4,6 +4,7 @@
 
 mod support;
 
+mod action;
 mod bugs_e2e;
 mod ci_recipe;
 mod cli_parse;
