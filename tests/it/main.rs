@@ -59,4 +59,5 @@ mod transform_lookup;
 mod transform_names;
 mod transform_types;
 mod worker;
+mod workflow_lint;
 mod xdist;
