@@ -173,7 +173,7 @@ pub struct FixArgs {
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub time_budget: Option<u64>,
     /// Seconds the search over small edits may spend on one wrong-output failure (default 60;
-    /// see the README's "Wrong output" section). Within --time-budget.
+    /// see "Wrong output" in docs/usage.md). Within --time-budget.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub search_time: Option<u64>,
     /// Candidates proven at once, each in its own scratch copy of the project (default: the
@@ -224,7 +224,7 @@ pub struct FixArgs {
     /// is the project's interpreter. Pass: exit status 0 and the output checks; the failure
     /// is read from the traceback on stderr. Wrong output (exit 0, a check failed) goes to the
     /// search over small edits, localized by one traced run of `python SCRIPT ARGS` or
-    /// `python -m MODULE ARGS` (see the README's "Command mode").
+    /// `python -m MODULE ARGS` (see docs/command-mode.md).
     #[arg(long = "cmd", value_name = "COMMAND")]
     pub command: Option<String>,
     /// With --cmd: a passing run prints exactly this file's bytes on stdout.

@@ -9,6 +9,7 @@ mod bugs_e2e;
 mod ci_recipe;
 mod cli_parse;
 mod config_file;
+mod doc_links;
 mod edit_apply;
 mod facts;
 mod fix_budget;
