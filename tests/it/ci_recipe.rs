@@ -233,9 +233,8 @@ fn github_workflow_steps_fix_annotate_and_leave_only_the_patch() {
             .unwrap()
     };
     // The steps not run here: installing (the built binary is on PATH) and the actions.
-    assert!(script("Install").contains(
-        "pip install -e . pytest \"git+https://github.com/OWNER/selfdebug@v0.1.0\""
-    ));
+    assert!(script("Install")
+        .contains("pip install -e . pytest \"git+https://github.com/OWNER/selfdebug@v0.1.0\""));
     assert!(yaml.contains("token: ${{ secrets.SELFDEBUG_PR_TOKEN }}"));
     for pin in [
         "uses: actions/checkout@v6",
@@ -258,8 +257,16 @@ fn github_workflow_steps_fix_annotate_and_leave_only_the_patch() {
         ("GITHUB_WORKSPACE".into(), r.p.root.display().to_string()),
     ]);
 
-    let keep_out = r.step(&script("Keep build leftovers out of the pull request"), &env);
-    assert_eq!(keep_out.status.code(), Some(0), "{}", text(&keep_out.stderr));
+    let keep_out = r.step(
+        &script("Keep build leftovers out of the pull request"),
+        &env,
+    );
+    assert_eq!(
+        keep_out.status.code(),
+        Some(0),
+        "{}",
+        text(&keep_out.stderr)
+    );
     // What `pip install -e .` and a cached pytest run leave in a checkout.
     for leftover in ["app.egg-info/PKG-INFO", ".pytest_cache/v/cache/lastfailed"] {
         let path = r.p.root.join(leftover);

@@ -118,7 +118,10 @@ fn every_relative_link_in_the_readme_and_docs_resolves() {
 fn the_readme_is_short_and_names_no_path_outside_the_repository() {
     let readme = std::fs::read_to_string(support::repo().join("README.md")).unwrap();
     let lines = readme.lines().count();
-    assert!(lines < 250, "README.md has {lines} lines; move reference to docs/");
+    assert!(
+        lines < 250,
+        "README.md has {lines} lines; move reference to docs/"
+    );
     for file in ["README.md", "src/lib.rs", "docs/architecture.md"] {
         let text = std::fs::read_to_string(support::repo().join(file)).unwrap();
         assert!(!text.contains("../shared/"), "{file} points to ../shared/");

@@ -29,7 +29,10 @@ fn every_workflow_and_the_action_pass_actionlint() {
         return;
     };
     assert_eq!(
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).as_ref()),
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref()
+        ),
         (Some(0), ""),
         "{}",
         String::from_utf8_lossy(&out.stderr)
