@@ -227,6 +227,30 @@ fn pip_install_of_the_checkout_gives_a_working_selfdebug() {
         );
     }
 
+    // The GitHub Action's install step (scripts/action.py install) takes this wheel as the
+    // release wheel for the runner: pip with the wheel's dir as the only index.
+    let runner_temp = tmp.path().join("runner-temp");
+    std::fs::create_dir_all(&runner_temp).unwrap();
+    let output = runner_temp.join("github_output");
+    std::fs::write(&output, "").unwrap();
+    run(
+        "scripts/action.py install",
+        Command::new(support::python())
+            .arg(support::repo().join("scripts/action.py"))
+            .arg("install")
+            .env("RUNNER_TEMP", &runner_temp)
+            .env("GITHUB_OUTPUT", &output)
+            .env("PIP_FIND_LINKS", &dist)
+            .env("PIP_NO_INDEX", "1")
+            .env_remove("SELFDEBUG_ACTION_BIN"),
+    );
+    let action_bin = runner_temp.join("selfdebug-venv/bin/selfdebug");
+    assert_eq!(
+        std::fs::read_to_string(&output).unwrap(),
+        format!("bin={}\n", action_bin.display())
+    );
+    assert_eq!(sha256(&action_bin), sha256(&exe));
+
     // `cargo install --path .` still builds and installs the same command.
     let root = tmp.path().join("cargo-root");
     let (_, cargo_secs) = run(
