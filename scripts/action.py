@@ -152,7 +152,9 @@ def run():
         with open(step_summary, "a", encoding="utf-8") as f:
             f.write(summary(report, mode, code))
     set_output("status", report.get("final_status", "error"))
-    set_output("patched", "true" if mode == "fix" and report.get("files_patched") else "false")
+    # `--dry-run` in `args` writes nothing, whatever the mode.
+    written = mode == "fix" and not report.get("dry_run") and report.get("files_patched")
+    set_output("patched", "true" if written else "false")
     set_output("patch-file", patch_file)
     return code
 

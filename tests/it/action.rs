@@ -345,5 +345,58 @@ fn a_bad_mode_or_flag_is_one_error_and_touches_nothing() {
         ran.summary
     );
     assert!(ran.uses.is_empty());
+
+    // selfdebug refuses the interpreter after it started: its report (--json-file) says why.
+    let ran = run_action(&p, &[("python", "/nonexistent/python")]);
+    assert_eq!(ran.runs[1].2, 6);
+    assert_eq!(
+        ran.runs[1].1,
+        "::error title=selfdebug%3A error::--python /nonexistent/python: no such interpreter\n"
+    );
+    assert_eq!(action_outputs(&ran), ("error".into(), "false".into()));
+    assert_eq!(
+        ran.summary,
+        "## selfdebug (fix): error\n\nNo patch; exit code 6.\n\n\
+         **Error:** --python /nonexistent/python: no such interpreter\n"
+    );
     assert_same(&before, &p.snapshot());
+}
+
+#[test]
+fn json_file_holds_the_object_json_prints() {
+    let p = demo_repo();
+    let file = p.cache.join("report.json");
+    let out = p
+        .cmd(&[
+            "fix",
+            "--dry-run",
+            "--output-format",
+            "github",
+            "--json-file",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), DEMO_ANNOTATIONS);
+    let from_file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let printed = support::project::json(&p.run(&["fix", "--dry-run", "--json"]));
+    // The same object but for what differs between two runs.
+    let strip = |mut v: serde_json::Value| {
+        for key in [
+            "run_id",
+            "duration_ms",
+            "pytest_ms",
+            "phases_ms",
+            "attempt_records",
+        ] {
+            v.as_object_mut().unwrap().remove(key);
+        }
+        for f in v["failures"].as_array_mut().unwrap() {
+            f.as_object_mut().unwrap().remove("probe");
+        }
+        v
+    };
+    assert_eq!(strip(from_file), strip(printed));
 }
