@@ -113,12 +113,12 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
                     &stop.message,
                 ));
             }
-            if format == OutputFormat::Json {
+            if format == OutputFormat::Json || args.json_file.is_some() {
                 let root = root
                     .as_ref()
                     .ok()
                     .map(|r| r.path().to_string_lossy().into_owned());
-                crate::stdio::out(&report::error_json(
+                let json = report::error_json(
                     stop.status,
                     stop.code,
                     &stop.message,
@@ -129,7 +129,11 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
                         pytest_ms: stop.pytest.1,
                         duration_ms: started.elapsed().as_millis() as u64,
                     },
-                ));
+                );
+                if format == OutputFormat::Json {
+                    crate::stdio::out(&json);
+                }
+                write_json_file(args, &json);
             }
             stop.code
         }
@@ -318,6 +322,9 @@ fn run_in(
             ));
         }
     }
+    if args.json_file.is_some() {
+        write_json_file(args, &report::json_exiting(&report, code));
+    }
     match format {
         OutputFormat::Json => crate::stdio::out(&report::json_exiting(&report, code)),
         OutputFormat::Github => {
@@ -340,6 +347,17 @@ fn run_in(
         }
     }
     Ok(code)
+}
+
+/// `--json-file FILE`: the JSON object `--json` prints, whatever goes to stdout (the GitHub
+/// Action reads it while the annotations go to the log). A file that cannot be written is an
+/// error on stderr; the run's exit code stands.
+fn write_json_file(args: &FixArgs, json: &str) {
+    if let Some(path) = &args.json_file {
+        if let Err(e) = std::fs::write(path, json) {
+            error(format!("cannot write --json-file {}: {e}", path.display()));
+        }
+    }
 }
 
 /// `--cmd` with its output checks, and `--sandbox`: checked before anything runs.

@@ -193,7 +193,7 @@ pub struct FixArgs {
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub time_budget: Option<u64>,
     /// Seconds the search over small edits may spend on one wrong-output failure (default 60;
-    /// see the README's "Wrong output" section). Within --time-budget.
+    /// see "Wrong output" in docs/usage.md). Within --time-budget.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub search_time: Option<u64>,
     /// Candidates proven at once, each in its own scratch copy of the project (default: the
@@ -229,6 +229,10 @@ pub struct FixArgs {
     /// changed (see docs/github-annotations.md).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
+    /// Also write the JSON object `--json` prints to FILE, whatever the output format (the
+    /// GitHub Action reads it there while the annotations go to stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json_file: Option<PathBuf>,
     /// Where the backup copies of patched files go, as
     /// DIR/agent-self-debugger-loop/{basename}.{unix_ts}.bak (default DIR: {temp dir}/selfdebug-{uid},
     /// private to the user; one owned by someone else or a symlink is refused). Only files that
@@ -245,7 +249,7 @@ pub struct FixArgs {
     /// is the project's interpreter. Pass: exit status 0 and the output checks; the failure
     /// is read from the traceback on stderr. Wrong output (exit 0, a check failed) goes to the
     /// search over small edits, localized by one traced run of `python SCRIPT ARGS` or
-    /// `python -m MODULE ARGS` (see the README's "Command mode").
+    /// `python -m MODULE ARGS` (see docs/command-mode.md).
     #[arg(long = "cmd", value_name = "COMMAND")]
     pub command: Option<String>,
     /// With --cmd: a passing run prints exactly this file's bytes on stdout.

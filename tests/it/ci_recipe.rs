@@ -207,13 +207,18 @@ fn without_index_lines(diff: &str) -> String {
 
 #[test]
 fn github_workflow_steps_fix_annotate_and_leave_only_the_patch() {
-    let yaml = &yaml_blocks(&doc())[0];
+    let blocks = yaml_blocks(&doc());
+    let yaml = blocks
+        .iter()
+        .find(|b| b.contains("- name: Auto-fix"))
+        .expect("the fix-PR workflow");
     let steps = steps(yaml);
     let names: Vec<&str> = steps.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
         [
             "Install",
+            "Keep build leftovers out of the pull request",
             "Test",
             "Auto-fix",
             "Upload the patch",
@@ -228,7 +233,9 @@ fn github_workflow_steps_fix_annotate_and_leave_only_the_patch() {
             .unwrap()
     };
     // The steps not run here: installing (the built binary is on PATH) and the actions.
-    assert!(script("Install").contains("pip install -e . pytest selfdebug"));
+    assert!(script("Install")
+        .contains("pip install -e . pytest \"git+https://github.com/OWNER/selfdebug@v0.1.0\""));
+    assert!(yaml.contains("token: ${{ secrets.SELFDEBUG_PR_TOKEN }}"));
     for pin in [
         "uses: actions/checkout@v6",
         "uses: actions/setup-python@v6",
@@ -250,6 +257,22 @@ fn github_workflow_steps_fix_annotate_and_leave_only_the_patch() {
         ("GITHUB_WORKSPACE".into(), r.p.root.display().to_string()),
     ]);
 
+    let keep_out = r.step(
+        &script("Keep build leftovers out of the pull request"),
+        &env,
+    );
+    assert_eq!(
+        keep_out.status.code(),
+        Some(0),
+        "{}",
+        text(&keep_out.stderr)
+    );
+    // What `pip install -e .` and a cached pytest run leave in a checkout.
+    for leftover in ["app.egg-info/PKG-INFO", ".pytest_cache/v/cache/lastfailed"] {
+        let path = r.p.root.join(leftover);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "").unwrap();
+    }
     let test = r.step(&script("Test"), &env);
     assert_eq!(test.status.code(), Some(1), "{}", text(&test.stdout));
 
@@ -285,7 +308,11 @@ add the missing `import json`%0A%0A--- a/app/core.py%0A+++ b/app/core.py%0A@@ -1
 
 #[test]
 fn gitlab_job_script_keeps_the_patch_and_the_report() {
-    let yaml = &yaml_blocks(&doc())[1];
+    let blocks = yaml_blocks(&doc());
+    let yaml = blocks
+        .iter()
+        .find(|b| b.contains("script:"))
+        .expect("the GitLab job");
     let lines: Vec<&str> = yaml.lines().collect();
     let at = lines
         .iter()
@@ -293,11 +320,24 @@ fn gitlab_job_script_keeps_the_patch_and_the_report() {
         .expect("a script: key");
     assert_eq!(lines[at + 1].trim(), "- |");
     let script = block_scalar(&lines, at + 1);
-    assert!(yaml.contains("- python -m pip install -e . pytest selfdebug"));
+    assert!(yaml.contains(
+        "- python -m pip install -e . pytest \"git+https://github.com/OWNER/selfdebug@v0.1.0\""
+    ));
+    let keep_out = lines
+        .iter()
+        .find(|l| l.contains(".git/info/exclude"))
+        .unwrap()
+        .trim()
+        .trim_start_matches("- ");
     assert!(yaml.contains("PYTHONDONTWRITEBYTECODE: \"1\""));
 
     let r = runner();
     let env = [("PYTHONDONTWRITEBYTECODE".into(), "1".into())];
+    let out = r.step(&format!("{keep_out}\n"), &env);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let leftover = r.p.root.join("app.egg-info/PKG-INFO");
+    std::fs::create_dir_all(leftover.parent().unwrap()).unwrap();
+    std::fs::write(leftover, "").unwrap();
     // Without SELFDEBUG_PUSH_TOKEN nothing is pushed; the job fails, as the tests did.
     let job = r.step(&script, &env);
     assert_eq!(job.status.code(), Some(1), "{}", text(&job.stderr));

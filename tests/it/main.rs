@@ -4,12 +4,14 @@
 
 mod support;
 
+mod action;
 mod annotations;
 mod backups;
 mod bugs_e2e;
 mod ci_recipe;
 mod cli_parse;
 mod config_file;
+mod doc_links;
 mod edit_apply;
 mod facts;
 mod fix_backtrack;
@@ -69,4 +71,5 @@ mod values_user_names;
 mod versions;
 mod worker;
 mod worker_layouts;
+mod workflow_lint;
 mod xdist;

@@ -1,0 +1,402 @@
+//! The GitHub Action (`action.yml`) run here: its steps, read from action.yml as written, run
+//! with bash one after the other as a runner runs a composite action, with a simulated
+//! `GITHUB_*` environment (a file per step for `GITHUB_OUTPUT`, one `GITHUB_STEP_SUMMARY`,
+//! `GITHUB_WORKSPACE` = a fixture project in a git repository) and the built binary in place of
+//! the release wheel (`SELFDEBUG_ACTION_BIN`). `uses:` steps are recorded with their inputs.
+
+use crate::support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use support::project::{assert_same, fixture_project, Project};
+
+/// What `--output-format github` prints for the demo fixture (stdout of the run step). The one
+/// place these tests spell an annotation.
+const DEMO_ANNOTATIONS: &str = "::warning file=utils/demo.py,line=6,title=selfdebug%3A fixed (unsafe%2C null-guard-attribute)::use `\"\"` when `text` is None%0Areview: invents a default for None: check that None is legitimate here%0A%0A--- a/utils/demo.py%0A+++ b/utils/demo.py%0A@@ -3,7 +3,7 @@%0A %0A def to_upper(text):%0A     \"\"\"Return ``text`` upper-cased, with runs of whitespace collapsed.\"\"\"%0A-    words = text.split()%0A+    words = (text or \"\").split()%0A     return \" \".join(word.upper() for word in words)%0A %0A \n";
+
+const DEMO_DIFF: &str = "--- a/utils/demo.py
++++ b/utils/demo.py
+@@ -3,7 +3,7 @@
+ 
+ def to_upper(text):
+     \"\"\"Return ``text`` upper-cased, with runs of whitespace collapsed.\"\"\"
+-    words = text.split()
++    words = (text or \"\").split()
+     return \" \".join(word.upper() for word in words)
+ 
+ 
+";
+
+#[derive(Debug, Default)]
+struct Step {
+    id: String,
+    cond: Option<String>,
+    run: Option<String>,
+    uses: Option<String>,
+    env: Vec<(String, String)>,
+    with: Vec<(String, String)>,
+}
+
+fn field(line: &str) -> (String, String) {
+    let (k, v) = line
+        .trim()
+        .trim_start_matches("- ")
+        .split_once(':')
+        .unwrap();
+    (k.trim().to_string(), v.trim().to_string())
+}
+
+/// action.yml's inputs (name → default) and `runs.steps`, read line by line: the file keeps
+/// to one shape (two-space indents, one-line values), which this asserts as it goes.
+fn action() -> (BTreeMap<String, String>, Vec<Step>) {
+    let text = std::fs::read_to_string(support::repo().join("action.yml")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut defaults = BTreeMap::new();
+    let mut steps: Vec<Step> = Vec::new();
+    let mut section = "";
+    let mut input = String::new();
+    let mut sub = "";
+    for line in lines {
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        if indent == 0 {
+            section = line.trim_end_matches(':');
+            continue;
+        }
+        match section {
+            "inputs" if indent == 2 => input = line.trim().trim_end_matches(':').to_string(),
+            "inputs" if line.trim().starts_with("default:") => {
+                let v = field(line).1.trim_matches('"').to_string();
+                defaults.insert(input.clone(), v);
+            }
+            "runs" if line.starts_with("    - ") => {
+                steps.push(Step::default());
+                let (k, v) = field(line);
+                assert_eq!(k, "name", "{line}");
+                let _ = v;
+            }
+            "runs" if indent == 6 => {
+                let step = steps.last_mut().unwrap();
+                let (k, v) = field(line);
+                sub = "";
+                match k.as_str() {
+                    "id" => step.id = v,
+                    "if" => step.cond = Some(v),
+                    "run" => step.run = Some(v),
+                    "uses" => step.uses = Some(v),
+                    "env" => sub = "env",
+                    "with" => sub = "with",
+                    "shell" => assert_eq!(v, "bash"),
+                    other => panic!("action.yml: step key {other} is not simulated"),
+                }
+            }
+            "runs" if indent == 8 => {
+                let step = steps.last_mut().unwrap();
+                let kv = field(line);
+                match sub {
+                    "env" => step.env.push(kv),
+                    "with" => step.with.push(kv),
+                    _ => panic!("action.yml: unexpected {line}"),
+                }
+            }
+            _ => {}
+        }
+    }
+    (defaults, steps)
+}
+
+struct Ran {
+    /// Each step's outputs, by step id.
+    outputs: BTreeMap<String, BTreeMap<String, String>>,
+    /// (step id or uses, its stdout, its exit code) of the `run:` steps.
+    runs: Vec<(String, String, i32)>,
+    /// `uses:` steps that ran: (action, with).
+    uses: Vec<(String, BTreeMap<String, String>)>,
+    summary: String,
+    _temp: tempfile::TempDir,
+}
+
+/// `${{ inputs.X }}`, `${{ steps.ID.outputs.X }}`, `${{ github.job }}`,
+/// `${{ strategy.job-index }}` with their values.
+fn expand(
+    s: &str,
+    inputs: &BTreeMap<String, String>,
+    outputs: &BTreeMap<String, BTreeMap<String, String>>,
+) -> String {
+    let re = regex::Regex::new(r"\$\{\{\s*([\w.-]+)\s*\}\}").unwrap();
+    re.replace_all(s, |c: &regex::Captures| {
+        let path: Vec<&str> = c[1].split('.').collect();
+        match path.as_slice() {
+            ["inputs", name] => inputs[*name].clone(),
+            ["steps", id, "outputs", name] => outputs
+                .get(*id)
+                .and_then(|o| o.get(*name))
+                .cloned()
+                .unwrap_or_default(),
+            ["github", "job"] => "selfdebug".into(),
+            ["strategy", "job-index"] => "0".into(),
+            _ => panic!("action.yml: expression {} is not simulated", &c[1]),
+        }
+    })
+    .into_owned()
+}
+
+/// `name=value` lines of a GITHUB_OUTPUT file (the action writes no multi-line values here).
+fn read_outputs(path: &Path) -> BTreeMap<String, String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (k, v) = l.split_once('=').unwrap_or_else(|| panic!("{l}"));
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+/// Runs the action's steps in `p` with these inputs (the rest at their defaults), stopping at
+/// the first failed step unless a later one's `if:` says `always()`, as the runner does.
+fn run_action(p: &Project, given: &[(&str, &str)]) -> Ran {
+    let (mut inputs, steps) = action();
+    for (k, v) in given {
+        assert!(inputs.contains_key(*k), "no input {k}");
+        inputs.insert(k.to_string(), v.to_string());
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let summary = temp.path().join("step_summary.md");
+    std::fs::write(&summary, "").unwrap();
+    let mut outputs: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut runs = Vec::new();
+    let mut uses = Vec::new();
+    let mut failed = false;
+    for (n, step) in steps.iter().enumerate() {
+        let go = match step.cond.as_deref() {
+            None => !failed,
+            // The upload step's condition, evaluated: always, when the run step named a file.
+            Some("always() && steps.run.outputs.patch-file != ''") => {
+                !expand("${{ steps.run.outputs.patch-file }}", &inputs, &outputs).is_empty()
+            }
+            Some(other) => panic!("action.yml: condition {other} is not simulated"),
+        };
+        if !go {
+            continue;
+        }
+        if let Some(action) = &step.uses {
+            let with = step
+                .with
+                .iter()
+                .map(|(k, v)| (k.clone(), expand(v, &inputs, &outputs)))
+                .collect();
+            uses.push((action.clone(), with));
+            continue;
+        }
+        let out_file = temp.path().join(format!("output-{n}"));
+        std::fs::write(&out_file, "").unwrap();
+        let mut cmd = Command::new("bash");
+        cmd.args(["-e", "-c", step.run.as_deref().unwrap()])
+            .current_dir(&p.root)
+            .env("GITHUB_ACTION_PATH", support::repo())
+            .env("GITHUB_WORKSPACE", &p.root)
+            .env("GITHUB_OUTPUT", &out_file)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("RUNNER_TEMP", temp.path())
+            .env("SELFDEBUG_ACTION_BIN", env!("CARGO_BIN_EXE_selfdebug"))
+            .env("XDG_CACHE_HOME", &p.cache)
+            .env("TMPDIR", p.cache.join("tmp"))
+            .env_remove("VIRTUAL_ENV");
+        for (k, v) in &step.env {
+            cmd.env(k, expand(v, &inputs, &outputs));
+        }
+        let out = cmd.output().unwrap();
+        let code = out.status.code().unwrap();
+        failed |= code != 0;
+        runs.push((
+            step.id.clone(),
+            String::from_utf8(out.stdout).unwrap(),
+            code,
+        ));
+        outputs.insert(step.id.clone(), read_outputs(&out_file));
+        let _ = out.stderr;
+    }
+    Ran {
+        outputs,
+        runs,
+        uses,
+        summary: std::fs::read_to_string(&summary).unwrap(),
+        _temp: temp,
+    }
+}
+
+fn demo_repo() -> Project {
+    let p = fixture_project("demo");
+    p.git(&["init", "-q"]);
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "demo"]);
+    p
+}
+
+/// The summary of a run with the demo's one proven patch; `kept` says where it went.
+fn demo_summary(mode: &str, kept: &str, code: i32) -> String {
+    format!(
+        "## selfdebug ({mode}): pass\n\n\
+         1 proven patch, {kept}; exit code {code}.\n\n\
+         ### `utils/demo.py`: null-guard-attribute (unsafe)\n\n\
+         - use `\"\"` when `text` is None\n\
+         - **review:** invents a default for None: check that None is legitimate here\n\n\
+         ```diff\n{}\n```\n",
+        DEMO_DIFF.trim_end_matches('\n')
+    )
+}
+
+fn action_outputs(ran: &Ran) -> (String, String) {
+    let run = &ran.outputs["run"];
+    (run["status"].clone(), run["patched"].clone())
+}
+
+#[test]
+fn check_mode_fails_with_the_proven_patch_and_changes_nothing() {
+    let p = demo_repo();
+    let before = p.snapshot();
+    let ran = run_action(&p, &[("mode", "check")]);
+
+    let ids: Vec<(&str, i32)> = ran
+        .runs
+        .iter()
+        .map(|(id, _, c)| (id.as_str(), *c))
+        .collect();
+    assert_eq!(ids, [("install", 0), ("run", 1)]);
+    assert_eq!(
+        ran.outputs["install"]["bin"],
+        env!("CARGO_BIN_EXE_selfdebug")
+    );
+    assert_eq!(ran.runs[1].1, DEMO_ANNOTATIONS);
+    assert_eq!(action_outputs(&ran), ("pass".into(), "false".into()));
+    assert_eq!(
+        ran.summary,
+        demo_summary("check", "not applied (check mode)", 1)
+    );
+    // The artifact: the patch, which `git apply` takes.
+    let patch = PathBuf::from(&ran.outputs["run"]["patch-file"]);
+    assert_eq!(std::fs::read_to_string(&patch).unwrap(), DEMO_DIFF);
+    let with = BTreeMap::from([
+        (
+            "name".to_string(),
+            "selfdebug-patch-selfdebug-0".to_string(),
+        ),
+        ("path".to_string(), patch.to_string_lossy().into_owned()),
+        ("if-no-files-found".to_string(), "ignore".to_string()),
+    ]);
+    assert_eq!(ran.uses, [("actions/upload-artifact@v4".to_string(), with)]);
+    assert_same(&before, &p.snapshot());
+    assert_eq!(p.git(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn fix_mode_keeps_the_patch_and_says_so() {
+    let p = demo_repo();
+    let ran = run_action(&p, &[]);
+    let ids: Vec<(&str, i32)> = ran
+        .runs
+        .iter()
+        .map(|(id, _, c)| (id.as_str(), *c))
+        .collect();
+    assert_eq!(ids, [("install", 0), ("run", 0)]);
+    assert_eq!(ran.runs[1].1, DEMO_ANNOTATIONS);
+    assert_eq!(action_outputs(&ran), ("pass".into(), "true".into()));
+    assert_eq!(
+        ran.summary,
+        demo_summary("fix", "applied to the checkout", 0)
+    );
+    assert_eq!(p.git(&["status", "--porcelain"]), " M utils/demo.py\n");
+    let diff = p.git(&["diff", "--no-prefix", "-U3"]);
+    assert!(
+        diff.contains("+    words = (text or \"\").split()\n"),
+        "{diff}"
+    );
+    assert_eq!(ran.uses.len(), 1);
+}
+
+#[test]
+fn a_bad_mode_or_flag_is_one_error_and_touches_nothing() {
+    let p = demo_repo();
+    let before = p.snapshot();
+
+    let ran = run_action(&p, &[("mode", "repair")]);
+    assert_eq!(ran.runs[1].2, 2);
+    assert_eq!(
+        ran.runs[1].1,
+        "::error title=selfdebug action::input mode: expected fix or check, got 'repair'\n"
+    );
+    assert!(ran.outputs["run"].is_empty(), "{:?}", ran.outputs);
+    assert_eq!(ran.summary, "");
+    assert!(ran.uses.is_empty());
+
+    // clap refuses the flag before selfdebug starts: no report, status `error`.
+    let ran = run_action(&p, &[("args", "--no-such-flag")]);
+    assert_eq!(ran.runs[1].2, 2);
+    assert_eq!(ran.runs[1].1, "");
+    assert_eq!(action_outputs(&ran), ("error".into(), "false".into()));
+    assert!(
+        ran.summary.starts_with("## selfdebug (fix): error\n\nNo patch; exit code 2.\n\n**Error:** selfdebug exited 2 with no report ("),
+        "{}",
+        ran.summary
+    );
+    assert!(ran.uses.is_empty());
+
+    // selfdebug refuses the interpreter after it started: its report (--json-file) says why.
+    let ran = run_action(&p, &[("python", "/nonexistent/python")]);
+    assert_eq!(ran.runs[1].2, 6);
+    assert_eq!(
+        ran.runs[1].1,
+        "::error title=selfdebug%3A error::--python /nonexistent/python: no such interpreter\n"
+    );
+    assert_eq!(action_outputs(&ran), ("error".into(), "false".into()));
+    assert_eq!(
+        ran.summary,
+        "## selfdebug (fix): error\n\nNo patch; exit code 6.\n\n\
+         **Error:** --python /nonexistent/python: no such interpreter\n"
+    );
+    assert_same(&before, &p.snapshot());
+}
+
+#[test]
+fn json_file_holds_the_object_json_prints() {
+    let p = demo_repo();
+    let file = p.cache.join("report.json");
+    let out = p
+        .cmd(&[
+            "fix",
+            "--dry-run",
+            "--output-format",
+            "github",
+            "--json-file",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), DEMO_ANNOTATIONS);
+    let from_file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let printed = support::project::json(&p.run(&["fix", "--dry-run", "--json"]));
+    // The same object but for what differs between two runs.
+    let strip = |mut v: serde_json::Value| {
+        for key in [
+            "run_id",
+            "duration_ms",
+            "pytest_ms",
+            "phases_ms",
+            "attempt_records",
+        ] {
+            v.as_object_mut().unwrap().remove(key);
+        }
+        for f in v["failures"].as_array_mut().unwrap() {
+            f.as_object_mut().unwrap().remove("probe");
+        }
+        v
+    };
+    assert_eq!(strip(from_file), strip(printed));
+}
