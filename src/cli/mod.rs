@@ -421,7 +421,7 @@ fn usage_error_json(code: i32, msg: &str) -> String {
             .iter()
             .any(|a| a == "--dry-run" || a == "--no-validate");
         let status = crate::status::FinalStatus::BadInput;
-        crate::report::fix::error_json(status, code, msg, None, dry_run)
+        crate::report::fix::error_json(status, code, msg, None, dry_run, Default::default())
     } else {
         crate::report::envelope::error(1, code, msg)
     }
