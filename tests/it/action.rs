@@ -14,7 +14,7 @@ use support::project::{assert_same, fixture_project, Project};
 
 /// What `--output-format github` prints for the demo fixture (stdout of the run step). The one
 /// place these tests spell an annotation.
-const DEMO_ANNOTATIONS: &str = "::warning file=utils/demo.py,line=6,title=selfdebug%3A fixed (unsafe%2C null-guard-attribute)::use `\"\"` when `text` is None%0Areview: invents a default for None: check that None is legitimate here%0A%0A--- a/utils/demo.py%0A+++ b/utils/demo.py%0A@@ -3,7 +3,7 @@%0A %0A def to_upper(text):%0A     \"\"\"Return ``text`` upper-cased, with runs of whitespace collapsed.\"\"\"%0A-    words = text.split()%0A+    words = (text or \"\").split()%0A     return \" \".join(word.upper() for word in words)%0A %0A \n";
+const DEMO_ANNOTATIONS: &str = "::warning file=utils/demo.py,line=6,endLine=6,col=13,endColumn=16,title=selfdebug%3A fixed (unsafe%2C null-guard-attribute)::use `\"\"` when `text` is None%0Areview: invents a default for None: check that None is legitimate here%0A%0A--- a/utils/demo.py%0A+++ b/utils/demo.py%0A@@ -3,7 +3,7 @@%0A %0A def to_upper(text):%0A     \"\"\"Return ``text`` upper-cased, with runs of whitespace collapsed.\"\"\"%0A-    words = text.split()%0A+    words = (text or \"\").split()%0A     return \" \".join(word.upper() for word in words)%0A %0A \n";
 
 const DEMO_DIFF: &str = "--- a/utils/demo.py
 +++ b/utils/demo.py
