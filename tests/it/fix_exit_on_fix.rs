@@ -53,12 +53,13 @@ fn fix_keeps_the_patch_and_exits_1_then_0_when_green() {
 
 #[test]
 fn other_outcomes_keep_their_codes() {
-    // Nothing can fix this one: 4, with the flag or without.
+    // Nothing can fix this one (the test contradicts itself; a test that only wants a value
+    // for None is the search's to fit): 4, with the flag or without.
     let p = project(&[
         ("words.py", DEMO_MODULE),
         (
             "tests/test_words.py",
-            "from words import to_upper\n\n\ndef test_none():\n    assert to_upper(None) == \"NONE\"\n",
+            "import pytest\nfrom words import to_upper\n\n\ndef test_none():\n    with pytest.raises(ValueError):\n        to_upper(None)\n    assert to_upper(None) == \"NONE\"\n",
         ),
     ]);
     let out = p.run(&["fix", "--dry-run", "--exit-non-zero-on-fix", "--json"]);

@@ -69,14 +69,14 @@ fn python_sdk_client_session() {
     for (name, t) in tools {
         assert_eq!(t["required"], json!(["root"]), "{name}");
     }
-    assert_eq!(
-        tools["fix"]["output_schema"],
-        "https://selfdebug.dev/schema/fix.schema.json"
-    );
-    assert_eq!(
-        tools["parse"]["output_schema"],
-        "https://selfdebug.dev/schema/parse.schema.json"
-    );
+    // Every tool declares its command's schema (schema/<cmd>.schema.json, version 1).
+    for (name, t) in tools {
+        assert_eq!(
+            t["output_schema"],
+            format!("https://selfdebug.dev/schema/v1/{name}.schema.json"),
+            "{name}"
+        );
+    }
     assert_eq!(tools["parse"]["properties"], json!(["log", "root"]));
     for arg in [
         "dry_run",

@@ -105,13 +105,14 @@ fn two_dry_runs_at_once_both_work() {
 
 #[test]
 fn a_rolled_back_run_leaves_no_backup_copy() {
-    // The test wants an exception: no candidate can pass, every one is undone.
+    // The test contradicts itself (an exception, then a value for the same call): no candidate
+    // can pass, every one is undone. (An exception alone is now a raise guard's to fix.)
     let p = project::project(&[
         ("conftest.py", ""),
         ("words.py", DEMO_MODULE),
         (
             "tests/test_words.py",
-            "import pytest\nfrom words import to_upper\n\n\ndef test_none_is_rejected():\n    with pytest.raises(ValueError):\n        to_upper(None)\n",
+            "import pytest\nfrom words import to_upper\n\n\ndef test_none_is_rejected():\n    with pytest.raises(ValueError):\n        to_upper(None)\n    assert to_upper(None) == \"never\"\n",
         ),
     ]);
     let out = p.run(&["fix", "--json"]);
