@@ -58,7 +58,10 @@ impl Work<'_, '_> {
         // wrong branch, it is wrong output too.
         && (matches!(self.ctx.category, Category::Logic | Category::Unknown)
             // A hang: the stuck frame names the loop (see `localize::hang`).
-            || (self.ctx.category == Category::Timeout && failure.location.is_some()))
+            || (self.ctx.category == Category::Timeout && failure.location.is_some())
+            // A data error raised in a test helper or fixture (`json.loads` of what a project
+            // serializer wrote): the bad value came from the project code the test ran.
+            || (self.ctx.category == Category::Data && matches!(e, PlanError::TestFile(_))))
         && search_enabled(self.s)
         && matches!(
             e,
@@ -651,11 +654,22 @@ pub(in crate::session) fn covering(spectrum: &Spectrum, r: &Ranked) -> Vec<Strin
 
 /// The failure as the search sees it, for its reasons (planning's own message would say
 /// "pass --allow-tests", which is not the way here: the test is the specification).
-pub(in crate::session) fn what_failed(e: &PlanError) -> String {
+pub(in crate::session) fn what_failed(failure: &Failure, e: &PlanError) -> String {
     match e {
+        PlanError::TestFile(file) if crashed_in_test_code(failure) => format!(
+            "{} raised in test code ({file}): looked for its cause in the project code the test ran",
+            failure.exc_type
+        ),
         PlanError::TestFile(file) => format!("wrong output: the test's own check failed in {file}"),
         other => other.to_string(),
     }
+}
+
+/// Whether the failure is a crash in a test helper or fixture, not the test's own check failing:
+/// the bad value may come from project code, or the bug may be in the test itself.
+fn crashed_in_test_code(failure: &Failure) -> bool {
+    let exc = failure.exc_type.rsplit('.').next().unwrap_or("");
+    exc != "AssertionError" && exc != "Failed"
 }
 
 /// The candidate, its title saying how many tests cover the edited line (read back by
@@ -882,7 +896,16 @@ impl CandidateSource for Search {
                 w.ctx.needs_flush = true;
                 return Ok(Flow::Stop);
             }
-            let found = w.search(failure, &what_failed(e))?;
+            let found = w.search(failure, &what_failed(failure, e))?;
+            if found.is_none() && matches!(e, PlanError::TestFile(_)) && crashed_in_test_code(failure) {
+                // No edit of the project code the test ran made it pass: the bug may be in the
+                // test code itself, which only `--allow-tests` lets selfdebug edit.
+                let searched = w.ctx.reason.take();
+                w.ctx.reason = Some(match searched {
+                    Some(r) => format!("{e} ({r})"),
+                    None => e.to_string(),
+                });
+            }
             if found.is_some() || round.model.is_none() || !llm::may_try(e) {
                 return Ok(found.map_or(Flow::Stop, Flow::Fixed));
             }
