@@ -312,3 +312,47 @@ fn the_search_takes_over_when_every_rule_candidate_was_proven_wrong() {
     );
     assert_eq!(v["failures"][0]["suspicious"][0]["file"], "table.py");
 }
+
+/// A crash in a test helper whose bug is in the helper itself (it reads a key the project never
+/// wrote): the search over the project code the test ran finds nothing, and the message still
+/// says that only `--allow-tests` lets selfdebug edit the test code. Nothing is touched.
+#[test]
+fn a_bug_only_in_a_test_helper_still_asks_for_allow_tests() {
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        (
+            "settings.py",
+            "import json\n\n\ndef dump(settings):\n    return json.dumps(settings, sort_keys=True)\n",
+        ),
+        ("tests/__init__.py", ""),
+        (
+            "tests/helpers.py",
+            "import json\n\nimport settings\n\n\ndef saved_name(values):\n    return json.loads(settings.dump(values))[\"Name\"]\n",
+        ),
+        (
+            "tests/test_settings.py",
+            "from tests.helpers import saved_name\n\n\ndef test_name_is_saved():\n    assert saved_name({\"name\": \"ada\"}) == \"ada\"\n",
+        ),
+    ]);
+    let before = snapshot(&p.root);
+    let out = p.run(&["fix", "--json", "--search-time", "900"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    assert_same(&before, &snapshot(&p.root));
+    let v = json(&out);
+    let f = &v["failures"][0];
+    assert_eq!(f["status"], "not_fixed");
+    let tried = v["attempt_records"].as_array().unwrap().len();
+    assert!(tried > 0, "{v}");
+    assert_eq!(
+        f["reason"],
+        format!(
+            "KeyError raised in test code (tests/helpers.py): looked for its cause in the \
+             project code the test ran; the search tried all {tried} small edits at the \
+             suspicious statements and none passed; tests/helpers.py is a test file; pass \
+             --allow-tests to let selfdebug edit it"
+        )
+    );
+    assert!(v["patches"].as_array().unwrap().is_empty());
+}

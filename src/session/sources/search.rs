@@ -902,7 +902,7 @@ impl CandidateSource for Search {
                 // test code itself, which only `--allow-tests` lets selfdebug edit.
                 let searched = w.ctx.reason.take();
                 w.ctx.reason = Some(match searched {
-                    Some(r) => format!("{e} ({r})"),
+                    Some(r) => format!("{r}; {e}"),
                     None => e.to_string(),
                 });
             }
