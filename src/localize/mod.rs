@@ -311,6 +311,18 @@ pub fn focus(root: &Path, failure: &Failure) -> impl FnMut(&str, u32) -> bool {
             stack.insert(func.clone());
         }
     }
+    if stack.is_empty() && !matches!(failure.exc_type.rsplit('.').next(), Some("AssertionError")) {
+        // A crash in a test helper or fixture with no project frame on the stack: the bad value
+        // came from a project call made earlier in that frame (`text = export.dump(...)` the
+        // line before `json.loads(text)`), so its calls up to the crash line are in focus too.
+        if let Some(f) =
+            failure.frames.iter().rev().find(|f| {
+                f.resolved.is_some() && is_test_file(&f.file.split('/').collect::<Vec<_>>())
+            })
+        {
+            called.extend(calls_before(f));
+        }
+    }
     let names: BTreeSet<String> = called.union(&stack).cloned().collect();
     // Each file is parsed once, on its first line.
     let mut modules: BTreeMap<String, Option<crate::syntax::ParsedModule>> = BTreeMap::new();
@@ -327,6 +339,18 @@ pub fn focus(root: &Path, failure: &Failure) -> impl FnMut(&str, u32) -> bool {
             .and_then(|l| l.function)
             .is_some_and(|f| names.contains(&f.name))
     }
+}
+
+/// The names called in the frame's function from its start to the end of the frame's line.
+fn calls_before(frame: &crate::traceback::Frame) -> BTreeSet<String> {
+    let found = || {
+        let source = crate::source::SourceFile::read(Path::new(frame.resolved.as_deref()?)).ok()?;
+        let module = crate::syntax::parse(&source).ok()?;
+        let at = crate::syntax::locate(&module, frame.line as usize)?;
+        let start = at.function?.range.start;
+        Some(called_names(source.text().get(start..at.line_range.end)?))
+    };
+    found().unwrap_or_default()
 }
 
 #[cfg(test)]

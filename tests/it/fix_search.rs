@@ -356,3 +356,46 @@ fn a_bug_only_in_a_test_helper_still_asks_for_allow_tests() {
     );
     assert!(v["patches"].as_array().unwrap().is_empty());
 }
+
+/// A fixture's `json.loads` fails on what a project serializer wrote the line before: the
+/// project frame is gone from the stack, yet the serializer (and every project call the fixture
+/// made up to the crash line) is in focus, unscaled; the serializer's slice bound is fixed.
+#[test]
+fn a_fixture_crash_focuses_the_project_calls_made_before_it() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/bugs/helper_fixture_serializer/project");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let (export, conftest, tests) = (
+        read("export.py"),
+        read("tests/conftest.py"),
+        read("tests/test_export.py"),
+    );
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("export.py", &export),
+        ("tests/conftest.py", &conftest),
+        ("tests/test_export.py", &tests),
+    ]);
+    let out = p.run(&["fix", "--json", "--search-time", "900"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        p.read("export.py"),
+        export.replace("out[:-3]", "out[:-2]"),
+        "{stderr}"
+    );
+    let v = json(&out);
+    let s = |line: u32, score: f64| serde_json::json!({"file": "export.py", "line": line, "score": score});
+    // Ochiai of `file_name` (run by all three tests, two failing): 2 / sqrt(2 × 3).
+    assert_eq!(
+        v["failures"][0]["suspicious"],
+        serde_json::json!([
+            s(8, 1.0),
+            s(9, 1.0),
+            s(10, 1.0),
+            s(12, 1.0),
+            s(17, 0.8165),
+            s(18, 0.8165)
+        ])
+    );
+}

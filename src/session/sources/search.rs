@@ -897,7 +897,10 @@ impl CandidateSource for Search {
                 return Ok(Flow::Stop);
             }
             let found = w.search(failure, &what_failed(failure, e))?;
-            if found.is_none() && matches!(e, PlanError::TestFile(_)) && crashed_in_test_code(failure) {
+            if found.is_none()
+                && matches!(e, PlanError::TestFile(_))
+                && crashed_in_test_code(failure)
+            {
                 // No edit of the project code the test ran made it pass: the bug may be in the
                 // test code itself, which only `--allow-tests` lets selfdebug edit.
                 let searched = w.ctx.reason.take();
