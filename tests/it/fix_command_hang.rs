@@ -74,7 +74,9 @@ fn a_hang_with_nothing_to_fix_names_the_flag_and_the_line_and_restores() {
     assert!(
         err.contains(
             "timed out, not patched: the command did not finish within 2 s (selfdebug's per-run \
-             limit, --test-timeout). It was stuck at s.py:3 in wait: `while True:`."
+             limit, --test-timeout). It was stuck at s.py:3 in wait: `while True:`. An endless \
+             loop or a wait for something that never comes (a lock, a socket, input); if the \
+             command is only slow, raise --test-timeout"
         ),
         "{err}"
     );
