@@ -47,7 +47,11 @@ fn a_hung_command_is_located_at_its_loop_and_fixed() {
     let f = &v["failures"][0];
     assert_eq!(f["category"], "timeout");
     assert_eq!(f["status"], "fixed");
-    assert_eq!((&f["file"], &f["line"]), (&"s.py".into(), &4.into()), "{f:#}");
+    assert_eq!(
+        (&f["file"], &f["line"]),
+        (&"s.py".into(), &4.into()),
+        "{f:#}"
+    );
     assert_eq!(
         f["msg"],
         "the command did not finish within 2 s (selfdebug's per-run limit, --test-timeout)"
@@ -57,7 +61,8 @@ fn a_hung_command_is_located_at_its_loop_and_fixed() {
 
 #[test]
 fn a_hang_with_nothing_to_fix_names_the_flag_and_the_line_and_restores() {
-    let script = "def wait():\n    n = 0\n    while True:\n        n = n + 1\n\n\nwait()\nprint(\"done\")\n";
+    let script =
+        "def wait():\n    n = 0\n    while True:\n        n = n + 1\n\n\nwait()\nprint(\"done\")\n";
     let p = project(&[("s.py", script), ("want.txt", "done\n")]);
     let out = p.run(&[
         "fix",
