@@ -249,11 +249,22 @@ fn categorize_plain(failure: &Failure, root: &Path) -> (Category, Option<String>
                 )
             })
             .unwrap_or_default();
+        // Command mode's hang names the flag that limited it (`--timeout` when given).
+        let (what, flag) = if failure.test.is_none() {
+            let flag = if failure.msg.contains("--timeout") {
+                "--timeout"
+            } else {
+                "--test-timeout"
+            };
+            ("the command", flag)
+        } else {
+            ("the test", "--test-timeout")
+        };
         return (
             Category::Timeout,
             Some(format!(
                 "{first}.{place} An endless loop or a wait for something that never comes \
-                 (a lock, a socket, input); if the test is only slow, raise --test-timeout"
+                 (a lock, a socket, input); if {what} is only slow, raise {flag}"
             )),
         );
     }

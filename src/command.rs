@@ -30,6 +30,9 @@ use crate::verdict::Verdict;
 
 /// `exc_type` of a run that exited 0 and failed an output check.
 pub const OUTPUT_CHECK_EXC: &str = "selfdebug.OutputCheckFailed";
+/// `exc_type` the rerun of a hung command raises where it was stuck (see
+/// [`CommandJudge::run_hang`]); read as [`crate::plugin::TIMEOUT_EXC`], a hang.
+pub const HANG_EXC: &str = "_selfdebug_trace.CommandTimeout";
 /// `exc_type` of a run that exited non-zero without a traceback that can be read.
 pub const COMMAND_FAILED_EXC: &str = "selfdebug.CommandFailed";
 
@@ -162,6 +165,37 @@ impl CommandJudge {
     /// The interpreter's arguments for [`CommandJudge::run_traced`]: `-c CODE` and the
     /// command's own words after `python`; why not, for a command that cannot be traced.
     pub fn traced_args(&self, plugin_dir: &Path) -> Result<Vec<String>, String> {
+        self.wrapped_args(plugin_dir, "")
+    }
+
+    /// Runs the command once more after it hung, under the same wrapper as
+    /// [`CommandJudge::run_traced`] but untraced: after `limit` an interval timer raises
+    /// [`HANG_EXC`] inside the stuck code, so the traceback on stderr names the line it was
+    /// stuck at ([`CommandJudge::verdict`] reads it as a hang, [`crate::plugin::TIMEOUT_EXC`]).
+    /// `flag` is the option that set the limit (for the message). `spec.timeout` must leave
+    /// the timer room to fire. A command that cannot be wrapped is `Ok(Err(why))`, not run.
+    pub fn run_hang(
+        &self,
+        python: &Interpreter,
+        spec: &RunSpec,
+        plugin_dir: &Path,
+        limit: std::time::Duration,
+        flag: &str,
+    ) -> Result<Result<PytestRun, String>, RunnerError> {
+        let flag = serde_json::to_string(flag).unwrap_or_else(|_| "\"\"".into());
+        let extra = format!(", {}, {flag}", limit.as_secs_f64());
+        let args = match self.wrapped_args(plugin_dir, &extra) {
+            Ok(a) => a,
+            Err(why) => return Ok(Err(why)),
+        };
+        let mut spec = spec.clone();
+        spec.env.push(("PATH".into(), path_with(python)));
+        let run = runner::run_program(&python.path, &args, &spec)?;
+        Ok(Ok(PytestRun::of(run, Vec::new(), self.argv.clone(), None)))
+    }
+
+    /// `-c CODE` calling `run_command(sys.argv[1:]EXTRA)`, and the command's own words.
+    fn wrapped_args(&self, plugin_dir: &Path, extra: &str) -> Result<Vec<String>, String> {
         let first = &self.argv[0];
         if !is_python_word(first) {
             return Err(format!(
@@ -188,7 +222,7 @@ impl CommandJudge {
             .ok_or("selfdebug's private directory has a name that is not UTF-8")?;
         let code = format!(
             "import sys; sys.path.insert(0, {dir}); import {} as t; del sys.path[0]; \
-             t.run_command(sys.argv[1:])",
+             t.run_command(sys.argv[1:]{extra})",
             crate::plugin::TRACE_MODULE
         );
         let mut args = vec!["-c".to_string(), code];
@@ -248,6 +282,10 @@ impl CommandJudge {
         let parsed = traceback::parse(&run.stderr, root).ok();
         if let Some(mut f) = parsed.and_then(|p| p.failures.into_iter().last()) {
             f.headline = Some(self.headline());
+            // The hang's rerun: the same failure as a test stopped by the per-test limit.
+            if f.exc_type == HANG_EXC {
+                f.exc_type = crate::plugin::TIMEOUT_EXC.to_string();
+            }
             return f;
         }
         let how = match (code, run.signal) {

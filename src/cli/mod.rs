@@ -98,7 +98,8 @@ pub struct PythonArgs {
     /// (a pre-commit hook's), that one is passed over, on PATH too.
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
-    /// Seconds before a pytest run is killed (with its whole process group).
+    /// Seconds before a pytest run is killed (with its whole process group). With --cmd: the
+    /// limit of every run of the command (default: --test-timeout).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
 }
@@ -184,7 +185,8 @@ pub struct FixArgs {
     pub unsafe_fixes: bool,
     /// Seconds one test may run (default 60). A test still running then fails where it is
     /// stuck (category `timeout`, reported with that frame, never patched) and the rest of
-    /// the run goes on; a candidate that makes a test hang is rejected at this limit.
+    /// the run goes on; a candidate that makes a test hang is rejected at this limit. With
+    /// --cmd (and no --timeout): the limit of each run of the command, which is one "test".
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub test_timeout: Option<u64>,
     /// Seconds for the whole run (default 900). When too little is left for another

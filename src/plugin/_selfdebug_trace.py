@@ -169,9 +169,35 @@ def write(tests):
         pass
 
 
-def run_command(args):
-    """Runs `SCRIPT ARGS` or `-m MODULE ARGS` as `python` would, traced (see the module docs)."""
+class CommandTimeout(BaseException):
+    """The command ran past selfdebug's per-run limit (see `run_command`'s `limit`);
+    BaseException, so that `except Exception` in the script does not swallow it."""
+
+
+def run_command(args, limit=0.0, flag="--test-timeout"):
+    """Runs `SCRIPT ARGS` or `-m MODULE ARGS` as `python` would, traced (see the module docs).
+
+    With `limit` (seconds; selfdebug's rerun of a command that hung), nothing is traced: an
+    interval timer raises CommandTimeout *inside* the stuck code after `limit` seconds, so the
+    traceback on stderr ends at the line it was stuck at (as the pytest plugin's timer does)."""
     import runpy
+
+    import signal
+
+    if not hasattr(signal, "SIGALRM"):
+        limit = 0.0
+    if limit > 0:
+
+        def _on_alarm(signum, frame):
+            raise CommandTimeout(
+                "the command did not finish within %g s (selfdebug's per-run limit, %s)"
+                % (limit, flag)
+            )
+
+        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, limit)
+    # The hang's rerun records no lines: tracing would only slow the loop it times.
+    begin = start if limit <= 0 else (lambda lines: None)
 
     # The script's own children must not see the tracer's settings.
     for name in ("SELFDEBUG_COVER_OUT", "SELFDEBUG_COVER_ROOT"):
@@ -182,13 +208,13 @@ def run_command(args):
             # `python -m`: the current directory first on sys.path; run_module sets argv[0].
             sys.argv[:] = args[1:]
             sys.path[0] = os.getcwd()
-            start(lines)
+            begin(lines)
             runpy.run_module(args[1], run_name="__main__", alter_sys=True)
         else:
             # `python SCRIPT`: the script's real directory first; run_path sets argv[0].
             sys.argv[:] = args
             sys.path[0] = os.path.dirname(os.path.realpath(args[0]))
-            start(lines)
+            begin(lines)
             runpy.run_path(args[0], run_name="__main__")
     finally:
         stop()

@@ -98,6 +98,18 @@ fn baseline(
             _ => break run,
         }
     };
+    // A command that hung: rerun so that it raises where it was stuck, a hang located like a
+    // pytest test's (the loop's line), which the search then works on.
+    let baseline = match baseline {
+        b if b.timed_out && opts.judge.is_some() && !s.out_of_time() => {
+            crate::progress::phase("the command hung: running it again to see where");
+            match s.command_hang(ws)? {
+                Some(r) if !r.timed_out => r,
+                _ => b,
+            }
+        }
+        b => b,
+    };
     s.baseline = baseline.duration;
     // The baseline is read once: its failures are both the reference set and, without a log,
     // the failures to work on.
@@ -110,6 +122,10 @@ fn baseline(
         // Candidates may slow a test down, but a hang must not cost 10 minutes a try.
         s.timeout =
             (baseline.duration * 10).clamp(Duration::from_secs(30), runner::DEFAULT_TIMEOUT);
+        if opts.judge.is_some() {
+            // The command's own limit (--test-timeout) holds for every run of it.
+            s.timeout = s.timeout.min(opts.test_timeout);
+        }
     }
     // A test that hung in the baseline would cost the per-test limit in every later run; it
     // is reported from the baseline and left out from here on.
@@ -146,8 +162,9 @@ fn no_verdict(s: &Runs, verdict: Verdict) -> SessionError {
                 )
             } else {
                 format!(
-                    "{what} did not finish within {} s (--timeout)",
-                    s.timeout.as_secs()
+                    "{what} did not finish within {} s ({})",
+                    s.timeout.as_secs_f64(),
+                    s.timeout_flag()
                 )
             })
         }

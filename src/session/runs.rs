@@ -64,7 +64,12 @@ impl<'a> Runs<'a> {
             opts,
             count: 0,
             total: Duration::ZERO,
-            timeout: opts.timeout.unwrap_or(runner::DEFAULT_TIMEOUT),
+            timeout: opts.timeout.unwrap_or(if opts.judge.is_some() {
+                // Command mode: the command is the one "test", under the per-test limit.
+                opts.test_timeout
+            } else {
+                runner::DEFAULT_TIMEOUT
+            }),
             attempt_no: 0,
             deadline: started + opts.time_budget,
             baseline: Duration::ZERO,
@@ -259,6 +264,43 @@ impl Runs<'_> {
             .test_timeout
             .min(inside)
             .max(Duration::from_millis(500))
+    }
+
+    /// The option that set the per-run limit (for messages): `--timeout` when given, else in
+    /// command mode `--test-timeout` (the command's own limit; see [`Runs::new`]).
+    pub(super) fn timeout_flag(&self) -> &'static str {
+        if self.opts.timeout.is_none() && self.opts.judge.is_some() {
+            "--test-timeout"
+        } else {
+            "--timeout"
+        }
+    }
+
+    /// Command mode, after the command ran past the per-run limit: one more run of it that
+    /// raises where it is stuck when the limit is up (see [`crate::command::CommandJudge::run_hang`]).
+    /// `None` when the command cannot be rerun that way (not `python SCRIPT` / `python -m`).
+    pub(super) fn command_hang(
+        &mut self,
+        ws: &dyn Workspace,
+    ) -> Result<Option<PytestRun>, SessionError> {
+        let (Some(judge), Some(dir)) = (self.opts.judge.as_ref(), crate::plugin::dir()) else {
+            return Ok(None);
+        };
+        let limit = self.run_timeout();
+        let mut spec = self.spec(ws, &[], &[]);
+        // Room for the timer's exception to unwind and the traceback to be printed.
+        spec.timeout = limit + Duration::from_secs(10);
+        let flag = self.timeout_flag();
+        let run = judge
+            .run_hang(&self.python, &spec, dir, limit, flag)
+            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        Ok(match run {
+            Ok(run) => {
+                self.tally(Phase::Baseline, &run);
+                Some(run)
+            }
+            Err(_) => None,
+        })
     }
 
     /// The per-run limit, cut to what is left of the time budget (a run never outlives it).

@@ -282,14 +282,20 @@ fn a_failure_without_a_traceback_is_reported_not_patched() {
 
 #[test]
 fn a_command_that_hangs_is_killed_at_the_timeout() {
+    // Killed at the limit, then rerun once to see where it was stuck: a wait, not a loop a
+    // small edit could end, so it is reported there (exit 4), naming the flag given.
     let p = project(&[("hang.py", "import time\ntime.sleep(600)\n")]);
     let started = std::time::Instant::now();
     let (out, v) = fix(&p, &["--cmd", "python hang.py", "--timeout", "2"]);
-    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    let f = &v["failures"][0];
+    assert_eq!(f["status"], "timed_out");
+    assert_eq!((&f["file"], &f["line"]), (&"hang.py".into(), &2.into()));
     assert_eq!(
-        v["error"],
-        "the command did not finish within 2 s (--timeout)"
+        f["msg"],
+        "the command did not finish within 2 s (selfdebug's per-run limit, --timeout)"
     );
+    assert_eq!(p.read("hang.py"), "import time\ntime.sleep(600)\n");
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
     assert!(support::project::processes_in(&p.root).is_empty());
 }

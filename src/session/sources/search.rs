@@ -53,7 +53,9 @@ fn search_enabled(s: &Runs) -> bool {
 impl Work<'_, '_> {
     /// Whether the search takes over a failure that planning gave up on.
     pub(in crate::session) fn applies(&self, failure: &Failure, e: &PlanError) -> bool {
-        failure.test.is_some()
+        // A command's failure names no test; its hang goes to the search as a test's does.
+        (failure.test.is_some()
+            || (self.s.opts.judge.is_some() && self.ctx.category == Category::Timeout))
         // A project's own exception type (`bank.InsufficientFunds`) is `unknown`: raised on a
         // wrong branch, it is wrong output too.
         && (matches!(self.ctx.category, Category::Logic | Category::Unknown)
@@ -152,7 +154,13 @@ impl Work<'_, '_> {
     ) -> Result<Option<Fixed>, SessionError> {
         let deadline = Instant::now() + self.s.opts.search_time;
         let why = why.to_string();
-        let Some(test) = failure.test.clone() else {
+        // A command's hang: the command is the one "test" (its headline, as for wrong output).
+        let test = failure.test.clone().or_else(|| {
+            (self.s.opts.judge.is_some() && self.ctx.category == Category::Timeout)
+                .then(|| failure.headline.clone())
+                .flatten()
+        });
+        let Some(test) = test else {
             return Ok(None);
         };
         if self.ctx.category == Category::Timeout {

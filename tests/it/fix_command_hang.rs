@@ -1,0 +1,110 @@
+//! Command mode's hangs (`fix --cmd ... --expect-stdout` with a loop that never ends): the
+//! command runs under `--test-timeout`, a hang is rerun once so that it raises where it was
+//! stuck, and the search works at that loop, each candidate judged under the same limit.
+//! `--test-timeout 2` keeps each test to a few seconds of hung runs.
+
+use crate::support;
+
+use support::project::{json, project};
+
+fn code(out: &std::process::Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+/// A counter moved the wrong way: `i -= 1` keeps `i < n` true for ever.
+const TOTAL: &str = "def total(n):
+    i = 0
+    s = 0
+    while i < n:
+        s += i
+        i -= 1
+    return s
+
+
+print(total(5))
+";
+
+#[test]
+fn a_hung_command_is_located_at_its_loop_and_fixed() {
+    let p = project(&[("s.py", TOTAL), ("want.txt", "10\n")]);
+    let out = p.run(&[
+        "fix",
+        "--json",
+        "--jobs",
+        "1",
+        "--cmd",
+        "python3 s.py",
+        "--expect-stdout",
+        "want.txt",
+        "--test-timeout",
+        "2",
+    ]);
+    let v = json(&out);
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    assert_eq!(code(&out), 0, "{v:#}");
+    assert_eq!(p.read("s.py"), TOTAL.replace("i -= 1", "i += 1"));
+    assert_eq!(v["final_status"], "pass");
+    let f = &v["failures"][0];
+    assert_eq!(f["category"], "timeout");
+    assert_eq!(f["status"], "fixed");
+    assert_eq!(
+        (&f["file"], &f["line"]),
+        (&"s.py".into(), &4.into()),
+        "{f:#}"
+    );
+    assert_eq!(
+        f["msg"],
+        "the command did not finish within 2 s (selfdebug's per-run limit, --test-timeout)"
+    );
+    assert_eq!(v["patches"][0]["source"], "search");
+}
+
+#[test]
+fn a_hang_with_nothing_to_fix_names_the_flag_and_the_line_and_restores() {
+    let script =
+        "def wait():\n    n = 0\n    while True:\n        n = n + 1\n\n\nwait()\nprint(\"done\")\n";
+    let p = project(&[("s.py", script), ("want.txt", "done\n")]);
+    let out = p.run(&[
+        "fix",
+        "--cmd",
+        "python3 s.py",
+        "--expect-stdout",
+        "want.txt",
+        "--test-timeout",
+        "2",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 4, "{err}");
+    assert_eq!(p.read("s.py"), script);
+    assert!(
+        err.contains(
+            "timed out, not patched: the command did not finish within 2 s (selfdebug's per-run \
+             limit, --test-timeout). It was stuck at s.py:3 in wait: `while True:`. An endless \
+             loop or a wait for something that never comes (a lock, a socket, input); if the \
+             command is only slow, raise --test-timeout"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_hung_command_that_cannot_be_rerun_names_the_flag_that_limits_it() {
+    // Through a shell the command's Python cannot be wrapped: no line, exit 6, the flag named.
+    let p = project(&[("s.py", TOTAL), ("want.txt", "10\n")]);
+    let out = p.run(&[
+        "fix",
+        "--cmd",
+        "sh -c 'python3 s.py'",
+        "--expect-stdout",
+        "want.txt",
+        "--test-timeout",
+        "2",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 6, "{err}");
+    assert_eq!(p.read("s.py"), TOTAL);
+    assert!(
+        err.contains("selfdebug: error: the command did not finish within 2 s (--test-timeout)"),
+        "{err}"
+    );
+}
