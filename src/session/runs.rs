@@ -40,6 +40,9 @@ pub(super) struct Runs<'a> {
     pub(super) deadline: Instant,
     /// How long the baseline took: what a confirming full run is expected to cost.
     pub(super) baseline: Duration,
+    /// Command mode: the baseline hung (and was located), so its duration says nothing about
+    /// how long a working run takes; search candidates get a fixed short limit instead.
+    pub(super) baseline_hung: bool,
     pub(super) phases: Phases,
     /// Tests left out of every run (`--deselect`): they hung beyond the per-test timer.
     pub(super) deselect: Vec<String>,
@@ -73,6 +76,7 @@ impl<'a> Runs<'a> {
             attempt_no: 0,
             deadline: started + opts.time_budget,
             baseline: Duration::ZERO,
+            baseline_hung: false,
             phases: Phases::default(),
             deselect: Vec::new(),
             installed: Vec::new(),
@@ -297,6 +301,7 @@ impl Runs<'_> {
         Ok(match run {
             Ok(run) => {
                 self.tally(Phase::Baseline, &run);
+                self.baseline_hung = true;
                 Some(run)
             }
             Err(_) => None,

@@ -768,6 +768,10 @@ pub(in crate::session) fn review(fix: &edit::Fix) -> Vec<String> {
 /// `n += 1`) is common, and must not cost the full `--test-timeout` each time.
 const CANDIDATE_TEST_LIMIT_FACTOR: u32 = 3;
 const MIN_CANDIDATE_TEST_LIMIT: Duration = Duration::from_secs(5);
+/// A candidate's limit when the command's baseline hung: that run's length is the per-run limit,
+/// not the command's, so a few times it would let every candidate that still loops cost minutes.
+/// A right fix of a command that needs longer is missed (reported as a timeout), never passed.
+const HUNG_COMMAND_CANDIDATE_LIMIT: Duration = Duration::from_secs(10);
 
 impl Runs<'_> {
     /// A targeted run of `node_ids` with `-x`, under the candidate's per-test limit.
@@ -795,6 +799,9 @@ impl Runs<'_> {
     /// How long a search candidate's test (or command) may run: a few times the baseline, so
     /// a candidate that makes it loop costs little.
     fn candidate_limit(&self) -> Duration {
+        if self.baseline_hung {
+            return HUNG_COMMAND_CANDIDATE_LIMIT;
+        }
         (self.baseline * CANDIDATE_TEST_LIMIT_FACTOR).max(MIN_CANDIDATE_TEST_LIMIT)
     }
 
