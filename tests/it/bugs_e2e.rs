@@ -244,6 +244,7 @@ fn check(case: &Case) -> Result<(), String> {
             String::from_utf8_lossy(&out.stdout)
         )
     })?;
+    REPORTS.lock().unwrap().push(out.stdout.clone());
     let diff: Vec<u8> = json["patches"]
         .as_array()
         .map(|ps| ps.iter().flat_map(diff_bytes).collect())
@@ -376,7 +377,14 @@ fn every_bug_case_ends_as_expected() {
     let mut failed = failed.into_inner().unwrap();
     failed.sort();
     assert!(failed.is_empty(), "\n{}", failed.join("\n\n"));
+    // Every case's report against the schema, in one validator process for all of them.
+    let reports = std::mem::take(&mut *REPORTS.lock().unwrap());
+    let docs: Vec<&[u8]> = reports.iter().map(Vec::as_slice).collect();
+    support::assert_valid("fix.schema.json", None, &docs);
 }
+
+/// Every case's `fix --json` report, validated together once the cases have run.
+static REPORTS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
 
 #[test]
 fn crlf_case_really_is_crlf() {
