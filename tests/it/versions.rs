@@ -11,6 +11,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::support::{self, project::Project};
+use support::venv::{check, wheelhouse};
 
 fn pyenv(version: &str) -> Option<PathBuf> {
     let root = std::env::var_os("PYENV_ROOT")
@@ -27,37 +28,11 @@ fn pyenv(version: &str) -> Option<PathBuf> {
     None
 }
 
-fn check(cmd: &mut Command, what: &str) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(
-        out.status.success(),
-        "{what}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A venv of `base` (outside the project, as a user's tox or pyenv-virtualenv env would be)
 /// with `packages`, installed from a wheelhouse that `base`'s own pip downloads once per target
 /// dir (old pips cannot install for another interpreter; offline afterwards).
 fn venv_with(base: &Path, tag: &str, packages: &[&str], into: &Path) -> PathBuf {
-    let wh = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("wheelhouse-{tag}"));
-    if !wh.join("complete").is_file() {
-        // Appended, not an extension: a tag like `py3.8` has a dot of its own.
-        let part = PathBuf::from(format!("{}.part{}", wh.display(), std::process::id()));
-        let _ = std::fs::remove_dir_all(&part);
-        check(
-            Command::new(base)
-                .args(["-m", "pip", "download", "--quiet", "--dest"])
-                .arg(&part)
-                .args(packages),
-            "pip download (the first run needs the network; later ones reuse the wheels)",
-        );
-        std::fs::write(part.join("complete"), "").unwrap();
-        if std::fs::rename(&part, &wh).is_err() {
-            let _ = std::fs::remove_dir_all(&part);
-        }
-    }
+    let wh = wheelhouse(base, tag, packages);
     check(
         Command::new(base).args(["-m", "venv"]).arg(into),
         "python -m venv",

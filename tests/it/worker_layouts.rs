@@ -25,42 +25,16 @@ fn slow() -> bool {
     false
 }
 
-fn check(cmd: &mut Command, what: &str) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(
-        out.status.success(),
-        "{what}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Wheels for pytest (and setuptools, for editable installs) with their dependencies: fetched
 /// once with `pip download` into the target dir, then reused offline.
 fn wheelhouse() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("wheelhouse-worker-layouts");
-        if dir.join("complete").is_file() {
-            return dir;
-        }
-        // Downloaded beside, then renamed: a test process killed mid-download leaves no
-        // half wheelhouse behind, and two processes racing both end up with a whole one.
-        // Appended, not an extension: a tag like `py3.8` has a dot of its own.
-        let part = PathBuf::from(format!("{}.part{}", dir.display(), std::process::id()));
-        let _ = std::fs::remove_dir_all(&part);
-        check(
-            Command::new(support::python3().path)
-                .args(["-m", "pip", "download", "--quiet", "--dest"])
-                .arg(&part)
-                .args(["pytest", "setuptools"]),
-            "pip download (the first run needs the network; later ones reuse the wheels)",
-        );
-        std::fs::write(part.join("complete"), "").unwrap();
-        if std::fs::rename(&part, &dir).is_err() {
-            let _ = std::fs::remove_dir_all(&part);
-        }
-        dir
+        support::venv::wheelhouse(
+            Path::new(&support::python3().path),
+            "worker-layouts",
+            &["pytest", "setuptools"],
+        )
     })
 }
 
@@ -69,7 +43,7 @@ fn wheelhouse() -> &'static Path {
 fn venv(root: &Path, dir: &str, packages: &[&str]) -> PathBuf {
     let python = support::python3().path;
     let env = root.join(dir);
-    check(
+    support::venv::check(
         Command::new(&python)
             .args(["-m", "venv", "--without-pip"])
             .arg(&env),
@@ -81,7 +55,7 @@ fn venv(root: &Path, dir: &str, packages: &[&str]) -> PathBuf {
 }
 
 fn install(venv_python: &Path, cwd: &Path, packages: &[&str]) {
-    check(
+    support::venv::check(
         Command::new(support::python3().path)
             .current_dir(cwd)
             .args(["-m", "pip", "--python"])

@@ -4,6 +4,7 @@ pub mod llm_server;
 pub mod own_cache;
 pub mod plans;
 pub mod project;
+pub mod venv;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
