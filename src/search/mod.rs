@@ -13,6 +13,7 @@ pub mod choose;
 pub mod hint;
 pub mod mutate;
 pub mod priors;
+pub mod templates;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -148,6 +149,13 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                 .filter(|(start, _)| func_start(s.line) == Some(*start))
                 .map(|(_, types)| types);
             let mut mutants = mutate::mutants(&module, s.line, priors, probed);
+            mutants.extend(templates::mutants(
+                &module,
+                s.line,
+                priors,
+                probed,
+                input.expected,
+            ));
             // One set of guards per function, at its most suspicious line.
             if let Some((_, Some(f))) = mutate::statement_at(&module, s.line) {
                 if guarded.insert(f.range().start().to_usize()) {

@@ -1227,8 +1227,12 @@ mod tests {
     #[test]
     fn every_family_has_a_prior() {
         let p = Priors::builtin();
-        for f in FAMILIES {
-            assert!(p.families.contains_key(*f), "no prior for family {f}");
+        for f in FAMILIES
+            .iter()
+            .copied()
+            .chain(crate::search::templates::families())
+        {
+            assert!(p.families.contains_key(f), "no prior for family {f}");
         }
     }
 
