@@ -240,7 +240,7 @@ fn dry_run_checked(name: &str) -> bool {
         || ["crlf", "bom", "latin1", "enc_"]
             .iter()
             .any(|k| name.contains(k))
-        || fnv1a(name.as_bytes()) % 4 == 0
+        || fnv1a(name.as_bytes()).is_multiple_of(4)
 }
 
 /// Runs one case; `Err` says what went wrong.
