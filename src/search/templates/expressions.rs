@@ -157,6 +157,20 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
         }
     }
 
+    // The statement's whole value, where a dropped literal term moves it by the literal.
+    let root = whole_value.map(|v| rng(v.range()));
+    // Operands of operators binding tighter than `-`: `len(xs) - 1` goes in parentheses there.
+    let tight: Vec<_> = own_exprs(site.stmt)
+        .into_iter()
+        .filter_map(|e| match e {
+            Expr::BinOp(b) if !matches!(b.op, Operator::Add | Operator::Sub) => {
+                Some([rng(b.left.range()), rng(b.right.range())])
+            }
+            Expr::UnaryOp(u) => Some([rng(u.operand.range()), rng(u.operand.range())]),
+            _ => None,
+        })
+        .flatten()
+        .collect();
     for e in own_exprs(site.stmt) {
         match e {
             // A term too many: `1 + f(x)` → `f(x)`, `a + b` → `a`, `x * 2` → `x`.
@@ -179,16 +193,27 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                     ));
                 }
                 if !matches!(b.op, Operator::Sub) && !matches!(r, Expr::Constant(_)) {
+                    // `1 + f(x)` → `f(x)` is the literal becoming 0, as mutate.rs counts
+                    // dropping `+ 1`: the same family, so it goes before `0 + f(x)`.
+                    let lit = int_value(text, l).filter(|_| matches!(b.op, Operator::Add));
+                    let (family, w, fx) = match lit {
+                        Some(c) if root == Some(whole.clone()) => {
+                            ("plus-minus-one", 1.0, vec![Effect::Add(-c)])
+                        }
+                        Some(c) if c == 1.0 => ("plus-minus-one", 1.0, vec![Effect::OffByOne]),
+                        Some(_) => ("plus-minus-one", 1.0, Vec::new()),
+                        None => ("drop-term", 0.8, Vec::new()),
+                    };
                     out.push(mutant(
                         site,
-                        "drop-term",
+                        family,
                         format!(
                             "drop `{}`",
                             one_line(&text[whole.start..rng(r.range()).start])
                         ),
                         vec![Edit::replacement(whole, src(r))],
-                        0.8,
-                        Vec::new(),
+                        w,
+                        fx,
                     ));
                 }
             }
@@ -226,7 +251,14 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                             site,
                             "offset",
                             format!("`{ct}` → `{ct} {op} 1`"),
-                            vec![Edit::replacement(rng(c.range), format!("{ct} {op} 1"))],
+                            vec![Edit::replacement(
+                                rng(c.range),
+                                if tight.contains(&rng(c.range)) {
+                                    format!("({ct} {op} 1)")
+                                } else {
+                                    format!("{ct} {op} 1")
+                                },
+                            )],
                             w,
                             vec![Effect::OffByOne],
                         ));
@@ -261,6 +293,16 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
         }
     }
     out
+}
+
+/// The number an integer literal stands for.
+fn int_value(text: &str, e: &Expr) -> Option<f64> {
+    match e {
+        Expr::Constant(c) if matches!(c.value, Constant::Int(_)) => {
+            text[rng(c.range)].replace('_', "").parse().ok()
+        }
+        _ => None,
+    }
 }
 
 /// Whether `e` reads the name `x` anywhere.
@@ -334,6 +376,11 @@ mod tests {
                 pair("`len(xs)` → `len(xs) + 1`", "    return 1 + len(xs) + 1"),
             ]
         );
+        let mid = "def mid(xs):\n    return xs[len(xs) // 2]\n";
+        assert!(titles(mid, 2, mutants).contains(&pair(
+            "`len(xs)` → `len(xs) - 1`",
+            "    return xs[(len(xs) - 1) // 2]"
+        )));
         let sq = "def sq(xs):\n    t = 0\n    for x in xs:\n        t += x\n    return t\n";
         assert!(titles(sq, 4, mutants).contains(&pair("`x` → `x ** 2`", "        t += x ** 2")));
         let wrap = "def f(xs):\n    out = [x for x in xs if x]\n    return out\n";

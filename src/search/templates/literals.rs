@@ -31,7 +31,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
         .filter(|p| !matches!(*p, "self" | "cls"))
         .collect();
     let mut out = Vec::new();
-    let mut push = |out: &mut Vec<Mutant>, e: &Expr, to: String, w: f64| {
+    let push = |out: &mut Vec<Mutant>, e: &Expr, to: String, w: f64| {
         let r = rng(e.range());
         let fx = if returned.as_ref() == Some(&r) {
             vec![Effect::Becomes(to.clone())]

@@ -196,9 +196,22 @@ fn advance_both(
             _ => None,
         })
         .collect();
+    let (seqs, ints) = site.func.map(usage_kinds).unwrap_or_default();
     let mut found = Vec::new();
     for n in &through {
-        let k = kinds.get(n.id.as_str()).map(String::as_str);
+        let name = n.id.as_str();
+        // A parameter the function indexes or measures is a sequence; one it indexes with is
+        // a number (the probe and the literals know no parameter's kind).
+        let k = kinds
+            .get(name)
+            .map(String::as_str)
+            .or(if seqs.contains(&name) {
+                Some("list")
+            } else if ints.contains(&name) {
+                Some("int")
+            } else {
+                None
+            });
         for (slice, m) in &moves {
             // A number is not sliced, a sequence is not incremented.
             let fits = if *slice {
@@ -222,6 +235,35 @@ fn advance_both(
             Vec::new(),
         ));
     }
+}
+
+/// Names the function subscripts or passes to `len` (sequences), and names it uses as a
+/// subscript (numbers).
+fn usage_kinds(func: &Stmt) -> (Vec<&str>, Vec<&str>) {
+    let (mut seqs, mut ints) = (Vec::new(), Vec::new());
+    let roots = [crate::syntax::walk::Node::Stmt(func)];
+    crate::syntax::walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
+        match node {
+            crate::syntax::walk::Node::Expr(Expr::Subscript(s)) => {
+                if let Expr::Name(n) = s.value.as_ref() {
+                    seqs.push(n.id.as_str());
+                }
+                if let Expr::Name(n) = s.slice.as_ref() {
+                    ints.push(n.id.as_str());
+                }
+            }
+            crate::syntax::walk::Node::Expr(Expr::Call(c)) => {
+                if matches!(c.func.as_ref(), Expr::Name(f) if f.id.as_str() == "len") {
+                    if let Some(Expr::Name(n)) = c.args.first() {
+                        seqs.push(n.id.as_str());
+                    }
+                }
+            }
+            _ => {}
+        }
+        true
+    });
+    (seqs, ints)
 }
 
 /// Binding strength of an arithmetic operator (higher binds tighter).
@@ -336,6 +378,18 @@ mod tests {
                     "    return paths(i + 1, j, n + 1)"
                 ),
             ]
+        );
+        // `a` and `b` are indexed (sequences): only the index `j` moves like `i + 1`.
+        let lcs = "def lcs(a, b, i, j):\n    if a[i] == b[j]:\n        return 1 + lcs(a, b, i + 1, j)\n    return 0\n";
+        assert_eq!(
+            titles(lcs, 3, mutants)
+                .into_iter()
+                .filter(|(t, _)| t.ends_with("recursive call"))
+                .collect::<Vec<_>>(),
+            vec![pair(
+                "`j` → `j + 1` in the recursive call",
+                "        return 1 + lcs(a, b, i + 1, j + 1)"
+            )]
         );
         // A call to another function is not a recursion.
         assert!(titles("def f(xs, ys):\n    return g(xs[1:], ys)\n", 2, mutants).is_empty());
