@@ -200,7 +200,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                         Some(c) if root == Some(whole.clone()) => {
                             ("plus-minus-one", 1.0, vec![Effect::Add(-c)])
                         }
-                        Some(c) if c == 1.0 => ("plus-minus-one", 1.0, vec![Effect::OffByOne]),
+                        Some(1.0) => ("plus-minus-one", 1.0, vec![Effect::OffByOne]),
                         Some(_) => ("plus-minus-one", 1.0, Vec::new()),
                         None => ("drop-term", 0.8, Vec::new()),
                     };
