@@ -43,8 +43,15 @@ pub(super) fn node_id(test: &str) -> &str {
     &test[..cut]
 }
 
+/// `SELFDEBUG_BASELINE=full`: the full baseline even with the log given (to compare, or
+/// should a lazy verdict ever be in doubt; docs/performance.md).
+const FULL_BASELINE_ENV: &str = "SELFDEBUG_BASELINE";
+
 /// Why the log's failures are not reproduced by a targeted run (the full baseline then runs).
 fn ineligible(opts: &Options, log: &[Failure]) -> Option<&'static str> {
+    if std::env::var_os(FULL_BASELINE_ENV).is_some_and(|v| v == "full") {
+        return Some("SELFDEBUG_BASELINE=full");
+    }
     if opts.judge.is_some() {
         return Some("command mode");
     }

@@ -37,6 +37,7 @@ mod hook_env;
 mod interpreter_cache;
 mod jobs;
 mod journal_rollback;
+mod lazy_baseline;
 mod json_errors;
 mod llm_blocks_props;
 mod llm_prompt;
