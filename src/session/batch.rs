@@ -165,7 +165,10 @@ impl Batch {
             attempt.confirmed_by = Some(ConfirmedBy::OneByOne);
             attempt.outcome = AttemptOutcome::StillFailing;
             let verdict = s.read(&run, ws.root());
-            match s.judge_full(ws, verdict, &current, &e.fixed, false)?.record(attempt) {
+            match s
+                .judge_full(ws, verdict, &current, &e.fixed, false)?
+                .record(attempt)
+            {
                 Some(after) => {
                     current = failure_keys(&after);
                     done.after = Some(after);

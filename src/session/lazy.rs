@@ -81,7 +81,11 @@ pub(super) fn differs(log: &[Failure], now: &[Failure]) -> Option<String> {
     for f in now {
         now_by_key.entry(failure_key(f)).or_insert(f);
     }
-    let place = |f: &Failure| f.location.as_ref().map(|l| format!("{}:{}", l.file, l.line));
+    let place = |f: &Failure| {
+        f.location
+            .as_ref()
+            .map(|l| format!("{}:{}", l.file, l.line))
+    };
     let mut log_keys = BTreeSet::new();
     for f in log {
         let key = failure_key(f);
@@ -131,22 +135,29 @@ pub(super) fn reproduce(
     }
     crate::progress::phase("reproducing the log's failures (targeted baseline)");
     let run = s.run(ws, &ids, Phase::Baseline)?;
-    let stale = |s: &mut Runs, why: String| {
-        s.notes.push(format!(
-            "the log is stale ({why}): the whole suite was run as the baseline"
-        ));
+    let full = |s: &mut Runs, note: String| {
+        s.notes
+            .push(format!("{note}: the whole suite was run as the baseline"));
         Ok(None)
     };
     if run.hang.is_some() {
-        return stale(s, "a test hung beyond the per-test limit".into());
+        return full(s, "the log's failing tests hung when run alone".into());
     }
     let now = match s.read(&run, ws.root()) {
         Verdict::Green => Vec::new(),
         Verdict::Failed(f) => f,
-        other => return stale(s, format!("its tests gave no verdict: {}", other.describe())),
+        other => {
+            return full(
+                s,
+                format!(
+                    "the log's failing tests gave no verdict when run alone ({})",
+                    other.describe()
+                ),
+            )
+        }
     };
     if let Some(why) = differs(log, &now) {
-        return stale(s, why);
+        return full(s, format!("the log is stale ({why})"));
     }
     s.baseline = run.duration;
     if s.opts.timeout.is_none() {

@@ -233,6 +233,10 @@ impl Runs<'_> {
             .read(&run, ws.root())
             .failures()
             .map(<[Failure]>::to_vec);
+        if after.is_some() {
+            // A full run's failures become the reference set: the lazy baseline is complete.
+            self.lazy = None;
+        }
         if after.is_none() {
             *suggestion = Some(format!(
                 "installed {dist} (--install-missing), but the run after it gave no verdict"

@@ -256,7 +256,13 @@ fn a_stale_log_runs_the_full_baseline_and_says_so() {
     };
     let lazy = run(false);
     let full = run(true);
-    assert_eq!(lazy.verdicts(), full.verdicts(), "{:#}\n{:#}", lazy.json, full.json);
+    assert_eq!(
+        lazy.verdicts(),
+        full.verdicts(),
+        "{:#}\n{:#}",
+        lazy.json,
+        full.json
+    );
     assert!(lazy.tree == full.tree);
     let notes = lazy.json["notes"].to_string();
     assert!(
