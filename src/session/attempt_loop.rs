@@ -19,7 +19,25 @@ pub fn run_loop(
         Some(t) => Some(s.resolve_selection(ws, t)?),
         None => None,
     };
-    let (hung, baseline_failures) = baseline(&mut s, ws)?;
+    // The log is read before any run: a log that cannot be read is bad input.
+    let log_failures = match &opts.log {
+        Some(bytes) => Some(
+            traceback::parse(bytes, opts.root.path())
+                .map_err(|e| SessionError::BadInput(format!("log: {e}")))?
+                .failures,
+        ),
+        None => None,
+    };
+    // With the log given, a targeted run of its failures stands for the full baseline when it
+    // reproduces them (see [`super::lazy`]).
+    let reproduced = match &log_failures {
+        Some(log) => lazy::reproduce(&mut s, ws, log)?,
+        None => None,
+    };
+    let (hung, baseline_failures) = match reproduced {
+        Some(failures) => (Vec::new(), failures),
+        None => baseline(&mut s, ws)?,
+    };
     if !baseline_failures.is_empty() {
         // Under a narrow selection, which tests outside it run which lines: on the original
         // bytes, before any candidate is written.
@@ -29,14 +47,7 @@ pub fn run_loop(
     // known once it is fixed, and is then worked on like the rest.
     let blind = !baseline_failures.is_empty() && baseline_failures.iter().all(is_conftest);
     let current = failure_keys(&baseline_failures);
-    let targets: Vec<Failure> = match &opts.log {
-        Some(bytes) => {
-            traceback::parse(bytes, opts.root.path())
-                .map_err(|e| SessionError::BadInput(format!("log: {e}")))?
-                .failures
-        }
-        None => baseline_failures,
-    };
+    let targets: Vec<Failure> = log_failures.unwrap_or(baseline_failures);
     let outcomes = hung_outcomes(&hung, ws.root(), opts);
     let mut lp = AttemptLoop {
         s,
@@ -678,6 +689,7 @@ impl AttemptLoop<'_, '_> {
             .map(|c| patch_of(c, self.rules))
             .collect();
         let mut notes = opts.notes.clone();
+        notes.append(&mut self.s.notes);
         // Runs that went cold although the worker was on, and why.
         notes.extend(crate::worker::take_notes());
         if self.out_of_time {

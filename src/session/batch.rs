@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use super::judge::{judge_full_run, FullRun};
+use super::judge::FullRun;
 use super::*;
 
 /// One fix kept tentatively.
@@ -125,7 +125,8 @@ impl Batch {
         });
         let run = s.run(ws, &[], Phase::Confirm)?;
         done.runs += 1;
-        let verdict = judge_full_run(s.read(&run, ws.root()), &reference, &fixed, false);
+        let verdict = s.read(&run, ws.root());
+        let verdict = s.judge_full(ws, verdict, &reference, &fixed, false)?;
         let single = entries.len() == 1;
         match verdict {
             FullRun::Accepted(after) => {
@@ -163,7 +164,10 @@ impl Batch {
             let attempt = &mut attempts[e.attempt];
             attempt.confirmed_by = Some(ConfirmedBy::OneByOne);
             attempt.outcome = AttemptOutcome::StillFailing;
-            match judge_full_run(s.read(&run, ws.root()), &current, &e.fixed, false).record(attempt)
+            let verdict = s.read(&run, ws.root());
+            match s
+                .judge_full(ws, verdict, &current, &e.fixed, false)?
+                .record(attempt)
             {
                 Some(after) => {
                     current = failure_keys(&after);

@@ -39,6 +39,7 @@ mod batch;
 mod fix;
 mod groups;
 mod judge;
+mod lazy;
 mod model;
 mod outside;
 mod parallel;

@@ -56,6 +56,10 @@ pub(super) struct Runs<'a> {
     pub(super) facts: probe::frame_facts::Baseline,
     /// Under a narrow selection, the tests outside it (see [`super::outside`]).
     pub(super) outside: Option<super::outside::Outside>,
+    /// With the log given: the lazy baseline (see [`super::lazy`]) until a full run is accepted.
+    pub(super) lazy: Option<super::lazy::Lazy>,
+    /// Notes for the report (a stale log).
+    pub(super) notes: Vec<String>,
 }
 
 impl<'a> Runs<'a> {
@@ -84,6 +88,8 @@ impl<'a> Runs<'a> {
             llm: opts.llm.clone().map(crate::llm::Llm::new),
             facts: Default::default(),
             outside: None,
+            lazy: None,
+            notes: Vec::new(),
         }
     }
 }
@@ -106,8 +112,10 @@ impl Runs<'_> {
         phase: Phase,
     ) -> Result<PytestRun, SessionError> {
         let mut spec = self.spec(ws, node_ids, extra);
-        if phase == Phase::Confirm && node_ids.is_empty() && self.opts.judge.is_none() {
+        let full_confirm = phase == Phase::Confirm && node_ids.is_empty();
+        if full_confirm && self.opts.judge.is_none() {
             crate::xdist::add(&mut spec, &self.python, self.opts.xdist, self.baseline);
+            self.lazy_full_limit(&mut spec);
         }
         // A baseline run records crash-frame facts (pytest only: the plugin is pytest's).
         let facts = phase == Phase::Baseline && self.opts.judge.is_none();
@@ -117,6 +125,9 @@ impl Runs<'_> {
         let run = self.exec(&spec, phase)?;
         if facts {
             self.facts.collect(ws.root());
+        }
+        if full_confirm {
+            self.lazy_timed(&run);
         }
         Ok(run)
     }
@@ -222,6 +233,10 @@ impl Runs<'_> {
             .read(&run, ws.root())
             .failures()
             .map(<[Failure]>::to_vec);
+        if after.is_some() {
+            // A full run's failures become the reference set: the lazy baseline is complete.
+            self.lazy = None;
+        }
         if after.is_none() {
             *suggestion = Some(format!(
                 "installed {dist} (--install-missing), but the run after it gave no verdict"

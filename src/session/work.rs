@@ -407,13 +407,16 @@ impl Work<'_, '_> {
                     let run = self.s.run(self.ws, &[], Phase::Confirm)?;
                     self.s.read(&run, self.ws.root())
                 };
-                let after = judge::judge_full_run(
-                    suite,
-                    self.ctx.current,
-                    std::slice::from_ref(key),
-                    self.ctx.blind,
-                )
-                .record(attempt);
+                let after = self
+                    .s
+                    .judge_full(
+                        self.ws,
+                        suite,
+                        self.ctx.current,
+                        std::slice::from_ref(key),
+                        self.ctx.blind,
+                    )?
+                    .record(attempt);
                 self.past_selection(cand, after, attempt)
             }
             Verdict::Failed(f) => {
@@ -487,13 +490,16 @@ impl Work<'_, '_> {
         if !group_passes {
             return Ok(None);
         }
-        let after = judge::judge_full_run(
-            suite_verdict,
-            self.ctx.current,
-            std::slice::from_ref(key),
-            self.ctx.blind,
-        )
-        .record(attempt);
+        let after = self
+            .s
+            .judge_full(
+                self.ws,
+                suite_verdict,
+                self.ctx.current,
+                std::slice::from_ref(key),
+                self.ctx.blind,
+            )?
+            .record(attempt);
         self.past_selection(cand, after, attempt)
     }
 

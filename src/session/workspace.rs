@@ -13,6 +13,9 @@ pub trait Workspace {
     /// Called before a file is first written by anyone, the probe included.
     fn record(&mut self, path: &Path) -> Result<(), SessionError>;
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), SessionError>;
+    /// Every file written so far, with its bytes before the first write (the lazy baseline
+    /// runs tests on them).
+    fn originals(&self) -> Vec<(PathBuf, Vec<u8>)>;
 }
 
 /// The dry run's workspace.
@@ -53,6 +56,12 @@ impl Workspace for ScratchWorkspace {
             ))
         })
     }
+    fn originals(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        self.originals
+            .iter()
+            .map(|(p, b)| (p.clone(), b.clone()))
+            .collect()
+    }
 }
 
 /// The real run's workspace: the project itself, every write journaled first.
@@ -76,5 +85,12 @@ impl Workspace for JournalWorkspace {
         self.journal
             .write(path, bytes)
             .map_err(|e| SessionError::Environment(e.to_string()))
+    }
+    fn originals(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        self.journal
+            .files()
+            .into_iter()
+            .filter_map(|p| self.journal.original(&p).map(|b| (p, b.to_vec())))
+            .collect()
     }
 }

@@ -38,6 +38,7 @@ mod interpreter_cache;
 mod jobs;
 mod journal_rollback;
 mod json_errors;
+mod lazy_baseline;
 mod llm_blocks_props;
 mod llm_prompt;
 mod localize_rank;
