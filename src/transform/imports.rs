@@ -64,10 +64,18 @@ pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
             }
         }
         Mode::Project => {
-            let Some(module) = ctx.captures.get("module") else {
+            let here = ctx.source.path();
+            // Python 3.6 says only `cannot import name 'X'`: the module is then read from the
+            // statement itself (3.7+ name it, resolved, in the message).
+            let Some(module) = ctx
+                .captures
+                .get("module")
+                .cloned()
+                .or_else(|| absolute_module(here, stmt))
+            else {
                 return fixes;
             };
-            let here = ctx.source.path();
+            let module = module.as_str();
             let Some((root, m_file)) = project::resolve_module(here, module) else {
                 return fixes;
             };
@@ -96,6 +104,27 @@ pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
         }
     }
     fixes
+}
+
+/// The absolute name of the module `stmt` imports from, as Python resolves it for the file
+/// `here` (`from .models import X` in `crm/service.py` → `crm.models`).
+fn absolute_module(here: &Path, stmt: &ast::StmtImportFrom) -> Option<String> {
+    let level = stmt.level.as_ref().map_or(0, |l| l.to_usize());
+    let tail = stmt.module.as_ref().map(|m| m.to_string());
+    if level == 0 {
+        return tail;
+    }
+    let importer = project::module_name(&project::import_root(here)?, here)?;
+    let mut parts: Vec<&str> = importer.split('.').collect();
+    // A module's package is its parent; a package's `__init__.py` is its own package.
+    if here.file_name().is_none_or(|f| f != "__init__.py") {
+        parts.pop();
+    }
+    for _ in 1..level {
+        parts.pop()?;
+    }
+    parts.extend(tail.as_deref());
+    (!parts.is_empty()).then(|| parts.join("."))
 }
 
 /// The `from ... import ...` statement the failure is on.
