@@ -164,7 +164,9 @@ fn plan_text(
     if let Some(s) = &specific {
         (line, column) = (s.line, s.column);
     }
-    let msg = specific.as_ref().map_or(failure.msg.as_str(), |s| s.msg.as_str());
+    let msg = specific
+        .as_ref()
+        .map_or(failure.msg.as_str(), |s| s.msg.as_str());
     for m in input.rules.matching(&failure.exc_type, msg) {
         let ctx = transform::TextContext {
             source,

@@ -710,6 +710,50 @@ fn merge_into_from(
 mod tests {
     use super::*;
 
+    /// Python 3.6's `cannot import name 'X'` names no module: it is read from the statement.
+    #[test]
+    fn the_module_of_a_from_import_resolved_as_python_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("crm");
+        std::fs::create_dir_all(pkg.join("sub")).unwrap();
+        for f in ["__init__.py", "sub/__init__.py"] {
+            std::fs::write(pkg.join(f), "").unwrap();
+        }
+        let module_of = |file: &Path, src: &str| {
+            let sf = SourceFile::from_bytes("m.py", src.as_bytes().to_vec()).unwrap();
+            let pm = crate::syntax::parse(&sf).unwrap();
+            match &pm.body()[0] {
+                Stmt::ImportFrom(s) => absolute_module(file, s),
+                _ => unreachable!(),
+            }
+        };
+        let service = pkg.join("service.py");
+        assert_eq!(
+            module_of(&service, "from shop.models import X\n").as_deref(),
+            Some("shop.models")
+        );
+        assert_eq!(
+            module_of(&service, "from .models import X\n").as_deref(),
+            Some("crm.models")
+        );
+        assert_eq!(
+            module_of(&service, "from . import X\n").as_deref(),
+            Some("crm")
+        );
+        let deep = pkg.join("sub/deep.py");
+        assert_eq!(
+            module_of(&deep, "from ..models import X\n").as_deref(),
+            Some("crm.models")
+        );
+        let init = pkg.join("sub/__init__.py");
+        assert_eq!(
+            module_of(&init, "from .deep import X\n").as_deref(),
+            Some("crm.sub.deep")
+        );
+        // Above the top package: Python refuses it too.
+        assert_eq!(module_of(&service, "from ...x import X\n"), None);
+    }
+
     fn add(src: &str, imp: NewImport) -> String {
         let sf = SourceFile::from_bytes("m.py", src.as_bytes().to_vec()).unwrap();
         let pm = crate::syntax::parse(&sf).unwrap();

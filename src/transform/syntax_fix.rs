@@ -326,7 +326,10 @@ pub fn specific_message(
             ..ctx
         };
         let comma = missing_comma(&ctx);
-        let at = comma.first().and_then(|f| f.edits.first()).map(|e| e.range.start);
+        let at = comma
+            .first()
+            .and_then(|f| f.edits.first())
+            .map(|e| e.range.start);
         // The second item is the token the caret is on.
         let second = |at: usize| t.toks.iter().find(|x| x.start >= at);
         if at.is_some_and(|at| {
@@ -755,7 +758,12 @@ mod tests {
         });
         assert_eq!(specific_at(unclosed, 4, Some(4), "invalid syntax"), want);
         assert_eq!(
-            specific_at("x = [1,\n     2\n", 2, Some(6), "unexpected EOF while parsing"),
+            specific_at(
+                "x = [1,\n     2\n",
+                2,
+                Some(6),
+                "unexpected EOF while parsing"
+            ),
             Some(Specific {
                 msg: "'[' was never closed".into(),
                 line: 1,
@@ -771,7 +779,10 @@ mod tests {
                 column: Some(6)
             })
         );
-        assert_eq!(specific_at("x = f(a = = b)\n", 1, Some(10), "invalid syntax"), None);
+        assert_eq!(
+            specific_at("x = f(a = = b)\n", 1, Some(10), "invalid syntax"),
+            None
+        );
     }
 
     #[test]

@@ -46,7 +46,11 @@ fn xdg_cache(interp: Option<&Path>) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "bugs_e2e-xdg-cache-{}{}",
         WORKER.with(|w| w.get()),
-        if tag == 0 { String::new() } else { format!("-{tag:x}") }
+        if tag == 0 {
+            String::new()
+        } else {
+            format!("-{tag:x}")
+        }
     ));
     std::fs::create_dir_all(&dir).unwrap();
     dir

@@ -117,7 +117,8 @@ fn pyenv_minor(prefix: &str) -> Option<PathBuf> {
     let root = std::env::var_os("PYENV_ROOT")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")))?;
-    let patch = |name: &str| -> Option<u32> { name.strip_prefix(prefix)?.strip_prefix('.')?.parse().ok() };
+    let patch =
+        |name: &str| -> Option<u32> { name.strip_prefix(prefix)?.strip_prefix('.')?.parse().ok() };
     let newest = std::fs::read_dir(root.join("versions"))
         .into_iter()
         .flatten()
@@ -180,7 +181,10 @@ fn every_case_of_the_matrix_subset_is_in_the_corpus() {
     let all: Vec<String> = bugs_e2e::cases().into_iter().map(|c| c.name).collect();
     if std::env::var_os("SELFDEBUG_BUGS").is_none() {
         for name in SUBSET {
-            assert!(all.iter().any(|c| c == name), "{name} is not in fixtures/bugs");
+            assert!(
+                all.iter().any(|c| c == name),
+                "{name} is not in fixtures/bugs"
+            );
         }
     }
 }
