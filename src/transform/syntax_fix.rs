@@ -314,8 +314,7 @@ pub fn specific_message(
         let before = t
             .toks
             .iter()
-            .filter(|x| x.end < caret && x.kind != TokKind::Newline)
-            .next_back()
+            .rfind(|x| x.end < caret && x.kind != TokKind::Newline)
             .map(|x| source.line_char_col(x.start));
         let Some((l, c)) = before.filter(|&(l, _)| l == line) else {
             continue;
