@@ -150,21 +150,27 @@ fn plan_text(
     let Some(loc) = failure.location.as_ref() else {
         return Err(PlanError::no_location(failure));
     };
-    let column = loc.caret.and_then(|c| c.line_start).map(|c| c as usize);
+    let mut column = loc.caret.and_then(|c| c.line_start).map(|c| c as usize);
+    let mut line = loc.line as usize;
     let mut out: Vec<Candidate> = Vec::new();
     // Python 3.9 and older say `invalid syntax` where 3.10+ name the problem: the rules match
-    // the name the source shows.
-    let msg = match failure.exc_type.as_str() {
+    // the name the source shows (an unclosed bracket: on the bracket's line, as 3.10+ say).
+    let specific = match failure.exc_type.as_str() {
         "SyntaxError" => {
-            transform::syntax_fix::specific_message(source, loc.line as usize, column, &failure.msg)
-                .unwrap_or(&failure.msg)
+            transform::syntax_fix::specific_message(source, line, column, &failure.msg)
         }
-        _ => &failure.msg,
+        _ => None,
     };
+    if let Some(s) = &specific {
+        (line, column) = (s.line, s.column);
+    }
+    let msg = specific
+        .as_ref()
+        .map_or(failure.msg.as_str(), |s| s.msg.as_str());
     for m in input.rules.matching(&failure.exc_type, msg) {
         let ctx = transform::TextContext {
             source,
-            line: loc.line as usize,
+            line,
             column,
             msg,
             captures: &m.captures,

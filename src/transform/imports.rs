@@ -64,10 +64,18 @@ pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
             }
         }
         Mode::Project => {
-            let Some(module) = ctx.captures.get("module") else {
+            let here = ctx.source.path();
+            // Python 3.6 says only `cannot import name 'X'`: the module is then read from the
+            // statement itself (3.7+ name it, resolved, in the message).
+            let Some(module) = ctx
+                .captures
+                .get("module")
+                .cloned()
+                .or_else(|| absolute_module(here, stmt))
+            else {
                 return fixes;
             };
-            let here = ctx.source.path();
+            let module = module.as_str();
             let Some((root, m_file)) = project::resolve_module(here, module) else {
                 return fixes;
             };
@@ -96,6 +104,27 @@ pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
         }
     }
     fixes
+}
+
+/// The absolute name of the module `stmt` imports from, as Python resolves it for the file
+/// `here` (`from .models import X` in `crm/service.py` → `crm.models`).
+fn absolute_module(here: &Path, stmt: &ast::StmtImportFrom) -> Option<String> {
+    let level = stmt.level.as_ref().map_or(0, |l| l.to_usize());
+    let tail = stmt.module.as_ref().map(|m| m.to_string());
+    if level == 0 {
+        return tail;
+    }
+    let importer = project::module_name(&project::import_root(here)?, here)?;
+    let mut parts: Vec<&str> = importer.split('.').collect();
+    // A module's package is its parent; a package's `__init__.py` is its own package.
+    if here.file_name().is_none_or(|f| f != "__init__.py") {
+        parts.pop();
+    }
+    for _ in 1..level {
+        parts.pop()?;
+    }
+    parts.extend(tail.as_deref());
+    (!parts.is_empty()).then(|| parts.join("."))
 }
 
 /// The `from ... import ...` statement the failure is on.
@@ -680,6 +709,50 @@ fn merge_into_from(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Python 3.6's `cannot import name 'X'` names no module: it is read from the statement.
+    #[test]
+    fn the_module_of_a_from_import_resolved_as_python_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("crm");
+        std::fs::create_dir_all(pkg.join("sub")).unwrap();
+        for f in ["__init__.py", "sub/__init__.py"] {
+            std::fs::write(pkg.join(f), "").unwrap();
+        }
+        let module_of = |file: &Path, src: &str| {
+            let sf = SourceFile::from_bytes("m.py", src.as_bytes().to_vec()).unwrap();
+            let pm = crate::syntax::parse(&sf).unwrap();
+            match &pm.body()[0] {
+                Stmt::ImportFrom(s) => absolute_module(file, s),
+                _ => unreachable!(),
+            }
+        };
+        let service = pkg.join("service.py");
+        assert_eq!(
+            module_of(&service, "from shop.models import X\n").as_deref(),
+            Some("shop.models")
+        );
+        assert_eq!(
+            module_of(&service, "from .models import X\n").as_deref(),
+            Some("crm.models")
+        );
+        assert_eq!(
+            module_of(&service, "from . import X\n").as_deref(),
+            Some("crm")
+        );
+        let deep = pkg.join("sub/deep.py");
+        assert_eq!(
+            module_of(&deep, "from ..models import X\n").as_deref(),
+            Some("crm.models")
+        );
+        let init = pkg.join("sub/__init__.py");
+        assert_eq!(
+            module_of(&init, "from .deep import X\n").as_deref(),
+            Some("crm.sub.deep")
+        );
+        // Above the top package: Python refuses it too.
+        assert_eq!(module_of(&service, "from ...x import X\n"), None);
+    }
 
     fn add(src: &str, imp: NewImport) -> String {
         let sf = SourceFile::from_bytes("m.py", src.as_bytes().to_vec()).unwrap();

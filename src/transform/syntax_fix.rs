@@ -235,29 +235,130 @@ fn width(indent: &str) -> usize {
 
 // ---------------------------------------------------------------------------------------------
 
-/// What Python 3.10+ would call the problem that Python 3.9 and older word `invalid syntax`
-/// (their parser names none), read from the source at the `line` Python names: a compound
-/// statement's header without its colon is `expected ':'`. `None` when the message is
-/// specific already or the source shows no problem a rule names.
+/// What Python 3.10+ would say about a syntax error that Python 3.9 and older word
+/// `invalid syntax` or `unexpected EOF while parsing` (their parser names no problem), read
+/// from the source at the `line` and caret Python name: the message a rule matches and the line
+/// it is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Specific {
+    pub msg: String,
+    pub line: usize,
+    /// The caret's column as 3.10+ would put it (on the first of two items; none for a
+    /// bracket, which the rule finds on its line).
+    pub column: Option<usize>,
+}
+
+/// The [`Specific`] problem the source shows: a compound statement's header without its colon
+/// (`expected ':'`, same line), two items without the comma between them just before the caret
+/// (`invalid syntax. Perhaps you forgot a comma?`), or a bracket still open where Python
+/// stopped (`'(' was never closed`, on the bracket's line). `None` when the message is
+/// specific already or the source shows none of these.
 pub fn specific_message(
     source: &crate::source::SourceFile,
     line: usize,
     column: Option<usize>,
     msg: &str,
-) -> Option<&'static str> {
-    if msg.trim() != "invalid syntax" {
+) -> Option<Specific> {
+    let eof = msg.trim() == "unexpected EOF while parsing";
+    if msg.trim() != "invalid syntax" && !eof {
         return None;
     }
+    let captures = std::collections::BTreeMap::new();
     let ctx = TextContext {
         source,
         line,
         column,
         msg,
-        captures: &std::collections::BTreeMap::new(),
+        captures: &captures,
         rule: "",
         confidence: crate::edit::Confidence::High,
     };
-    (!missing_colon(&ctx).is_empty()).then_some("expected ':'")
+    if !eof && !missing_colon(&ctx).is_empty() {
+        return Some(Specific {
+            msg: "expected ':'".into(),
+            line,
+            column,
+        });
+    }
+    let t = Text::new(&ctx);
+    // Where Python stopped: the caret, else the line's start; the end for an EOF.
+    let caret = if eof {
+        Some(t.text.len())
+    } else {
+        column
+            .and_then(|c| source.offset_of_char_col(line, c))
+            .or_else(|| source.line_start(line))
+    }?;
+    // A comma only inside brackets (where 3.10+ give the hint) and when the items are right
+    // before the caret (3.6-3.9 point at the second item), so that another error on a line
+    // with two items is not read as one.
+    let depth = |at: usize| {
+        t.toks
+            .iter()
+            .take_while(|x| x.start < at)
+            .fold(0i64, |d, x| match t.tok(x) {
+                "(" | "[" | "{" => d + 1,
+                ")" | "]" | "}" => d - 1,
+                _ => d,
+            })
+    };
+    // 3.10+ put the caret on the first item, 3.6-3.9 on the second: look from the token
+    // before the caret. Without a caret (pytest 3 shows it in a way that is not always read),
+    // every token of the line is tried as the second item.
+    let carets: Vec<usize> = match column {
+        _ if eof => Vec::new(),
+        Some(_) => vec![caret],
+        None => t.tokens_on(line).iter().map(|x| x.start).collect(),
+    };
+    for caret in carets {
+        let before = t
+            .toks
+            .iter()
+            .rfind(|x| x.end < caret && x.kind != TokKind::Newline)
+            .map(|x| source.line_char_col(x.start));
+        let Some((l, c)) = before.filter(|&(l, _)| l == line) else {
+            continue;
+        };
+        let ctx = TextContext {
+            line: l,
+            column: Some(c),
+            ..ctx
+        };
+        let comma = missing_comma(&ctx);
+        let at = comma
+            .first()
+            .and_then(|f| f.edits.first())
+            .map(|e| e.range.start);
+        // The second item is the token the caret is on.
+        let second = |at: usize| t.toks.iter().find(|x| x.start >= at);
+        if at.is_some_and(|at| {
+            second(at).is_some_and(|x| x.start <= caret && caret < x.end) && depth(at) > 0
+        }) {
+            return Some(Specific {
+                msg: "invalid syntax. Perhaps you forgot a comma?".into(),
+                line,
+                column: Some(c),
+            });
+        }
+    }
+    // A bracket before where Python stopped that nothing in the file closes (one that is
+    // closed later is only open at the error: that is another problem).
+    let mut stack: Vec<&Tok> = Vec::new();
+    for x in &t.toks {
+        match t.tok(x) {
+            "(" | "[" | "{" => stack.push(x),
+            ")" | "]" | "}" => {
+                stack.pop();
+            }
+            _ => {}
+        }
+    }
+    let open = stack.into_iter().rev().find(|x| x.start < caret)?;
+    Some(Specific {
+        msg: format!("'{}' was never closed", t.tok(open)),
+        line: t.line_of(open.start),
+        column: None,
+    })
 }
 
 fn missing_colon(ctx: &TextContext) -> Vec<Fix> {
@@ -616,9 +717,71 @@ mod tests {
     }
 
     fn specific(text: &str, line: usize, msg: &str) -> Option<&'static str> {
+        specific_at(text, line, None, msg).map(|s| &*s.msg.leak())
+    }
+
+    fn specific_at(text: &str, line: usize, col: Option<usize>, msg: &str) -> Option<Specific> {
         let source =
             crate::source::SourceFile::from_bytes("m.py", text.as_bytes().to_vec()).unwrap();
-        specific_message(&source, line, None, msg)
+        specific_message(&source, line, col, msg)
+    }
+
+    #[test]
+    fn python_3_6_to_3_9_generic_wording_of_a_comma_or_an_open_bracket() {
+        // Python 3.6: `invalid syntax` with the caret at the second item.
+        assert_eq!(
+            specific_at("SIZES = [8, 12 16, 24]\n", 1, Some(15), "invalid syntax"),
+            Some(Specific {
+                msg: "invalid syntax. Perhaps you forgot a comma?".into(),
+                line: 1,
+                column: Some(12)
+            })
+        );
+        // No caret: the pair is found on the line.
+        assert_eq!(
+            specific_at("SIZES = [8, 12 16, 24]\n", 1, None, "invalid syntax"),
+            Some(Specific {
+                msg: "invalid syntax. Perhaps you forgot a comma?".into(),
+                line: 1,
+                column: Some(12)
+            })
+        );
+        // Two items outside brackets: 3.10+ give no hint either.
+        assert_eq!(specific_at("y z\n", 1, Some(2), "invalid syntax"), None);
+        // An open bracket: 3.6 stops at the next statement, or at the end of the file.
+        let unclosed = "def f(low, high):\n    x = max(low,\n            0\n    return x\n";
+        let want = Some(Specific {
+            msg: "'(' was never closed".into(),
+            line: 2,
+            column: None,
+        });
+        assert_eq!(specific_at(unclosed, 4, Some(4), "invalid syntax"), want);
+        assert_eq!(
+            specific_at(
+                "x = [1,\n     2\n",
+                2,
+                Some(6),
+                "unexpected EOF while parsing"
+            ),
+            Some(Specific {
+                msg: "'[' was never closed".into(),
+                line: 1,
+                column: None
+            })
+        );
+        // A bracket closed later is only open at the error: no claim.
+        assert_eq!(
+            specific_at("x = f(a b)\n", 1, Some(8), "invalid syntax"),
+            Some(Specific {
+                msg: "invalid syntax. Perhaps you forgot a comma?".into(),
+                line: 1,
+                column: Some(6)
+            })
+        );
+        assert_eq!(
+            specific_at("x = f(a = = b)\n", 1, Some(10), "invalid syntax"),
+            None
+        );
     }
 
     #[test]

@@ -203,7 +203,13 @@ fn plus_operands(ctx: &Context) -> Vec<Operand> {
 }
 
 fn concat(ctx: &Context) -> Vec<Fix> {
-    let other = ctx.captures.get("other").cloned().unwrap_or_default();
+    // Python 3.6 words it `must be str, not int` (the rule's `other_py36`).
+    let other = ctx
+        .captures
+        .get("other")
+        .or_else(|| ctx.captures.get("other_py36"))
+        .cloned()
+        .unwrap_or_default();
     let ops: Vec<Operand> = plus_operands(ctx)
         .into_iter()
         .filter(|o| !is_stringish(ctx.text(&o.operand)))

@@ -26,8 +26,12 @@ fn bugs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bugs")
 }
 
-fn python() -> String {
-    std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string())
+/// The interpreter the cases run under: `interp` (the version matrix's venvs, see
+/// `tests/it/version_matrix.rs`), else `$PYTHON`, else `python3`.
+fn python(interp: Option<&Path>) -> PathBuf {
+    interp.map(Path::to_path_buf).unwrap_or_else(|| {
+        PathBuf::from(std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string()))
+    })
 }
 
 thread_local! {
@@ -36,31 +40,40 @@ thread_local! {
 }
 
 /// The bytecode cache and journals of the child go here, not into the user's `~/.cache`; one
-/// per worker, so that parallel cases share nothing but the fixtures they copy.
-fn xdg_cache() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("bugs_e2e-xdg-cache-{}", WORKER.with(|w| w.get())));
+/// per worker and interpreter, so that parallel cases (and the version matrix running beside
+/// this test) share nothing but the fixtures they copy.
+fn xdg_cache(interp: Option<&Path>) -> PathBuf {
+    let tag = interp.map_or(0, |p| fnv1a(p.as_os_str().as_encoded_bytes()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "bugs_e2e-xdg-cache-{}{}",
+        WORKER.with(|w| w.get()),
+        if tag == 0 {
+            String::new()
+        } else {
+            format!("-{tag:x}")
+        }
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
+pub enum Outcome {
     Fixed,
     NotFixed,
     /// Not a code bug (environment, dependency): reported with a suggestion, exit 5.
     Escalated,
 }
 
-struct Case {
-    name: String,
+pub struct Case {
+    pub name: String,
     dir: PathBuf,
-    outcome: Outcome,
+    pub outcome: Outcome,
     /// The exact diff bytes expected for a fixed case, and whether it was blessed.
     patch: Option<(Vec<u8>, bool)>,
 }
 
-fn cases() -> Vec<Case> {
+pub fn cases() -> Vec<Case> {
     let only: Option<Vec<String>> = std::env::var("SELFDEBUG_BUGS")
         .ok()
         .map(|s| s.split(',').map(|c| c.trim().to_string()).collect());
@@ -140,11 +153,14 @@ fn snapshot(root: &Path) -> Snapshot {
 }
 
 /// `selfdebug fix ARGS` on `root`, writing into it unless `--dry-run` (backups go under the
-/// test's temp dir).
-fn fix(root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_selfdebug"))
-        .arg("fix")
-        .args(args)
+/// test's temp dir); `--python INTERP` when given.
+fn fix(root: &Path, args: &[&str], interp: Option<&Path>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_selfdebug"));
+    cmd.arg("fix").args(args);
+    if let Some(python) = interp {
+        cmd.arg("--python").arg(python);
+    }
+    cmd
         // The search's default wall time is sized for a hook on an idle machine; here the
         // outcome must not depend on the load, so it ends when its candidates do.
         .args(["--search-time", "900"])
@@ -152,7 +168,7 @@ fn fix(root: &Path, args: &[&str]) -> Output {
         .arg(root.parent().unwrap().join("backups"))
         .arg("--root")
         .arg(root)
-        .env("XDG_CACHE_HOME", xdg_cache())
+        .env("XDG_CACHE_HOME", xdg_cache(interp))
         .env_remove("PYTEST_ADDOPTS")
         .env_remove("VIRTUAL_ENV")
         .output()
@@ -212,8 +228,8 @@ fn apply(root: &Path, diff: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-fn pytest(root: &Path) -> Output {
-    Command::new(python())
+fn pytest(root: &Path, interp: Option<&Path>) -> Output {
+    Command::new(python(interp))
         .args(["-m", "pytest", "-p", "no:cacheprovider", "-q"])
         .current_dir(root)
         .env("PYTHONDONTWRITEBYTECODE", "1")
@@ -243,14 +259,15 @@ fn dry_run_checked(name: &str) -> bool {
         || fnv1a(name.as_bytes()).is_multiple_of(4)
 }
 
-/// Runs one case; `Err` says what went wrong.
-fn check(case: &Case) -> Result<(), String> {
+/// Runs one case under `interp` (default: see [`python`]); `Err` says what went wrong. Its
+/// `fix --json` report goes to `reports`.
+fn check(case: &Case, interp: Option<&Path>, reports: &Reports) -> Result<(), String> {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join(&case.name);
     support::copy_dir(&case.dir.join("project"), &root);
     let before = snapshot(&root);
 
-    let out = fix(&root, &["--json"]);
+    let out = fix(&root, &["--json"], interp);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
         format!(
@@ -258,7 +275,7 @@ fn check(case: &Case) -> Result<(), String> {
             String::from_utf8_lossy(&out.stdout)
         )
     })?;
-    REPORTS.lock().unwrap().push(out.stdout.clone());
+    reports.lock().unwrap().push(out.stdout.clone());
     let diff: Vec<u8> = json["patches"]
         .as_array()
         .map(|ps| ps.iter().flat_map(diff_bytes).collect())
@@ -316,7 +333,7 @@ fn check(case: &Case) -> Result<(), String> {
             if contents(&root) != contents(&applied) {
                 return Err("the fixed tree differs from the original plus the patch".into());
             }
-            let run = pytest(&root);
+            let run = pytest(&root, interp);
             if !run.status.success() {
                 return Err(format!(
                     "the suite is not green after the fix:\n{}{}",
@@ -331,7 +348,7 @@ fn check(case: &Case) -> Result<(), String> {
             let dry_root = tmp.path().join("dry").join(&case.name);
             support::copy_dir(&case.dir.join("project"), &dry_root);
             let dry_before = snapshot(&dry_root);
-            let dry = fix(&dry_root, &["--dry-run"]);
+            let dry = fix(&dry_root, &["--dry-run"], interp);
             if dry.status.code() != Some(0) || dry.stdout != *expected {
                 return Err(format!(
                     "the dry run (exit {:?}) printed another patch than the real run:\n{}\n{}",
@@ -356,6 +373,19 @@ fn every_bug_case_ends_as_expected() {
         "fixtures/bugs has only {} cases",
         cases.len()
     );
+    let (failed, reports) = run(&cases, None);
+    assert!(failed.is_empty(), "\n{}", failed.join("\n\n"));
+    // Every case's report against the schema, in one validator process for all of them.
+    let docs: Vec<&[u8]> = reports.iter().map(Vec::as_slice).collect();
+    support::assert_valid("fix.schema.json", None, &docs);
+}
+
+/// Every case's `fix --json` report, validated together once the cases have run.
+type Reports = std::sync::Mutex<Vec<Vec<u8>>>;
+
+/// Runs `cases` under `interp` (default: see [`python`]): the failures, sorted, one message
+/// per failed case, and every case's `fix --json` report.
+pub fn run(cases: &[Case], interp: Option<&Path>) -> (Vec<String>, Vec<Vec<u8>>) {
     // Cases are independent (each in its own temp dirs): one worker per core, since each case
     // mostly waits on one single-threaded pytest at a time. SELFDEBUG_BUGS_JOBS overrides.
     let jobs = std::env::var("SELFDEBUG_BUGS_JOBS")
@@ -365,16 +395,17 @@ fn every_bug_case_ends_as_expected() {
         .clamp(1, 8);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failed = std::sync::Mutex::new(Vec::new());
+    let reports = Reports::default();
     std::thread::scope(|scope| {
         for worker in 0..jobs {
-            let (cases, next, failed) = (&cases, &next, &failed);
+            let (next, failed, reports) = (&next, &failed, &reports);
             scope.spawn(move || {
                 WORKER.with(|w| w.set(worker));
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let Some(case) = cases.get(i) else { break };
                     let started = std::time::Instant::now();
-                    let result = check(case);
+                    let result = check(case, interp, reports);
                     eprintln!(
                         "{:<26} {:<5} {:>6} ms",
                         case.name,
@@ -393,15 +424,8 @@ fn every_bug_case_ends_as_expected() {
     });
     let mut failed = failed.into_inner().unwrap();
     failed.sort();
-    assert!(failed.is_empty(), "\n{}", failed.join("\n\n"));
-    // Every case's report against the schema, in one validator process for all of them.
-    let reports = std::mem::take(&mut *REPORTS.lock().unwrap());
-    let docs: Vec<&[u8]> = reports.iter().map(Vec::as_slice).collect();
-    support::assert_valid("fix.schema.json", None, &docs);
+    (failed, reports.into_inner().unwrap())
 }
-
-/// Every case's `fix --json` report, validated together once the cases have run.
-static REPORTS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
 
 #[test]
 fn crlf_case_really_is_crlf() {

@@ -70,6 +70,7 @@ mod transform_lookup;
 mod transform_names;
 mod transform_types;
 mod values_user_names;
+mod version_matrix;
 mod versions;
 mod worker;
 mod worker_layouts;

@@ -5,55 +5,12 @@
 //! bugs, the worker serving where it can and saying why where it cannot. A version pyenv does
 //! not have is skipped with the reason.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde_json::Value;
 
 use crate::support::{self, project::Project};
-use support::venv::{check, wheelhouse};
-
-fn pyenv(version: &str) -> Option<PathBuf> {
-    let root = std::env::var_os("PYENV_ROOT")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pyenv")))?;
-    let python = root.join("versions").join(version).join("bin/python");
-    if python.is_file() {
-        return Some(python);
-    }
-    eprintln!(
-        "skipped: pyenv has no Python {version} ({} is missing)",
-        python.display()
-    );
-    None
-}
-
-/// A venv of `base` (outside the project, as a user's tox or pyenv-virtualenv env would be)
-/// with `packages`, installed from a wheelhouse that `base`'s own pip downloads once per target
-/// dir (old pips cannot install for another interpreter; offline afterwards).
-fn venv_with(base: &Path, tag: &str, packages: &[&str], into: &Path) -> PathBuf {
-    let wh = wheelhouse(base, tag, packages);
-    check(
-        Command::new(base).args(["-m", "venv"]).arg(into),
-        "python -m venv",
-    );
-    let python = into.join("bin/python");
-    check(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-index",
-                "--find-links",
-            ])
-            .arg(&wh)
-            .args(packages),
-        "pip install into the venv",
-    );
-    python
-}
+use support::venv::{pyenv, venv_with};
 
 fn fix(p: &Project, python: &Path) -> Value {
     let out = p
@@ -153,4 +110,30 @@ fn the_newest_python_and_pytest_fix_the_bugs_in_the_worker() {
     let python = venv_with(&base, "py3.13-pytest", &["pytest"], &env.path().join("v"));
     fixes_the_demo(&python, &serde_json::json!([]));
     fixes_the_missing_colon(&python, &serde_json::json!([]));
+}
+
+/// The worker's children start pytest the way `python -m pytest` does, never through
+/// `pytest.console_main()` (deprecated in pytest 9.1, gone in 10): under the default
+/// interpreter's pytest (9.2 where this was written) no attempt's output carries a pytest
+/// deprecation warning, and the worker served every run (no note).
+#[test]
+fn no_attempt_carries_a_pytest_deprecation_warning_under_the_worker() {
+    let p = support::project::demo_project();
+    let out = p.cmd(&["fix", "--json", "--jobs", "1"]).output().unwrap();
+    support::assert_exit(&out, 0);
+    let v = support::project::json(&out);
+    assert_eq!(p.read("words.py"), support::project::DEMO_FIXED, "{v}");
+    assert_eq!(v["notes"], serde_json::json!([]), "{v}");
+    let attempts = v["attempt_records"].as_array().expect("attempt_records");
+    assert!(!attempts.is_empty(), "{v}");
+    for a in attempts {
+        for tail in ["stdout_tail", "stderr_tail"] {
+            let text = a[tail].as_str().unwrap();
+            assert!(
+                !text.contains("PytestRemovedIn") && !text.contains("PytestDeprecationWarning"),
+                "attempt {}'s {tail}:\n{text}",
+                a["attempt"]
+            );
+        }
+    }
 }

@@ -39,3 +39,47 @@ pub fn wheelhouse(base: &Path, tag: &str, packages: &[&str]) -> PathBuf {
     }
     dir
 }
+
+/// `$PYENV_ROOT/versions/VERSION/bin/python` (default root `~/.pyenv`), or `None` after saying
+/// on stderr that it is missing (the caller skips).
+pub fn pyenv(version: &str) -> Option<PathBuf> {
+    let root = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pyenv")))?;
+    let python = root.join("versions").join(version).join("bin/python");
+    if python.is_file() {
+        return Some(python);
+    }
+    eprintln!(
+        "skipped: pyenv has no Python {version} ({} is missing)",
+        python.display()
+    );
+    None
+}
+
+/// A venv of `base` (outside the project, as a user's tox or pyenv-virtualenv env would be)
+/// with `packages`, installed from a wheelhouse that `base`'s own pip downloads once per target
+/// dir (old pips cannot install for another interpreter; offline afterwards).
+pub fn venv_with(base: &Path, tag: &str, packages: &[&str], into: &Path) -> PathBuf {
+    let wh = wheelhouse(base, tag, packages);
+    check(
+        Command::new(base).args(["-m", "venv"]).arg(into),
+        "python -m venv",
+    );
+    let python = into.join("bin/python");
+    check(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-index",
+                "--find-links",
+            ])
+            .arg(&wh)
+            .args(packages),
+        "pip install into the venv",
+    );
+    python
+}
