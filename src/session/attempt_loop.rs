@@ -542,6 +542,7 @@ impl AttemptLoop<'_, '_> {
             needs_flush: false,
             deferred: None,
             untried: 0,
+            cause: Default::default(),
         };
         let mut work = Work {
             s: &mut self.s,

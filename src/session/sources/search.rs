@@ -184,6 +184,8 @@ impl Work<'_, '_> {
                 return Ok(None);
             }
         };
+        // The failing tests of one cause are searched together, ranked over them only.
+        let spectrum = self.cause_spectrum(&spectrum, &test);
         let ranked = localize::rank(&spectrum, localize::focus(self.ws.root(), failure));
         self.ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
         if ranked.is_empty() {
@@ -246,7 +248,7 @@ impl Work<'_, '_> {
 
     /// The search's candidates at the suspicious lines, best first, without those of excluded
     /// files or left-out edit families; none (the step says why) when nothing is left.
-    fn ranked_candidates(
+    pub(in crate::session) fn ranked_candidates(
         &mut self,
         failure: &Failure,
         why: &str,
@@ -382,7 +384,8 @@ impl Work<'_, '_> {
         }
         if plausible.is_empty() {
             self.ctx.reason = Some(none_passed(why, tried));
-            return Ok(None);
+            // No single edit fixed the cause: its best lead with a second edit.
+            return self.combine_lead(failure, why, test, deadline);
         }
         self.keep_best(test, spectrum, plausible, first_attempt)
     }
@@ -461,7 +464,7 @@ impl Work<'_, '_> {
 
     /// Runs the three proofs of one candidate (see the module docs); the full suite's failures
     /// when it is accepted. The file is put back otherwise.
-    fn prove_searched(
+    pub(in crate::session) fn prove_searched(
         &mut self,
         failure: &Failure,
         cand: &Candidate,
@@ -472,8 +475,9 @@ impl Work<'_, '_> {
         self.ws.write(&cand.path, &cand.patched)?;
         let started = Instant::now();
         let (targeted, passing) = targets(&self.ctx, failure, covering, spectrum);
-        let first = self.s.run_candidate(self.ws, &targeted)?;
+        let first = self.run_targeted(&targeted)?;
         let first_verdict = verdict::read(&first, self.ws.root());
+        let lead = self.lead_of(&first, &first_verdict, &targeted, &passing)?;
         let neighbours = if !first.timed_out && matches!(first_verdict, Verdict::Green) {
             Some(if passing.is_empty() {
                 Verdict::Green
@@ -491,7 +495,11 @@ impl Work<'_, '_> {
             spent: started.elapsed(),
             started_ms: None,
         };
-        self.judge(failure, cand, hint, t, true)
+        let proven = self.judge(failure, cand, hint, t, true)?;
+        if let Some(fixed) = lead {
+            self.keep_lead(cand, fixed);
+        }
+        Ok(proven)
     }
 
     /// Proves one candidate of command mode: one run of the command, with its output checks and
@@ -589,6 +597,20 @@ pub(in crate::session) struct Suspects<'a> {
     ranked: &'a [localize::Suspicious],
     spectrum: &'a Spectrum,
     expectation: Option<engine::hint::Expectation>,
+}
+
+impl<'a> Suspects<'a> {
+    pub(in crate::session) fn new(
+        ranked: &'a [localize::Suspicious],
+        spectrum: &'a Spectrum,
+        expectation: Option<engine::hint::Expectation>,
+    ) -> Self {
+        Suspects {
+            ranked,
+            spectrum,
+            expectation,
+        }
+    }
 }
 
 /// What a parallel search needs of the search's own state.
@@ -720,6 +742,8 @@ pub(in crate::session) fn targets(
     // and leaves the others failing there is a guess that fits one test (it would be kept,
     // since the others failed before too, and then block the right fix).
     let mut targeted: Vec<String> = failure.test.iter().cloned().collect();
+    // The other failing tests of the failure's cause (see `cause`): one search for all.
+    targeted.extend(ctx.cause.others.iter().cloned());
     targeted.extend(
         covering
             .iter()
@@ -775,7 +799,7 @@ const HUNG_COMMAND_CANDIDATE_LIMIT: Duration = Duration::from_secs(10);
 
 impl Runs<'_> {
     /// A targeted run of `node_ids` with `-x`, under the candidate's per-test limit.
-    fn run_candidate(
+    pub(in crate::session) fn run_candidate(
         &mut self,
         ws: &dyn Workspace,
         node_ids: &[String],
@@ -847,8 +871,9 @@ impl Runs<'_> {
         }))
     }
 
-    /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs).
-    fn coverage(
+    /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs); module
+    /// constants count as run by the tests that read them ([`localize::globals`]).
+    pub(in crate::session) fn coverage(
         &mut self,
         ws: &dyn Workspace,
         test: &str,
@@ -868,7 +893,10 @@ impl Runs<'_> {
             return Ok(None);
         }
         self.exec_pytest(&spec, Phase::Probe)?;
-        Ok(Spectrum::read(&file, ws.root()))
+        Ok(Spectrum::read(&file, ws.root()).map(|mut sp| {
+            localize::globals::attribute_constants(&mut sp, ws.root());
+            sp
+        }))
     }
 }
 
