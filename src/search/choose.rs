@@ -14,6 +14,8 @@
 
 use std::collections::BTreeSet;
 
+use serde::Serialize;
+
 use crate::localize::Spectrum;
 
 /// Candidates tried after the first plausible one. The list is ranked, so the next few are the
@@ -32,6 +34,19 @@ pub struct Plausible {
     /// Passing tests that ran the edited line and whose lines changed (see [`changed_tests`]);
     /// `None` when it was not measured (a single plausible candidate, or the run failed).
     pub changed: Option<BTreeSet<String>>,
+}
+
+/// A runner-up: a candidate that passed every proof too, reported on the kept fix (the JSON's
+/// `patches[].alternatives`) so that a user or an agent can pick it instead.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Alternative {
+    pub file: String,
+    pub rule: String,
+    pub title: String,
+    /// Against the same file as the kept fix's own step.
+    pub diff: String,
+    /// Its changed behaviours (see [`Plausible::changed`]); null when not measured.
+    pub changed: Option<Vec<String>>,
 }
 
 /// The index of the candidate to keep: fewest changed behaviours (unmeasured counts as none

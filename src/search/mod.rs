@@ -243,6 +243,9 @@ pub struct AttemptFacts {
     /// A second edit proven on top of a lead: the lead's attempt number.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub combines: Option<usize>,
+    /// On the kept candidate: the other plausible ones, best first (reported on the patch).
+    #[serde(skip)]
+    pub alternatives: Vec<choose::Alternative>,
 }
 
 /// What a reviewer should check in a search patch (the JSON's `review`).

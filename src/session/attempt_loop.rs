@@ -676,7 +676,11 @@ impl AttemptLoop<'_, '_> {
         let patches = self
             .accepted_cands
             .iter()
-            .map(|c| patch_of(c, self.rules))
+            .map(|c| {
+                let mut p = patch_of(c, self.rules);
+                p.alternatives = search::alternatives_of(&self.attempts, c);
+                p
+            })
             .collect();
         let mut notes = opts.notes.clone();
         // Runs that went cold although the worker was on, and why.
@@ -765,6 +769,7 @@ fn patch_of(c: &Candidate, rules: &RuleSet) -> Patch {
         validated: true,
         diff: c.diff.clone(),
         diff_encoding: c.diff_encoding,
+        alternatives: Vec::new(),
     }
 }
 

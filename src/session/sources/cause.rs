@@ -19,6 +19,7 @@ use std::time::Instant;
 use super::search::{covering, titled, Suspects};
 use super::*;
 use crate::localize::{self, Spectrum};
+use crate::search::choose;
 
 /// Second edits tried on top of the lead at most (inside `--search-time` as well): the lines of
 /// the remaining failures are few, and their best candidates come first.
@@ -256,4 +257,49 @@ impl Work<'_, '_> {
         self.ctx.reason = Some(said(tried));
         Ok(None)
     }
+}
+
+/// The runners-up of a choice among plausible candidates (`kept` is the chosen one), best first
+/// by the choice's own order: fewest changed behaviours (unmeasured last), then the search's.
+pub(in crate::session) fn alternatives(
+    found: &[super::search::Found],
+    facts: &[choose::Plausible],
+    kept: usize,
+) -> Vec<choose::Alternative> {
+    let mut order: Vec<usize> = (0..found.len().min(facts.len()))
+        .filter(|&i| i != kept)
+        .collect();
+    order.sort_by_key(|&i| (facts[i].changed.as_ref().map_or(usize::MAX, |c| c.len()), i));
+    order
+        .into_iter()
+        .map(|i| {
+            let c = &found[i].cand;
+            choose::Alternative {
+                file: c.file.clone(),
+                rule: c.fix.rule.clone(),
+                title: c.fix.title.clone(),
+                diff: c.diff.clone(),
+                changed: facts[i]
+                    .changed
+                    .as_ref()
+                    .map(|c| c.iter().cloned().collect()),
+            }
+        })
+        .collect()
+}
+
+/// The alternatives recorded on the accepted attempt of a kept candidate (none for a rule's or
+/// the model's fix).
+pub(in crate::session) fn alternatives_of(
+    attempts: &[Attempt],
+    c: &Candidate,
+) -> Vec<choose::Alternative> {
+    attempts
+        .iter()
+        .rev()
+        .filter(|a| a.outcome == AttemptOutcome::Accepted)
+        .find(|a| a.file == c.file && a.rule == c.fix.rule && a.diff == c.diff)
+        .and_then(|a| a.search.as_ref())
+        .map(|s| s.alternatives.clone())
+        .unwrap_or_default()
 }

@@ -452,6 +452,7 @@ impl Work<'_, '_> {
             .flat_map(|a| a.broke.iter().cloned())
             .collect();
         let decided = choose::decided_by(&facts, kept, broke);
+        let alternatives = super::cause::alternatives(found, &facts, kept);
         for (i, (f, p)) in found.iter().zip(&facts).enumerate() {
             let Some(a) = self.ctx.attempts.get_mut(f.attempt) else {
                 continue;
@@ -461,6 +462,7 @@ impl Work<'_, '_> {
             if i == kept {
                 search.plausible = Some(found.len());
                 search.decided_by = decided.clone();
+                search.alternatives = alternatives.clone();
             } else {
                 a.outcome = AttemptOutcome::Plausible;
             }
@@ -632,7 +634,7 @@ pub(in crate::session) struct SearchState<'a> {
 
 /// A candidate that passed every proof.
 pub(in crate::session) struct Found {
-    cand: Candidate,
+    pub(in crate::session) cand: Candidate,
     /// The full suite's failures with it.
     after: Vec<Failure>,
     covering: Vec<String>,
@@ -767,6 +769,8 @@ pub(in crate::session) fn targets(
         .collect();
     (targeted, passing)
 }
+
+pub(in crate::session) use super::cause::alternatives_of;
 
 /// The review lines of a search patch: what to check, and a warning when one test alone
 /// decided.
