@@ -60,6 +60,16 @@ pub fn best(plausible: &[Plausible]) -> Option<usize> {
     })
 }
 
+/// The others than `kept`, best first by [`best`]'s order: the runners-up.
+pub fn runners_up(plausible: &[Plausible], kept: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..plausible.len()).filter(|&i| i != kept).collect();
+    out.sort_by_key(|&i| {
+        let p = &plausible[i];
+        (p.changed.as_ref().map_or(usize::MAX, BTreeSet::len), i)
+    });
+    out
+}
+
 /// The passing tests of `covering` (tests that ran the edited line in `before`) whose covered
 /// lines differ in `after`, or that are missing from it or fail there.
 pub fn changed_tests(before: &Spectrum, after: &Spectrum, covering: &[String]) -> BTreeSet<String> {
@@ -164,6 +174,7 @@ mod tests {
             },
         ];
         assert_eq!(best(&p), Some(1));
+        assert_eq!(runners_up(&p, 1), vec![2, 0]);
         assert_eq!(
             decided_by(&p, 1, ["t::x".to_string()]),
             vec!["t::a", "t::x"]
@@ -179,6 +190,7 @@ mod tests {
             },
         ];
         assert_eq!(best(&unmeasured), Some(0));
+        assert_eq!(runners_up(&unmeasured, 0), vec![1]);
         assert_eq!(best(&[]), None);
     }
 }

@@ -125,6 +125,17 @@ impl Work<'_, '_> {
         Ok(Some(fixed))
     }
 
+    /// The representative passed but other tests of the cause still fail: the last attempt says
+    /// which (its own failure would say nothing).
+    pub(in crate::session) fn cause_still_failing(&mut self, said: Option<String>) {
+        let Some(a) = self.ctx.attempts.last_mut() else {
+            return;
+        };
+        if a.new_failure.is_none() && a.outcome == AttemptOutcome::StillFailing {
+            a.new_failure = said;
+        }
+    }
+
     /// Keeps the candidate just recorded (the last attempt) as a lead.
     pub(in crate::session) fn keep_lead(&mut self, cand: &Candidate, fixed: Vec<String>) {
         let attempt = self.ctx.attempts.len().saturating_sub(1);
@@ -259,6 +270,22 @@ impl Work<'_, '_> {
     }
 }
 
+/// What a targeted run of a cause says when tests of it still fail (see
+/// [`Work::cause_still_failing`]).
+pub(in crate::session) fn still_failing_said(verdict: &Verdict) -> Option<String> {
+    let failures = verdict.failures()?;
+    let first = failures.first()?;
+    Some(format!(
+        "{} test{} of the cause still fail{} ({}: {}: {})",
+        failures.len(),
+        if failures.len() == 1 { "" } else { "s" },
+        if failures.len() == 1 { "s" } else { "" },
+        first.test.as_deref().unwrap_or("?"),
+        first.exc_type,
+        first.msg.lines().next().unwrap_or("")
+    ))
+}
+
 /// The runners-up of a choice among plausible candidates (`kept` is the chosen one), best first
 /// by the choice's own order: fewest changed behaviours (unmeasured last), then the search's.
 pub(in crate::session) fn alternatives(
@@ -266,12 +293,9 @@ pub(in crate::session) fn alternatives(
     facts: &[choose::Plausible],
     kept: usize,
 ) -> Vec<choose::Alternative> {
-    let mut order: Vec<usize> = (0..found.len().min(facts.len()))
-        .filter(|&i| i != kept)
-        .collect();
-    order.sort_by_key(|&i| (facts[i].changed.as_ref().map_or(usize::MAX, |c| c.len()), i));
-    order
+    choose::runners_up(facts, kept)
         .into_iter()
+        .filter(|&i| i < found.len())
         .map(|i| {
             let c = &found[i].cand;
             choose::Alternative {

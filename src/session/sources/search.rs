@@ -503,7 +503,16 @@ impl Work<'_, '_> {
             spent: started.elapsed(),
             started_ms: None,
         };
+        let said = self
+            .ctx
+            .cause
+            .partial()
+            .then(|| super::cause::still_failing_said(&t.first_verdict))
+            .flatten();
         let proven = self.judge(failure, cand, hint, t, true)?;
+        if proven.is_none() {
+            self.cause_still_failing(said);
+        }
         if let Some(fixed) = lead {
             self.keep_lead(cand, fixed);
         }
