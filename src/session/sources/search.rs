@@ -3,8 +3,10 @@
 //! error no rule knows, or a `RecursionError`), one coverage run ranks the statements
 //! ([`crate::localize`]) and the ranked candidates are proven like any other:
 //!
-//! 1. the failing test, with every other failing test that ran the edited line, with `-x` (a
-//!    wrong guess fails fast; one edit must account for all of them);
+//! 1. the failing test, with every other failing test that ran the edited line and every other
+//!    test of its cause ([`super::cause`]), with `-x` (a wrong guess fails fast; one edit must
+//!    account for all of them) unless the cause has several tests (then to the end: a candidate
+//!    that fixes some of them is a lead, which a second edit may complete);
 //! 2. the passing tests that ran the edited line, with `-x` (cheap, and where a wrong edit
 //!    shows first);
 //! 3. the whole suite, baseline-aware: no test that passed before may fail.
