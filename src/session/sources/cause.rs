@@ -136,6 +136,12 @@ impl Work<'_, '_> {
         }
     }
 
+    /// Whether the single edits have had half the search time and there is a lead: the rest is
+    /// the second edit's (a lead found late would otherwise never be combined).
+    pub(in crate::session) fn time_to_combine(&self, deadline: Instant) -> bool {
+        !self.ctx.cause.leads.is_empty() && Instant::now() + self.s.opts.search_time / 2 >= deadline
+    }
+
     /// Keeps the candidate just recorded (the last attempt) as a lead.
     pub(in crate::session) fn keep_lead(&mut self, cand: &Candidate, fixed: Vec<String>) {
         let attempt = self.ctx.attempts.len().saturating_sub(1);
@@ -216,12 +222,13 @@ impl Work<'_, '_> {
         let said = |n: usize| {
             format!(
                 "{why}; no single edit fixed the {} tests of the cause, and the best lead (it \
-                 fixed {}) with {n} second edit{} at the lines the other {} run{} did not pass",
+                 fixed {}) with {n} second edit{} at the lines the {} still failing test{} \
+                 ran did not pass",
                 lead.fixed.len() + remaining.len(),
                 lead.fixed.join(", "),
                 if n == 1 { "" } else { "s" },
                 remaining.len(),
-                if remaining.len() == 1 { "s" } else { "" },
+                if remaining.len() == 1 { "" } else { "s" },
             )
         };
         let spectrum = match self.s.coverage(self.ws, test)? {
@@ -244,12 +251,19 @@ impl Work<'_, '_> {
             return Ok(None);
         };
         let mut tried = 0usize;
-        for r in candidates.into_iter().take(MAX_SECOND_EDITS) {
-            if crate::process::interrupted()
-                || Instant::now() >= deadline
-                || !self.s.time_for_a_candidate()
-            {
+        let total = candidates.len().min(MAX_SECOND_EDITS);
+        for (i, r) in candidates.into_iter().take(MAX_SECOND_EDITS).enumerate() {
+            if crate::process::interrupted() {
                 break;
+            }
+            if Instant::now() >= deadline || !self.s.time_for_a_candidate() {
+                self.ctx.untried += total - i;
+                self.ctx.reason = Some(format!(
+                    "{}; the time ran out (--search-time {} s, --time-budget)",
+                    said(tried),
+                    self.s.opts.search_time.as_secs()
+                ));
+                return Ok(None);
             }
             if self.ctx.already_rejected(failure, &r.candidate) {
                 continue;

@@ -356,6 +356,11 @@ impl Work<'_, '_> {
                 self.ctx.reason = Some(out_of_search_time(why, tried, self.s.opts));
                 return Ok(None);
             }
+            // Half the search time is kept for a second edit on top of a lead.
+            if plausible.is_empty() && self.time_to_combine(deadline) {
+                self.ctx.untried += total - i;
+                break;
+            }
             if !self.s.time_for_a_candidate() {
                 if !plausible.is_empty() {
                     break;
