@@ -23,6 +23,8 @@
 //! passing test: Ochiai gives every line it ran 1, so the kind of statement ranks them
 //! instead (see [`command_weight`]), then the file and the line.
 
+pub mod cause;
+pub mod globals;
 pub mod hang;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -454,6 +454,7 @@ mod tests {
             diff: "@@ -2,1 +2,1 @@\n-x = 1\n+x = 2\n".into(),
             diff_encoding: DiffEncoding::Utf8,
             steps: Vec::new(),
+            alternatives: Vec::new(),
         };
         assert_eq!(
             patch(&p, "py/"),

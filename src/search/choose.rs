@@ -14,6 +14,8 @@
 
 use std::collections::BTreeSet;
 
+use serde::Serialize;
+
 use crate::localize::Spectrum;
 
 /// Candidates tried after the first plausible one. The list is ranked, so the next few are the
@@ -34,6 +36,19 @@ pub struct Plausible {
     pub changed: Option<BTreeSet<String>>,
 }
 
+/// A runner-up: a candidate that passed every proof too, reported on the kept fix (the JSON's
+/// `patches[].alternatives`) so that a user or an agent can pick it instead.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Alternative {
+    pub file: String,
+    pub rule: String,
+    pub title: String,
+    /// Against the same file as the kept fix's own step.
+    pub diff: String,
+    /// Its changed behaviours (see [`Plausible::changed`]); null when not measured.
+    pub changed: Option<Vec<String>>,
+}
+
 /// The index of the candidate to keep: fewest changed behaviours (unmeasured counts as none
 /// known, after every measured one), then the earlier try. The search's order already puts
 /// the smaller edit first among equal ranks; raw size across ranks is not used: it preferred
@@ -43,6 +58,16 @@ pub fn best(plausible: &[Plausible]) -> Option<usize> {
         let p = &plausible[i];
         (p.changed.as_ref().map_or(usize::MAX, BTreeSet::len), i)
     })
+}
+
+/// The others than `kept`, best first by [`best`]'s order: the runners-up.
+pub fn runners_up(plausible: &[Plausible], kept: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..plausible.len()).filter(|&i| i != kept).collect();
+    out.sort_by_key(|&i| {
+        let p = &plausible[i];
+        (p.changed.as_ref().map_or(usize::MAX, BTreeSet::len), i)
+    });
+    out
 }
 
 /// The passing tests of `covering` (tests that ran the edited line in `before`) whose covered
@@ -149,6 +174,7 @@ mod tests {
             },
         ];
         assert_eq!(best(&p), Some(1));
+        assert_eq!(runners_up(&p, 1), vec![2, 0]);
         assert_eq!(
             decided_by(&p, 1, ["t::x".to_string()]),
             vec!["t::a", "t::x"]
@@ -164,6 +190,7 @@ mod tests {
             },
         ];
         assert_eq!(best(&unmeasured), Some(0));
+        assert_eq!(runners_up(&unmeasured, 0), vec![1]);
         assert_eq!(best(&[]), None);
     }
 }

@@ -236,6 +236,16 @@ pub struct AttemptFacts {
     /// not).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub decided_by: Vec<String>,
+    /// A lead: the cause's failing tests this candidate made pass, while others still failed
+    /// and no passing test that runs its line broke (see `docs/search.md`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lead: Vec<String>,
+    /// A second edit proven on top of a lead: the lead's attempt number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub combines: Option<usize>,
+    /// On the kept candidate: the other plausible ones, best first (reported on the patch).
+    #[serde(skip)]
+    pub alternatives: Vec<choose::Alternative>,
 }
 
 /// What a reviewer should check in a search patch (the JSON's `review`).

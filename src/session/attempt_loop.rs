@@ -70,6 +70,7 @@ pub fn run_loop(
         tried: Tried::default(),
         pending: batch::Batch::default(),
         no_defer: BTreeSet::new(),
+        searched_with: BTreeMap::new(),
     };
     // Biggest crash-site group first; each group is worked on through one representative.
     let (groups, ordered) =
@@ -265,6 +266,9 @@ struct AttemptLoop<'w, 'a> {
     pending: batch::Batch,
     /// Failures whose fix the batch's fallback dropped: worked on again, confirmed alone.
     no_defer: BTreeSet<(String, When)>,
+    /// Tests searched with another failing test of their cause, in vain: test → (that test,
+    /// the reason). They share its outcome instead of a search of their own.
+    searched_with: BTreeMap<String, (String, String)>,
 }
 
 /// What the loop does next with a failure it looked at.
@@ -439,6 +443,19 @@ impl AttemptLoop<'_, '_> {
         if let Some(next) = self.group_decided(outcome) {
             return Ok(Some(next));
         }
+        if let Some((rep, reason)) = failure
+            .test
+            .as_ref()
+            .filter(|_| category != Category::Timeout)
+            .and_then(|t| self.searched_with.get(t))
+        {
+            outcome.status = FailureStatus::NotFixed;
+            outcome.reason = Some(format!(
+                "same cause as {rep} (their failures share the most suspicious lines), \
+                 searched with it: {reason}"
+            ));
+            return Ok(Some(Next::Report(Box::new(outcome.clone()))));
+        }
         if self.s.out_of_time() {
             self.out_of_time = true;
             outcome.status = FailureStatus::NotFixed;
@@ -553,6 +570,7 @@ impl AttemptLoop<'_, '_> {
             needs_flush: false,
             deferred: None,
             untried: 0,
+            cause: Default::default(),
         };
         let mut work = Work {
             s: &mut self.s,
@@ -574,6 +592,7 @@ impl AttemptLoop<'_, '_> {
         let repeats = ctx.repeats.take();
         let reason = ctx.reason.take().or_else(|| repeats.as_ref().map(repeated));
         let (flaky, deferred) = (ctx.flaky, ctx.deferred);
+        let cause = std::mem::take(&mut ctx.cause.others);
         if flaky {
             // A flaky representative proves nothing about the others: the next one represents.
             if let Some(g) = group {
@@ -616,6 +635,11 @@ impl AttemptLoop<'_, '_> {
                 let tried = ctx_tried(&self.attempts, &failure) > 0 || repeats.is_some();
                 outcome.status = unfixed(reason.as_deref(), flaky, category, tried);
                 outcome.reason = reason.or(Some("no candidate passed".into()));
+                if let (Some(rep), Some(why)) = (&failure.test, &outcome.reason) {
+                    for t in cause {
+                        self.searched_with.insert(t, (rep.clone(), why.clone()));
+                    }
+                }
             }
         }
         Ok(Next::Report(Box::new(outcome)))
@@ -686,7 +710,11 @@ impl AttemptLoop<'_, '_> {
         let patches = self
             .accepted_cands
             .iter()
-            .map(|c| patch_of(c, self.rules))
+            .map(|c| {
+                let mut p = patch_of(c, self.rules);
+                p.alternatives = search::alternatives_of(&self.attempts, c);
+                p
+            })
             .collect();
         let mut notes = opts.notes.clone();
         notes.append(&mut self.s.notes);
@@ -776,6 +804,7 @@ fn patch_of(c: &Candidate, rules: &RuleSet) -> Patch {
         validated: true,
         diff: c.diff.clone(),
         diff_encoding: c.diff_encoding,
+        alternatives: Vec::new(),
     }
 }
 

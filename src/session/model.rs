@@ -78,6 +78,10 @@ pub struct Patch {
     /// each one's own lines (not in the JSON: `rules`, `titles` and `diff` say it there).
     #[serde(skip)]
     pub steps: Vec<PatchStep>,
+    /// A search fix: the other candidates that passed every proof, best first (see
+    /// `docs/search.md`); absent when there were none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<crate::search::choose::Alternative>,
 }
 
 /// One kept candidate of a [`Patch`]: its diff is against the file as it was just before it
@@ -277,6 +281,7 @@ pub fn combine(
             diff: diff.text,
             diff_encoding: diff.encoding,
             steps: parts.iter().flat_map(|p| p.steps.clone()).collect(),
+            alternatives: parts.iter().flat_map(|p| p.alternatives.clone()).collect(),
         });
     }
     out

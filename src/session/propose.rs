@@ -153,5 +153,6 @@ fn proposed_patch(top: Candidate, rules: &RuleSet) -> Patch {
         validated: false,
         diff: top.diff,
         diff_encoding: top.diff_encoding,
+        alternatives: Vec::new(),
     }
 }

@@ -53,6 +53,8 @@ pub(super) struct Step<'a> {
     pub(super) deferred: Option<usize>,
     /// Candidates ranked and left untried when the work ended (see `docs/proof.md`).
     pub(super) untried: usize,
+    /// The search's cause: the failing tests searched with this one, and its leads.
+    pub(super) cause: sources::cause::Cause,
 }
 
 impl Work<'_, '_> {

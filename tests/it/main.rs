@@ -16,6 +16,7 @@ mod edit_apply;
 mod facts;
 mod fix_backtrack;
 mod fix_budget;
+mod fix_cause;
 mod fix_command;
 mod fix_command_hang;
 mod fix_command_search;

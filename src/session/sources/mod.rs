@@ -8,6 +8,7 @@
 
 use super::*;
 
+pub(super) mod cause;
 pub(super) mod llm;
 mod rules;
 pub(super) use rules::MAX_RULE_RANK;

@@ -3,8 +3,10 @@
 //! error no rule knows, or a `RecursionError`), one coverage run ranks the statements
 //! ([`crate::localize`]) and the ranked candidates are proven like any other:
 //!
-//! 1. the failing test, with every other failing test that ran the edited line, with `-x` (a
-//!    wrong guess fails fast; one edit must account for all of them);
+//! 1. the failing test, with every other failing test that ran the edited line and every other
+//!    test of its cause ([`super::cause`]), with `-x` (a wrong guess fails fast; one edit must
+//!    account for all of them) unless the cause has several tests (then to the end: a candidate
+//!    that fixes some of them is a lead, which a second edit may complete);
 //! 2. the passing tests that ran the edited line, with `-x` (cheap, and where a wrong edit
 //!    shows first);
 //! 3. the whole suite, baseline-aware: no test that passed before may fail.
@@ -184,6 +186,8 @@ impl Work<'_, '_> {
                 return Ok(None);
             }
         };
+        // The failing tests of one cause are searched together, ranked over them only.
+        let spectrum = self.cause_spectrum(&spectrum, &test);
         let ranked = localize::rank(&spectrum, localize::focus(self.ws.root(), failure));
         self.ctx.suspicious = ranked.iter().take(REPORTED).cloned().collect();
         if ranked.is_empty() {
@@ -246,7 +250,7 @@ impl Work<'_, '_> {
 
     /// The search's candidates at the suspicious lines, best first, without those of excluded
     /// files or left-out edit families; none (the step says why) when nothing is left.
-    fn ranked_candidates(
+    pub(in crate::session) fn ranked_candidates(
         &mut self,
         failure: &Failure,
         why: &str,
@@ -315,7 +319,13 @@ impl Work<'_, '_> {
         // With --jobs N the targeted runs go to scratch copies, N at a time (see `parallel`); the
         // judging, and the choice among plausible candidates, are the same as one at a time. A
         // command has no targeted run: each candidate's one run is its proof, in the workspace.
-        if self.s.opts.jobs > 1 && candidates.len() > 1 && self.s.opts.judge.is_none() {
+        // A cause of several tests is searched one candidate at a time: its leads (partial
+        // fitness, see `cause`) are measured in the workspace.
+        if self.s.opts.jobs > 1
+            && candidates.len() > 1
+            && self.s.opts.judge.is_none()
+            && !self.ctx.cause.partial()
+        {
             let n = self.s.opts.jobs.min(candidates.len());
             if let Some(pool) = parallel::Pool::new(self.ws.root(), &self.s.python, n) {
                 let state = SearchState {
@@ -345,6 +355,11 @@ impl Work<'_, '_> {
                 self.ctx.untried += total - i;
                 self.ctx.reason = Some(out_of_search_time(why, tried, self.s.opts));
                 return Ok(None);
+            }
+            // Half the search time is kept for a second edit on top of a lead.
+            if plausible.is_empty() && self.time_to_combine(deadline) {
+                self.ctx.untried += total - i;
+                break;
             }
             if !self.s.time_for_a_candidate() {
                 if !plausible.is_empty() {
@@ -382,7 +397,8 @@ impl Work<'_, '_> {
         }
         if plausible.is_empty() {
             self.ctx.reason = Some(none_passed(why, tried));
-            return Ok(None);
+            // No single edit fixed the cause: its best lead with a second edit.
+            return self.combine_lead(failure, why, test, deadline);
         }
         self.keep_best(test, spectrum, plausible, first_attempt)
     }
@@ -443,6 +459,7 @@ impl Work<'_, '_> {
             .flat_map(|a| a.broke.iter().cloned())
             .collect();
         let decided = choose::decided_by(&facts, kept, broke);
+        let alternatives = super::cause::alternatives(found, &facts, kept);
         for (i, (f, p)) in found.iter().zip(&facts).enumerate() {
             let Some(a) = self.ctx.attempts.get_mut(f.attempt) else {
                 continue;
@@ -452,6 +469,7 @@ impl Work<'_, '_> {
             if i == kept {
                 search.plausible = Some(found.len());
                 search.decided_by = decided.clone();
+                search.alternatives = alternatives.clone();
             } else {
                 a.outcome = AttemptOutcome::Plausible;
             }
@@ -461,7 +479,7 @@ impl Work<'_, '_> {
 
     /// Runs the three proofs of one candidate (see the module docs); the full suite's failures
     /// when it is accepted. The file is put back otherwise.
-    fn prove_searched(
+    pub(in crate::session) fn prove_searched(
         &mut self,
         failure: &Failure,
         cand: &Candidate,
@@ -472,8 +490,9 @@ impl Work<'_, '_> {
         self.ws.write(&cand.path, &cand.patched)?;
         let started = Instant::now();
         let (targeted, passing) = targets(&self.ctx, failure, covering, spectrum);
-        let first = self.s.run_candidate(self.ws, &targeted)?;
+        let first = self.run_targeted(&targeted)?;
         let first_verdict = verdict::read(&first, self.ws.root());
+        let lead = self.lead_of(&first, &first_verdict, &targeted, &passing)?;
         let neighbours = if !first.timed_out && matches!(first_verdict, Verdict::Green) {
             Some(if passing.is_empty() {
                 Verdict::Green
@@ -491,7 +510,20 @@ impl Work<'_, '_> {
             spent: started.elapsed(),
             started_ms: None,
         };
-        self.judge(failure, cand, hint, t, true)
+        let said = self
+            .ctx
+            .cause
+            .partial()
+            .then(|| super::cause::still_failing_said(&t.first_verdict))
+            .flatten();
+        let proven = self.judge(failure, cand, hint, t, true)?;
+        if proven.is_none() {
+            self.cause_still_failing(said);
+        }
+        if let Some(fixed) = lead {
+            self.keep_lead(cand, fixed);
+        }
+        Ok(proven)
     }
 
     /// Proves one candidate of command mode: one run of the command, with its output checks and
@@ -591,6 +623,20 @@ pub(in crate::session) struct Suspects<'a> {
     expectation: Option<engine::hint::Expectation>,
 }
 
+impl<'a> Suspects<'a> {
+    pub(in crate::session) fn new(
+        ranked: &'a [localize::Suspicious],
+        spectrum: &'a Spectrum,
+        expectation: Option<engine::hint::Expectation>,
+    ) -> Self {
+        Suspects {
+            ranked,
+            spectrum,
+            expectation,
+        }
+    }
+}
+
 /// What a parallel search needs of the search's own state.
 pub(in crate::session) struct SearchState<'a> {
     pub spectrum: &'a Spectrum,
@@ -604,7 +650,7 @@ pub(in crate::session) struct SearchState<'a> {
 
 /// A candidate that passed every proof.
 pub(in crate::session) struct Found {
-    cand: Candidate,
+    pub(in crate::session) cand: Candidate,
     /// The full suite's failures with it.
     after: Vec<Failure>,
     covering: Vec<String>,
@@ -720,6 +766,8 @@ pub(in crate::session) fn targets(
     // and leaves the others failing there is a guess that fits one test (it would be kept,
     // since the others failed before too, and then block the right fix).
     let mut targeted: Vec<String> = failure.test.iter().cloned().collect();
+    // The other failing tests of the failure's cause (see `cause`): one search for all.
+    targeted.extend(ctx.cause.others.iter().cloned());
     targeted.extend(
         covering
             .iter()
@@ -737,6 +785,8 @@ pub(in crate::session) fn targets(
         .collect();
     (targeted, passing)
 }
+
+pub(in crate::session) use super::cause::alternatives_of;
 
 /// The review lines of a search patch: what to check, and a warning when one test alone
 /// decided.
@@ -775,7 +825,7 @@ const HUNG_COMMAND_CANDIDATE_LIMIT: Duration = Duration::from_secs(10);
 
 impl Runs<'_> {
     /// A targeted run of `node_ids` with `-x`, under the candidate's per-test limit.
-    fn run_candidate(
+    pub(in crate::session) fn run_candidate(
         &mut self,
         ws: &dyn Workspace,
         node_ids: &[String],
@@ -847,8 +897,9 @@ impl Runs<'_> {
         }))
     }
 
-    /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs).
-    fn coverage(
+    /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs); module
+    /// constants count as run by the tests that read them ([`localize::globals`]).
+    pub(in crate::session) fn coverage(
         &mut self,
         ws: &dyn Workspace,
         test: &str,
@@ -868,7 +919,10 @@ impl Runs<'_> {
             return Ok(None);
         }
         self.exec_pytest(&spec, Phase::Probe)?;
-        Ok(Spectrum::read(&file, ws.root()))
+        Ok(Spectrum::read(&file, ws.root()).map(|mut sp| {
+            localize::globals::attribute_constants(&mut sp, ws.root());
+            sp
+        }))
     }
 }
 
