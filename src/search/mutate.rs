@@ -1231,6 +1231,7 @@ mod tests {
             .iter()
             .copied()
             .chain(crate::search::templates::families())
+            .chain(crate::search::data::FAMILIES.iter().copied())
         {
             assert!(p.families.contains_key(f), "no prior for family {f}");
         }
