@@ -184,7 +184,8 @@ pub fn mutants(
 }
 
 /// Mutants of a whole function that belong to no one statement: a None/empty guard on each
-/// parameter, returning `expected` (the test's literal) or `None`.
+/// parameter, returning `expected` (the test's literal), else the empty value the function
+/// declares (its docstring, its return annotation), else `None`.
 pub fn function_mutants(
     module: &ParsedModule,
     line: u32,
@@ -218,7 +219,14 @@ pub fn function_mutants(
     }
     let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let inner = if indent.contains('\t') { "\t" } else { "    " };
-    let value = expected.unwrap_or("None");
+    // The test's literal, else what the function declares (`-> int` → `0`), else `None`.
+    let value = expected
+        .or_else(|| {
+            crate::transform::common::declared_defaults(func, text)
+                .first()
+                .copied()
+        })
+        .unwrap_or("None");
     let params: Vec<&str> = args
         .posonlyargs
         .iter()
