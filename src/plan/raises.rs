@@ -478,7 +478,9 @@ fn guard_fix(
     let cond = special.condition(param);
     // A message of our own follows the function's other raises: f-strings that show the
     // argument (`f"... {count!r}"`) → `f"count must not be negative, got {count!r}"`.
-    let lit = match message_style(def).filter(|_| spec.pattern.is_none()) {
+    // (`None` says nothing that "must not be None" has not said.)
+    let styled = spec.pattern.is_none() && special != Special::None;
+    let lit = match message_style(def).filter(|_| styled) {
         Some(conv) => format!(
             "f{}",
             python_string(&format!("{message}, got {{{param}{conv}}}"), quote)

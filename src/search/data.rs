@@ -148,6 +148,8 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[Strin
                 Ref::Name(n) => module_value(module, n),
                 Ref::Attr(n) => class.and_then(|c| class_value(c, n)),
                 Ref::Pattern(p) => Some(*p),
+                Ref::NamedPattern(n, false) => module_value(module, n),
+                Ref::NamedPattern(n, true) => class.and_then(|c| class_value(c, n)),
             };
             let Some(value) = value else { continue };
             let at = rng(value.range());
@@ -155,7 +157,7 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[Strin
                 continue;
             }
             sites.push(at);
-            m.data(value, matches!(r, Ref::Pattern(_)));
+            m.data(value, matches!(r, Ref::Pattern(_) | Ref::NamedPattern(..)));
         }
     }
     m.out
@@ -169,6 +171,8 @@ enum Ref<'a> {
     Attr(String),
     /// A pattern literal passed to `re.*` right there.
     Pattern(&'a Expr),
+    /// A pattern passed to `re.*` by name: a module name, or a class attribute (`true`).
+    NamedPattern(String, bool),
 }
 
 fn names_in(e: &Expr, out: &mut BTreeSet<String>) {
@@ -195,10 +199,13 @@ fn refs_in<'a>(e: &'a Expr, out: &mut Vec<Ref<'a>>) {
                 }
             }
             Node::Expr(Expr::Call(c)) => {
-                if let Some(p) = re_pattern(c) {
-                    if is_str(p) {
-                        out.push(Ref::Pattern(p));
+                match re_pattern(c) {
+                    Some(p) if is_str(p) => out.push(Ref::Pattern(p)),
+                    Some(Expr::Name(n)) => out.push(Ref::NamedPattern(n.id.to_string(), false)),
+                    Some(Expr::Attribute(a)) => {
+                        out.push(Ref::NamedPattern(a.attr.to_string(), true));
                     }
+                    _ => {}
                 }
             }
             _ => {}
@@ -640,7 +647,8 @@ fn class_char(c: char, raw: bool) -> Option<String> {
     match c {
         '\'' | '"' | '\n' | '\r' => None,
         ']' | '\\' | '^' | '[' => raw.then(|| format!("\\{c}")),
-        '-' => Some("\\-".to_string()).filter(|_| raw).or(Some("-".into())),
+        // It goes last (or before a trailing `-`): a literal dash there.
+        '-' => Some("-".into()),
         _ => Some(c.to_string()),
     }
 }
@@ -723,6 +731,13 @@ mod tests {
         let got = titles(src, 5, &["email"]);
         assert_eq!(got[0].1, "    _F = ('id', 'email')");
         assert_eq!(got[1].1, "    _F = ('id', 'emial', 'email')");
+    }
+
+    #[test]
+    fn a_pattern_passed_by_name() {
+        let src = "import re\nKEY = r\"[a-z]+\"\n\n\ndef ok(k):\n    if not re.fullmatch(KEY, k):\n        raise ValueError(k)\n";
+        let got = titles(src, 6, &["max-age"]);
+        assert_eq!(got[0].1, "KEY = r\"[a-z-]+\"");
     }
 
     #[test]
