@@ -28,7 +28,12 @@ use super::mutate::Mutant;
 use super::priors::Priors;
 
 /// This file's families, as named in `rules/search/priors.toml`.
-pub const FAMILIES: &[&str] = &["regex-class", "regex-quantifier", "regex-anchor", "known-key"];
+pub const FAMILIES: &[&str] = &[
+    "regex-class",
+    "regex-quantifier",
+    "regex-anchor",
+    "known-key",
+];
 
 /// Words tried at most (the message's and the failing test line's strings).
 const MAX_WORDS: usize = 8;
@@ -198,16 +203,14 @@ fn refs_in<'a>(e: &'a Expr, out: &mut Vec<Ref<'a>>) {
                     return false;
                 }
             }
-            Node::Expr(Expr::Call(c)) => {
-                match re_pattern(c) {
-                    Some(p) if is_str(p) => out.push(Ref::Pattern(p)),
-                    Some(Expr::Name(n)) => out.push(Ref::NamedPattern(n.id.to_string(), false)),
-                    Some(Expr::Attribute(a)) => {
-                        out.push(Ref::NamedPattern(a.attr.to_string(), true));
-                    }
-                    _ => {}
+            Node::Expr(Expr::Call(c)) => match re_pattern(c) {
+                Some(p) if is_str(p) => out.push(Ref::Pattern(p)),
+                Some(Expr::Name(n)) => out.push(Ref::NamedPattern(n.id.to_string(), false)),
+                Some(Expr::Attribute(a)) => {
+                    out.push(Ref::NamedPattern(a.attr.to_string(), true));
                 }
-            }
+                _ => {}
+            },
             _ => {}
         }
         matches!(node, Node::Expr(_))
@@ -432,8 +435,11 @@ impl DataMutator<'_> {
                     continue;
                 }
                 let inner = &body[range.start + 1..range.end - 1];
+                // A class of ranges or escapes misses a range, not one letter or digit.
+                let mid = inner.get(1..inner.len().saturating_sub(1)).unwrap_or("");
+                let ranged = inner.contains('\\') || mid.contains('-');
                 for &c in &chars {
-                    if class_matches(inner, c) {
+                    if class_matches(inner, c) || (c.is_alphanumeric() && ranged) {
                         continue;
                     }
                     let Some(add) = class_char(c, raw) else {
@@ -502,9 +508,12 @@ fn at_end(start: usize, body: &str) -> Range<usize> {
 
 /// A key-like word: an identifier, maybe with dashes or dots (`user_agent`, `content-type`).
 fn is_key_like(w: &str) -> bool {
-    w.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+    w.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
         && w.len() <= 64
-        && w.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && w.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// A top-level element of a pattern that a quantifier may follow.
@@ -698,8 +707,9 @@ mod tests {
         // `=` is matched by neither class but `_` is what the word has besides: both tried.
         assert!(lines.contains(&"_L = re.compile(r\"^([a-z][a-z0-9]*)=(.*)\")"));
         assert!(lines.contains(&"_L = re.compile(r\"^([a-z]+[a-z0-9]*)=(.*)$\")"));
-        // Characters the class has already are not added.
+        // Characters the class has already are not added, nor a digit to a class of ranges.
         assert!(!got.iter().any(|(t, _)| t.starts_with("add `b`")));
+        assert!(!got.iter().any(|(t, _)| t.starts_with("add `1`")));
     }
 
     #[test]

@@ -638,7 +638,10 @@ mod tests {
         assert_eq!(empty_of_annotation("int | None"), Some("None"));
         assert_eq!(empty_of_annotation("'str'"), Some("\"\""));
         assert_eq!(empty_of_annotation("Decimal"), None);
-        assert_eq!(docstring_default("The total.\n\nReturns 0 if there are none."), Some("0"));
+        assert_eq!(
+            docstring_default("The total.\n\nReturns 0 if there are none."),
+            Some("0")
+        );
         assert_eq!(
             docstring_default("Return an empty list when nothing matched."),
             Some("[]")
@@ -646,7 +649,10 @@ mod tests {
         assert_eq!(docstring_default("Returns the total of the rows."), None);
         let src = "def f(xs: list[int]) -> float:\n    \"\"\"Returns None for no input.\"\"\"\n    return xs[0]\n";
         let m = crate::syntax::parse_text(std::path::Path::new("m.py"), src).unwrap();
-        assert_eq!(declared_defaults(&m.body()[0], m.text()), vec!["None", "0.0"]);
+        assert_eq!(
+            declared_defaults(&m.body()[0], m.text()),
+            vec!["None", "0.0"]
+        );
     }
 
     #[test]
