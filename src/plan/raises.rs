@@ -476,7 +476,17 @@ fn guard_fix(
     let nl = source.newline();
     let unit = source.indent_unit();
     let cond = special.condition(param);
-    let lit = python_string(&message, quote);
+    // A message of our own follows the function's other raises: f-strings that show the
+    // argument (`f"... {count!r}"`) → `f"count must not be negative, got {count!r}"`.
+    // (`None` says nothing that "must not be None" has not said.)
+    let styled = spec.pattern.is_none() && special != Special::None;
+    let lit = match message_style(def).filter(|_| styled) {
+        Some(conv) => format!(
+            "f{}",
+            python_string(&format!("{message}, got {{{param}{conv}}}"), quote)
+        ),
+        None => python_string(&message, quote),
+    };
     let content = format!("{indent}if {cond}:{nl}{indent}{unit}raise {exc}({lit}){nl}");
     Some(crate::edit::Fix::new(
         format!("raise {exc} when {cond} in {}()", def.name),
@@ -484,6 +494,50 @@ fn guard_fix(
         rule.confidence,
         vec![crate::edit::Edit::insertion(start, content)],
     ))
+}
+
+/// How the function's own `raise` statements word their messages, when they are f-strings that
+/// show one of its parameters: the conversion they use for it (`"!r"` or `""`).
+fn message_style(def: &ast::StmtFunctionDef) -> Option<&'static str> {
+    use crate::syntax::walk::{self, Node};
+    let params: Vec<&str> = def
+        .args
+        .posonlyargs
+        .iter()
+        .chain(&def.args.args)
+        .chain(&def.args.kwonlyargs)
+        .map(|a| a.def.arg.as_str())
+        .filter(|a| !matches!(*a, "self" | "cls"))
+        .collect();
+    let roots: Vec<Node> = def.body.iter().map(Node::Stmt).collect();
+    let mut found = None;
+    walk::walk(&roots, syntax::MAX_AST_DEPTH, |node, _| match node {
+        Node::Stmt(Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_)) => false,
+        Node::Stmt(Stmt::Raise(r)) => {
+            let arg = match r.exc.as_deref() {
+                Some(Expr::Call(c)) => c.args.first(),
+                _ => None,
+            };
+            if let Some(Expr::JoinedStr(j)) = arg {
+                for v in &j.values {
+                    if let Expr::FormattedValue(f) = v {
+                        let shown = matches!(f.value.as_ref(), Expr::Name(n) if params.contains(&n.id.as_str()));
+                        if shown && found.is_none() {
+                            found = Some(if f.conversion == ast::ConversionFlag::Repr {
+                                "!r"
+                            } else {
+                                ""
+                            });
+                        }
+                    }
+                }
+            }
+            false
+        }
+        Node::Stmt(_) => true,
+        _ => false,
+    });
+    found
 }
 
 fn is_docstring(s: &Stmt) -> bool {
@@ -614,6 +668,34 @@ mod tests {
         assert_eq!(literal_of_pattern(r"got \d+"), None);
         assert_eq!(literal_of_pattern("a.*b"), None);
         assert_eq!(literal_of_pattern(""), None);
+    }
+
+    #[test]
+    fn message_style_of_the_other_raises() {
+        let style = |src: &str| {
+            let m = crate::syntax::parse_text(std::path::Path::new("m.py"), src).unwrap();
+            let Stmt::FunctionDef(d) = &m.body()[0] else {
+                panic!()
+            };
+            message_style(d)
+        };
+        assert_eq!(
+            style("def f(self, n):\n    if n > 3:\n        raise E(f\"too many: {n!r}\")\n"),
+            Some("!r")
+        );
+        assert_eq!(
+            style("def f(n):\n    if n > 3:\n        raise E(f\"{n} > 3\")\n"),
+            Some("")
+        );
+        // An f-string that shows no parameter, or a plain message: no style to follow.
+        assert_eq!(
+            style("def f(self, n):\n    if n > 3:\n        raise E(f\"max {self.m}\")\n"),
+            None
+        );
+        assert_eq!(
+            style("def f(n):\n    if n > 3:\n        raise E(\"too many\")\n"),
+            None
+        );
     }
 
     fn expect(test: &str, line: usize) -> Option<Expectation> {

@@ -10,6 +10,7 @@
 //! unsafe: it guesses intent from the tests.
 
 pub mod choose;
+pub mod data;
 pub mod hint;
 pub mod mutate;
 pub mod priors;
@@ -67,6 +68,9 @@ pub struct SearchInput<'a> {
     /// The crashed frame's locals and their runtime types, when the failure has one in
     /// project code (the baseline's crash-frame facts, or the probe).
     pub frame: Option<&'a FrameTypes>,
+    /// The strings the failure quotes ([`data::failure_words`]): the keys and characters the
+    /// data edits try.
+    pub words: &'a [String],
 }
 
 /// The runtime types of a crashed frame's locals (see [`SearchInput::frame`]).
@@ -156,6 +160,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                 probed,
                 input.expected,
             ));
+            mutants.extend(data::mutants(&module, s.line, priors, input.words));
             // One set of guards per function, at its most suspicious line.
             if let Some((_, Some(f))) = mutate::statement_at(&module, s.line) {
                 if guarded.insert(f.range().start().to_usize()) {

@@ -184,7 +184,8 @@ pub fn mutants(
 }
 
 /// Mutants of a whole function that belong to no one statement: a None/empty guard on each
-/// parameter, returning `expected` (the test's literal) or `None`.
+/// parameter, returning `expected` (the test's literal), else the empty value the function
+/// declares (its docstring, its return annotation), else `None`.
 pub fn function_mutants(
     module: &ParsedModule,
     line: u32,
@@ -218,7 +219,17 @@ pub fn function_mutants(
     }
     let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let inner = if indent.contains('\t') { "\t" } else { "    " };
-    let value = expected.unwrap_or("None");
+    // The test's literal, else what the function's other early exits return, else what it
+    // declares (`-> int` → `0`), else `None`.
+    let early = early_return(body, text);
+    let value = expected
+        .or(early)
+        .or_else(|| {
+            crate::transform::common::declared_defaults(func, text)
+                .first()
+                .copied()
+        })
+        .unwrap_or("None");
     let params: Vec<&str> = args
         .posonlyargs
         .iter()
@@ -243,6 +254,25 @@ pub fn function_mutants(
         }
     }
     out
+}
+
+/// The plain literal the function returns on its first early exit (a top-level `if` whose body
+/// is only `return LITERAL`), when it has one.
+fn early_return<'a>(body: &[Stmt], text: &'a str) -> Option<&'a str> {
+    body.iter().find_map(|s| match s {
+        Stmt::If(i) if i.orelse.is_empty() => match &i.body[..] {
+            [Stmt::Return(ast::StmtReturn { value: Some(v), .. })] => {
+                let t = text.get(rng(v.range()))?.trim();
+                let plain = matches!(
+                    t,
+                    "None" | "\"\"" | "''" | "[]" | "{}" | "()" | "False" | "True"
+                ) || t.parse::<f64>().is_ok();
+                plain.then_some(t)
+            }
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 struct Mutator<'a> {
@@ -1231,9 +1261,25 @@ mod tests {
             .iter()
             .copied()
             .chain(crate::search::templates::families())
+            .chain(crate::search::data::FAMILIES.iter().copied())
         {
             assert!(p.families.contains_key(f), "no prior for family {f}");
         }
+    }
+
+    #[test]
+    fn guard_values_follow_the_function() {
+        let guard = |src: &str, expected: Option<&str>| {
+            let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
+            function_mutants(&pm, 3, expected, Priors::builtin())[0]
+                .title
+                .clone()
+        };
+        let typed = "def f(xs: list[int]) -> int:\n    \"\"\"Sum.\"\"\"\n    return xs[0]\n";
+        assert_eq!(guard(typed, None), "guard `if not xs: return 0`");
+        assert_eq!(guard(typed, Some("7")), "guard `if not xs: return 7`");
+        let early = "def f(xs, n):\n    if n < 0:\n        return -1\n    return xs[n]\n";
+        assert_eq!(guard(early, None), "guard `if not xs: return -1`");
     }
 
     fn titles(src: &str, line: u32) -> Vec<(String, String)> {

@@ -132,7 +132,8 @@ pub fn is_returned(ctx: &Context, range: &Range<usize>) -> bool {
 
 /// Values a guard clause may return, best first: the empty value of the type the failing test
 /// expects (when the test checks this function's result), the literals the function already
-/// returns elsewhere, then `fallback`.
+/// returns elsewhere, what its docstring or return annotation declares
+/// ([`declared_defaults`]), then `fallback`.
 pub fn return_defaults(ctx: &Context, fallback: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |v: &str| {
@@ -148,10 +149,101 @@ pub fn return_defaults(ctx: &Context, fallback: &[&str]) -> Vec<String> {
     for lit in other_literal_returns(ctx) {
         push(&lit);
     }
+    // What the function declares it returns (its docstring's "Returns 0 if ...", its `-> int`)
+    // before the caller's generic fallback: `None` from an `-> int` function moves the failure.
+    if let Some(func) = enclosing_function(ctx.module, ctx.located) {
+        for v in declared_defaults(func, ctx.module.text()) {
+            push(v);
+        }
+    }
     for f in fallback {
         push(f);
     }
     out
+}
+
+/// The empty values a function declares for its edge cases, best first: the one its docstring
+/// names (`Returns 0 if ...`, `return an empty list when ...`), then the empty value of its
+/// return annotation (`-> int` → `0`, `-> list[str]` → `[]`, `-> Optional[X]` → `None`).
+pub fn declared_defaults(func: &Stmt, text: &str) -> Vec<&'static str> {
+    let (returns, body) = match func {
+        Stmt::FunctionDef(f) => (f.returns.as_deref(), &f.body),
+        Stmt::AsyncFunctionDef(f) => (f.returns.as_deref(), &f.body),
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    let doc = body.first().and_then(|s| match s {
+        Stmt::Expr(e) => match e.value.as_ref() {
+            Expr::Constant(c) => match &c.value {
+                rustpython_parser::ast::Constant::Str(d) => Some(d.as_str()),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    });
+    if let Some(v) = doc.and_then(docstring_default) {
+        out.push(v);
+    }
+    if let Some(v) = returns
+        .and_then(|r| text.get(rng(r.range())))
+        .and_then(empty_of_annotation)
+    {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// The value a docstring says the function returns in an edge case: `Returns 0 if ...`,
+/// `return None when ...`, `Returns an empty list for ...`.
+pub fn docstring_default(doc: &str) -> Option<&'static str> {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(
+            r#"(?i)\breturns?\s+(?:`|``)?(none|0\.0|0|false|\[\]|\{\}|""|''|an?\s+empty\s+(?:list|dict|dictionary|str|string|tuple|set))(?:`|``)?\s*,?\s+(?:if|when|for|on)\b"#,
+        )
+        .expect("docstring default regex")
+    });
+    let got = re.captures(doc)?.get(1)?.as_str().to_ascii_lowercase();
+    Some(match got.split_whitespace().last().unwrap_or("") {
+        "none" => "None",
+        "0" => "0",
+        "0.0" => "0.0",
+        "false" => "False",
+        "[]" | "list" => "[]",
+        "{}" | "dict" | "dictionary" => "{}",
+        "\"\"" | "''" | "str" | "string" => "\"\"",
+        "tuple" => "()",
+        "set" => "set()",
+        _ => return None,
+    })
+}
+
+/// The empty value of a return annotation's type: `int` → `0`, `float` → `0.0`, `str` → `""`,
+/// `bool` → `False`, `list[...]`/`Sequence[...]` → `[]`, `dict[...]`/`Mapping[...]` → `{}`,
+/// `tuple[...]` → `()`, `set[...]` → `set()`, `Optional[X]`/`X | None`/`None` → `None`.
+pub fn empty_of_annotation(annotation: &str) -> Option<&'static str> {
+    let a = annotation.trim().trim_matches(|c| c == '"' || c == '\'');
+    let parts: Vec<&str> = a.split('|').map(str::trim).collect();
+    if parts.len() > 1 {
+        return parts.contains(&"None").then_some("None");
+    }
+    let head = a.split('[').next().unwrap_or(a).trim();
+    let head = head.rsplit('.').next().unwrap_or(head);
+    Some(match head {
+        "None" | "Optional" => "None",
+        "int" => "0",
+        "float" => "0.0",
+        "str" => "\"\"",
+        "bool" => "False",
+        "list" | "List" | "Sequence" | "MutableSequence" | "Iterable" => "[]",
+        "dict" | "Dict" | "Mapping" | "MutableMapping" => "{}",
+        "tuple" | "Tuple" => "()",
+        "set" | "Set" | "AbstractSet" | "MutableSet" => "set()",
+        _ => return None,
+    })
 }
 
 /// Literal values of the other `return` statements of the enclosing function (not of nested
@@ -537,6 +629,31 @@ fn word_related(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn declared_empty_values() {
+        assert_eq!(empty_of_annotation("int"), Some("0"));
+        assert_eq!(empty_of_annotation("list[str]"), Some("[]"));
+        assert_eq!(empty_of_annotation("typing.Optional[int]"), Some("None"));
+        assert_eq!(empty_of_annotation("int | None"), Some("None"));
+        assert_eq!(empty_of_annotation("'str'"), Some("\"\""));
+        assert_eq!(empty_of_annotation("Decimal"), None);
+        assert_eq!(
+            docstring_default("The total.\n\nReturns 0 if there are none."),
+            Some("0")
+        );
+        assert_eq!(
+            docstring_default("Return an empty list when nothing matched."),
+            Some("[]")
+        );
+        assert_eq!(docstring_default("Returns the total of the rows."), None);
+        let src = "def f(xs: list[int]) -> float:\n    \"\"\"Returns None for no input.\"\"\"\n    return xs[0]\n";
+        let m = crate::syntax::parse_text(std::path::Path::new("m.py"), src).unwrap();
+        assert_eq!(
+            declared_defaults(&m.body()[0], m.text()),
+            vec!["None", "0.0"]
+        );
+    }
 
     #[test]
     fn nearest_names() {

@@ -278,6 +278,7 @@ impl Work<'_, '_> {
             .as_ref()
             .filter(|_| !type_error)
             .map(engine::FrameTypes::of);
+        let words = engine::data::failure_words(failure);
         let candidates = engine::candidates(&SearchInput {
             root: self.ws.root(),
             suspicious: ranked,
@@ -285,6 +286,7 @@ impl Work<'_, '_> {
             expectation: expectation.as_ref(),
             allow_tests: self.s.opts.allow_tests,
             frame: frame.as_ref(),
+            words: &words,
         });
         // Files the configuration excludes are never patched, by the search either; families of
         // edits the rule selection leaves out (`ignore = ["search-delete-stmt"]`) are not tried.

@@ -1,0 +1,761 @@
+//! Edits of the data a check reads: when a statement tests a value that comes from a regex, a
+//! collection of known keys or a similar literal of the module or the class (`_LABEL =
+//! re.compile(...)`, `KNOWN = {"timeout", ...}`, `_FIELDS = ("id", "name", ...)`), the bug is
+//! often in that literal and not in the check: a character class that misses a character, a
+//! quantifier, an anchor, a key that is missing or misspelled compared with the ones the tests
+//! use. A project's own exception raised by such a check (`raise LabelError(...)`,
+//! `raise UnknownField(field)`) is the typical failure.
+//!
+//! The data is found from the suspicious statement: the names it reads (for an `if`, its
+//! condition), one step back through the function's own assignments (`match = _LABEL.match(s)`
+//! then `if match is None:`), resolved to an assignment at module level or in the enclosing
+//! class (`self._FIELDS`, `cls._FIELDS`), or a pattern literal passed to `re.*` directly. The
+//! failure's words (the strings its message and the failing test's lines quote: `'backoff'`,
+//! `'build_id=1234'`) choose the keys and the characters to try. Nothing here runs code or
+//! checks that the result parses: [`crate::edit::Fix::apply_to`] re-parses every candidate.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use rustpython_parser::ast::{self, Constant, Expr, Ranged, Stmt};
+
+use crate::edit::Edit;
+use crate::syntax::walk::{self, Node};
+use crate::syntax::{ParsedModule, MAX_AST_DEPTH};
+use crate::traceback::Failure;
+
+use super::mutate::Mutant;
+use super::priors::Priors;
+
+/// This file's families, as named in `rules/search/priors.toml`.
+pub const FAMILIES: &[&str] = &[
+    "regex-class",
+    "regex-quantifier",
+    "regex-anchor",
+    "known-key",
+];
+
+/// Words tried at most (the message's and the failing test line's strings).
+const MAX_WORDS: usize = 8;
+
+/// `re` functions whose first argument is a pattern.
+const RE_FUNCS: &[&str] = &[
+    "compile",
+    "match",
+    "fullmatch",
+    "search",
+    "findall",
+    "finditer",
+    "split",
+    "sub",
+    "subn",
+];
+
+fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
+    r.start().to_usize()..r.end().to_usize()
+}
+
+/// The strings a failure quotes: in its message (`unknown parameter 'backoff'`, a `KeyError`'s
+/// `'email'`) and in the failing test's own lines (`parse_label("build_id=1234")`), first seen
+/// first, without duplicates or empty ones.
+pub fn failure_words(failure: &Failure) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut texts: Vec<&str> = vec![failure.msg.as_str()];
+    for f in &failure.frames {
+        let parts: Vec<&str> = f.file.split('/').collect();
+        if crate::traceback::locate::is_test_file(&parts) {
+            if let Some(code) = &f.code {
+                texts.push(code);
+            }
+        }
+    }
+    for text in texts {
+        for w in quoted(text) {
+            if !w.is_empty() && !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out.truncate(MAX_WORDS);
+    out
+}
+
+/// The contents of the plain `'...'`/`"..."` strings of a line of Python or of a repr (no
+/// escapes inside: a word with a backslash is not one the tests spell plainly).
+fn quoted(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != '\'' && c != '"' {
+            continue;
+        }
+        let rest = &text[i + 1..];
+        let Some(end) = rest.find(c) else { break };
+        let word = &rest[..end];
+        if !word.contains('\\') && !word.contains('\n') {
+            out.push(word.to_string());
+        }
+        // Skip past the closing quote.
+        while chars.peek().is_some_and(|(j, _)| *j <= i + 1 + end) {
+            chars.next();
+        }
+    }
+    out
+}
+
+/// The data edits reachable from the statement on `line` (see the module docs).
+pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[String]) -> Vec<Mutant> {
+    let Some((stmt, func)) = super::mutate::statement_at(module, line) else {
+        return Vec::new();
+    };
+    let text = module.text();
+    // What the statement reads: an `if`/`while`/`elif` header reads its condition only.
+    let read: Vec<&Expr> = match stmt {
+        Stmt::If(i) => vec![i.test.as_ref()],
+        Stmt::While(w) => vec![w.test.as_ref()],
+        Stmt::Assert(a) => vec![a.test.as_ref()],
+        _ => vec![],
+    };
+    let mut exprs: Vec<&Expr> = read;
+    if exprs.is_empty() {
+        walk::walk(&[Node::Stmt(stmt)], 2, |node, depth| match node {
+            Node::Expr(e) => {
+                exprs.push(e);
+                false
+            }
+            Node::Stmt(_) => depth == 1,
+            _ => false,
+        });
+    }
+    // One step back: the function's assignments to the locals the statement reads.
+    let mut locals: BTreeSet<String> = BTreeSet::new();
+    for e in &exprs {
+        names_in(e, &mut locals);
+    }
+    if let Some(f) = func {
+        for value in assigned_values(f, &locals) {
+            exprs.push(value);
+        }
+    }
+    let class = func.and_then(|f| enclosing_class(module, f));
+    let mut sites: Vec<Range<usize>> = Vec::new();
+    let mut m = DataMutator {
+        text,
+        priors,
+        words,
+        out: Vec::new(),
+    };
+    for e in &exprs {
+        let mut refs: Vec<Ref> = Vec::new();
+        refs_in(e, &mut refs);
+        for r in refs {
+            let value = match &r {
+                Ref::Name(n) => module_value(module, n),
+                Ref::Attr(n) => class.and_then(|c| class_value(c, n)),
+                Ref::Pattern(p) => Some(*p),
+                Ref::NamedPattern(n, false) => module_value(module, n),
+                Ref::NamedPattern(n, true) => class.and_then(|c| class_value(c, n)),
+            };
+            let Some(value) = value else { continue };
+            let at = rng(value.range());
+            if sites.contains(&at) {
+                continue;
+            }
+            sites.push(at);
+            m.data(value, matches!(r, Ref::Pattern(_) | Ref::NamedPattern(..)));
+        }
+    }
+    m.out
+}
+
+/// A reference from the checked statement to data.
+enum Ref<'a> {
+    /// A module-level name (`KNOWN`, `_LABEL`).
+    Name(String),
+    /// An attribute of `self`/`cls` or of a class by name (`self._FIELDS`).
+    Attr(String),
+    /// A pattern literal passed to `re.*` right there.
+    Pattern(&'a Expr),
+    /// A pattern passed to `re.*` by name: a module name, or a class attribute (`true`).
+    NamedPattern(String, bool),
+}
+
+fn names_in(e: &Expr, out: &mut BTreeSet<String>) {
+    walk::walk(&[Node::Expr(e)], MAX_AST_DEPTH, |node, _| {
+        if let Node::Expr(Expr::Name(n)) = node {
+            out.insert(n.id.to_string());
+        }
+        matches!(node, Node::Expr(_))
+    });
+}
+
+fn refs_in<'a>(e: &'a Expr, out: &mut Vec<Ref<'a>>) {
+    walk::walk(&[Node::Expr(e)], MAX_AST_DEPTH, |node, _| {
+        match node {
+            Node::Expr(Expr::Name(n)) => out.push(Ref::Name(n.id.to_string())),
+            Node::Expr(Expr::Attribute(a)) => {
+                if let Expr::Name(base) = a.value.as_ref() {
+                    out.push(Ref::Attr(a.attr.to_string()));
+                    // `re.compile` is no data; `KNOWN.keys()` reads `KNOWN`.
+                    if base.id.as_str() != "re" {
+                        out.push(Ref::Name(base.id.to_string()));
+                    }
+                    return false;
+                }
+            }
+            Node::Expr(Expr::Call(c)) => match re_pattern(c) {
+                Some(p) if is_str(p) => out.push(Ref::Pattern(p)),
+                Some(Expr::Name(n)) => out.push(Ref::NamedPattern(n.id.to_string(), false)),
+                Some(Expr::Attribute(a)) => {
+                    out.push(Ref::NamedPattern(a.attr.to_string(), true));
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+        matches!(node, Node::Expr(_))
+    });
+}
+
+/// The pattern argument of `re.compile(P)`, `re.match(P, s)`, ...
+fn re_pattern(c: &ast::ExprCall) -> Option<&Expr> {
+    let Expr::Attribute(a) = c.func.as_ref() else {
+        return None;
+    };
+    let Expr::Name(base) = a.value.as_ref() else {
+        return None;
+    };
+    (base.id.as_str() == "re" && RE_FUNCS.contains(&a.attr.as_str()))
+        .then(|| c.args.first())
+        .flatten()
+}
+
+fn is_str(e: &Expr) -> bool {
+    matches!(e, Expr::Constant(c) if matches!(c.value, Constant::Str(_)))
+}
+
+/// The values the function assigns to `names` (plain `name = value` statements).
+fn assigned_values<'a>(func: &'a Stmt, names: &BTreeSet<String>) -> Vec<&'a Expr> {
+    let body = match func {
+        Stmt::FunctionDef(f) => &f.body,
+        Stmt::AsyncFunctionDef(f) => &f.body,
+        _ => return Vec::new(),
+    };
+    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
+    let mut out = Vec::new();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| match node {
+        Node::Stmt(Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_)) => false,
+        Node::Stmt(Stmt::Assign(a)) => {
+            if a.targets
+                .iter()
+                .any(|t| matches!(t, Expr::Name(n) if names.contains(n.id.as_str())))
+            {
+                out.push(a.value.as_ref());
+            }
+            false
+        }
+        Node::Stmt(_) => true,
+        _ => false,
+    });
+    out
+}
+
+/// The value of `name = VALUE` (or `name: T = VALUE`) at the top level of `body`.
+fn assigned_in<'a>(body: &'a [Stmt], name: &str) -> Option<&'a Expr> {
+    body.iter().rev().find_map(|s| match s {
+        Stmt::Assign(a)
+            if a.targets.len() == 1
+                && matches!(&a.targets[0], Expr::Name(n) if n.id.as_str() == name) =>
+        {
+            Some(a.value.as_ref())
+        }
+        Stmt::AnnAssign(a) if matches!(a.target.as_ref(), Expr::Name(n) if n.id.as_str() == name) => {
+            a.value.as_deref()
+        }
+        _ => None,
+    })
+}
+
+fn module_value<'a>(module: &'a ParsedModule, name: &str) -> Option<&'a Expr> {
+    assigned_in(module.body(), name)
+}
+
+fn class_value<'a>(class: &'a ast::StmtClassDef, name: &str) -> Option<&'a Expr> {
+    assigned_in(&class.body, name)
+}
+
+/// The class whose body defines `func` (a method), searched at the module's top level.
+fn enclosing_class<'a>(module: &'a ParsedModule, func: &Stmt) -> Option<&'a ast::StmtClassDef> {
+    let at = rng(func.range());
+    module.body().iter().find_map(|s| match s {
+        Stmt::ClassDef(c) if c.body.iter().any(|m| rng(m.range()) == at) => Some(c),
+        _ => None,
+    })
+}
+
+struct DataMutator<'a> {
+    text: &'a str,
+    priors: &'a Priors,
+    words: &'a [String],
+    out: Vec<Mutant>,
+}
+
+impl DataMutator<'_> {
+    fn push(&mut self, family: &'static str, title: String, edits: Vec<Edit>, weight: f64) {
+        self.out.push(Mutant {
+            family,
+            title,
+            edits,
+            prior: self.priors.family(family) * weight,
+            effects: Vec::new(),
+        });
+    }
+
+    /// The edits of one data value: a compiled pattern, a pattern literal, a collection of keys.
+    fn data(&mut self, value: &Expr, is_pattern: bool) {
+        match value {
+            Expr::Call(c) => {
+                if let Some(p) = re_pattern(c) {
+                    self.pattern(p);
+                    return;
+                }
+                // `frozenset({...})`, `set([...])`, `tuple(...)`.
+                let wraps = matches!(c.func.as_ref(), Expr::Name(n)
+                    if matches!(n.id.as_str(), "frozenset" | "set" | "tuple" | "list"));
+                if let (true, [inner]) = (wraps, &c.args[..]) {
+                    self.keys(inner);
+                }
+            }
+            Expr::Constant(_) if is_pattern => self.pattern(value),
+            _ => self.keys(value),
+        }
+    }
+
+    /// A set, list or tuple of strings (a key missing or misspelled), or a dict with string
+    /// keys (a key misspelled).
+    fn keys(&mut self, value: &Expr) {
+        let (elts, can_add): (Vec<&Expr>, bool) = match value {
+            Expr::Set(s) => (s.elts.iter().collect(), true),
+            Expr::List(l) => (l.elts.iter().collect(), true),
+            Expr::Tuple(t) => (t.elts.iter().collect(), true),
+            Expr::Dict(d) => (d.keys.iter().flatten().collect(), false),
+            _ => return,
+        };
+        let keys: Vec<(&Expr, &str)> = elts
+            .iter()
+            .filter_map(|e| match e {
+                Expr::Constant(c) => match &c.value {
+                    Constant::Str(s) => Some((*e, s.as_str())),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        // Only a collection of string keys, all of them.
+        if keys.is_empty() || keys.len() != elts.len() {
+            return;
+        }
+        let words: Vec<&String> = self
+            .words
+            .iter()
+            .filter(|w| is_key_like(w) && !keys.iter().any(|(_, k)| k == w))
+            .collect();
+        for w in words {
+            // The misspelled key closest to the word.
+            let near = keys
+                .iter()
+                .map(|(e, k)| (crate::transform::suggest::distance(k, w), *e, *k))
+                .filter(|(d, _, k)| {
+                    let n = k.chars().count().min(w.chars().count());
+                    n >= 3 && *d <= 4 && *d < n
+                })
+                .min_by_key(|(d, _, _)| *d);
+            if let Some((_, e, k)) = near {
+                let r = rng(e.range());
+                let lit = self.text[r.clone()].replacen(k, w, 1);
+                self.push(
+                    "known-key",
+                    format!("key `{k}` → `{w}`"),
+                    vec![Edit::replacement(r, lit)],
+                    1.0,
+                );
+            }
+            if can_add {
+                // After the last key, in its quoting.
+                let (last, _) = keys[keys.len() - 1];
+                let r = rng(last.range());
+                let src = &self.text[r.clone()];
+                let q = if src.starts_with('\'') { '\'' } else { '"' };
+                if w.contains(q) {
+                    continue;
+                }
+                self.push(
+                    "known-key",
+                    format!("add the key `{w}`"),
+                    vec![Edit::insertion(r.end, format!(", {q}{w}{q}"))],
+                    0.7,
+                );
+            }
+        }
+    }
+
+    /// A pattern literal: each character class with a character of a word it misses, each
+    /// quantifier one step wider, an end anchor dropped.
+    fn pattern(&mut self, lit: &Expr) {
+        let r = rng(lit.range());
+        let src = &self.text[r.clone()];
+        // One plain literal only (no implicit concatenation, no bytes, no f-string); its body is
+        // what the regex engine sees when it is raw or has no backslash.
+        let prefix_len = src.find(['\'', '"']).unwrap_or(src.len());
+        let prefix = src[..prefix_len].to_ascii_lowercase();
+        if !matches!(prefix.as_str(), "" | "r" | "u") {
+            return;
+        }
+        let raw = prefix == "r";
+        let q = &src[prefix_len..];
+        let quote_len = if q.starts_with("\"\"\"") || q.starts_with("'''") {
+            3
+        } else {
+            1
+        };
+        if q.len() < 2 * quote_len || !q.ends_with(&q[..quote_len]) {
+            return;
+        }
+        let body_start = r.start + prefix_len + quote_len;
+        let body = &self.text[body_start..r.end - quote_len];
+        if body.contains(&q[..1]) || (!raw && body.contains('\\')) {
+            return;
+        }
+        let tokens = regex_atoms(body);
+        let chars = self.word_chars();
+        for atom in &tokens {
+            let at = |i: usize| body_start + i;
+            if let Atom::Class { range, negated } = atom {
+                if *negated {
+                    continue;
+                }
+                let inner = &body[range.start + 1..range.end - 1];
+                // A class of ranges or escapes misses a range, not one letter or digit.
+                let mid = inner.get(1..inner.len().saturating_sub(1)).unwrap_or("");
+                let ranged = inner.contains('\\') || mid.contains('-');
+                for &c in &chars {
+                    if class_matches(inner, c) || (c.is_alphanumeric() && ranged) {
+                        continue;
+                    }
+                    let Some(add) = class_char(c, raw) else {
+                        continue;
+                    };
+                    // Before a trailing `-` (a literal dash stays last).
+                    let end = range.end - 1 - usize::from(inner.ends_with('-') && inner.len() > 1);
+                    self.push(
+                        "regex-class",
+                        format!("add `{c}` to `[{inner}]`"),
+                        vec![Edit::insertion(at(end), add)],
+                        1.0,
+                    );
+                }
+            }
+            if let Some(q) = atom.quantifier(body) {
+                let wider = match q.1 {
+                    "?" => Some("*"),
+                    "+" => Some("*"),
+                    "" => Some("+"),
+                    _ => None,
+                };
+                if let Some(w) = wider {
+                    let what = &body[atom.range().clone()];
+                    let weight = if q.1.is_empty() { 0.5 } else { 1.0 };
+                    self.push(
+                        "regex-quantifier",
+                        format!("`{what}{}` → `{what}{w}`", q.1),
+                        vec![Edit::replacement(at(q.0.start)..at(q.0.end), w.to_string())],
+                        weight,
+                    );
+                }
+            }
+        }
+        // A `$` that refuses a trailing part the tests accept.
+        if body.ends_with('$') && !body.ends_with("\\$") {
+            self.push(
+                "regex-anchor",
+                "drop the end anchor `$`".to_string(),
+                vec![Edit::replacement(at_end(body_start, body), String::new())],
+                1.0,
+            );
+        }
+    }
+
+    /// The characters of the failure's words, letters and digits last (a class misses a
+    /// separator more often than a letter), each once.
+    fn word_chars(&self) -> Vec<char> {
+        let mut out: Vec<char> = Vec::new();
+        for w in self.words {
+            for c in w.chars() {
+                if !c.is_control() && !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+        out.sort_by_key(|c| c.is_alphanumeric());
+        out.truncate(16);
+        out
+    }
+}
+
+fn at_end(start: usize, body: &str) -> Range<usize> {
+    start + body.len() - 1..start + body.len()
+}
+
+/// A key-like word: an identifier, maybe with dashes or dots (`user_agent`, `content-type`).
+fn is_key_like(w: &str) -> bool {
+    w.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && w.len() <= 64
+        && w.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// A top-level element of a pattern that a quantifier may follow.
+#[derive(Debug, PartialEq)]
+enum Atom {
+    /// `[...]`, its whole range.
+    Class { range: Range<usize>, negated: bool },
+    /// `\d`, `\w`, `.`, a plain character.
+    Single(Range<usize>),
+    /// A group `(...)`: only its closing parenthesis's range.
+    Group(Range<usize>),
+}
+
+impl Atom {
+    fn range(&self) -> &Range<usize> {
+        match self {
+            Atom::Class { range, .. } | Atom::Single(range) | Atom::Group(range) => range,
+        }
+    }
+
+    /// The quantifier right after the atom (its range, its text; empty when none), for
+    /// classes and escapes only: those are where a pattern's width is decided.
+    fn quantifier<'b>(&self, body: &'b str) -> Option<(Range<usize>, &'b str)> {
+        let end = match self {
+            Atom::Class { range, .. } => range.end,
+            Atom::Single(r) if body[r.clone()].starts_with('\\') => r.end,
+            _ => return None,
+        };
+        let next = body[end..].chars().next();
+        match next {
+            Some(c @ ('?' | '+' | '*')) => {
+                // A lazy or possessive suffix is left alone.
+                if matches!(body[end + 1..].chars().next(), Some('?' | '+')) {
+                    return None;
+                }
+                Some((end..end + 1, &body[end..end + c.len_utf8()]))
+            }
+            Some('{') => None,
+            _ => Some((end..end, "")),
+        }
+    }
+}
+
+/// The pattern's atoms in order (classes, escapes, single characters, group ends).
+fn regex_atoms(body: &str) -> Vec<Atom> {
+    let b = body.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => {
+                let len = body[i + 1..].chars().next().map_or(0, char::len_utf8);
+                out.push(Atom::Single(i..i + 1 + len));
+                i += 1 + len;
+            }
+            b'[' => {
+                let start = i;
+                let mut j = i + 1;
+                let negated = b.get(j) == Some(&b'^');
+                if negated {
+                    j += 1;
+                }
+                // A `]` first is a literal.
+                if b.get(j) == Some(&b']') {
+                    j += 1;
+                }
+                while j < b.len() && b[j] != b']' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= b.len() {
+                    return out;
+                }
+                out.push(Atom::Class {
+                    range: start..j + 1,
+                    negated,
+                });
+                i = j + 1;
+            }
+            b')' => {
+                out.push(Atom::Group(i..i + 1));
+                i += 1;
+            }
+            _ => {
+                let len = body[i..].chars().next().map_or(1, char::len_utf8);
+                out.push(Atom::Single(i..i + len));
+                i += len;
+            }
+        }
+    }
+    out
+}
+
+/// Whether a class body (between the brackets) matches `c`: ranges, single characters and the
+/// escapes `\d`, `\w`, `\s` (ASCII reading; a char it cannot judge counts as matched, so no
+/// edit is proposed for it).
+fn class_matches(inner: &str, c: char) -> bool {
+    let chars: Vec<char> = inner.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let x = chars[i];
+        if x == '\\' {
+            let Some(&e) = chars.get(i + 1) else {
+                return true;
+            };
+            let hit = match e {
+                'd' => c.is_ascii_digit(),
+                'w' => c.is_alphanumeric() || c == '_',
+                's' => c.is_whitespace(),
+                'D' | 'W' | 'S' => true,
+                other => other == c,
+            };
+            if hit {
+                return true;
+            }
+            i += 2;
+            continue;
+        }
+        if chars.get(i + 1) == Some(&'-') && i + 2 < chars.len() {
+            let hi = chars[i + 2];
+            if hi == '\\' {
+                return true;
+            }
+            if x <= c && c <= hi {
+                return true;
+            }
+            i += 3;
+            continue;
+        }
+        if x == c {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// `c` as it goes into a character class, or none when it needs a backslash and the literal is
+/// not raw (or is a quote, a line break).
+fn class_char(c: char, raw: bool) -> Option<String> {
+    match c {
+        '\'' | '"' | '\n' | '\r' => None,
+        ']' | '\\' | '^' | '[' => raw.then(|| format!("\\{c}")),
+        // It goes last (or before a trailing `-`): a literal dash there.
+        '-' => Some("-".into()),
+        _ => Some(c.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn titles(src: &str, line: u32, words: &[&str]) -> Vec<(String, String)> {
+        let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
+        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+        mutants(&pm, line, Priors::builtin(), &words)
+            .into_iter()
+            .map(|m| {
+                let new = crate::edit::apply(src, &m.edits).unwrap();
+                let changed = new
+                    .lines()
+                    .zip(src.lines())
+                    .find(|(a, b)| a != b)
+                    .map(|(a, _)| a.to_string())
+                    .unwrap_or_default();
+                (m.title, changed)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn quoted_words() {
+        assert_eq!(quoted("unknown parameter 'backoff'"), vec!["backoff"]);
+        assert_eq!(
+            quoted(r#"assert parse("a, b")["email"] == 'x'"#),
+            vec!["a, b", "email", "x"]
+        );
+    }
+
+    #[test]
+    fn a_class_gets_the_missing_character_of_the_word() {
+        let src = "import re\n_L = re.compile(r\"^([a-z][a-z0-9]*)=(.*)$\")\n\n\ndef f(t):\n    m = _L.match(t)\n    if m is None:\n        raise ValueError(t)\n    return m\n";
+        let got = titles(src, 7, &["build_id=1"]);
+        let lines: Vec<&str> = got.iter().map(|(_, l)| l.as_str()).collect();
+        assert!(
+            lines.contains(&"_L = re.compile(r\"^([a-z][a-z0-9_]*)=(.*)$\")"),
+            "{got:?}"
+        );
+        assert!(lines.contains(&"_L = re.compile(r\"^([a-z_][a-z0-9]*)=(.*)$\")"));
+        // `=` is matched by neither class but `_` is what the word has besides: both tried.
+        assert!(lines.contains(&"_L = re.compile(r\"^([a-z][a-z0-9]*)=(.*)\")"));
+        assert!(lines.contains(&"_L = re.compile(r\"^([a-z]+[a-z0-9]*)=(.*)$\")"));
+        // Characters the class has already are not added, nor a digit to a class of ranges.
+        assert!(!got.iter().any(|(t, _)| t.starts_with("add `b`")));
+        assert!(!got.iter().any(|(t, _)| t.starts_with("add `1`")));
+    }
+
+    #[test]
+    fn known_keys_renamed_or_added() {
+        let src = "KNOWN = {\"timeout\", \"retries\"}\n\n\ndef set(name):\n    if name not in KNOWN:\n        raise KeyError(name)\n";
+        let got = titles(src, 5, &["backoff", "retires"]);
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "add the key `backoff`".to_string(),
+                    "KNOWN = {\"timeout\", \"retries\", \"backoff\"}".to_string()
+                ),
+                (
+                    "key `retries` → `retires`".to_string(),
+                    "KNOWN = {\"timeout\", \"retires\"}".to_string()
+                ),
+                (
+                    "add the key `retires`".to_string(),
+                    "KNOWN = {\"timeout\", \"retries\", \"retires\"}".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn class_attribute_fields() {
+        let src = "class R:\n    _F = ('id', 'emial')\n\n    def get(self, f):\n        if f not in self._F:\n            raise KeyError(f)\n        return 1\n";
+        let got = titles(src, 5, &["email"]);
+        assert_eq!(got[0].1, "    _F = ('id', 'email')");
+        assert_eq!(got[1].1, "    _F = ('id', 'emial', 'email')");
+    }
+
+    #[test]
+    fn a_pattern_passed_by_name() {
+        let src = "import re\nKEY = r\"[a-z]+\"\n\n\ndef ok(k):\n    if not re.fullmatch(KEY, k):\n        raise ValueError(k)\n";
+        let got = titles(src, 6, &["max-age"]);
+        assert_eq!(got[0].1, "KEY = r\"[a-z-]+\"");
+    }
+
+    #[test]
+    fn class_membership() {
+        assert!(class_matches("a-z0-9", '5'));
+        assert!(!class_matches("a-z0-9", '_'));
+        assert!(class_matches(r"\w", '_'));
+        assert!(class_matches(r"\d.", '.'));
+        assert!(!class_matches(r"\d.", '-'));
+    }
+}
