@@ -14,7 +14,7 @@
 //! carry a pytest deprecation warning (the worker uses only supported entry points).
 //!
 //! Slow: 135 case runs, ~15 min on an idle CI runner (estimated from `bugs_e2e`), 23 + 44 +
-//! ROW39 min per row on 2 cores shared with other builds (docs/versions.md); so behind
+//! 5 min per row on 2 cores shared with other builds (docs/versions.md); so behind
 //! `SELFDEBUG_SLOW_TESTS=1` (`.ci/run` sets it). A Python that pyenv does not have is skipped with the reason; `SELFDEBUG_MATRIX=3.6,3.13`
 //! runs only those rows, `SELFDEBUG_BUGS=a,b` only those cases (as for `bugs_e2e`).
 
