@@ -113,7 +113,8 @@ const MATRIX: &[Entry] = &[
     },
 ];
 
-/// The newest `PREFIX.*` pyenv has (`3.6` → `3.6.15`), or `None` after saying why.
+/// The newest `PREFIX.*` pyenv has (`3.6` → `3.6.15`), else `pythonPREFIX` on `PATH`, or
+/// `None` after saying why.
 fn pyenv_minor(prefix: &str) -> Option<PathBuf> {
     let root = std::env::var_os("PYENV_ROOT")
         .map(PathBuf::from)
@@ -130,11 +131,19 @@ fn pyenv_minor(prefix: &str) -> Option<PathBuf> {
     match newest {
         Some(version) => venv::pyenv(&version),
         None => {
-            eprintln!(
-                "skipped: pyenv has no Python {prefix}.x (under {})",
-                root.join("versions").display()
-            );
-            None
+            // Else `pythonX.Y` on PATH (what CI's setup-python installs).
+            let on_path = std::env::var_os("PATH").and_then(|path| {
+                std::env::split_paths(&path)
+                    .map(|d| d.join(format!("python{prefix}")))
+                    .find(|p| p.is_file())
+            });
+            if on_path.is_none() {
+                eprintln!(
+                    "skipped: no Python {prefix}.x in pyenv (under {}) nor python{prefix} on PATH",
+                    root.join("versions").display()
+                );
+            }
+            on_path
         }
     }
 }
