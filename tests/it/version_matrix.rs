@@ -15,8 +15,9 @@
 //!
 //! Slow: 134 case runs; on 2 idle cores the 3.9 row takes 55 s, the 3.13 row 45 s, the 3.6 row
 //! (cold runs) ~7 min (docs/versions.md has the measurements); so behind
-//! `SELFDEBUG_SLOW_TESTS=1` (`.ci/run` sets it). A Python that pyenv does not have is skipped with the reason; `SELFDEBUG_MATRIX=3.6,3.13`
-//! runs only those rows, `SELFDEBUG_BUGS=a,b` only those cases (as for `bugs_e2e`).
+//! `SELFDEBUG_SLOW_TESTS=1` (`.ci/run` sets it). A row whose Python is neither in pyenv nor on
+//! `PATH` (`python3.6`) is skipped with the reason; `SELFDEBUG_MATRIX=3.6,3.13` runs only those
+//! rows, `SELFDEBUG_BUGS=a,b` only those cases (as for `bugs_e2e`).
 
 use std::path::PathBuf;
 
