@@ -27,10 +27,23 @@ import time
 
 import pytest
 
-if sys.version_info < (3, 8):
-    # No PYTHONPYCACHEPREFIX before 3.8: the bytecode of the project's modules (and pytest's
-    # rewritten tests) would be written into the project's __pycache__, where a later run of a
-    # same-size candidate could load it. The project's modules are imported after this plugin.
+
+
+def _rewriter_ignores_pycache_prefix():
+    """pytest before 6.0 writes its rewritten tests to `__pycache__` beside them, whatever
+    `sys.pycache_prefix` says (6.0 added `get_cache_dir`, which honours it)."""
+    try:
+        from _pytest.assertion import rewrite
+    except Exception:
+        return False
+    return not hasattr(rewrite, "get_cache_dir")
+
+
+if sys.version_info < (3, 8) or _rewriter_ignores_pycache_prefix():
+    # No PYTHONPYCACHEPREFIX before 3.8 (nor in an old pytest's rewriter): the bytecode of the
+    # project's modules (and pytest's rewritten tests) would be written into the project's
+    # __pycache__, where a later run of a same-size candidate could load it. The project's
+    # modules are imported after this plugin.
     sys.dont_write_bytecode = True
 
 import _selfdebug_values as _values
