@@ -11,6 +11,7 @@
 
 pub mod choose;
 pub mod hint;
+pub mod loop_step;
 pub mod mutate;
 pub mod priors;
 pub mod templates;
@@ -156,6 +157,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                 probed,
                 input.expected,
             ));
+            mutants.extend(loop_step::mutants(&module, s.line, priors));
             // One set of guards per function, at its most suspicious line.
             if let Some((_, Some(f))) = mutate::statement_at(&module, s.line) {
                 if guarded.insert(f.range().start().to_usize()) {

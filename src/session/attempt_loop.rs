@@ -218,6 +218,7 @@ fn hung_outcomes(hung: &[Hang], root: &Path, opts: &Options) -> Vec<FailureOutco
                 suspicious: Vec::new(),
                 group: None,
                 untried: 0,
+                prechecked: 0,
             }
         })
         .collect()
@@ -542,6 +543,7 @@ impl AttemptLoop<'_, '_> {
             needs_flush: false,
             deferred: None,
             untried: 0,
+            prechecked: 0,
         };
         let mut work = Work {
             s: &mut self.s,
@@ -560,6 +562,7 @@ impl AttemptLoop<'_, '_> {
         outcome.probe = ctx.first_probe.take();
         outcome.suspicious = std::mem::take(&mut ctx.suspicious);
         outcome.untried = ctx.untried;
+        outcome.prechecked = ctx.prechecked;
         let repeats = ctx.repeats.take();
         let reason = ctx.reason.take().or_else(|| repeats.as_ref().map(repeated));
         let (flaky, deferred) = (ctx.flaky, ctx.deferred);

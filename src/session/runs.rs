@@ -56,6 +56,9 @@ pub(super) struct Runs<'a> {
     pub(super) facts: probe::frame_facts::Baseline,
     /// Under a narrow selection, the tests outside it (see [`super::outside`]).
     pub(super) outside: Option<super::outside::Outside>,
+    /// While the search works on a hang or a `RecursionError`: its candidates' per-test limit
+    /// (see `sources/limits.rs`).
+    pub(super) search_test_limit: Option<Duration>,
 }
 
 impl<'a> Runs<'a> {
@@ -84,6 +87,7 @@ impl<'a> Runs<'a> {
             llm: opts.llm.clone().map(crate::llm::Llm::new),
             facts: Default::default(),
             outside: None,
+            search_test_limit: None,
         }
     }
 }

@@ -53,6 +53,8 @@ pub(super) struct Step<'a> {
     pub(super) deferred: Option<usize>,
     /// Candidates ranked and left untried when the work ended (see `docs/proof.md`).
     pub(super) untried: usize,
+    /// Search candidates left out before any run (see `sources/precheck.rs`).
+    pub(super) prechecked: usize,
 }
 
 impl Work<'_, '_> {

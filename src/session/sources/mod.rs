@@ -9,6 +9,8 @@
 use super::*;
 
 pub(super) mod llm;
+mod limits;
+mod precheck;
 mod rules;
 pub(super) use rules::MAX_RULE_RANK;
 pub(super) mod search;
