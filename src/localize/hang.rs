@@ -87,10 +87,8 @@ pub fn loop_lines(root: &Path, file: &str, line: u32) -> Vec<Suspicious> {
     // loop's steps: `lo = mid` that should be `lo = mid + 1`) come right after the header.
     if let Stmt::While(w) = lp {
         let steps = step_lines(&w.test, body, &line_of);
-        let (mut first, rest): (Vec<u32>, Vec<u32>) = lines
-            .iter()
-            .skip(1)
-            .partition(|l| steps.contains(l));
+        let (mut first, rest): (Vec<u32>, Vec<u32>) =
+            lines.iter().skip(1).partition(|l| steps.contains(l));
         first.insert(0, lines[0]);
         first.extend(rest);
         lines = first;
@@ -124,8 +122,7 @@ fn step_lines(test: &Expr, body: &[Stmt], line_of: &dyn Fn(usize) -> u32) -> Vec
         let Node::Stmt(s) = node else { return false };
         let step = match s {
             Stmt::Assign(a) => a.targets.iter().any(|t| {
-                assigns(t)
-                    || matches!(t, Expr::Tuple(tp) if tp.elts.iter().any(|e| assigns(e)))
+                assigns(t) || matches!(t, Expr::Tuple(tp) if tp.elts.iter().any(|e| assigns(e)))
             }),
             Stmt::AugAssign(a) => assigns(&a.target),
             Stmt::AnnAssign(a) => assigns(&a.target),

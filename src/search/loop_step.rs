@@ -82,8 +82,8 @@ mod tests {
     use crate::source::SourceFile;
 
     fn titles(src: &str, line: u32) -> Vec<String> {
-        let source = SourceFile::from_bytes(std::path::Path::new("m.py"), src.as_bytes().to_vec())
-            .unwrap();
+        let source =
+            SourceFile::from_bytes(std::path::Path::new("m.py"), src.as_bytes().to_vec()).unwrap();
         let module = crate::syntax::parse(&source).unwrap();
         mutants(&module, line, Priors::builtin())
             .into_iter()
@@ -107,7 +107,10 @@ mod tests {
         assert!(titles(src, 2).is_empty());
         // A compound value is wrapped.
         let src = "def f(n):\n    while n > 0:\n        n = n // 2 - 1\n    return n\n";
-        assert_eq!(titles(src, 3)[0], "`n // 2 - 1` → `(n // 2 - 1) + 1` (the loop's step)");
+        assert_eq!(
+            titles(src, 3)[0],
+            "`n // 2 - 1` → `(n // 2 - 1) + 1` (the loop's step)"
+        );
         // Not in a while loop.
         let src = "def f(xs):\n    for x in xs:\n        y = x\n    return y\n";
         assert!(titles(src, 3).is_empty());

@@ -11,7 +11,10 @@ use support::project::{json, project, Project};
 fn case(name: &str) -> Project {
     let p = project(&[]);
     support::copy_dir(
-        &support::repo().join("fixtures/bugs").join(name).join("project"),
+        &support::repo()
+            .join("fixtures/bugs")
+            .join(name)
+            .join("project"),
         &p.root,
     );
     p
@@ -51,7 +54,8 @@ fn limits_hit(v: &serde_json::Value) -> Vec<f64> {
         .filter(|a| a["outcome"] == "timeout")
         .filter_map(|a| {
             let tail = a["stdout_tail"].as_str()?;
-            let at = tail.find("did not finish within ")? + "did not finish within ".len();
+            // The last one: the plugin's own source line, shown in the traceback, has `%g`.
+            let at = tail.rfind("did not finish within ")? + "did not finish within ".len();
             tail[at..].split(' ').next()?.parse().ok()
         })
         .collect()
@@ -90,9 +94,11 @@ fn a_bisection_that_never_converges_is_fixed_at_the_loops_step() {
 fn a_recursion_that_steps_over_its_base_case_is_fixed() {
     let v = fixed("recursion_double_factorial");
     assert!(v["pytest_runs"].as_u64().unwrap() <= 25, "{v}");
-    assert!(v["failures"]
+    let statuses: Vec<&str> = v["failures"]
         .as_array()
         .unwrap()
         .iter()
-        .all(|f| f["status"] == "fixed"));
+        .map(|f| f["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["fixed", "fixed_by_another_patch"], "{v}");
 }

@@ -25,8 +25,7 @@ pub(in crate::session) fn from_passing(passing_ms: u64) -> Duration {
 
 /// Whether the failure is one whose candidates get [`for_failure`]'s limit.
 fn endless(failure: &Failure, category: Category) -> bool {
-    category == Category::Timeout
-        || failure.exc_type.rsplit('.').next() == Some("RecursionError")
+    category == Category::Timeout || failure.exc_type.rsplit('.').next() == Some("RecursionError")
 }
 
 /// The per-test limit for the search's targeted runs on `failure` (of test `test`), or `None`

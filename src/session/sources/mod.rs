@@ -8,8 +8,8 @@
 
 use super::*;
 
-pub(super) mod llm;
 mod limits;
+pub(super) mod llm;
 mod precheck;
 mod rules;
 pub(super) use rules::MAX_RULE_RANK;

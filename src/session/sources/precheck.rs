@@ -144,7 +144,9 @@ fn runs_edit(r: &Ranked, lines: Option<&BTreeSet<u32>>) -> bool {
             let rg = s.range();
             let holds = rg.start().to_usize() <= start && end <= rg.end().to_usize();
             if holds {
-                if inner.is_some_and(|i| matches!(i, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_))) {
+                if inner
+                    .is_some_and(|i| matches!(i, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_)))
+                {
                     in_function = true;
                 }
                 inner = Some(s);
