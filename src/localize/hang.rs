@@ -122,7 +122,7 @@ fn step_lines(test: &Expr, body: &[Stmt], line_of: &dyn Fn(usize) -> u32) -> Vec
         let Node::Stmt(s) = node else { return false };
         let step = match s {
             Stmt::Assign(a) => a.targets.iter().any(|t| {
-                assigns(t) || matches!(t, Expr::Tuple(tp) if tp.elts.iter().any(|e| assigns(e)))
+                assigns(t) || matches!(t, Expr::Tuple(tp) if tp.elts.iter().any(&assigns))
             }),
             Stmt::AugAssign(a) => assigns(&a.target),
             Stmt::AnnAssign(a) => assigns(&a.target),
