@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use rustpython_parser::ast::{Ranged, Stmt};
+use rustpython_parser::ast::{Expr, Ranged, Stmt};
 
 use super::Suspicious;
 use crate::syntax::walk::{self, Node};
@@ -83,6 +83,16 @@ pub fn loop_lines(root: &Path, file: &str, line: u32) -> Vec<Suspicious> {
         )
     });
     lines.sort_unstable();
+    // A `while` ends when its condition's names move: the statements that assign them (the
+    // loop's steps: `lo = mid` that should be `lo = mid + 1`) come right after the header.
+    if let Stmt::While(w) = lp {
+        let steps = step_lines(&w.test, body, &line_of);
+        let (mut first, rest): (Vec<u32>, Vec<u32>) =
+            lines.iter().skip(1).partition(|l| steps.contains(l));
+        first.insert(0, lines[0]);
+        first.extend(rest);
+        lines = first;
+    }
     lines
         .into_iter()
         .enumerate()
@@ -93,6 +103,37 @@ pub fn loop_lines(root: &Path, file: &str, line: u32) -> Vec<Suspicious> {
             score: ((1.0 - 0.01 * i as f64).max(0.01) * 10_000.0).round() / 10_000.0,
         })
         .collect()
+}
+
+/// The lines of the statements in `body` (nested blocks too, not nested functions) that assign
+/// a name the loop condition `test` reads.
+fn step_lines(test: &Expr, body: &[Stmt], line_of: &dyn Fn(usize) -> u32) -> Vec<u32> {
+    let mut read: Vec<&str> = Vec::new();
+    walk::walk(&[Node::Expr(test)], MAX_AST_DEPTH, |node, _| {
+        if let Node::Expr(Expr::Name(n)) = node {
+            read.push(n.id.as_str());
+        }
+        true
+    });
+    let assigns = |t: &Expr| matches!(t, Expr::Name(n) if read.contains(&n.id.as_str()));
+    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
+    let mut out = Vec::new();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        let Node::Stmt(s) = node else { return false };
+        let step = match s {
+            Stmt::Assign(a) => a.targets.iter().any(|t| {
+                assigns(t) || matches!(t, Expr::Tuple(tp) if tp.elts.iter().any(&assigns))
+            }),
+            Stmt::AugAssign(a) => assigns(&a.target),
+            Stmt::AnnAssign(a) => assigns(&a.target),
+            _ => false,
+        };
+        if step {
+            out.push(line_of(s.range().start().to_usize()));
+        }
+        !matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_))
+    });
+    out
 }
 
 /// Whether a `break`, `return` or `raise` in `body` (not in a nested function) can end a loop.
@@ -138,5 +179,32 @@ mod tests {
         )
         .unwrap();
         assert!(loop_lines(dir.path(), "spin.py", 4).is_empty());
+    }
+
+    #[test]
+    fn a_while_loops_steps_come_right_after_its_header() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("b.py"),
+            "def at(xs, v):\n    lo, hi = 0, len(xs)\n    while lo < hi:\n        mid = (lo + hi) // 2\n        if xs[mid] <= v:\n            lo = mid\n        else:\n            hi = mid\n    return lo\n",
+        )
+        .unwrap();
+        let got: Vec<u32> = loop_lines(dir.path(), "b.py", 5)
+            .into_iter()
+            .map(|s| s.line)
+            .collect();
+        // Header, the two steps (`lo = mid`, `hi = mid`), then the rest in source order.
+        assert_eq!(got, vec![3, 6, 8, 4, 5]);
+        // A `for` loop keeps the source order.
+        std::fs::write(
+            dir.path().join("f.py"),
+            "def f(xs):\n    t = 0\n    for x in xs:\n        y = x\n        t += y\n    return t\n",
+        )
+        .unwrap();
+        let got: Vec<u32> = loop_lines(dir.path(), "f.py", 4)
+            .into_iter()
+            .map(|s| s.line)
+            .collect();
+        assert_eq!(got, vec![3, 4, 5]);
     }
 }

@@ -19,6 +19,7 @@ With SELFDEBUG_FACTS_DIR set (the baseline run), it also records crash-frame fac
 """
 
 import faulthandler
+import json
 import os
 import signal
 import sys
@@ -530,6 +531,25 @@ def pytest_runtest_logreport(report):
     st = _facts_state
     if st.get("watch") is not None and getattr(report, "nodeid", None) == st["watch"]:
         st["direct"] = True
+    # The baseline's passing time per test file: the search's runs for a hung or endlessly
+    # recursing test get a per-test limit of a few times it (session/sources/limits.rs).
+    if report.when == "call" and report.passed and _facts_dir():
+        f = report.nodeid.split("::", 1)[0]
+        _passing_ms[f] = _passing_ms.get(f, 0.0) + report.duration * 1000.0
+
+
+_passing_ms = {}
+
+
+def pytest_sessionfinish(session):
+    if not _passing_ms or not _facts_dir():
+        return
+    try:
+        path = os.path.join(_facts_dir(), "passing-%d.json" % os.getpid())
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({k: int(v) for k, v in _passing_ms.items()}, f)
+    except Exception:
+        pass
 
 
 def _rerun_safe(item):

@@ -112,12 +112,43 @@ pub fn read_dir(dir: &Path) -> Vec<FrameRecord> {
         .collect()
 }
 
+/// The passing tests' time per test file (`passing-<pid>.json`, written at the session's
+/// end), summed over the processes that wrote one.
+fn read_passing(dir: &Path) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let ours = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("passing-") && n.ends_with(".json"));
+        let Some(map) = ours
+            .then(|| std::fs::read(&p).ok())
+            .flatten()
+            .and_then(|b| {
+                serde_json::from_slice::<std::collections::BTreeMap<String, u64>>(&b).ok()
+            })
+        else {
+            continue;
+        };
+        for (file, ms) in map {
+            *out.entry(file).or_insert(0) += ms;
+        }
+    }
+    out
+}
+
 /// The facts of the latest baseline run, with the hash of each recorded file as it was right
 /// after that run (a record of a file changed since is not used).
 #[derive(Debug, Default)]
 pub struct Baseline {
     dir: Option<TempDir>,
     records: Vec<(FrameRecord, Option<String>)>,
+    /// Test file (as in node ids) → the time its passing tests' calls took, in ms.
+    passing_ms: std::collections::BTreeMap<String, u64>,
 }
 
 impl Baseline {
@@ -126,6 +157,7 @@ impl Baseline {
     /// recorded and every failure is probed.
     pub fn arm(&mut self, root: &Path) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
         self.records.clear();
+        self.passing_ms.clear();
         self.dir = TempDir::new("selfdebug-facts").ok();
         // Absolute: a test may change the working directory before it fails.
         let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
@@ -141,6 +173,7 @@ impl Baseline {
     /// Reads what the run recorded, and removes the directory.
     pub fn collect(&mut self, root: &Path) {
         let Some(dir) = self.dir.take() else { return };
+        self.passing_ms = read_passing(dir.path());
         self.records = read_dir(dir.path())
             .into_iter()
             .map(|r| {
@@ -150,6 +183,12 @@ impl Baseline {
                 (r, hash)
             })
             .collect();
+    }
+
+    /// How long the passing tests of the test file `file` took in the baseline (their calls),
+    /// when the run finished its session and any of them passed.
+    pub fn passing_ms(&self, file: &str) -> Option<u64> {
+        self.passing_ms.get(file).copied()
     }
 
     /// The record of `failure` (same test, call phase, same crash place and exception).

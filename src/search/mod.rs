@@ -12,6 +12,7 @@
 pub mod choose;
 pub mod data;
 pub mod hint;
+pub mod loop_step;
 pub mod mutate;
 pub mod priors;
 pub mod templates;
@@ -161,6 +162,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                 input.expected,
             ));
             mutants.extend(data::mutants(&module, s.line, priors, input.words));
+            mutants.extend(loop_step::mutants(&module, s.line, priors));
             // One set of guards per function, at its most suspicious line.
             if let Some((_, Some(f))) = mutate::statement_at(&module, s.line) {
                 if guarded.insert(f.range().start().to_usize()) {

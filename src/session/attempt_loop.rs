@@ -230,6 +230,7 @@ fn hung_outcomes(hung: &[Hang], root: &Path, opts: &Options) -> Vec<FailureOutco
                 suspicious: Vec::new(),
                 group: None,
                 untried: 0,
+                prechecked: 0,
             }
         })
         .collect()
@@ -571,6 +572,7 @@ impl AttemptLoop<'_, '_> {
             deferred: None,
             untried: 0,
             cause: Default::default(),
+            prechecked: 0,
         };
         let mut work = Work {
             s: &mut self.s,
@@ -589,6 +591,7 @@ impl AttemptLoop<'_, '_> {
         outcome.probe = ctx.first_probe.take();
         outcome.suspicious = std::mem::take(&mut ctx.suspicious);
         outcome.untried = ctx.untried;
+        outcome.prechecked = ctx.prechecked;
         let repeats = ctx.repeats.take();
         let reason = ctx.reason.take().or_else(|| repeats.as_ref().map(repeated));
         let (flaky, deferred) = (ctx.flaky, ctx.deferred);

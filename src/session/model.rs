@@ -128,6 +128,10 @@ pub struct FailureOutcome {
     /// time budget, the search's time, the rules' rank cap); absent when none were left.
     #[serde(skip_serializing_if = "is_zero")]
     pub untried: usize,
+    /// Search candidates left out before any run (not run by the failing test, not
+    /// compiling, the same program as an earlier one); absent when none were.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub prechecked: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -237,6 +241,7 @@ pub(super) fn outcome_of(failure: &Failure, category: Category) -> FailureOutcom
         suspicious: Vec::new(),
         group: None,
         untried: 0,
+        prechecked: 0,
     }
 }
 

@@ -60,6 +60,9 @@ pub(super) struct Runs<'a> {
     pub(super) lazy: Option<super::lazy::Lazy>,
     /// Notes for the report (a stale log).
     pub(super) notes: Vec<String>,
+    /// While the search works on a hang or a `RecursionError`: its candidates' per-test limit
+    /// (see `sources/limits.rs`).
+    pub(super) search_test_limit: Option<Duration>,
 }
 
 impl<'a> Runs<'a> {
@@ -90,6 +93,7 @@ impl<'a> Runs<'a> {
             outside: None,
             lazy: None,
             notes: Vec::new(),
+            search_test_limit: None,
         }
     }
 }

@@ -55,6 +55,8 @@ pub(super) struct Step<'a> {
     pub(super) untried: usize,
     /// The search's cause: the failing tests searched with this one, and its leads.
     pub(super) cause: sources::cause::Cause,
+    /// Search candidates left out before any run (see `sources/precheck.rs`).
+    pub(super) prechecked: usize,
 }
 
 impl Work<'_, '_> {

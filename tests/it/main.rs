@@ -60,6 +60,7 @@ mod rules_cli;
 mod rules_docs;
 mod rules_project;
 mod runner_pytest;
+mod search_hangs;
 mod source_files;
 mod stdlib_index;
 mod subtests_e2e;

@@ -9,7 +9,9 @@
 use super::*;
 
 pub(super) mod cause;
+mod limits;
 pub(super) mod llm;
+mod precheck;
 mod rules;
 pub(super) use rules::MAX_RULE_RANK;
 pub(super) mod search;

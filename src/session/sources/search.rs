@@ -165,6 +165,21 @@ impl Work<'_, '_> {
         let Some(test) = test else {
             return Ok(None);
         };
+        let limit = super::limits::for_failure(self.s, failure, self.ctx.category, &test);
+        self.s.search_test_limit = limit;
+        let found = self.search_test(failure, why, test, deadline);
+        self.s.search_test_limit = None;
+        found
+    }
+
+    /// [`Work::search`] once the test is known.
+    fn search_test(
+        &mut self,
+        failure: &Failure,
+        why: String,
+        test: String,
+        deadline: Instant,
+    ) -> Result<Option<Fixed>, SessionError> {
         if self.ctx.category == Category::Timeout {
             // The hung test was left out of later runs; its candidates must run it.
             let was = self.s.deselect.iter().position(|t| *t == test);
@@ -304,6 +319,34 @@ impl Work<'_, '_> {
         Some(candidates)
     }
 
+    /// The candidates left after [`super::precheck`] (none: the step says why).
+    fn prechecked(
+        &mut self,
+        candidates: Vec<Ranked>,
+        why: &str,
+        test: &str,
+        spectrum: &Spectrum,
+    ) -> Option<Vec<Ranked>> {
+        let (kept, dropped) = {
+            let _t = crate::trace_times::span("search: candidates pre-checked");
+            super::precheck::screen(&self.s.python, candidates, test, spectrum)
+        };
+        self.ctx.prechecked += dropped.total();
+        if kept.is_empty() {
+            self.ctx.reason = Some(format!(
+                "{why}; the search's {} small edits at the suspicious statements were all left \
+                 out before a run ({} not run by the failing test, {} not compiling, {} \
+                 duplicates)",
+                dropped.total(),
+                dropped.not_run,
+                dropped.not_compiling,
+                dropped.duplicates
+            ));
+            return None;
+        }
+        Some(kept)
+    }
+
     /// Proposes and proves the candidates at the ranked lines (see the module docs).
     fn try_ranked(
         &mut self,
@@ -317,6 +360,9 @@ impl Work<'_, '_> {
             return Ok(None);
         };
         let spectrum = suspects.spectrum;
+        let Some(candidates) = self.prechecked(candidates, why, test, spectrum) else {
+            return Ok(None);
+        };
         let first_attempt = self.ctx.attempts.len();
         // With --jobs N the targeted runs go to scratch copies, N at a time (see `parallel`); the
         // judging, and the choice among plausible candidates, are the same as one at a time. A
@@ -844,7 +890,10 @@ impl Runs<'_> {
         node_ids: &[String],
     ) -> RunSpec {
         let mut spec = self.spec(ws, node_ids, &["-x"]);
-        spec.test_timeout = spec.test_timeout.map(|t| t.min(self.candidate_limit()));
+        let limit = self
+            .search_test_limit
+            .unwrap_or_else(|| self.candidate_limit());
+        spec.test_timeout = spec.test_timeout.map(|t| t.min(limit));
         spec
     }
 

@@ -1,0 +1,104 @@
+//! Hangs and endless recursion go to the search (issue 22 §4), on the bug corpus's own cases
+//! (`fixtures/bugs/hang_*`, `recursion_*`): each is fixed with its reviewed patch, within a
+//! bound on pytest runs (the search's cost, not a timed assertion), and a candidate that keeps
+//! the test looping is stopped by a per-test limit drawn from the passing tests' time, well
+//! under the configured `test-timeout = 5`.
+
+use crate::support;
+
+use support::project::{json, project, Project};
+
+fn case(name: &str) -> Project {
+    let p = project(&[]);
+    support::copy_dir(
+        &support::repo()
+            .join("fixtures/bugs")
+            .join(name)
+            .join("project"),
+        &p.root,
+    );
+    p
+}
+
+/// Runs the case's fix and checks the exact patch; the JSON.
+fn fixed(name: &str) -> serde_json::Value {
+    let p = case(name);
+    let out = p.run(&["fix", "--json", "--search-time", "900"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    let v = json(&out);
+    let want = std::fs::read_to_string(
+        support::repo()
+            .join("fixtures/bugs")
+            .join(name)
+            .join("expected.patch"),
+    )
+    .unwrap();
+    let diff: String = v["patches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["diff"].as_str().unwrap())
+        .collect();
+    assert_eq!(diff, want, "{stderr}");
+    v
+}
+
+/// The per-test limits (in seconds) the candidates' runs that timed out were stopped at.
+fn limits_hit(v: &serde_json::Value) -> Vec<f64> {
+    v["attempt_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["outcome"] == "timeout")
+        .filter_map(|a| {
+            let tail = a["stdout_tail"].as_str()?;
+            // The last one: the plugin's own source line, shown in the traceback, has `%g`.
+            let at = tail.rfind("did not finish within ")? + "did not finish within ".len();
+            tail[at..].split(' ').next()?.parse().ok()
+        })
+        .collect()
+}
+
+/// `while left != 0` stepping by two never ends for an odd count: `!=` → `>` at the loop's
+/// condition; each candidate that still loops (`left += per_page`) costs the short limit.
+#[test]
+fn a_while_whose_condition_is_never_met_is_fixed_at_its_condition() {
+    let v = fixed("hang_while_not_equal");
+    assert_eq!(v["failures"][0]["category"], "timeout");
+    assert!(v["pytest_runs"].as_u64().unwrap() <= 14, "{v}");
+    let hit = limits_hit(&v);
+    assert!(!hit.is_empty(), "{v}");
+    assert!(hit.iter().all(|&s| (1.0..5.0).contains(&s)), "{hit:?}");
+}
+
+/// A bisection whose `lo = mid` never converges: the loop's steps come right after its header,
+/// and `mid + 1` is the first candidate tried (the hang's search has no spectrum to choose
+/// among plausible ones: the order is what keeps a wrong one out).
+#[test]
+fn a_bisection_that_never_converges_is_fixed_at_the_loops_step() {
+    let v = fixed("hang_bisect_not_advancing");
+    let attempts = v["attempt_records"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "{v}");
+    assert_eq!(
+        attempts[0]["title"],
+        "`mid` → `mid + 1` (the loop's step) at ordered.py:7 (a hang: no coverage run)"
+    );
+    assert!(v["pytest_runs"].as_u64().unwrap() <= 6, "{v}");
+}
+
+/// A base case that an even argument steps over (`n == 1` for a double factorial): two
+/// `RecursionError` tests, one search, `==` → `<=`.
+#[test]
+fn a_recursion_that_steps_over_its_base_case_is_fixed() {
+    let v = fixed("recursion_double_factorial");
+    assert!(v["pytest_runs"].as_u64().unwrap() <= 25, "{v}");
+    let statuses: Vec<&str> = v["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["fixed", "fixed_by_another_patch"], "{v}");
+}
