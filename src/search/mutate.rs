@@ -55,7 +55,7 @@ impl Mutant {
     }
 }
 
-fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
+pub(crate) fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
     r.start().to_usize()..r.end().to_usize()
 }
 
@@ -364,7 +364,7 @@ fn linear_positions(e: &Expr, ctx: Linear, out: &mut Vec<(Range<usize>, Linear)>
 }
 
 /// Whether the statement at `r` lies in the body of a loop of `func`.
-fn in_loop(func: &Stmt, r: Range<usize>) -> bool {
+pub(crate) fn in_loop(func: &Stmt, r: Range<usize>) -> bool {
     let roots = [Node::Stmt(func)];
     let mut found = false;
     walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
@@ -982,7 +982,7 @@ fn normalize_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let t = normalize_ws(s);
     if t.chars().count() > 40 {
         format!("{}…", t.chars().take(39).collect::<String>())
@@ -1043,7 +1043,7 @@ fn needs_parens_for_add(e: &Expr) -> bool {
 }
 
 /// Whether `not e` would bind differently from `not (e)`.
-fn needs_parens_for_not(e: &Expr) -> bool {
+pub(crate) fn needs_parens_for_not(e: &Expr) -> bool {
     matches!(
         e,
         Expr::BoolOp(_) | Expr::IfExp(_) | Expr::Lambda(_) | Expr::NamedExpr(_)
@@ -1091,7 +1091,7 @@ fn constants_of(func: &Stmt, text: &str) -> Vec<(ConstKind, String)> {
 /// The kind of value each local of `func` holds, from its assignments: a literal (`0`, `0.0`,
 /// `""`, `True`, `[]`, `{}`, a comprehension), `len(...)`/`int(...)`/`str(...)`, or the target
 /// of `for i in range(...)`. A name assigned values of two kinds is left out (unknown).
-fn kinds_of(func: &Stmt) -> BTreeMap<String, &'static str> {
+pub(crate) fn kinds_of(func: &Stmt) -> BTreeMap<String, &'static str> {
     let body = match func {
         Stmt::FunctionDef(f) => &f.body,
         Stmt::AsyncFunctionDef(f) => &f.body,
@@ -1159,7 +1159,7 @@ fn kinds_of(func: &Stmt) -> BTreeMap<String, &'static str> {
 /// The literal kinds of [`kinds_of`], with the probed runtime types: a name no literal types
 /// takes its runtime type; one whose runtime type disagrees with its literals (`total = 0`
 /// holding a float) is of no known kind. `None` says nothing of the intended kind.
-fn with_probed(
+pub(crate) fn with_probed(
     literal: BTreeMap<String, &'static str>,
     probed: Option<&BTreeMap<String, String>>,
 ) -> BTreeMap<String, String> {
@@ -1186,7 +1186,7 @@ fn with_probed(
 
 /// Parameters and assigned names of a function, distinct, in source order, each with the
 /// offset of its first binding (0 for a parameter).
-fn names_of(func: &Stmt) -> Vec<(String, usize)> {
+pub(crate) fn names_of(func: &Stmt) -> Vec<(String, usize)> {
     let (args, body) = match func {
         Stmt::FunctionDef(f) => (&f.args, &f.body),
         Stmt::AsyncFunctionDef(f) => (&f.args, &f.body),
