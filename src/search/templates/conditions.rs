@@ -93,9 +93,7 @@ fn consumed_in(body: &[Stmt]) -> Vec<String> {
     walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
         match node {
             Node::Expr(Expr::Call(c)) => match c.func.as_ref() {
-                Expr::Attribute(a)
-                    if matches!(a.attr.as_str(), "pop" | "popleft" | "popitem") =>
-                {
+                Expr::Attribute(a) if matches!(a.attr.as_str(), "pop" | "popleft" | "popitem") => {
                     if let Expr::Name(n) = a.value.as_ref() {
                         add(n.id.as_str());
                     }
@@ -146,7 +144,12 @@ fn guard_terms(site: &Site, func: &Stmt, test: &Expr, out: &mut Vec<Mutant>) {
         return;
     }
     let wrapped = |t: &str, e: Option<&Expr>| -> String {
-        if e.is_some_and(|e| matches!(e, Expr::BoolOp(_) | Expr::IfExp(_) | Expr::Lambda(_) | Expr::NamedExpr(_))) {
+        if e.is_some_and(|e| {
+            matches!(
+                e,
+                Expr::BoolOp(_) | Expr::IfExp(_) | Expr::Lambda(_) | Expr::NamedExpr(_)
+            )
+        }) {
             format!("({t})")
         } else {
             t.to_string()
@@ -336,12 +339,7 @@ fn recursive(func: &Stmt) -> bool {
 
 /// `base-case`: the test of an `if` of a recursive function whose body returns, one value
 /// short.
-fn base_case(
-    site: &Site,
-    func: &Stmt,
-    i: &rustpython_parser::ast::StmtIf,
-    out: &mut Vec<Mutant>,
-) {
+fn base_case(site: &Site, func: &Stmt, i: &rustpython_parser::ast::StmtIf, out: &mut Vec<Mutant>) {
     if !recursive(func) || !matches!(i.body.last(), Some(Stmt::Return(_))) {
         return;
     }
@@ -420,12 +418,23 @@ mod tests {
     fn a_guard_gains_the_emptiness_of_what_it_indexes_or_another_test() {
         let src = "def close(stack, c, pairs):\n    if c in pairs:\n        if stack[-1] != pairs[c]:\n            return False\n        stack.pop()\n    return True\n";
         assert_eq!(
-            titled(src, 3, "`stack[-1] != pairs[c]` → `not stack or stack[-1] != pairs[c]`"),
+            titled(
+                src,
+                3,
+                "`stack[-1] != pairs[c]` → `not stack or stack[-1] != pairs[c]`"
+            ),
             src.replace("if stack[-1]", "if not stack or stack[-1]")
         );
         assert_eq!(
-            titled(src, 3, "`stack[-1] != pairs[c]` → `stack[-1] != pairs[c] and c in pairs`"),
-            src.replace("pairs[c]:\n            return", "pairs[c] and c in pairs:\n            return")
+            titled(
+                src,
+                3,
+                "`stack[-1] != pairs[c]` → `stack[-1] != pairs[c] and c in pairs`"
+            ),
+            src.replace(
+                "pairs[c]:\n            return",
+                "pairs[c] and c in pairs:\n            return"
+            )
         );
     }
 
@@ -450,7 +459,8 @@ mod tests {
             titled(src, 2, "base case `n == 1` → `n <= 1`"),
             src.replace("n == 1:", "n <= 1:")
         );
-        let xs = "def rev(xs):\n    if not xs:\n        return xs\n    return rev(xs[1:]) + xs[:1]\n";
+        let xs =
+            "def rev(xs):\n    if not xs:\n        return xs\n    return rev(xs[1:]) + xs[:1]\n";
         assert_eq!(
             titled(xs, 2, "base case `not xs` → `len(xs) <= 1`"),
             xs.replace("not xs:", "len(xs) <= 1:")

@@ -68,7 +68,12 @@ pub(super) fn after_line(text: &str, end: usize) -> Option<usize> {
 }
 
 /// An edit inserting `content` as a line of its own after the line holding `end`.
-pub(super) fn insert_line_after(text: &str, end: usize, indent: &str, content: &str) -> Option<Edit> {
+pub(super) fn insert_line_after(
+    text: &str,
+    end: usize,
+    indent: &str,
+    content: &str,
+) -> Option<Edit> {
     let at = after_line(text, end)?;
     let nl = nl(text);
     Some(if at == text.len() && !text.ends_with('\n') {
@@ -310,7 +315,8 @@ fn bookkeeping(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
         texts.push(dtext.to_string());
         let base = rng(donor.range()).start;
         // Verbatim, when every local it reads is one of this function's.
-        let arg_names: Vec<String> = read_in(&args.iter().map(|a| Node::Expr(*a)).collect::<Vec<_>>());
+        let arg_names: Vec<String> =
+            read_in(&args.iter().map(|a| Node::Expr(*a)).collect::<Vec<_>>());
         let in_scope = |n: &str| locals.iter().any(|(l, _)| l == n) || !is_local(n);
         if arg_names.iter().all(|n| in_scope(n)) {
             variants.push((dtext.to_string(), 0.5 * w));
@@ -542,11 +548,7 @@ fn carry(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
 /// Test helper of the template files: every mutant of `f` at `line` of `src`, as its title
 /// and the patched text, best first.
 #[cfg(test)]
-pub(super) fn outcomes(
-    src: &str,
-    line: u32,
-    f: fn(&Site) -> Vec<Mutant>,
-) -> Vec<(String, String)> {
+pub(super) fn outcomes(src: &str, line: u32, f: fn(&Site) -> Vec<Mutant>) -> Vec<(String, String)> {
     use super::super::priors::Priors;
     let pm = crate::syntax::parse_text(std::path::Path::new("m.py"), src).unwrap();
     let Some((stmt, func)) = super::super::mutate::statement_at(&pm, line) else {
