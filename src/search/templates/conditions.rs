@@ -227,8 +227,11 @@ fn guard_terms(site: &Site, func: &Stmt, test: &Expr, out: &mut Vec<Mutant>) {
     }
     for t in terms.iter().take(MAX_TERMS) {
         let inner = wrapped_text(t);
-        props.push((format!("{own} and {inner}"), "term", 0.7));
-        props.push((format!("{own} or {inner}"), "term", 0.5));
+        // The term first guards the condition (`i < len(s) and s[i] ...`); after it, it
+        // narrows or widens it.
+        props.push((format!("{inner} and {own}"), "term", 0.7));
+        props.push((format!("{own} and {inner}"), "term", 0.5));
+        props.push((format!("{own} or {inner}"), "term", 0.4));
     }
     let n = props.len() as f64;
     for (new, _, w) in props {
@@ -424,6 +427,11 @@ mod tests {
                 "`stack[-1] != pairs[c]` → `not stack or stack[-1] != pairs[c]`"
             ),
             src.replace("if stack[-1]", "if not stack or stack[-1]")
+        );
+        let parser = "def num(s, i):\n    while i < len(s) and s[i] == ' ':\n        i += 1\n    while s[i].isdigit():\n        i += 1\n    return i\n";
+        assert_eq!(
+            titled(parser, 4, "`s[i].isdigit()` → `i < len(s) and s[i].isdigit()`"),
+            parser.replace("while s[i]", "while i < len(s) and s[i]")
         );
         assert_eq!(
             titled(

@@ -12,7 +12,7 @@
 
 use std::ops::Range;
 
-use rustpython_parser::ast::{Expr, ExprContext, Ranged, Stmt};
+use rustpython_parser::ast::{CmpOp, Expr, ExprContext, Ranged, Stmt};
 
 use crate::edit::Edit;
 use crate::syntax::walk::{self, Node};
@@ -511,10 +511,20 @@ fn carry(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
                 && !values.contains(n)
         })
         .collect();
+    // A collection the loop fills or tests membership in (`seen.add(x)`, `x in seen`,
+    // `d[k]`) is state of the whole loop, not the previous iteration's value.
+    let containers = containers_in(&body_nodes, &test);
+    let kinds = super::super::mutate::kinds_of(func);
+    let carried: Vec<&String> = carried
+        .into_iter()
+        .filter(|n| {
+            !containers.contains(n)
+                && !matches!(kinds.get(n.as_str()), Some(&("list" | "dict" | "set")))
+        })
+        .collect();
     if carried.is_empty() || values.is_empty() {
         return;
     }
-    let kinds = super::super::mutate::kinds_of(func);
     let Some((_, indent)) = indent_at(text, rng(last.range()).start) else {
         return;
     };
@@ -547,6 +557,41 @@ fn carry(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
 
 /// Test helper of the template files: every mutant of `f` at `line` of `src`, as its title
 /// and the patched text, best first.
+/// Names used as collections under `body` and `test`: a method's receiver, a subscript's base,
+/// the right operand of `in`/`not in`, the argument of `len`.
+fn containers_in(body: &[Node], test: &[Node]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let roots: Vec<Node> = body.iter().chain(test).copied().collect();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        let mut add = |e: &Expr| {
+            if let Expr::Name(n) = e {
+                if !out.iter().any(|o| o == n.id.as_str()) {
+                    out.push(n.id.to_string());
+                }
+            }
+        };
+        match node {
+            Node::Expr(Expr::Attribute(a)) => add(&a.value),
+            Node::Expr(Expr::Subscript(s)) => add(&s.value),
+            Node::Expr(Expr::Compare(c)) => {
+                for (op, right) in c.ops.iter().zip(&c.comparators) {
+                    if matches!(op, CmpOp::In | CmpOp::NotIn) {
+                        add(right);
+                    }
+                }
+            }
+            Node::Expr(Expr::Call(c)) => {
+                if matches!(c.func.as_ref(), Expr::Name(f) if f.id.as_str() == "len") {
+                    c.args.iter().for_each(&mut add);
+                }
+            }
+            _ => {}
+        }
+        !matches!(node, Node::Stmt(Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+    });
+    out
+}
+
 #[cfg(test)]
 pub(super) fn outcomes(src: &str, line: u32, f: fn(&Site) -> Vec<Mutant>) -> Vec<(String, String)> {
     use super::super::priors::Priors;
@@ -588,6 +633,8 @@ mod tests {
             "{:?}",
             got.iter().map(|g| &g.0).collect::<Vec<_>>()
         );
+        // `seen` is a collection the loop tests membership in: nothing carries into it.
+        assert!(!got.iter().any(|(t, _)| t.starts_with("add `seen = ")), "{got:?}");
         // Never a copy of the statement itself, nor more than a handful per site.
         assert!(!got.iter().any(|(t, _)| t.contains("`todo.append(nxt)`")));
         assert!(got.len() <= 20, "{}", got.len());
