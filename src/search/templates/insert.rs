@@ -365,10 +365,10 @@ fn bookkeeping(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
             content.clone(),
             Edit::insertion(line_start, format!("{indent}{content}{nl}")),
             if compound { 0.6 } else { 1.0 } * w,
-            "before",
+            "before the line",
         ));
         if let Some(e) = insert_line_after(text, sr.end, indent, content) {
-            points.push((content.clone(), e, 0.8 * w, "after"));
+            points.push((content.clone(), e, 0.8 * w, "after the statement"));
         }
         if let Some(first) = body_first {
             let fr = rng(first.range());
@@ -377,7 +377,7 @@ fn bookkeeping(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
                     content.clone(),
                     Edit::insertion(fs, format!("{findent}{content}{nl}")),
                     0.8 * w,
-                    "at the start of",
+                    "at the start of its body",
                 ));
             }
         }
@@ -386,7 +386,7 @@ fn bookkeeping(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
     for (content, edit, w, place) in points {
         out.push(Mutant {
             family: "insert-call",
-            title: format!("insert `{}` {place} line {}", one_line(&content), site.line),
+            title: format!("insert `{}` {place}", one_line(&content)),
             edits: vec![edit],
             // Split like other families with many alternatives per site, but not below a
             // third of the family's prior: the best-placed copy is a strong guess.
@@ -629,7 +629,7 @@ mod tests {
         );
         assert!(
             got.iter()
-                .any(|(t, s)| t == "insert `seen.add(nxt)` after line 9" && *s == want),
+                .any(|(t, s)| t == "insert `seen.add(nxt)` after the statement" && *s == want),
             "{:?}",
             got.iter().map(|g| &g.0).collect::<Vec<_>>()
         );
