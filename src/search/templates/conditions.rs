@@ -111,19 +111,13 @@ fn consumed_in(body: &[Stmt]) -> Vec<String> {
                     }
                 }
             },
+            // `rest = rest[1:]`, `node = node.next`, `head, _, rest = rest.partition(" ")`:
+            // a name rebound from its own value.
             Node::Stmt(Stmt::Assign(a)) if a.targets.len() == 1 => {
-                if let Expr::Name(t) = &a.targets[0] {
-                    let from_itself = match a.value.as_ref() {
-                        Expr::Subscript(s) => {
-                            matches!(s.value.as_ref(), Expr::Name(n) if n.id == t.id)
-                        }
-                        Expr::Attribute(at) => {
-                            matches!(at.value.as_ref(), Expr::Name(n) if n.id == t.id)
-                        }
-                        _ => false,
-                    };
-                    if from_itself {
-                        add(t.id.as_str());
+                let read = read_in(&[Node::Expr(&a.value)]);
+                for t in super::insert::stored_in_expr(&a.targets[0]) {
+                    if read.contains(&t) {
+                        add(&t);
                     }
                 }
             }
@@ -233,14 +227,16 @@ fn guard_terms(site: &Site, func: &Stmt, test: &Expr, out: &mut Vec<Mutant>) {
         props.push((format!("{own} and {inner}"), "term", 0.5));
         props.push((format!("{own} or {inner}"), "term", 0.4));
     }
-    let n = props.len() as f64;
-    for (new, _, w) in props {
+    for (new, kind, w) in &props {
+        // Split among the alternatives of the same kind: the emptiness guards of an indexed
+        // collection are two per collection, the terms three per term.
+        let n = props.iter().filter(|(_, k, _)| k == kind).count() as f64;
+        let share = if *kind == "guard" { 2.0 } else { 3.0 };
         out.push(Mutant {
             family: "guard-term",
-            title: format!("`{}` → `{}`", one_line(written), one_line(&new)),
-            edits: vec![Edit::replacement(tr.clone(), new)],
-            // Split among the alternatives, but never below a quarter of the family's prior.
-            prior: site.priors.family("guard-term") * w * (4.0 / n).min(1.0),
+            title: format!("`{}` → `{}`", one_line(written), one_line(new)),
+            edits: vec![Edit::replacement(tr.clone(), new.clone())],
+            prior: site.priors.family("guard-term") * w * (share / n).min(1.0),
             effects: Vec::new(),
         });
     }
@@ -415,6 +411,14 @@ mod tests {
             src.replace("while True:", "while queue:")
         );
         assert_eq!(outcomes(src, 2, super::mutants).len(), 1);
+        let words = "def count(text):\n    n = 0\n    rest = text\n    while True:\n        word, _, rest = rest.partition(' ')\n        n += 1\n    return n\n";
+        assert_eq!(
+            outcomes(words, 4, super::mutants)
+                .into_iter()
+                .map(|g| g.0)
+                .collect::<Vec<_>>(),
+            vec!["`while True:` → `while rest:`"]
+        );
     }
 
     #[test]
