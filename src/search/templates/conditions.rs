@@ -434,7 +434,11 @@ mod tests {
         );
         let parser = "def num(s, i):\n    while i < len(s) and s[i] == ' ':\n        i += 1\n    while s[i].isdigit():\n        i += 1\n    return i\n";
         assert_eq!(
-            titled(parser, 4, "`s[i].isdigit()` → `i < len(s) and s[i].isdigit()`"),
+            titled(
+                parser,
+                4,
+                "`s[i].isdigit()` → `i < len(s) and s[i].isdigit()`"
+            ),
             parser.replace("while s[i]", "while i < len(s) and s[i]")
         );
         assert_eq!(

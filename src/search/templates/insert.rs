@@ -316,7 +316,7 @@ fn bookkeeping(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
         let base = rng(donor.range()).start;
         // Verbatim, when every local it reads is one of this function's.
         let arg_names: Vec<String> =
-            read_in(&args.iter().map(|a| Node::Expr(*a)).collect::<Vec<_>>());
+            read_in(&args.iter().map(|a| Node::Expr(a)).collect::<Vec<_>>());
         let in_scope = |n: &str| locals.iter().any(|(l, _)| l == n) || !is_local(n);
         if arg_names.iter().all(|n| in_scope(n)) {
             variants.push((dtext.to_string(), 0.5 * w));
@@ -443,7 +443,7 @@ pub(super) fn stored_in_expr(e: &Expr) -> Vec<String> {
 
 /// The ranges of the loads of `name` under `exprs`.
 fn name_ranges(exprs: &[&Expr], name: &str) -> Vec<Range<usize>> {
-    let roots: Vec<Node> = exprs.iter().map(|e| Node::Expr(*e)).collect();
+    let roots: Vec<Node> = exprs.iter().map(|e| Node::Expr(e)).collect();
     let mut out = Vec::new();
     walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
         if let Node::Expr(Expr::Name(n)) = node {
@@ -634,7 +634,10 @@ mod tests {
             got.iter().map(|g| &g.0).collect::<Vec<_>>()
         );
         // `seen` is a collection the loop tests membership in: nothing carries into it.
-        assert!(!got.iter().any(|(t, _)| t.starts_with("add `seen = ")), "{got:?}");
+        assert!(
+            !got.iter().any(|(t, _)| t.starts_with("add `seen = ")),
+            "{got:?}"
+        );
         // Never a copy of the statement itself, nor more than a handful per site.
         assert!(!got.iter().any(|(t, _)| t.contains("`todo.append(nxt)`")));
         assert!(got.len() <= 20, "{}", got.len());
