@@ -82,7 +82,7 @@ fn is_true(e: &Expr) -> bool {
 
 /// Locals the body consumes: `x.pop(…)`/`x.popleft()`/`x.popitem()`, `heappop(x)`,
 /// `x = x[…]`, `x = x.next`-like rebinding from itself.
-fn consumed_in(body: &[Stmt]) -> Vec<String> {
+pub(crate) fn consumed_in(body: &[Stmt]) -> Vec<String> {
     let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
     let mut out: Vec<String> = Vec::new();
     let mut add = |n: &str| {
@@ -113,11 +113,11 @@ fn consumed_in(body: &[Stmt]) -> Vec<String> {
             },
             // `rest = rest[1:]`, `node = node.next`, `head, _, rest = rest.partition(" ")`:
             // a name rebound from its own value.
+            // A counter (`n = n + 1`) is not consumed: only a value taken apart from itself.
             Node::Stmt(Stmt::Assign(a)) if a.targets.len() == 1 => {
-                let read = read_in(&[Node::Expr(&a.value)]);
-                for t in super::insert::stored_in_expr(&a.targets[0]) {
-                    if read.contains(&t) {
-                        add(&t);
+                if let Some(base) = spine_name(&a.value) {
+                    if super::insert::stored_in_expr(&a.targets[0]).contains(&base) {
+                        add(&base);
                     }
                 }
             }
@@ -126,6 +126,23 @@ fn consumed_in(body: &[Stmt]) -> Vec<String> {
         !matches!(node, Node::Stmt(Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
     });
     out
+}
+
+/// The name at the bottom of a chain of subscripts, attributes and method calls
+/// (`rest.partition(" ")`, `xs[1:]`, `node.next`, `s.split(",", 1)[1]`).
+fn spine_name(e: &Expr) -> Option<String> {
+    let mut cur = e;
+    let mut steps = 0;
+    loop {
+        cur = match cur {
+            Expr::Subscript(s) => &s.value,
+            Expr::Attribute(a) => &a.value,
+            Expr::Call(c) if matches!(c.func.as_ref(), Expr::Attribute(_)) => &c.func,
+            Expr::Name(n) if steps > 0 => return Some(n.id.to_string()),
+            _ => return None,
+        };
+        steps += 1;
+    }
 }
 
 /// `guard-term`: `test` expanded with a collection's emptiness or another test of the
@@ -419,6 +436,9 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec!["`while True:` → `while rest:`"]
         );
+        // A counter is not consumed.
+        let spin = "def spin():\n    n = 0\n    while True:\n        n = n + 1\n";
+        assert!(outcomes(spin, 3, super::mutants).is_empty());
     }
 
     #[test]
