@@ -54,10 +54,12 @@ pub fn loop_lines(root: &Path, file: &str, line: u32) -> Vec<Suspicious> {
         return Vec::new();
     };
     // `while True:` with no way out is endless on purpose (or needs new code): no small edit
-    // of its statements ends it.
+    // of its statements ends it — unless its body consumes a local (`queue.pop()`,
+    // `rest = rest[1:]`), whose emptiness is the exit the search's `loop-exit` proposes.
     if let Stmt::While(w) = lp {
         if matches!(w.test.as_ref(), rustpython_parser::ast::Expr::Constant(_))
             && !has_exit(&w.body)
+            && crate::search::templates::conditions::consumed_in(&w.body).is_empty()
         {
             return Vec::new();
         }

@@ -55,7 +55,7 @@ impl Mutant {
     }
 }
 
-fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
+pub(crate) fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
     r.start().to_usize()..r.end().to_usize()
 }
 
@@ -1073,7 +1073,7 @@ pub(crate) fn needs_parens_for_add(e: &Expr) -> bool {
 }
 
 /// Whether `not e` would bind differently from `not (e)`.
-fn needs_parens_for_not(e: &Expr) -> bool {
+pub(crate) fn needs_parens_for_not(e: &Expr) -> bool {
     matches!(
         e,
         Expr::BoolOp(_) | Expr::IfExp(_) | Expr::Lambda(_) | Expr::NamedExpr(_)
@@ -1160,6 +1160,20 @@ pub(crate) fn kinds_of(func: &Stmt) -> BTreeMap<String, &'static str> {
             *e = None;
         }
     };
+    // A parameter's annotation names its kind (`xs: list[int]`, `n: int`).
+    let args = match func {
+        Stmt::FunctionDef(f) => Some(&f.args),
+        Stmt::AsyncFunctionDef(f) => Some(&f.args),
+        _ => None,
+    };
+    for a in args
+        .into_iter()
+        .flat_map(|a| a.posonlyargs.iter().chain(&a.args).chain(&a.kwonlyargs))
+    {
+        if let Some(k) = a.def.annotation.as_deref().and_then(annotation_kind) {
+            note(a.def.arg.as_str(), Some(k));
+        }
+    }
     let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
     walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
         match node {
@@ -1184,6 +1198,29 @@ pub(crate) fn kinds_of(func: &Stmt) -> BTreeMap<String, &'static str> {
     seen.into_iter()
         .filter_map(|(n, k)| Some((n, k?)))
         .collect()
+}
+
+/// The kind an annotation names: a builtin type, or a generic of one (`list[int]`,
+/// `List[int]`, `Dict[str, int]`).
+fn annotation_kind(e: &Expr) -> Option<&'static str> {
+    let name = match e {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Subscript(s) => match s.value.as_ref() {
+            Expr::Name(n) => n.id.as_str(),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some(match name {
+        "int" => "int",
+        "float" => "float",
+        "str" => "str",
+        "bool" => "bool",
+        "list" | "List" => "list",
+        "dict" | "Dict" => "dict",
+        "set" | "Set" => "set",
+        _ => return None,
+    })
 }
 
 /// The literal kinds of [`kinds_of`], with the probed runtime types: a name no literal types
@@ -1376,6 +1413,15 @@ mod tests {
             assert!(t.contains(&want.to_string()), "{want} in {t:?}");
         }
         assert!(!t.contains(&"`total` → `label`".to_string()), "{t:?}");
+    }
+
+    #[test]
+    fn annotations_give_parameters_a_kind() {
+        let src = "def f(items: list[str], label: str, n: int):\n    count = len(items)\n    return label * count + n\n";
+        let t: Vec<String> = titles(src, 3).into_iter().map(|(t, _)| t).collect();
+        assert!(!t.iter().any(|t| t.starts_with("`label` → ")), "{t:?}");
+        assert!(t.contains(&"`count` → `n`".to_string()), "{t:?}");
+        assert!(!t.contains(&"`n` → `items`".to_string()), "{t:?}");
     }
 
     #[test]
