@@ -265,6 +265,7 @@ mod tests {
             expectation: None,
             allow_tests: false,
             frame: None,
+            words: &[],
         })
     }
 
