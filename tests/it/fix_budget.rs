@@ -72,7 +72,7 @@ fn a_rejected_edit_is_not_retried_for_another_test_of_the_group() {
     // null guards, one of which moves the failure, whose three guards are tried next), then
     // the search's small edits; each distinct edit once, all for the first test.
     let tried = attempts(&json);
-    assert_eq!(tried.len(), 34, "{tried:?}");
+    assert_eq!(tried.len(), 41, "{tried:?}");
     for (i, (test, outcome)) in tried.iter().enumerate() {
         assert_eq!(test, first);
         let want = if i == 4 {
@@ -83,7 +83,7 @@ fn a_rejected_edit_is_not_retried_for_another_test_of_the_group() {
         assert_eq!(outcome, want, "attempt {i}");
     }
     let why = "AttributeError: 'NoneType' object has no attribute 'title'; the rules' 5 \
-               candidates did not pass; the search tried all 26 small edits at the suspicious \
+               candidates did not pass; the search tried all 33 small edits at the suspicious \
                statements and none passed";
     assert_eq!(
         statuses(&json),
@@ -101,7 +101,7 @@ fn a_rejected_edit_is_not_retried_for_another_test_of_the_group() {
     // The baseline, one run per attempt, the moved failure's probe, the search's coverage run
     // and one more run of the first test: the second shares its crash site (one group: no run
     // of its own; without the hygiene it would cost every run again).
-    assert_eq!(json["pytest_runs"], 38);
+    assert_eq!(json["pytest_runs"], 45);
 }
 
 #[test]
@@ -126,7 +126,7 @@ fn unittest_group_in_a_method() {
     );
     assert!(tried.iter().all(|(t, _)| t == first), "{tried:?}");
     let searched = tried.len() - 2;
-    assert_eq!(searched, 17);
+    assert_eq!(searched, 24);
     let why = format!(
         "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'; the rules' 2 \
          candidates did not pass; the search tried all {searched} small edits at the \
@@ -145,6 +145,6 @@ fn unittest_group_in_a_method() {
     );
     // Baseline and 2 candidates (the baseline's facts stand in for the probe, and the group
     // spares the second test its own); the search's coverage run, one targeted run per edit,
-    // and the covering passing tests' run for the one edit that made the failing test pass.
-    assert_eq!(json["pytest_runs"], 3 + 1 + 17 + 1);
+    // and the covering passing tests' run for each of the two edits that made the failing test pass.
+    assert_eq!(json["pytest_runs"], 3 + 1 + 24 + 2);
 }

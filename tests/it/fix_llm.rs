@@ -465,20 +465,21 @@ fn the_fallback_can_be_turned_on_and_pointed_by_pyproject_toml() {
 
 #[test]
 fn a_failed_output_check_of_command_mode_is_the_models_with_the_expected_output() {
-    // `len` for `sum`: no small edit of the search fixes it, so the model gets it after.
-    let script = "def total(xs):\n    return len(xs)\n\n\nprint(total([1, 2, 3]))\n";
-    let p = project(&[("total.py", script), ("want.txt", "6\n")]);
-    let right = "```python\ntotal.py\n<<<<<<< SEARCH\n    return len(xs)\n=======\n    return sum(xs)\n>>>>>>> REPLACE\n```\n";
+    // A mean that never divides: no small edit of the search fixes it (it needs a new term),
+    // so the model gets it after.
+    let script = "def mean(xs):\n    return sum(xs)\n\n\nprint(mean([1, 2, 3]))\n";
+    let p = project(&[("mean.py", script), ("want.txt", "2.0\n")]);
+    let right = "```python\nmean.py\n<<<<<<< SEARCH\n    return sum(xs)\n=======\n    return sum(xs) / len(xs)\n>>>>>>> REPLACE\n```\n";
     let server = served(vec![answer(right)]);
     let out = fix_llm(
         &p,
         &server,
-        &["--cmd", "python total.py", "--expect-stdout", "want.txt"],
+        &["--cmd", "python mean.py", "--expect-stdout", "want.txt"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
-        p.read("total.py"),
-        "def total(xs):\n    return sum(xs)\n\n\nprint(total([1, 2, 3]))\n"
+        p.read("mean.py"),
+        "def mean(xs):\n    return sum(xs) / len(xs)\n\n\nprint(mean([1, 2, 3]))\n"
     );
     let j = json(&out);
     assert_eq!(j["judge"], "command");
@@ -502,10 +503,10 @@ fn a_failed_output_check_of_command_mode_is_the_models_with_the_expected_output(
     assert_requests_well_formed(&server);
     let prompt = reqs[0].prompt();
     for needle in [
-        "Command: python total.py",
-        "Expected stdout (exact):\n6\n",
-        "It printed instead:\n3\n",
-        "return len(xs)",
+        "Command: python mean.py",
+        "Expected stdout (exact):\n2.0\n",
+        "It printed instead:\n6\n",
+        "return sum(xs)",
     ] {
         assert!(
             prompt.contains(needle),
