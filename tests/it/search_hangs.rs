@@ -93,7 +93,9 @@ fn a_bisection_that_never_converges_is_fixed_at_the_loops_step() {
 #[test]
 fn a_recursion_that_steps_over_its_base_case_is_fixed() {
     let v = fixed("recursion_double_factorial");
-    assert!(v["pytest_runs"].as_u64().unwrap() <= 25, "{v}");
+    // 28 with the fix templates and one search for both tests (a cause of two tests runs each
+    // candidate to the end, for partial fitness); the bound keeps a runaway search visible.
+    assert!(v["pytest_runs"].as_u64().unwrap() <= 32, "{v}");
     let statuses: Vec<&str> = v["failures"]
         .as_array()
         .unwrap()
