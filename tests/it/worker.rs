@@ -28,14 +28,15 @@ fn reading(root: &Path, warm: bool) -> (Option<i32>, String) {
     let shown = match &v {
         Verdict::Failed(f) => {
             let mut f = serde_json::to_value(f).unwrap();
-            // Where the per-test timer's signal lands inside a stuck line (the caret under
-            // `i < len(items)` or `len(items)`) is chance, cold or warm alike.
+            // Where the per-test timer's signal lands in a stuck loop (which of its lines, the
+            // caret under `i < len(items)` or `len(items)`) is chance, cold or warm alike: the
+            // test's own frame and the message are compared, not the loop's frames.
             for x in f.as_array_mut().unwrap() {
                 if x["exc_type"] == "_selfdebug_pytest.PerTestTimeout" {
-                    for fr in x["frames"].as_array_mut().unwrap() {
-                        fr["caret"] = serde_json::Value::Null;
-                    }
-                    x["location"]["caret"] = serde_json::Value::Null;
+                    let frames = x["frames"].as_array_mut().unwrap();
+                    frames.truncate(1);
+                    frames[0]["caret"] = serde_json::Value::Null;
+                    x["location"] = serde_json::Value::Null;
                 }
             }
             serde_json::to_string_pretty(&f).unwrap()
