@@ -92,7 +92,7 @@ fn constants_read(
     line: u32,
     constants: &BTreeMap<String, Vec<u32>>,
 ) -> Vec<u32> {
-    let Some((stmt, Some(func))) = crate::search::mutate::statement_at(module, line) else {
+    let Some((stmt, Some(func))) = crate::syntax::queries::statement_at(module, line) else {
         return Vec::new();
     };
     let local = locals(func);

@@ -59,7 +59,7 @@ pub fn loop_lines(root: &Path, file: &str, line: u32) -> Vec<Suspicious> {
     if let Stmt::While(w) = lp {
         if matches!(w.test.as_ref(), rustpython_parser::ast::Expr::Constant(_))
             && !has_exit(&w.body)
-            && crate::search::templates::conditions::consumed_in(&w.body).is_empty()
+            && crate::syntax::queries::consumed_in(&w.body).is_empty()
         {
             return Vec::new();
         }

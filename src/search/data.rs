@@ -20,6 +20,7 @@ use std::ops::Range;
 use rustpython_parser::ast::{self, Constant, Expr, Ranged, Stmt};
 
 use crate::edit::Edit;
+use crate::syntax::queries;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{ParsedModule, MAX_AST_DEPTH};
 use crate::traceback::Failure;
@@ -105,7 +106,7 @@ fn quoted(text: &str) -> Vec<String> {
 
 /// The data edits reachable from the statement on `line` (see the module docs).
 pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[String]) -> Vec<Mutant> {
-    let Some((stmt, func)) = super::mutate::statement_at(module, line) else {
+    let Some((stmt, func)) = queries::statement_at(module, line) else {
         return Vec::new();
     };
     let text = module.text();

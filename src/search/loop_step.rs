@@ -8,9 +8,10 @@
 use rustpython_parser::ast::{Expr, Ranged, Stmt};
 
 use super::hint::Effect;
-use super::mutate::{self, Mutant};
+use super::mutate::Mutant;
 use super::priors::Priors;
 use crate::edit::Edit;
+use crate::syntax::queries;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{ParsedModule, MAX_AST_DEPTH};
 
@@ -18,7 +19,7 @@ const FAMILY: &str = "plus-minus-one";
 
 /// `value ± 1` for the assignment on `line` when it is a step of its innermost `while`.
 pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors) -> Vec<Mutant> {
-    let Some((Stmt::Assign(a), Some(func))) = mutate::statement_at(module, line) else {
+    let Some((Stmt::Assign(a), Some(func))) = queries::statement_at(module, line) else {
         return Vec::new();
     };
     let [Expr::Name(target)] = a.targets.as_slice() else {

@@ -27,6 +27,7 @@ use crate::rules::Category;
 use crate::source::SourceFile;
 use crate::status::Source;
 use crate::syntax;
+use crate::syntax::queries;
 
 use self::hint::{Expectation, Tier};
 use self::priors::Priors;
@@ -140,7 +141,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
         let mut guarded: BTreeSet<usize> = BTreeSet::new();
         use rustpython_parser::ast::Ranged;
         let func_start = |line: u32| {
-            mutate::statement_at(&module, line)
+            queries::statement_at(&module, line)
                 .and_then(|(_, f)| f)
                 .map(|f| f.range().start().to_usize())
         };
@@ -164,7 +165,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
             mutants.extend(data::mutants(&module, s.line, priors, input.words));
             mutants.extend(loop_step::mutants(&module, s.line, priors));
             // One set of guards per function, at its most suspicious line.
-            if let Some((_, Some(f))) = mutate::statement_at(&module, s.line) {
+            if let Some((_, Some(f))) = queries::statement_at(&module, s.line) {
                 if guarded.insert(f.range().start().to_usize()) {
                     mutants.extend(mutate::function_mutants(
                         &module,

@@ -10,6 +10,7 @@ use rustpython_parser::ast::{
 };
 
 use crate::edit::Edit;
+use crate::syntax::queries::statement_at;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{self, ParsedModule, MAX_AST_DEPTH};
 
@@ -57,39 +58,6 @@ impl Mutant {
 
 pub(crate) fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
     r.start().to_usize()..r.end().to_usize()
-}
-
-/// The statement that starts on `line` (innermost; a compound statement stands for its header)
-/// and the innermost function around it.
-pub fn statement_at(module: &ParsedModule, line: u32) -> Option<(&Stmt, Option<&Stmt>)> {
-    let starts = module.line_starts();
-    let idx = (line as usize).checked_sub(1)?;
-    let start = *starts.get(idx)?;
-    let end = starts.get(idx + 1).copied().unwrap_or(module.text().len());
-    let roots: Vec<Node> = module.body().iter().map(Node::Stmt).collect();
-    let (mut stmt, mut func) = (None, None);
-    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
-        let Node::Stmt(s) = node else { return false };
-        let r = node.range();
-        if r.end < start || r.start >= end {
-            return false;
-        }
-        if r.start >= start {
-            stmt = Some(s);
-        } else if matches!(s, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_)) {
-            func = Some(s);
-        }
-        true
-    });
-    // A decorated def's range starts at the decorator: its own line still names it.
-    let stmt = stmt?;
-    if matches!(
-        stmt,
-        Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_)
-    ) {
-        return None;
-    }
-    Some((stmt, func))
 }
 
 /// Every mutant of the statement on `line`. `expected` is the literal the failing test compares

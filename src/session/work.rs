@@ -54,7 +54,7 @@ pub(super) struct Step<'a> {
     /// Candidates ranked and left untried when the work ended (see `docs/proof.md`).
     pub(super) untried: usize,
     /// The search's cause: the failing tests searched with this one, and its leads.
-    pub(super) cause: sources::cause::Cause,
+    pub(super) cause: sources::cause_state::Cause,
     /// Search candidates left out before any run (see `sources/precheck.rs`).
     pub(super) prechecked: usize,
 }

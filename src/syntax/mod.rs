@@ -19,6 +19,7 @@
 
 mod locate;
 pub mod mangle;
+pub mod queries;
 pub mod scan;
 pub mod walk;
 

@@ -16,6 +16,7 @@
 use rustpython_parser::ast::{CmpOp, Constant, Expr, ExprContext, Ranged, Stmt, UnaryOp};
 
 use crate::edit::Edit;
+use crate::syntax::queries::consumed_in;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
@@ -77,71 +78,6 @@ fn is_true(e: &Expr) -> bool {
             _ => false,
         },
         _ => false,
-    }
-}
-
-/// Locals the body consumes: `x.pop(…)`/`x.popleft()`/`x.popitem()`, `heappop(x)`,
-/// `x = x[…]`, `x = x.next`-like rebinding from itself.
-pub(crate) fn consumed_in(body: &[Stmt]) -> Vec<String> {
-    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
-    let mut out: Vec<String> = Vec::new();
-    let mut add = |n: &str| {
-        if !out.iter().any(|o| o == n) {
-            out.push(n.to_string());
-        }
-    };
-    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
-        match node {
-            Node::Expr(Expr::Call(c)) => match c.func.as_ref() {
-                Expr::Attribute(a) if matches!(a.attr.as_str(), "pop" | "popleft" | "popitem") => {
-                    if let Expr::Name(n) = a.value.as_ref() {
-                        add(n.id.as_str());
-                    }
-                }
-                f => {
-                    let callee = match f {
-                        Expr::Name(n) => n.id.as_str(),
-                        Expr::Attribute(a) => a.attr.as_str(),
-                        _ => "",
-                    };
-                    if callee == "heappop" {
-                        if let Some(Expr::Name(n)) = c.args.first() {
-                            add(n.id.as_str());
-                        }
-                    }
-                }
-            },
-            // `rest = rest[1:]`, `node = node.next`, `head, _, rest = rest.partition(" ")`:
-            // a name rebound from its own value.
-            // A counter (`n = n + 1`) is not consumed: only a value taken apart from itself.
-            Node::Stmt(Stmt::Assign(a)) if a.targets.len() == 1 => {
-                if let Some(base) = spine_name(&a.value) {
-                    if super::insert::stored_in_expr(&a.targets[0]).contains(&base) {
-                        add(&base);
-                    }
-                }
-            }
-            _ => {}
-        }
-        !matches!(node, Node::Stmt(Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
-    });
-    out
-}
-
-/// The name at the bottom of a chain of subscripts, attributes and method calls
-/// (`rest.partition(" ")`, `xs[1:]`, `node.next`, `s.split(",", 1)[1]`).
-fn spine_name(e: &Expr) -> Option<String> {
-    let mut cur = e;
-    let mut steps = 0;
-    loop {
-        cur = match cur {
-            Expr::Subscript(s) => &s.value,
-            Expr::Attribute(a) => &a.value,
-            Expr::Call(c) if matches!(c.func.as_ref(), Expr::Attribute(_)) => &c.func,
-            Expr::Name(n) if steps > 0 => return Some(n.id.to_string()),
-            _ => return None,
-        };
-        steps += 1;
     }
 }
 

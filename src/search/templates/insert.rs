@@ -15,6 +15,7 @@ use std::ops::Range;
 use rustpython_parser::ast::{CmpOp, Expr, ExprContext, Ranged, Stmt};
 
 use crate::edit::Edit;
+use crate::syntax::queries::stored_in_expr;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
@@ -427,20 +428,6 @@ fn has_self(func: &Stmt) -> bool {
         .is_some_and(|a| a.def.arg.as_str() == "self")
 }
 
-/// Names a target expression stores (`x`, `(k, v)`).
-pub(super) fn stored_in_expr(e: &Expr) -> Vec<String> {
-    let mut out = Vec::new();
-    walk::walk(&[Node::Expr(e)], MAX_AST_DEPTH, |node, _| {
-        if let Node::Expr(Expr::Name(n)) = node {
-            if matches!(n.ctx, ExprContext::Store) {
-                out.push(n.id.to_string());
-            }
-        }
-        true
-    });
-    out
-}
-
 /// The ranges of the loads of `name` under `exprs`.
 fn name_ranges(exprs: &[&Expr], name: &str) -> Vec<Range<usize>> {
     let roots: Vec<Node> = exprs.iter().map(|e| Node::Expr(e)).collect();
@@ -596,7 +583,7 @@ fn containers_in(body: &[Node], test: &[Node]) -> Vec<String> {
 pub(super) fn outcomes(src: &str, line: u32, f: fn(&Site) -> Vec<Mutant>) -> Vec<(String, String)> {
     use super::super::priors::Priors;
     let pm = crate::syntax::parse_text(std::path::Path::new("m.py"), src).unwrap();
-    let Some((stmt, func)) = super::super::mutate::statement_at(&pm, line) else {
+    let Some((stmt, func)) = crate::syntax::queries::statement_at(&pm, line) else {
         return Vec::new();
     };
     let site = Site {

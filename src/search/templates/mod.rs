@@ -61,7 +61,7 @@ pub fn mutants(
     probed: Option<&BTreeMap<String, String>>,
     expected: Option<&str>,
 ) -> Vec<Mutant> {
-    let Some((stmt, func)) = super::mutate::statement_at(module, line) else {
+    let Some((stmt, func)) = crate::syntax::queries::statement_at(module, line) else {
         return Vec::new();
     };
     let site = Site {

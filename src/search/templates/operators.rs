@@ -204,7 +204,7 @@ pub(super) mod test_support {
         f: fn(&Site) -> Vec<crate::search::mutate::Mutant>,
     ) -> Vec<(String, String)> {
         let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
-        let (stmt, func) = crate::search::mutate::statement_at(&pm, line).unwrap();
+        let (stmt, func) = crate::syntax::queries::statement_at(&pm, line).unwrap();
         let site = Site {
             module: &pm,
             line,

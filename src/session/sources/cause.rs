@@ -16,41 +16,14 @@
 
 use std::time::Instant;
 
+use super::cause_state::Lead;
 use super::search::{covering, titled, Suspects};
 use super::*;
 use crate::localize::{self, Spectrum};
-use crate::search::choose;
 
 /// Second edits tried on top of the lead at most (inside `--search-time` as well): the lines of
 /// the remaining failures are few, and their best candidates come first.
 pub const MAX_SECOND_EDITS: usize = 60;
-
-/// The search's cause state for one failure.
-#[derive(Default)]
-pub(in crate::session) struct Cause {
-    /// The cause's other failing tests, searched with this one.
-    pub others: Vec<String>,
-    /// Candidates that fixed some of the cause's tests and broke no passing test.
-    leads: Vec<Lead>,
-    /// The second edit is being searched: no new leads.
-    combining: bool,
-}
-
-/// A candidate that made some of the cause's failing tests pass.
-struct Lead {
-    cand: Candidate,
-    /// The cause's tests it made pass.
-    fixed: Vec<String>,
-    /// Its record in `ctx.attempts`.
-    attempt: usize,
-}
-
-impl Cause {
-    /// Whether the targeted run must go on past a failure (partial fitness is measured).
-    pub fn partial(&self) -> bool {
-        !self.others.is_empty()
-    }
-}
 
 impl Work<'_, '_> {
     /// The cause of `test` in `spectrum` (remembered in `ctx.cause`), and the spectrum with only
@@ -282,62 +255,4 @@ impl Work<'_, '_> {
         self.ctx.reason = Some(said(tried));
         Ok(None)
     }
-}
-
-/// What a targeted run of a cause says when tests of it still fail (see
-/// [`Work::cause_still_failing`]).
-pub(in crate::session) fn still_failing_said(verdict: &Verdict) -> Option<String> {
-    let failures = verdict.failures()?;
-    let first = failures.first()?;
-    Some(format!(
-        "{} test{} of the cause still fail{} ({}: {}: {})",
-        failures.len(),
-        if failures.len() == 1 { "" } else { "s" },
-        if failures.len() == 1 { "s" } else { "" },
-        first.test.as_deref().unwrap_or("?"),
-        first.exc_type,
-        first.msg.lines().next().unwrap_or("")
-    ))
-}
-
-/// The runners-up of a choice among plausible candidates (`kept` is the chosen one), best first
-/// by the choice's own order: fewest changed behaviours (unmeasured last), then the search's.
-pub(in crate::session) fn alternatives(
-    found: &[super::search::Found],
-    facts: &[choose::Plausible],
-    kept: usize,
-) -> Vec<choose::Alternative> {
-    choose::runners_up(facts, kept)
-        .into_iter()
-        .filter(|&i| i < found.len())
-        .map(|i| {
-            let c = &found[i].cand;
-            choose::Alternative {
-                file: c.file.clone(),
-                rule: c.fix.rule.clone(),
-                title: c.fix.title.clone(),
-                diff: c.diff.clone(),
-                changed: facts[i]
-                    .changed
-                    .as_ref()
-                    .map(|c| c.iter().cloned().collect()),
-            }
-        })
-        .collect()
-}
-
-/// The alternatives recorded on the accepted attempt of a kept candidate (none for a rule's or
-/// the model's fix).
-pub(in crate::session) fn alternatives_of(
-    attempts: &[Attempt],
-    c: &Candidate,
-) -> Vec<choose::Alternative> {
-    attempts
-        .iter()
-        .rev()
-        .filter(|a| a.outcome == AttemptOutcome::Accepted)
-        .find(|a| a.file == c.file && a.rule == c.fix.rule && a.diff == c.diff)
-        .and_then(|a| a.search.as_ref())
-        .map(|s| s.alternatives.clone())
-        .unwrap_or_default()
 }

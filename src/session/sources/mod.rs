@@ -9,6 +9,7 @@
 use super::*;
 
 pub(super) mod cause;
+pub(super) mod cause_state;
 mod limits;
 pub(super) mod llm;
 mod precheck;

@@ -507,7 +507,7 @@ impl Work<'_, '_> {
             .flat_map(|a| a.broke.iter().cloned())
             .collect();
         let decided = choose::decided_by(&facts, kept, broke);
-        let alternatives = super::cause::alternatives(found, &facts, kept);
+        let alternatives = alternatives(found, &facts, kept);
         for (i, (f, p)) in found.iter().zip(&facts).enumerate() {
             let Some(a) = self.ctx.attempts.get_mut(f.attempt) else {
                 continue;
@@ -562,7 +562,7 @@ impl Work<'_, '_> {
             .ctx
             .cause
             .partial()
-            .then(|| super::cause::still_failing_said(&t.first_verdict))
+            .then(|| super::cause_state::still_failing_said(&t.first_verdict))
             .flatten();
         let proven = self.judge(failure, cand, hint, t, true)?;
         if proven.is_none() {
@@ -834,7 +834,47 @@ pub(in crate::session) fn targets(
     (targeted, passing)
 }
 
-pub(in crate::session) use super::cause::alternatives_of;
+/// The runners-up of a choice among plausible candidates (`kept` is the chosen one), best first
+/// by the choice's own order: fewest changed behaviours (unmeasured last), then the search's.
+pub(in crate::session) fn alternatives(
+    found: &[Found],
+    facts: &[choose::Plausible],
+    kept: usize,
+) -> Vec<choose::Alternative> {
+    choose::runners_up(facts, kept)
+        .into_iter()
+        .filter(|&i| i < found.len())
+        .map(|i| {
+            let c = &found[i].cand;
+            choose::Alternative {
+                file: c.file.clone(),
+                rule: c.fix.rule.clone(),
+                title: c.fix.title.clone(),
+                diff: c.diff.clone(),
+                changed: facts[i]
+                    .changed
+                    .as_ref()
+                    .map(|c| c.iter().cloned().collect()),
+            }
+        })
+        .collect()
+}
+
+/// The alternatives recorded on the accepted attempt of a kept candidate (none for a rule's or
+/// the model's fix).
+pub(in crate::session) fn alternatives_of(
+    attempts: &[Attempt],
+    c: &Candidate,
+) -> Vec<choose::Alternative> {
+    attempts
+        .iter()
+        .rev()
+        .filter(|a| a.outcome == AttemptOutcome::Accepted)
+        .find(|a| a.file == c.file && a.rule == c.fix.rule && a.diff == c.diff)
+        .and_then(|a| a.search.as_ref())
+        .map(|s| s.alternatives.clone())
+        .unwrap_or_default()
+}
 
 /// The review lines of a search patch: what to check, and a warning when one test alone
 /// decided.

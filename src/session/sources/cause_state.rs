@@ -1,0 +1,48 @@
+//! The search's state for one cause (see [`super::cause`]): the cause's other failing tests and
+//! the leads found so far. Its own file so that the search and the cause's extensions of it
+//! both read it without importing each other.
+
+use super::*;
+
+/// The search's cause state for one failure.
+#[derive(Default)]
+pub(in crate::session) struct Cause {
+    /// The cause's other failing tests, searched with this one.
+    pub others: Vec<String>,
+    /// Candidates that fixed some of the cause's tests and broke no passing test.
+    pub(super) leads: Vec<Lead>,
+    /// The second edit is being searched: no new leads.
+    pub(super) combining: bool,
+}
+
+/// A candidate that made some of the cause's failing tests pass.
+pub(super) struct Lead {
+    pub cand: Candidate,
+    /// The cause's tests it made pass.
+    pub fixed: Vec<String>,
+    /// Its record in `ctx.attempts`.
+    pub attempt: usize,
+}
+
+impl Cause {
+    /// Whether the targeted run must go on past a failure (partial fitness is measured).
+    pub fn partial(&self) -> bool {
+        !self.others.is_empty()
+    }
+}
+
+/// What a targeted run of a cause says when tests of it still fail (see
+/// `Work::cause_still_failing`).
+pub(in crate::session) fn still_failing_said(verdict: &Verdict) -> Option<String> {
+    let failures = verdict.failures()?;
+    let first = failures.first()?;
+    Some(format!(
+        "{} test{} of the cause still fail{} ({}: {}: {})",
+        failures.len(),
+        if failures.len() == 1 { "" } else { "s" },
+        if failures.len() == 1 { "s" } else { "" },
+        first.test.as_deref().unwrap_or("?"),
+        first.exc_type,
+        first.msg.lines().next().unwrap_or("")
+    ))
+}
