@@ -52,6 +52,29 @@ pub struct Spectrum {
     pub tests: BTreeMap<String, TestCoverage>,
 }
 
+impl Spectrum {
+    /// A spectrum over one file `m.py`: (test id, failed, lines run) per test. For tests.
+    #[cfg(test)]
+    pub(crate) fn of_m_py(tests: &[(&str, bool, &[u32])]) -> Spectrum {
+        Spectrum {
+            tests: tests
+                .iter()
+                .map(|(id, failed, lines)| {
+                    let lines =
+                        BTreeMap::from([("m.py".to_string(), lines.iter().copied().collect())]);
+                    (
+                        id.to_string(),
+                        TestCoverage {
+                            failed: *failed,
+                            lines,
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A statement line and how suspicious it is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Suspicious {

@@ -111,26 +111,9 @@ pub fn decided_by(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::localize::TestCoverage;
-    use std::collections::BTreeMap;
 
     fn spectrum(tests: &[(&str, bool, &[u32])]) -> Spectrum {
-        Spectrum {
-            tests: tests
-                .iter()
-                .map(|(id, failed, lines)| {
-                    let lines =
-                        BTreeMap::from([("m.py".to_string(), lines.iter().copied().collect())]);
-                    (
-                        id.to_string(),
-                        TestCoverage {
-                            failed: *failed,
-                            lines,
-                        },
-                    )
-                })
-                .collect(),
-        }
+        Spectrum::of_m_py(tests)
     }
 
     fn set(xs: &[&str]) -> Option<BTreeSet<String>> {

@@ -1086,6 +1086,36 @@ fn constants_of(func: &Stmt, text: &str) -> Vec<(ConstKind, String)> {
     out
 }
 
+/// The kind of value an expression makes, when its shape says: a literal (`0`, `0.0`, `""`,
+/// `True`, `[]`, `{}`, a comprehension, an f-string) or `len(...)`/`int(...)`/`str(...)`/`float(...)`/
+/// `list(...)`/`sorted(...)`.
+pub(crate) fn value_kind(e: &Expr) -> Option<&'static str> {
+    Some(match e {
+        Expr::Constant(c) => match c.value {
+            Constant::Int(_) => "int",
+            Constant::Float(_) => "float",
+            Constant::Str(_) => "str",
+            Constant::Bool(_) => "bool",
+            _ => return None,
+        },
+        Expr::List(_) | Expr::ListComp(_) => "list",
+        Expr::Dict(_) | Expr::DictComp(_) => "dict",
+        Expr::Set(_) | Expr::SetComp(_) => "set",
+        Expr::JoinedStr(_) => "str",
+        Expr::Call(c) => match c.func.as_ref() {
+            Expr::Name(n) => match n.id.as_str() {
+                "len" | "int" => "int",
+                "str" => "str",
+                "float" => "float",
+                "list" | "sorted" => "list",
+                _ => return None,
+            },
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
 /// The kind of value each local of `func` holds, from its assignments: a literal (`0`, `0.0`,
 /// `""`, `True`, `[]`, `{}`, a comprehension), `len(...)`/`int(...)`/`str(...)`, or the target
 /// of `for i in range(...)`. A name assigned values of two kinds is left out (unknown).
@@ -1095,32 +1125,6 @@ pub(crate) fn kinds_of(func: &Stmt) -> BTreeMap<String, &'static str> {
         Stmt::AsyncFunctionDef(f) => &f.body,
         _ => return BTreeMap::new(),
     };
-    fn kind(e: &Expr) -> Option<&'static str> {
-        Some(match e {
-            Expr::Constant(c) => match c.value {
-                Constant::Int(_) => "int",
-                Constant::Float(_) => "float",
-                Constant::Str(_) => "str",
-                Constant::Bool(_) => "bool",
-                _ => return None,
-            },
-            Expr::List(_) | Expr::ListComp(_) => "list",
-            Expr::Dict(_) | Expr::DictComp(_) => "dict",
-            Expr::Set(_) | Expr::SetComp(_) => "set",
-            Expr::JoinedStr(_) => "str",
-            Expr::Call(c) => match c.func.as_ref() {
-                Expr::Name(n) => match n.id.as_str() {
-                    "len" | "int" => "int",
-                    "str" => "str",
-                    "float" => "float",
-                    "list" | "sorted" => "list",
-                    _ => return None,
-                },
-                _ => return None,
-            },
-            _ => return None,
-        })
-    }
     let mut seen: BTreeMap<String, Option<&'static str>> = BTreeMap::new();
     let mut note = |name: &str, k: Option<&'static str>| {
         let e = seen.entry(name.to_string()).or_insert(k);
@@ -1148,7 +1152,7 @@ pub(crate) fn kinds_of(func: &Stmt) -> BTreeMap<String, &'static str> {
             Node::Stmt(Stmt::Assign(a)) => {
                 for t in &a.targets {
                     if let Expr::Name(n) = t {
-                        note(n.id.as_str(), kind(&a.value));
+                        note(n.id.as_str(), value_kind(&a.value));
                     }
                 }
             }

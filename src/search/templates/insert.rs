@@ -581,21 +581,7 @@ fn containers_in(body: &[Node], test: &[Node]) -> Vec<String> {
 
 #[cfg(test)]
 pub(super) fn outcomes(src: &str, line: u32, f: fn(&Site) -> Vec<Mutant>) -> Vec<(String, String)> {
-    use super::super::priors::Priors;
-    let pm = crate::syntax::parse_text(std::path::Path::new("m.py"), src).unwrap();
-    let Some((stmt, func)) = crate::syntax::queries::statement_at(&pm, line) else {
-        return Vec::new();
-    };
-    let site = Site {
-        module: &pm,
-        line,
-        stmt,
-        func,
-        priors: Priors::builtin(),
-        probed: None,
-        expected: None,
-    };
-    let mut m = f(&site);
+    let mut m = super::mutants_at(src, line, f);
     m.sort_by(|a, b| b.prior.total_cmp(&a.prior).then(a.size().cmp(&b.size())));
     m.into_iter()
         .map(|m| (m.title, crate::edit::apply(src, &m.edits).unwrap()))

@@ -83,3 +83,23 @@ pub fn mutants(
     out.extend(siblings::mutants(&site));
     out
 }
+
+/// The mutants `f` proposes at `line` of `src` (a module `m.py`, builtin priors, no probe, no
+/// expected value): what the generators' unit tests look at.
+#[cfg(test)]
+pub(super) fn mutants_at(src: &str, line: u32, f: fn(&Site) -> Vec<Mutant>) -> Vec<Mutant> {
+    let pm = crate::syntax::parse_text(std::path::Path::new("m.py"), src).unwrap();
+    let Some((stmt, func)) = crate::syntax::queries::statement_at(&pm, line) else {
+        return Vec::new();
+    };
+    let site = Site {
+        module: &pm,
+        line,
+        stmt,
+        func,
+        priors: Priors::builtin(),
+        probed: None,
+        expected: None,
+    };
+    f(&site)
+}

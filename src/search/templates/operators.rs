@@ -192,9 +192,6 @@ pub(super) fn func_sig(func: &Stmt) -> Option<(&str, Vec<&str>)> {
 
 #[cfg(test)]
 pub(super) mod test_support {
-    use std::path::Path;
-
-    use crate::search::priors::Priors;
     use crate::search::templates::Site;
 
     /// `(title, the patched line)` of every mutant `f` proposes at `line` of `src`.
@@ -203,18 +200,7 @@ pub(super) mod test_support {
         line: u32,
         f: fn(&Site) -> Vec<crate::search::mutate::Mutant>,
     ) -> Vec<(String, String)> {
-        let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
-        let (stmt, func) = crate::syntax::queries::statement_at(&pm, line).unwrap();
-        let site = Site {
-            module: &pm,
-            line,
-            stmt,
-            func,
-            priors: Priors::builtin(),
-            probed: None,
-            expected: None,
-        };
-        f(&site)
+        crate::search::templates::mutants_at(src, line, f)
             .into_iter()
             .map(|m| {
                 let new = crate::edit::apply(src, &m.edits).unwrap();

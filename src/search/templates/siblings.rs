@@ -12,13 +12,13 @@
 
 use std::collections::BTreeMap;
 
-use rustpython_parser::ast::{Constant, Expr, ExprContext, Ranged, Stmt};
+use rustpython_parser::ast::{Expr, ExprContext, Ranged, Stmt};
 
 use crate::edit::Edit;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
-use super::super::mutate::{one_line, rng};
+use super::super::mutate::{one_line, rng, value_kind};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.
@@ -137,7 +137,7 @@ fn attributes_of(class: &Stmt) -> BTreeMap<String, Option<&'static str>> {
     for s in &cd.body {
         if let Stmt::AnnAssign(a) = s {
             if let Expr::Name(n) = a.target.as_ref() {
-                note(n.id.as_str(), a.value.as_deref().and_then(kind));
+                note(n.id.as_str(), a.value.as_deref().and_then(value_kind));
             }
         }
     }
@@ -151,7 +151,7 @@ fn attributes_of(class: &Stmt) -> BTreeMap<String, Option<&'static str>> {
             for t in targets {
                 if let Expr::Attribute(at) = t {
                     if matches!(at.value.as_ref(), Expr::Name(n) if n.id.as_str() == "self") {
-                        note(at.attr.as_str(), v.and_then(kind));
+                        note(at.attr.as_str(), v.and_then(value_kind));
                     }
                 }
             }
@@ -167,22 +167,6 @@ fn attributes_of(class: &Stmt) -> BTreeMap<String, Option<&'static str>> {
         !matches!(node, Node::Stmt(Stmt::ClassDef(_)))
     });
     out.into_iter().map(|(n, k)| (n, k.flatten())).collect()
-}
-
-fn kind(e: &Expr) -> Option<&'static str> {
-    Some(match e {
-        Expr::Constant(c) => match c.value {
-            Constant::Int(_) => "int",
-            Constant::Float(_) => "float",
-            Constant::Str(_) => "str",
-            Constant::Bool(_) => "bool",
-            _ => return None,
-        },
-        Expr::List(_) | Expr::ListComp(_) => "list",
-        Expr::Dict(_) | Expr::DictComp(_) => "dict",
-        Expr::Set(_) | Expr::SetComp(_) => "set",
-        _ => return None,
-    })
 }
 
 #[cfg(test)]
