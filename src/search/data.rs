@@ -28,13 +28,21 @@ use crate::traceback::Failure;
 use super::mutate::Mutant;
 use super::priors::Priors;
 
-/// This file's families, as named in `rules/search/priors.toml`.
+/// This file's families and [`super::formats`]'s, as named in `rules/search/priors.toml`.
 pub const FAMILIES: &[&str] = &[
     "regex-class",
     "regex-quantifier",
     "regex-anchor",
     "known-key",
+    "format-swap",
+    "format-directive",
+    "format-field",
 ];
+
+/// Whether a family edits data (its edit is on the data's line, not the checked statement's).
+pub fn is_data_family(family: &str) -> bool {
+    FAMILIES.contains(&family)
+}
 
 /// Words tried at most (the message's and the failing test line's strings).
 const MAX_WORDS: usize = 8;
@@ -52,7 +60,7 @@ const RE_FUNCS: &[&str] = &[
     "subn",
 ];
 
-fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
+pub(super) fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
     r.start().to_usize()..r.end().to_usize()
 }
 
@@ -144,6 +152,7 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[Strin
         text,
         priors,
         words,
+        name: String::new(),
         out: Vec::new(),
     };
     for e in &exprs {
@@ -163,10 +172,24 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[Strin
                 continue;
             }
             sites.push(at);
+            // The title names the data: the edit is on its line, not on the checked one.
+            m.name = match &r {
+                Ref::Name(n) | Ref::Attr(n) | Ref::NamedPattern(n, _) => format!("`{n}`"),
+                Ref::Pattern(_) => "the pattern".to_string(),
+            };
             m.data(value, matches!(r, Ref::Pattern(_) | Ref::NamedPattern(..)));
         }
     }
-    m.out
+    let mut out = m.out;
+    out.extend(super::formats::mutants(
+        module,
+        func,
+        class,
+        &exprs,
+        priors,
+        words,
+    ));
+    out
 }
 
 /// A reference from the checked statement to data.
@@ -231,12 +254,12 @@ fn re_pattern(c: &ast::ExprCall) -> Option<&Expr> {
         .flatten()
 }
 
-fn is_str(e: &Expr) -> bool {
+pub(super) fn is_str(e: &Expr) -> bool {
     matches!(e, Expr::Constant(c) if matches!(c.value, Constant::Str(_)))
 }
 
 /// The values the function assigns to `names` (plain `name = value` statements).
-fn assigned_values<'a>(func: &'a Stmt, names: &BTreeSet<String>) -> Vec<&'a Expr> {
+pub(super) fn assigned_values<'a>(func: &'a Stmt, names: &BTreeSet<String>) -> Vec<&'a Expr> {
     let body = match func {
         Stmt::FunctionDef(f) => &f.body,
         Stmt::AsyncFunctionDef(f) => &f.body,
@@ -277,16 +300,16 @@ fn assigned_in<'a>(body: &'a [Stmt], name: &str) -> Option<&'a Expr> {
     })
 }
 
-fn module_value<'a>(module: &'a ParsedModule, name: &str) -> Option<&'a Expr> {
+pub(super) fn module_value<'a>(module: &'a ParsedModule, name: &str) -> Option<&'a Expr> {
     assigned_in(module.body(), name)
 }
 
-fn class_value<'a>(class: &'a ast::StmtClassDef, name: &str) -> Option<&'a Expr> {
+pub(super) fn class_value<'a>(class: &'a ast::StmtClassDef, name: &str) -> Option<&'a Expr> {
     assigned_in(&class.body, name)
 }
 
 /// The class whose body defines `func` (a method), searched at the module's top level.
-fn enclosing_class<'a>(module: &'a ParsedModule, func: &Stmt) -> Option<&'a ast::StmtClassDef> {
+pub(super) fn enclosing_class<'a>(module: &'a ParsedModule, func: &Stmt) -> Option<&'a ast::StmtClassDef> {
     let at = rng(func.range());
     module.body().iter().find_map(|s| match s {
         Stmt::ClassDef(c) if c.body.iter().any(|m| rng(m.range()) == at) => Some(c),
@@ -298,6 +321,8 @@ struct DataMutator<'a> {
     text: &'a str,
     priors: &'a Priors,
     words: &'a [String],
+    /// The data's name as titles show it (`` `_LABEL` ``, "the pattern").
+    name: String,
     out: Vec<Mutant>,
 }
 
@@ -305,7 +330,7 @@ impl DataMutator<'_> {
     fn push(&mut self, family: &'static str, title: String, edits: Vec<Edit>, weight: f64) {
         self.out.push(Mutant {
             family,
-            title,
+            title: format!("{}: {title}", self.name),
             edits,
             prior: self.priors.family(family) * weight,
             effects: Vec::new(),
@@ -403,28 +428,16 @@ impl DataMutator<'_> {
     /// A pattern literal: each character class with a character of a word it misses, each
     /// quantifier one step wider, an end anchor dropped.
     fn pattern(&mut self, lit: &Expr) {
-        let r = rng(lit.range());
-        let src = &self.text[r.clone()];
-        // One plain literal only (no implicit concatenation, no bytes, no f-string); its body is
-        // what the regex engine sees when it is raw or has no backslash.
-        let prefix_len = src.find(['\'', '"']).unwrap_or(src.len());
-        let prefix = src[..prefix_len].to_ascii_lowercase();
-        if !matches!(prefix.as_str(), "" | "r" | "u") {
+        // Its body is what the regex engine sees when it is raw or has no backslash.
+        let Some(Literal {
+            body_start,
+            body,
+            raw,
+        }) = plain_literal(self.text, lit)
+        else {
             return;
-        }
-        let raw = prefix == "r";
-        let q = &src[prefix_len..];
-        let quote_len = if q.starts_with("\"\"\"") || q.starts_with("'''") {
-            3
-        } else {
-            1
         };
-        if q.len() < 2 * quote_len || !q.ends_with(&q[..quote_len]) {
-            return;
-        }
-        let body_start = r.start + prefix_len + quote_len;
-        let body = &self.text[body_start..r.end - quote_len];
-        if body.contains(&q[..1]) || (!raw && body.contains('\\')) {
+        if !raw && body.contains('\\') {
             return;
         }
         let tokens = regex_atoms(body);
@@ -501,6 +514,49 @@ impl DataMutator<'_> {
         out.truncate(16);
         out
     }
+}
+
+/// The body of one plain string literal as the source spells it (see [`plain_literal`]).
+pub(super) struct Literal<'a> {
+    /// Where the body starts in the module's text.
+    pub body_start: usize,
+    pub body: &'a str,
+    pub raw: bool,
+}
+
+/// The body of `lit` when it is one plain (`"..."`, `u"..."`) or raw (`r"..."`) string literal:
+/// no implicit concatenation, no bytes, no f-string (their offsets and values differ).
+pub(super) fn plain_literal<'a>(text: &'a str, lit: &Expr) -> Option<Literal<'a>> {
+    if !is_str(lit) {
+        return None;
+    }
+    let r = rng(lit.range());
+    let src = &text[r.clone()];
+    let prefix_len = src.find(['\'', '"'])?;
+    let prefix = src[..prefix_len].to_ascii_lowercase();
+    if !matches!(prefix.as_str(), "" | "r" | "u") {
+        return None;
+    }
+    let q = &src[prefix_len..];
+    let quote_len = if q.starts_with("\"\"\"") || q.starts_with("'''") {
+        3
+    } else {
+        1
+    };
+    if q.len() < 2 * quote_len || !q.ends_with(&q[..quote_len]) {
+        return None;
+    }
+    let body_start = r.start + prefix_len + quote_len;
+    let body = &text[body_start..r.end - quote_len];
+    // A quote inside means two literals side by side (or an escaped quote): not one body.
+    if body.contains(&q[..1]) {
+        return None;
+    }
+    Some(Literal {
+        body_start,
+        body,
+        raw: prefix == "r",
+    })
 }
 
 fn at_end(start: usize, body: &str) -> Range<usize> {
@@ -721,15 +777,15 @@ mod tests {
             got,
             vec![
                 (
-                    "add the key `backoff`".to_string(),
+                    "`KNOWN`: add the key `backoff`".to_string(),
                     "KNOWN = {\"timeout\", \"retries\", \"backoff\"}".to_string()
                 ),
                 (
-                    "key `retries` → `retires`".to_string(),
+                    "`KNOWN`: key `retries` → `retires`".to_string(),
                     "KNOWN = {\"timeout\", \"retires\"}".to_string()
                 ),
                 (
-                    "add the key `retires`".to_string(),
+                    "`KNOWN`: add the key `retires`".to_string(),
                     "KNOWN = {\"timeout\", \"retries\", \"retires\"}".to_string()
                 ),
             ]
