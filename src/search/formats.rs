@@ -167,7 +167,9 @@ fn passed_names(
             Expr::Name(n) => {
                 let mut only = BTreeSet::new();
                 only.insert(n.id.to_string());
-                let local = func.map(|f| data::assigned_values(f, &only)).unwrap_or_default();
+                let local = func
+                    .map(|f| data::assigned_values(f, &only))
+                    .unwrap_or_default();
                 if local.is_empty() {
                     vec![data::module_value(module, n.id.as_str())?]
                 } else {
@@ -201,7 +203,8 @@ fn dict_keys(e: &Expr) -> Option<Vec<String>> {
             })
             .collect(),
         Expr::Call(c)
-            if c.args.is_empty() && matches!(c.func.as_ref(), Expr::Name(n) if n.id.as_str() == "dict") =>
+            if c.args.is_empty()
+                && matches!(c.func.as_ref(), Expr::Name(n) if n.id.as_str() == "dict") =>
         {
             c.keywords
                 .iter()
@@ -226,7 +229,9 @@ fn resolve<'a>(
         Expr::Name(n) => {
             let mut only = BTreeSet::new();
             only.insert(n.id.to_string());
-            let local = func.map(|f| data::assigned_values(f, &only)).unwrap_or_default();
+            let local = func
+                .map(|f| data::assigned_values(f, &only))
+                .unwrap_or_default();
             let value = match local[..] {
                 [one] => one,
                 [] => data::module_value(module, n.id.as_str())?,
@@ -280,7 +285,12 @@ impl FormatMutator<'_, '_> {
                     Edit::replacement(self.at(&tokens[j]), a.to_string()),
                 ];
                 let weight = if j == i + 1 { near } else { far };
-                self.push("format-swap", format!("swap `{a}` and `{b}`"), edits, weight);
+                self.push(
+                    "format-swap",
+                    format!("swap `{a}` and `{b}`"),
+                    edits,
+                    weight,
+                );
             }
         }
     }
@@ -297,7 +307,12 @@ impl FormatMutator<'_, '_> {
             };
             let new = format!("{}{partner}", &text[..text.len() - 1]);
             let edit = Edit::replacement(self.at(d), new.clone());
-            self.push("format-directive", format!("`{text}` → `{new}`"), vec![edit], 1.0);
+            self.push(
+                "format-directive",
+                format!("`{text}` → `{new}`"),
+                vec![edit],
+                1.0,
+            );
         }
     }
 
@@ -316,7 +331,12 @@ impl FormatMutator<'_, '_> {
             for &to in printf_partners(conv) {
                 let new = format!("{}{to}", &text[..text.len() - 1]);
                 let edit = Edit::replacement(self.at(s), new.clone());
-                self.push("format-directive", format!("`{text}` → `{new}`"), vec![edit], 0.5);
+                self.push(
+                    "format-directive",
+                    format!("`{text}` → `{new}`"),
+                    vec![edit],
+                    0.5,
+                );
             }
         }
     }
@@ -331,7 +351,9 @@ impl FormatMutator<'_, '_> {
             .into_iter()
             .filter(|(_, name)| {
                 let n = &self.body.body[name.clone()];
-                n.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                n.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
             })
             .collect();
         let whole: Vec<_> = named.iter().map(|(w, _)| w.clone()).collect();
@@ -524,7 +546,10 @@ mod tests {
             )
         );
         let lines: Vec<&str> = got.iter().map(|(_, l)| l.as_str()).collect();
-        assert!(lines.contains(&"    _STAMP = \"%Y-%m-%d %H:%M\""), "{got:?}");
+        assert!(
+            lines.contains(&"    _STAMP = \"%Y-%m-%d %H:%M\""),
+            "{got:?}"
+        );
         assert!(lines.contains(&"    _STAMP = \"%Y-%d-%M %H:%M\""));
         assert!(lines.contains(&"    _STAMP = \"%y-%d-%m %H:%M\""));
         // 5 directives: 10 swaps, and a partner for Y, m, H, M (not d).
@@ -561,11 +586,15 @@ mod tests {
     fn keywords_and_dict_calls_are_the_names_passed() {
         let src = "def f(a):\n    return \"{nmae}: {count}\".format(name=a, **dict(count=1))\n";
         let got = changes(src, 2, &[]);
-        assert!(got.iter().any(|(t, l)| t == "the `format` format: field `{nmae}` → `{name}`"
-            && l == "    return \"{name}: {count}\".format(name=a, **dict(count=1))"));
+        assert!(got.iter().any(
+            |(t, l)| t == "the `format` format: field `{nmae}` → `{name}`"
+                && l == "    return \"{name}: {count}\".format(name=a, **dict(count=1))"
+        ));
         // A mapping that cannot be read: no rename (the names passed are unknown).
         let src = "def f(a, extra):\n    return \"{nmae}\".format(name=a, **extra)\n";
-        assert!(changes(src, 2, &[]).iter().all(|(t, _)| !t.contains("field")));
+        assert!(changes(src, 2, &[])
+            .iter()
+            .all(|(t, _)| !t.contains("field")));
     }
 
     #[test]
@@ -589,7 +618,10 @@ mod tests {
 
     #[test]
     fn tokens() {
-        assert_eq!(time_directives("%Y-%m-%d %%H %-d"), vec![0..2, 3..5, 6..8, 13..16]);
+        assert_eq!(
+            time_directives("%Y-%m-%d %%H %-d"),
+            vec![0..2, 3..5, 6..8, 13..16]
+        );
         assert_eq!(
             brace_fields("{{x}} {a.b!r:>4} {}"),
             Some(vec![(6..16, 7..8), (17..19, 18..18)])

@@ -264,12 +264,13 @@ pub fn docstring_raises(doc: &str) -> Vec<(String, String)> {
         }
         let base = indent(l);
         let mut entry: Option<(String, String)> = None;
-        for j in i + if numpy { 2 } else { 1 }..lines.len() {
-            let t = lines[j].trim();
+        let first = i + if numpy { 2 } else { 1 };
+        for (j, line) in lines.iter().enumerate().skip(first) {
+            let t = line.trim();
             if t.is_empty() {
                 continue;
             }
-            let ind = indent(lines[j]);
+            let ind = indent(line);
             // Back at the title's indentation: the next section (Google), or a numpy title.
             if ind < base || (ind == base && (!numpy || underline(j + 1))) {
                 break;
@@ -747,10 +748,16 @@ mod tests {
         let google = "Cut.\n\n        Args:\n            size: the width\n\n        Raises:\n            BadWindow: if size is not\n                positive.\n            KeyError: when missing.\n\n        Returns:\n            The runs.\n        ";
         assert_eq!(
             raises(google),
-            vec![pair("BadWindow", "if size is not positive."), pair("KeyError", "when missing.")]
+            vec![
+                pair("BadWindow", "if size is not positive."),
+                pair("KeyError", "when missing.")
+            ]
         );
         let numpy = "Cut.\n\n    Raises\n    ------\n    BadWindow\n        If size is not positive.\n\n    Returns\n    -------\n    list\n";
-        assert_eq!(raises(numpy), vec![pair("BadWindow", "If size is not positive.")]);
+        assert_eq!(
+            raises(numpy),
+            vec![pair("BadWindow", "If size is not positive.")]
+        );
         // Prose that raises no type: nothing.
         assert!(raises("This raises the bar if needed.").is_empty());
     }
