@@ -1,7 +1,7 @@
 //! Edits of a format string the checked statement builds or parses with: a `strptime`/
-//! `strftime` format (`"%Y-%d-%m"`), a `str.format` template (`"{host}_{seqence}"`) or a
-//! `%`-format (`"%d items" % n`), written inline or as a constant of the module, the class or
-//! the function. Such a string is data the code reads like a regex or a table of keys
+//! `strftime` format (`"%Y-%d-%m"`), a `str.format` template (`"{host}_{seqence}"`), a
+//! `%`-format (`"%d items" % n`) or a `struct` format (`struct.Struct("<4sHH")`), written
+//! inline or as a constant of the module, the class or the function. Such a string is data the code reads like a regex or a table of keys
 //! ([`super::data`] finds the statement's expressions and calls [`mutants`]): when it is wrong,
 //! the check that uses it raises (`ValueError: time data ... does not match format`, a
 //! `KeyError` from `.format(**fields)`, often turned into the project's own exception) or the
@@ -12,7 +12,8 @@
 //! - `format-swap`: two directives or named fields of the string swapped (`%Y-%d-%m` →
 //!   `%Y-%m-%d`, `{last}, {first}` → `{first}, {last}`), neighbours first;
 //! - `format-directive`: a directive replaced by its case partner (`%y` → `%Y`, `%M` → `%m`,
-//!   `%b` → `%B` ...) or a `%`-conversion by a near one (`%d` → `%s`);
+//!   `%b` → `%B` ...), a `%`-conversion by a near one (`%d` → `%s`), a `struct` format's byte
+//!   order flipped (`<` ↔ `>`) or a code's signedness (`h` ↔ `H`);
 //! - `format-field`: a `{field}` that the call does not pass renamed to a name it passes and the
 //!   template does not use (`.format(**fields)` with `fields = {"sequence": ...}`: `{seqence}` →
 //!   `{sequence}`), the nearest name first. Only when every name the call passes is known.
@@ -32,6 +33,20 @@ use super::data::{self, plain_literal, Literal};
 use super::mutate::Mutant;
 use super::priors::Priors;
 
+/// `struct` functions whose first argument is a format.
+const STRUCT_FUNCS: &[&str] = &[
+    "Struct",
+    "pack",
+    "pack_into",
+    "unpack",
+    "unpack_from",
+    "iter_unpack",
+    "calcsize",
+];
+
+/// Methods of a `struct.Struct`: their receiver holds the format.
+const STRUCT_METHODS: &[&str] = &["pack", "pack_into", "unpack", "unpack_from", "iter_unpack"];
+
 /// Alternatives proposed at most for one `{field}` (the nearest names first).
 const MAX_RENAMES: usize = 3;
 
@@ -44,6 +59,9 @@ enum Kind {
     Brace,
     /// `F % args`.
     Printf,
+    /// `struct.unpack(F, data)`, `struct.Struct(F)`, `HEADER.unpack_from(data)` where `HEADER =
+    /// struct.Struct(F)`.
+    Struct,
 }
 
 /// A use of a format string in the checked statement's expressions.
@@ -74,7 +92,7 @@ pub(super) fn mutants(
     let mut out = Vec::new();
     let mut sites: BTreeSet<usize> = BTreeSet::new();
     for u in uses {
-        let Some((label, lit)) = resolve(u.fmt, &u.reader, func, class, module) else {
+        let Some((label, lit)) = resolve(u.fmt, &u.reader, u.kind, func, class, module) else {
             continue;
         };
         let Some(body) = plain_literal(module.text(), lit) else {
@@ -93,6 +111,7 @@ pub(super) fn mutants(
             Kind::Time => m.time(),
             Kind::Printf => m.printf(),
             Kind::Brace => m.brace(u.names.as_deref(), words),
+            Kind::Struct => m.structure(),
         }
     }
     out
@@ -110,7 +129,15 @@ fn uses_in<'a>(
             Node::Expr(Expr::Call(c)) => {
                 if let Expr::Attribute(a) = c.func.as_ref() {
                     let attr = a.attr.as_str();
+                    let on_struct =
+                        matches!(a.value.as_ref(), Expr::Name(n) if n.id.as_str() == "struct");
                     let (kind, fmt) = match attr {
+                        _ if on_struct && STRUCT_FUNCS.contains(&attr) => {
+                            (Kind::Struct, c.args.first())
+                        }
+                        _ if STRUCT_METHODS.contains(&attr) => {
+                            (Kind::Struct, Some(a.value.as_ref()))
+                        }
                         "strptime" => (Kind::Time, c.args.get(1)),
                         "strftime" => (Kind::Time, c.args.first()),
                         "format" | "format_map" => (Kind::Brace, Some(a.value.as_ref())),
@@ -220,6 +247,7 @@ fn dict_keys(e: &Expr) -> Option<Vec<String>> {
 fn resolve<'a>(
     fmt: &'a Expr,
     reader: &str,
+    kind: Kind,
     func: Option<&'a Stmt>,
     class: Option<&'a ast::StmtClassDef>,
     module: &'a ParsedModule,
@@ -244,6 +272,15 @@ fn resolve<'a>(
             data::class_value(class?, a.attr.as_str())?,
         ),
         _ => return None,
+    };
+    // `struct.Struct(F)` stands for its format.
+    let value = match value {
+        Expr::Call(c) if kind == Kind::Struct => match (c.func.as_ref(), c.args.first()) {
+            (Expr::Attribute(a), Some(f)) if a.attr.as_str() == "Struct" => f,
+            (Expr::Name(n), Some(f)) if n.id.as_str() == "Struct" => f,
+            _ => return None,
+        },
+        _ => value,
     };
     data::is_str(value).then_some((label, value))
 }
@@ -341,6 +378,55 @@ impl FormatMutator<'_, '_> {
         }
     }
 
+    /// A `struct` format: the byte order flipped (`<` ↔ `>`, or given where the native one is
+    /// implied), a code's signedness flipped (`h` ↔ `H`), two neighbouring codes swapped.
+    fn structure(&mut self) {
+        let body = self.body.body;
+        if !body.is_ascii() || body.contains(char::is_whitespace) {
+            return;
+        }
+        let order = body.chars().next().filter(|c| "@=<>!".contains(*c));
+        let flips: &[&str] = match order {
+            Some('<') => &[">"],
+            Some('>' | '!') => &["<"],
+            _ => &["<", ">"],
+        };
+        for to in flips {
+            let (edit, what) = match order {
+                Some(o) => (Edit::replacement(self.at(&(0..1)), *to), o.to_string()),
+                None => (Edit::insertion(self.body.body_start, *to), String::new()),
+            };
+            self.push(
+                "format-directive",
+                format!("byte order `{what}` → `{to}`"),
+                vec![edit],
+                1.0,
+            );
+        }
+        let codes = struct_codes(body);
+        self.swaps(&codes, 0.5, 0.2);
+        for c in &codes {
+            let text = &body[c.clone()];
+            let letter = text.chars().last().unwrap_or('x');
+            if !"bBhHiIlLqQ".contains(letter) {
+                continue;
+            }
+            let flipped = if letter.is_ascii_lowercase() {
+                letter.to_ascii_uppercase()
+            } else {
+                letter.to_ascii_lowercase()
+            };
+            let new = format!("{}{flipped}", &text[..text.len() - 1]);
+            let edit = Edit::replacement(self.at(c), new.clone());
+            self.push(
+                "format-directive",
+                format!("`{text}` → `{new}`"),
+                vec![edit],
+                0.6,
+            );
+        }
+    }
+
     /// A `str.format` template: a field the call does not pass renamed to one it passes and the
     /// template does not use; two named fields swapped.
     fn brace(&mut self, names: Option<&[String]>, words: &[String]) {
@@ -396,6 +482,25 @@ impl FormatMutator<'_, '_> {
             }
         }
     }
+}
+
+/// The codes of a `struct` format with their counts (`4s`, `H`), after the byte order.
+fn struct_codes(body: &str) -> Vec<std::ops::Range<usize>> {
+    let b = body.as_bytes();
+    let mut out = Vec::new();
+    let mut i = usize::from(b.first().is_some_and(|c| b"@=<>!".contains(c)));
+    while i < b.len() {
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        match b.get(i) {
+            Some(c) if c.is_ascii_alphabetic() || *c == b'?' => out.push(start..i + 1),
+            _ => return out,
+        }
+        i += 1;
+    }
+    out
 }
 
 /// The directives of a `strftime` format (`%d`, `%-d`), `%%` skipped.
@@ -614,6 +719,40 @@ mod tests {
         assert!(changes(src, 2, &[]).is_empty());
         let src = "def f(d):\n    return d.strftime(\"%d.\" \"%m\")\n";
         assert!(changes(src, 2, &[]).is_empty());
+    }
+
+    #[test]
+    fn struct_formats_by_name_and_inline() {
+        let src = "import struct\n\n\nclass R:\n    _HEAD = struct.Struct(\"<4sHh\")\n\n    def read(self, data):\n        magic, version, n = self._HEAD.unpack_from(data)\n        return version\n";
+        let got = changes(src, 8, &[]);
+        assert_eq!(
+            got[0],
+            (
+                "`_HEAD`: byte order `<` → `>`".to_string(),
+                "    _HEAD = struct.Struct(\">4sHh\")".to_string()
+            )
+        );
+        let lines: Vec<&str> = got.iter().map(|(_, l)| l.as_str()).collect();
+        assert!(
+            lines.contains(&"    _HEAD = struct.Struct(\"<4shh\")"),
+            "{got:?}"
+        );
+        assert!(
+            lines.contains(&"    _HEAD = struct.Struct(\"<H4sh\")"),
+            "{got:?}"
+        );
+        let src = "import struct\n\n\ndef size(data):\n    return struct.unpack(\"I\", data)[0]\n";
+        let got = changes(src, 5, &[]);
+        let lines: Vec<&str> = got.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(
+            lines,
+            vec![
+                "    return struct.unpack(\"<I\", data)[0]",
+                "    return struct.unpack(\">I\", data)[0]",
+                "    return struct.unpack(\"i\", data)[0]"
+            ]
+        );
+        assert_eq!(struct_codes("!4sH2xq"), vec![1..3, 3..4, 4..6, 6..7]);
     }
 
     #[test]
