@@ -437,7 +437,8 @@ fn guard_fix(
     spec: &Expectation,
     rule: &crate::rules::Rule,
 ) -> Option<crate::edit::Fix> {
-    let exc = spec.exception.as_str();
+    let exc = documented_exception(module, def, param, &spec.exception);
+    let exc = exc.as_str();
     if !exception_in_scope(module, exc) {
         return None;
     }
@@ -499,6 +500,56 @@ fn guard_fix(
         rule.confidence,
         vec![crate::edit::Edit::insertion(start, content)],
     ))
+}
+
+/// The type the guard raises: the test's, unless the function's docstring documents one that
+/// is it or a subclass the module defines (`Raises BadWindow if size is not positive.` under
+/// `pytest.raises(ValueError)`, with `class BadWindow(StatsError, ValueError)`): the type the
+/// author gives that check. Among several, the one whose words name the parameter first.
+fn documented_exception(
+    module: &syntax::ParsedModule,
+    def: &ast::StmtFunctionDef,
+    param: &str,
+    expected: &str,
+) -> String {
+    let doc = match def.body.first() {
+        Some(Stmt::Expr(e)) => string_of(&e.value),
+        _ => None,
+    };
+    let Some(doc) = doc else {
+        return expected.to_string();
+    };
+    let mut fitting: Vec<(String, String)> = crate::transform::common::docstring_raises(&doc)
+        .into_iter()
+        .filter(|(e, _)| subclass_in_module(module, e, expected, 0))
+        .collect();
+    fitting.sort_by_key(|(_, when)| !names_word(Some(when), param));
+    fitting
+        .into_iter()
+        .next()
+        .map_or_else(|| expected.to_string(), |(e, _)| e)
+}
+
+/// Whether `name` is `base`, or a class of the module that derives from it (through the
+/// module's own classes; bases are compared by their last dotted part).
+fn subclass_in_module(module: &syntax::ParsedModule, name: &str, base: &str, depth: usize) -> bool {
+    if name == base {
+        return true;
+    }
+    if depth > 8 {
+        return false;
+    }
+    module.body().iter().any(|s| match s {
+        Stmt::ClassDef(c) if c.name.as_str() == name => c.bases.iter().any(|b| {
+            let b = match b {
+                Expr::Name(n) => n.id.as_str(),
+                Expr::Attribute(a) => a.attr.as_str(),
+                _ => return false,
+            };
+            subclass_in_module(module, b, base, depth + 1)
+        }),
+        _ => false,
+    })
 }
 
 /// How the function's own `raise` statements word their messages, when they are f-strings that
@@ -673,6 +724,23 @@ mod tests {
         assert_eq!(literal_of_pattern(r"got \d+"), None);
         assert_eq!(literal_of_pattern("a.*b"), None);
         assert_eq!(literal_of_pattern(""), None);
+    }
+
+    #[test]
+    fn the_docstring_names_the_raised_subclass() {
+        let src = "class StatsError(Exception):\n    pass\n\n\nclass BadWindow(StatsError, ValueError):\n    pass\n\n\nclass Empty(StatsError):\n    pass\n\n\ndef cut(xs, size):\n    \"\"\"Runs of xs.\n\n    Raises:\n        Empty: if xs is empty.\n        BadWindow: if size is not positive.\n    \"\"\"\n    return xs\n";
+        let m = crate::syntax::parse_text(std::path::Path::new("m.py"), src).unwrap();
+        let Some(Stmt::FunctionDef(d)) = m.body().last() else {
+            panic!()
+        };
+        let exc = |param: &str, expected: &str| documented_exception(&m, d, param, expected);
+        // A subclass of what the test expects, the entry that names the parameter first.
+        assert_eq!(exc("size", "ValueError"), "BadWindow");
+        assert_eq!(exc("size", "StatsError"), "BadWindow");
+        assert_eq!(exc("xs", "StatsError"), "Empty");
+        // `Empty` is no `ValueError`; nothing documented fits `TypeError`.
+        assert_eq!(exc("xs", "ValueError"), "BadWindow");
+        assert_eq!(exc("size", "TypeError"), "TypeError");
     }
 
     #[test]

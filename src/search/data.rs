@@ -28,13 +28,21 @@ use crate::traceback::Failure;
 use super::mutate::Mutant;
 use super::priors::Priors;
 
-/// This file's families, as named in `rules/search/priors.toml`.
+/// This file's families and [`super::formats`]'s, as named in `rules/search/priors.toml`.
 pub const FAMILIES: &[&str] = &[
     "regex-class",
     "regex-quantifier",
     "regex-anchor",
     "known-key",
+    "format-swap",
+    "format-directive",
+    "format-field",
 ];
+
+/// Whether a family edits data (its edit is on the data's line, not the checked statement's).
+pub fn is_data_family(family: &str) -> bool {
+    FAMILIES.contains(&family)
+}
 
 /// Words tried at most (the message's and the failing test line's strings).
 const MAX_WORDS: usize = 8;
@@ -52,7 +60,7 @@ const RE_FUNCS: &[&str] = &[
     "subn",
 ];
 
-fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
+pub(super) fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
     r.start().to_usize()..r.end().to_usize()
 }
 
@@ -144,6 +152,7 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[Strin
         text,
         priors,
         words,
+        name: String::new(),
         out: Vec::new(),
     };
     for e in &exprs {
@@ -153,9 +162,9 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[Strin
             let value = match &r {
                 Ref::Name(n) => module_value(module, n),
                 Ref::Attr(n) => class.and_then(|c| class_value(c, n)),
-                Ref::Pattern(p) => Some(*p),
-                Ref::NamedPattern(n, false) => module_value(module, n),
-                Ref::NamedPattern(n, true) => class.and_then(|c| class_value(c, n)),
+                Ref::Pattern(p, _) => Some(*p),
+                Ref::NamedPattern(n, false, _) => module_value(module, n),
+                Ref::NamedPattern(n, true, _) => class.and_then(|c| class_value(c, n)),
             };
             let Some(value) = value else { continue };
             let at = rng(value.range());
@@ -163,10 +172,24 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[Strin
                 continue;
             }
             sites.push(at);
-            m.data(value, matches!(r, Ref::Pattern(_) | Ref::NamedPattern(..)));
+            // The title names the data: the edit is on its line, not on the checked one.
+            m.name = match &r {
+                Ref::Name(n) | Ref::Attr(n) | Ref::NamedPattern(n, ..) => format!("`{n}`"),
+                Ref::Pattern(..) => "the pattern".to_string(),
+            };
+            // A pattern passed to `re.*` here: the call's flags say whether it is verbose.
+            let passed = match r {
+                Ref::Pattern(_, v) | Ref::NamedPattern(_, _, v) => Some(v),
+                _ => None,
+            };
+            m.data(value, passed);
         }
     }
-    m.out
+    let mut out = m.out;
+    out.extend(super::formats::mutants(
+        module, func, class, &exprs, priors, words,
+    ));
+    out
 }
 
 /// A reference from the checked statement to data.
@@ -175,10 +198,11 @@ enum Ref<'a> {
     Name(String),
     /// An attribute of `self`/`cls` or of a class by name (`self._FIELDS`).
     Attr(String),
-    /// A pattern literal passed to `re.*` right there.
-    Pattern(&'a Expr),
-    /// A pattern passed to `re.*` by name: a module name, or a class attribute (`true`).
-    NamedPattern(String, bool),
+    /// A pattern literal passed to `re.*` right there, and whether the call makes it verbose.
+    Pattern(&'a Expr, bool),
+    /// A pattern passed to `re.*` by name: a module name, or a class attribute (`true`); and
+    /// whether the call makes it verbose.
+    NamedPattern(String, bool, bool),
 }
 
 fn names_in(e: &Expr, out: &mut BTreeSet<String>) {
@@ -205,10 +229,12 @@ fn refs_in<'a>(e: &'a Expr, out: &mut Vec<Ref<'a>>) {
                 }
             }
             Node::Expr(Expr::Call(c)) => match re_pattern(c) {
-                Some(p) if is_str(p) => out.push(Ref::Pattern(p)),
-                Some(Expr::Name(n)) => out.push(Ref::NamedPattern(n.id.to_string(), false)),
+                Some(p) if is_str(p) => out.push(Ref::Pattern(p, is_verbose(c))),
+                Some(Expr::Name(n)) => {
+                    out.push(Ref::NamedPattern(n.id.to_string(), false, is_verbose(c)));
+                }
                 Some(Expr::Attribute(a)) => {
-                    out.push(Ref::NamedPattern(a.attr.to_string(), true));
+                    out.push(Ref::NamedPattern(a.attr.to_string(), true, is_verbose(c)));
                 }
                 _ => {}
             },
@@ -231,12 +257,31 @@ fn re_pattern(c: &ast::ExprCall) -> Option<&Expr> {
         .flatten()
 }
 
-fn is_str(e: &Expr) -> bool {
+/// Whether a `re.*` call's flags (after the pattern, or `flags=`) include `re.VERBOSE`/`re.X`.
+fn is_verbose(c: &ast::ExprCall) -> bool {
+    let mut found = false;
+    let flags = c
+        .args
+        .iter()
+        .skip(1)
+        .chain(c.keywords.iter().map(|k| &k.value));
+    for f in flags {
+        walk::walk(&[Node::Expr(f)], MAX_AST_DEPTH, |node, _| {
+            if let Node::Expr(Expr::Attribute(a)) = node {
+                found |= matches!(a.attr.as_str(), "VERBOSE" | "X");
+            }
+            matches!(node, Node::Expr(_))
+        });
+    }
+    found
+}
+
+pub(super) fn is_str(e: &Expr) -> bool {
     matches!(e, Expr::Constant(c) if matches!(c.value, Constant::Str(_)))
 }
 
 /// The values the function assigns to `names` (plain `name = value` statements).
-fn assigned_values<'a>(func: &'a Stmt, names: &BTreeSet<String>) -> Vec<&'a Expr> {
+pub(super) fn assigned_values<'a>(func: &'a Stmt, names: &BTreeSet<String>) -> Vec<&'a Expr> {
     let body = match func {
         Stmt::FunctionDef(f) => &f.body,
         Stmt::AsyncFunctionDef(f) => &f.body,
@@ -277,16 +322,19 @@ fn assigned_in<'a>(body: &'a [Stmt], name: &str) -> Option<&'a Expr> {
     })
 }
 
-fn module_value<'a>(module: &'a ParsedModule, name: &str) -> Option<&'a Expr> {
+pub(super) fn module_value<'a>(module: &'a ParsedModule, name: &str) -> Option<&'a Expr> {
     assigned_in(module.body(), name)
 }
 
-fn class_value<'a>(class: &'a ast::StmtClassDef, name: &str) -> Option<&'a Expr> {
+pub(super) fn class_value<'a>(class: &'a ast::StmtClassDef, name: &str) -> Option<&'a Expr> {
     assigned_in(&class.body, name)
 }
 
 /// The class whose body defines `func` (a method), searched at the module's top level.
-fn enclosing_class<'a>(module: &'a ParsedModule, func: &Stmt) -> Option<&'a ast::StmtClassDef> {
+pub(super) fn enclosing_class<'a>(
+    module: &'a ParsedModule,
+    func: &Stmt,
+) -> Option<&'a ast::StmtClassDef> {
     let at = rng(func.range());
     module.body().iter().find_map(|s| match s {
         Stmt::ClassDef(c) if c.body.iter().any(|m| rng(m.range()) == at) => Some(c),
@@ -298,6 +346,8 @@ struct DataMutator<'a> {
     text: &'a str,
     priors: &'a Priors,
     words: &'a [String],
+    /// The data's name as titles show it (`` `_LABEL` ``, "the pattern").
+    name: String,
     out: Vec<Mutant>,
 }
 
@@ -305,7 +355,7 @@ impl DataMutator<'_> {
     fn push(&mut self, family: &'static str, title: String, edits: Vec<Edit>, weight: f64) {
         self.out.push(Mutant {
             family,
-            title,
+            title: format!("{}: {title}", self.name),
             edits,
             prior: self.priors.family(family) * weight,
             effects: Vec::new(),
@@ -313,11 +363,12 @@ impl DataMutator<'_> {
     }
 
     /// The edits of one data value: a compiled pattern, a pattern literal, a collection of keys.
-    fn data(&mut self, value: &Expr, is_pattern: bool) {
+    /// `passed`: the value is passed to `re.*` as a pattern (verbose or not).
+    fn data(&mut self, value: &Expr, passed: Option<bool>) {
         match value {
             Expr::Call(c) => {
                 if let Some(p) = re_pattern(c) {
-                    self.pattern(p);
+                    self.pattern(p, is_verbose(c));
                     return;
                 }
                 // `frozenset({...})`, `set([...])`, `tuple(...)`.
@@ -327,7 +378,7 @@ impl DataMutator<'_> {
                     self.keys(inner);
                 }
             }
-            Expr::Constant(_) if is_pattern => self.pattern(value),
+            Expr::Constant(_) if passed.is_some() => self.pattern(value, passed == Some(true)),
             _ => self.keys(value),
         }
     }
@@ -401,36 +452,39 @@ impl DataMutator<'_> {
     }
 
     /// A pattern literal: each character class with a character of a word it misses, each
-    /// quantifier one step wider, an end anchor dropped.
-    fn pattern(&mut self, lit: &Expr) {
-        let r = rng(lit.range());
-        let src = &self.text[r.clone()];
-        // One plain literal only (no implicit concatenation, no bytes, no f-string); its body is
-        // what the regex engine sees when it is raw or has no backslash.
-        let prefix_len = src.find(['\'', '"']).unwrap_or(src.len());
-        let prefix = src[..prefix_len].to_ascii_lowercase();
-        if !matches!(prefix.as_str(), "" | "r" | "u") {
+    /// quantifier one step wider, an end anchor dropped. Adjacent literals (`r"^[a-z]" r"+$"`)
+    /// are read as the one pattern they make; a verbose one without its spaces and comments.
+    fn pattern(&mut self, lit: &Expr, verbose: bool) {
+        // Its body is what the regex engine sees when every piece is raw or has no backslash.
+        let Some(pieces) = literal_pieces(self.text, lit) else {
             return;
-        }
-        let raw = prefix == "r";
-        let q = &src[prefix_len..];
-        let quote_len = if q.starts_with("\"\"\"") || q.starts_with("'''") {
-            3
-        } else {
-            1
         };
-        if q.len() < 2 * quote_len || !q.ends_with(&q[..quote_len]) {
+        if pieces.iter().any(|p| !p.raw && p.body.contains('\\')) {
             return;
         }
-        let body_start = r.start + prefix_len + quote_len;
-        let body = &self.text[body_start..r.end - quote_len];
-        if body.contains(&q[..1]) || (!raw && body.contains('\\')) {
-            return;
-        }
+        let raw = pieces.iter().all(|p| p.raw);
+        let joined = Joined::of(&pieces, verbose);
+        let body = joined.text.as_str();
+        let at = |i: usize| joined.offsets[i];
+        // The source range of the body's `r` (one piece: its characters are adjacent there).
+        let char_end = |i: usize| at(i) + body[i..].chars().next().map_or(1, char::len_utf8);
+        // An insertion goes right after the character before it (in its piece, before the
+        // spaces of a verbose pattern), not at the start of what follows.
+        let span = |r: Range<usize>| match r.len() {
+            0 if r.start > 0 => {
+                let before = body[..r.start]
+                    .chars()
+                    .next_back()
+                    .map_or(1, char::len_utf8);
+                char_end(r.start - before)..char_end(r.start - before)
+            }
+            0 => at(0)..at(0),
+            // One character of one piece: contiguous in the source.
+            _ => at(r.start)..at(r.start) + r.len(),
+        };
         let tokens = regex_atoms(body);
         let chars = self.word_chars();
         for atom in &tokens {
-            let at = |i: usize| body_start + i;
             if let Atom::Class { range, negated } = atom {
                 if *negated {
                     continue;
@@ -469,7 +523,7 @@ impl DataMutator<'_> {
                     self.push(
                         "regex-quantifier",
                         format!("`{what}{}` → `{what}{w}`", q.1),
-                        vec![Edit::replacement(at(q.0.start)..at(q.0.end), w.to_string())],
+                        vec![Edit::replacement(span(q.0.clone()), w.to_string())],
                         weight,
                     );
                 }
@@ -480,7 +534,10 @@ impl DataMutator<'_> {
             self.push(
                 "regex-anchor",
                 "drop the end anchor `$`".to_string(),
-                vec![Edit::replacement(at_end(body_start, body), String::new())],
+                vec![Edit::replacement(
+                    span(body.len() - 1..body.len()),
+                    String::new(),
+                )],
                 1.0,
             );
         }
@@ -503,8 +560,156 @@ impl DataMutator<'_> {
     }
 }
 
-fn at_end(start: usize, body: &str) -> Range<usize> {
-    start + body.len() - 1..start + body.len()
+/// The bodies of a string constant written as adjacent plain or raw literals (`r"^[a-z]"
+/// r"+$"`, across lines inside parentheses, with comments between them), in order. None when
+/// one piece is a bytes, f- or other literal.
+pub(super) fn literal_pieces<'a>(text: &'a str, lit: &Expr) -> Option<Vec<Literal<'a>>> {
+    if !is_str(lit) {
+        return None;
+    }
+    let r = rng(lit.range());
+    let b = text.as_bytes();
+    let mut i = r.start;
+    let mut out = Vec::new();
+    while i < r.end {
+        match b[i] {
+            b' ' | b'\t' | b'\r' | b'\n' | b'\\' | b'(' | b')' => i += 1,
+            b'#' => i += text[i..r.end].find('\n').unwrap_or(r.end - i),
+            _ => {
+                let q = i + text[i..r.end].find(['\'', '"'])?;
+                let prefix = text[i..q].to_ascii_lowercase();
+                if !matches!(prefix.as_str(), "" | "r" | "u") {
+                    return None;
+                }
+                let quote = if text[q..].starts_with("\"\"\"") || text[q..].starts_with("'''") {
+                    &text[q..q + 3]
+                } else {
+                    &text[q..q + 1]
+                };
+                let body_start = q + quote.len();
+                // The closing quote: the first unescaped one (a backslash escapes a quote in
+                // raw literals too).
+                let mut j = body_start;
+                let close = loop {
+                    if j >= r.end {
+                        return None;
+                    }
+                    if b[j] == b'\\' {
+                        j += 2;
+                    } else if text[j..].starts_with(quote) {
+                        break j;
+                    } else {
+                        j += 1;
+                    }
+                };
+                out.push(Literal {
+                    body_start,
+                    body: &text[body_start..close],
+                    raw: prefix == "r",
+                });
+                i = close + quote.len();
+            }
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The body of one plain string literal as the source spells it (see [`plain_literal`]).
+pub(super) struct Literal<'a> {
+    /// Where the body starts in the module's text.
+    pub body_start: usize,
+    pub body: &'a str,
+    pub raw: bool,
+}
+
+/// The body of `lit` when it is one plain (`"..."`, `u"..."`) or raw (`r"..."`) string literal:
+/// no implicit concatenation, no bytes, no f-string (their offsets and values differ).
+pub(super) fn plain_literal<'a>(text: &'a str, lit: &Expr) -> Option<Literal<'a>> {
+    if !is_str(lit) {
+        return None;
+    }
+    let r = rng(lit.range());
+    let src = &text[r.clone()];
+    let prefix_len = src.find(['\'', '"'])?;
+    let prefix = src[..prefix_len].to_ascii_lowercase();
+    if !matches!(prefix.as_str(), "" | "r" | "u") {
+        return None;
+    }
+    let q = &src[prefix_len..];
+    let quote_len = if q.starts_with("\"\"\"") || q.starts_with("'''") {
+        3
+    } else {
+        1
+    };
+    if q.len() < 2 * quote_len || !q.ends_with(&q[..quote_len]) {
+        return None;
+    }
+    let body_start = r.start + prefix_len + quote_len;
+    let body = &text[body_start..r.end - quote_len];
+    // A quote inside means two literals side by side (or an escaped quote): not one body.
+    if body.contains(&q[..1]) {
+        return None;
+    }
+    Some(Literal {
+        body_start,
+        body,
+        raw: prefix == "r",
+    })
+}
+
+/// The body of adjacent literal pieces as one string, with each byte's offset in the module's
+/// text (and one past the end): what a regex engine reads, mapped back to where it is written.
+struct Joined {
+    text: String,
+    offsets: Vec<usize>,
+}
+
+impl Joined {
+    /// `verbose`: whitespace and `#` comments outside character classes are dropped.
+    fn of(pieces: &[Literal], verbose: bool) -> Joined {
+        let mut text = String::new();
+        let mut offsets = Vec::new();
+        for p in pieces {
+            for (i, c) in p.body.char_indices() {
+                text.push(c);
+                offsets.extend(std::iter::repeat_n(p.body_start + i, c.len_utf8()));
+            }
+        }
+        let end = pieces.last().map_or(0, |p| p.body_start + p.body.len());
+        if !verbose {
+            offsets.push(end);
+            return Joined { text, offsets };
+        }
+        let (mut out, mut kept) = (String::new(), Vec::new());
+        let (mut in_class, mut comment, mut escaped) = (false, false, false);
+        for (i, c) in text.char_indices() {
+            let keep = if comment {
+                comment = c != '\n';
+                false
+            } else if escaped {
+                escaped = false;
+                true
+            } else {
+                match c {
+                    '\\' => escaped = true,
+                    '[' => in_class = true,
+                    ']' => in_class = false,
+                    '#' if !in_class => comment = true,
+                    _ => {}
+                }
+                in_class || !(c.is_whitespace() || comment)
+            };
+            if keep {
+                out.push(c);
+                kept.extend_from_slice(&offsets[i..i + c.len_utf8()]);
+            }
+        }
+        kept.push(end);
+        Joined {
+            text: out,
+            offsets: kept,
+        }
+    }
 }
 
 /// A key-like word: an identifier, maybe with dashes or dots (`user_agent`, `content-type`).
@@ -721,15 +926,15 @@ mod tests {
             got,
             vec![
                 (
-                    "add the key `backoff`".to_string(),
+                    "`KNOWN`: add the key `backoff`".to_string(),
                     "KNOWN = {\"timeout\", \"retries\", \"backoff\"}".to_string()
                 ),
                 (
-                    "key `retries` → `retires`".to_string(),
+                    "`KNOWN`: key `retries` → `retires`".to_string(),
                     "KNOWN = {\"timeout\", \"retires\"}".to_string()
                 ),
                 (
-                    "add the key `retires`".to_string(),
+                    "`KNOWN`: add the key `retires`".to_string(),
                     "KNOWN = {\"timeout\", \"retries\", \"retires\"}".to_string()
                 ),
             ]
@@ -749,6 +954,41 @@ mod tests {
         let src = "import re\nKEY = r\"[a-z]+\"\n\n\ndef ok(k):\n    if not re.fullmatch(KEY, k):\n        raise ValueError(k)\n";
         let got = titles(src, 6, &["max-age"]);
         assert_eq!(got[0].1, "KEY = r\"[a-z-]+\"");
+    }
+
+    #[test]
+    fn adjacent_literals_are_one_pattern() {
+        let src = "import re\n_ID = re.compile(\n    r\"^[a-z]\"  # the head\n    r\"[a-z0-9]*$\"\n)\n\n\ndef ok(k):\n    if not _ID.match(k):\n        raise ValueError(k)\n";
+        let got = titles(src, 9, &["build_7"]);
+        let lines: Vec<&str> = got.iter().map(|(_, l)| l.as_str()).collect();
+        assert!(lines.contains(&"    r\"[a-z0-9_]*$\""), "{got:?}");
+        assert!(lines.contains(&"    r\"[a-z0-9]*\""), "{got:?}");
+        // The head's class is followed by the next piece: its `+` goes at the piece's end.
+        assert!(lines.contains(&"    r\"^[a-z]+\"  # the head"), "{got:?}");
+        assert_eq!(got[0].0, "`_ID`: add `_` to `[a-z]`");
+    }
+
+    #[test]
+    fn a_verbose_pattern_without_its_spaces_and_comments() {
+        let src = "import re\n_KV = re.compile(\n    r\"\"\"\n    ^ (?P<key> [a-z]+ )   # a key, [lowercase]\n    = (?P<value> \\d )\n    $\"\"\",\n    re.VERBOSE,\n)\n\n\ndef ok(k):\n    if not _KV.match(k):\n        raise ValueError(k)\n";
+        let got = titles(src, 12, &["max-age=10"]);
+        let lines: Vec<&str> = got.iter().map(|(_, l)| l.as_str()).collect();
+        assert!(
+            lines.contains(&"    ^ (?P<key> [a-z-]+ )   # a key, [lowercase]"),
+            "{got:?}"
+        );
+        // `\d` widened in place; the comment's `[lowercase]` is no class.
+        assert!(lines.contains(&"    = (?P<value> \\d+ )"), "{got:?}");
+        assert!(!got.iter().any(|(t, _)| t.contains("lowercase")), "{got:?}");
+        assert!(lines.contains(&"    \"\"\","), "{got:?}");
+    }
+
+    #[test]
+    fn f_strings_and_bytes_are_no_pattern_data() {
+        let src = "import re\n\n\ndef ok(k, sep):\n    if not re.match(rf\"[a-z]{sep}[a-z]\", k):\n        raise ValueError(k)\n";
+        assert!(titles(src, 5, &["a_b"]).is_empty());
+        let src = "import re\n\n\ndef ok(k):\n    if not re.match(rb\"[a-z]\", k):\n        raise ValueError(k)\n";
+        assert!(titles(src, 5, &["a_b"]).is_empty());
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 pub mod choose;
 pub mod data;
+pub mod formats;
 pub mod hint;
 pub mod loop_step;
 pub mod mutate;
@@ -177,8 +178,16 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
             }
             for m in mutants {
                 let size = m.size();
+                // A data edit is titled by the line it edits (the data's), not the checked one.
+                let at = match m.edits.first() {
+                    Some(e) if data::is_data_family(m.family) => module
+                        .line_starts()
+                        .partition_point(|&start| start <= e.range.start)
+                        as u32,
+                    _ => s.line,
+                };
                 let fix = Fix::new(
-                    format!("{} at {file}:{}", m.title, s.line),
+                    format!("{} at {file}:{at}", m.title),
                     format!("{RULE_PREFIX}{}", m.family),
                     Confidence::Low,
                     m.edits,

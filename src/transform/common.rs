@@ -196,6 +196,111 @@ pub fn declared_defaults(func: &Stmt, text: &str) -> Vec<&'static str> {
     out
 }
 
+/// The docstring of a function (its first statement, when a string).
+pub fn docstring_of(func: &Stmt) -> Option<&str> {
+    let body = match func {
+        Stmt::FunctionDef(f) => &f.body,
+        Stmt::AsyncFunctionDef(f) => &f.body,
+        _ => return None,
+    };
+    match body.first()? {
+        Stmt::Expr(e) => match e.value.as_ref() {
+            Expr::Constant(c) => match &c.value {
+                rustpython_parser::ast::Constant::Str(d) => Some(d.as_str()),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The exceptions a docstring says the function raises, with the words that say when, in the
+/// order written: a sentence (`Raises ValueError if size is negative.`), Sphinx fields
+/// (`:raises BadWindow: if ...`), a Google `Raises:` section (`    BadWindow: if ...`) or a
+/// numpy one (`Raises` / `------` / `BadWindow` / `    If ...`). Dotted names keep their last
+/// part (`errors.BadWindow` → `BadWindow`).
+pub fn docstring_raises(doc: &str) -> Vec<(String, String)> {
+    static SENTENCE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    static FIELD: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let sentence = SENTENCE.get_or_init(|| {
+        Regex::new(r"(?i)\braises?\s+`{0,2}([A-Za-z_][\w.]*)`{0,2}\s+((?:if|when|for|on|unless)\b[^.\n]*(?:\n[^.\n]*)?)")
+            .expect("docstring raises regex")
+    });
+    let field = FIELD.get_or_init(|| {
+        Regex::new(r"(?m)^\s*:raises?\s+([A-Za-z_][\w.]*)\s*:(.*)$").expect("sphinx raises regex")
+    });
+    let last = |name: &str| name.rsplit('.').next().unwrap_or(name).to_string();
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut push = |exc: String, when: &str| {
+        let when = when.split_whitespace().collect::<Vec<_>>().join(" ");
+        let is_type = exc.chars().next().is_some_and(char::is_uppercase);
+        if is_type && !out.iter().any(|(e, _)| *e == exc) {
+            out.push((exc, when));
+        }
+    };
+    for c in sentence.captures_iter(doc) {
+        push(last(&c[1]), &c[2]);
+    }
+    for c in field.captures_iter(doc) {
+        push(last(&c[1]), &c[2]);
+    }
+    // Sections: a `Raises:` line (Google) or `Raises` over a dashed line (numpy), then the
+    // entries indented under it (Google) or at its indentation (numpy) until a blank line
+    // followed by less indentation, or another section.
+    let lines: Vec<&str> = doc.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let underline = |i: usize| {
+        lines.get(i).is_some_and(|u| {
+            let u = u.trim();
+            u.len() >= 3 && u.chars().all(|c| c == '-')
+        })
+    };
+    for (i, l) in lines.iter().enumerate() {
+        let head = l.trim();
+        let numpy = head == "Raises" && underline(i + 1);
+        if head != "Raises:" && !numpy {
+            continue;
+        }
+        let base = indent(l);
+        let mut entry: Option<(String, String)> = None;
+        let first = i + if numpy { 2 } else { 1 };
+        for (j, line) in lines.iter().enumerate().skip(first) {
+            let t = line.trim();
+            if t.is_empty() {
+                continue;
+            }
+            let ind = indent(line);
+            // Back at the title's indentation: the next section (Google), or a numpy title.
+            if ind < base || (ind == base && (!numpy || underline(j + 1))) {
+                break;
+            }
+            let name = &t[..t
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                .unwrap_or(t.len())];
+            let rest = &t[name.len()..];
+            let is_entry = if numpy {
+                ind == base
+            } else {
+                entry.is_none() || ind <= base + 4
+            };
+            if is_entry && !name.is_empty() && (numpy || rest.starts_with(':')) {
+                if let Some((e, w)) = entry.take() {
+                    push(e, &w);
+                }
+                entry = Some((last(name), rest.trim_start_matches(':').trim().to_string()));
+            } else if let Some((_, w)) = entry.as_mut() {
+                w.push(' ');
+                w.push_str(t);
+            }
+        }
+        if let Some((e, w)) = entry {
+            push(e, &w);
+        }
+    }
+    out
+}
+
 /// The value a docstring says the function returns in an edge case: `Returns 0 if ...`,
 /// `return None when ...`, `Returns an empty list for ...`.
 pub fn docstring_default(doc: &str) -> Option<&'static str> {
@@ -628,6 +733,35 @@ fn word_related(a: &str, b: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn docstring_raises_in_every_style() {
+        use super::docstring_raises as raises;
+        let pair = |e: &str, w: &str| (e.to_string(), w.to_string());
+        assert_eq!(
+            raises("Mean of xs.\n\nRaises ValueError if xs is\nempty. Returns 0 otherwise."),
+            vec![pair("ValueError", "if xs is empty")]
+        );
+        assert_eq!(
+            raises("Cut.\n\n:param size: the width\n:raises errors.BadWindow: if size <= 0\n"),
+            vec![pair("BadWindow", "if size <= 0")]
+        );
+        let google = "Cut.\n\n        Args:\n            size: the width\n\n        Raises:\n            BadWindow: if size is not\n                positive.\n            KeyError: when missing.\n\n        Returns:\n            The runs.\n        ";
+        assert_eq!(
+            raises(google),
+            vec![
+                pair("BadWindow", "if size is not positive."),
+                pair("KeyError", "when missing.")
+            ]
+        );
+        let numpy = "Cut.\n\n    Raises\n    ------\n    BadWindow\n        If size is not positive.\n\n    Returns\n    -------\n    list\n";
+        assert_eq!(
+            raises(numpy),
+            vec![pair("BadWindow", "If size is not positive.")]
+        );
+        // Prose that raises no type: nothing.
+        assert!(raises("This raises the bar if needed.").is_empty());
+    }
+
     use super::*;
 
     #[test]
