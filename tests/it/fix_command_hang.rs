@@ -1,6 +1,7 @@
 //! Command mode's hangs (`fix --cmd ... --expect-stdout` with a loop that never ends): the
-//! command runs under `--test-timeout`, a hang is rerun once so that it raises where it was
-//! stuck, and the search works at that loop, each candidate judged under the same limit.
+//! command runs under `--test-timeout`, its baseline run under a timer that raises where it is
+//! stuck (so a hang costs one limit before the search), and the search works at that loop,
+//! each candidate judged under the same limit.
 //! `--test-timeout 2` keeps each test to a few seconds of hung runs.
 
 use crate::support;
@@ -57,6 +58,13 @@ fn a_hung_command_is_located_at_its_loop_and_fixed() {
         "the command did not finish within 2 s (selfdebug's per-run limit, --test-timeout)"
     );
     assert_eq!(v["patches"][0]["source"], "search");
+    // The hang cost one run before the search (the baseline, stopped at the 2 s limit where
+    // it was stuck), not a killed run and a rerun: every other run is a candidate's.
+    let runs = v["pytest_runs"].as_u64().unwrap();
+    let candidates = v["attempt_records"].as_array().unwrap().len() as u64;
+    assert_eq!(runs - candidates, 1, "{v:#}");
+    assert_eq!(v["attempts"].as_u64(), Some(candidates));
+    assert!(v["phases_ms"]["baseline_ms"].as_u64().unwrap() >= 2000);
 }
 
 #[test]
