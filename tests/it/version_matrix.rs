@@ -96,12 +96,10 @@ const MATRIX: &[Entry] = &[
         python: "3.6",
         pytest: "pytest==3.10.1",
         worker: false,
-        excluded: &[
-            (
-                "name_missing_stdlib_import",
-                "`from __future__ import annotations` is Python 3.7+",
-            ),
-        ],
+        excluded: &[(
+            "name_missing_stdlib_import",
+            "`from __future__ import annotations` is Python 3.7+",
+        )],
     },
     Entry {
         python: "3.9",
