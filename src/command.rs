@@ -30,7 +30,7 @@ use crate::verdict::Verdict;
 
 /// `exc_type` of a run that exited 0 and failed an output check.
 pub const OUTPUT_CHECK_EXC: &str = "selfdebug.OutputCheckFailed";
-/// `exc_type` the rerun of a hung command raises where it was stuck (see
+/// `exc_type` the baseline run of a hung command raises where it was stuck (see
 /// [`CommandJudge::run_hang`]); read as [`crate::plugin::TIMEOUT_EXC`], a hang.
 pub const HANG_EXC: &str = "_selfdebug_trace.CommandTimeout";
 /// `exc_type` of a run that exited non-zero without a traceback that can be read.
@@ -168,10 +168,12 @@ impl CommandJudge {
         self.wrapped_args(plugin_dir, "")
     }
 
-    /// Runs the command once more after it hung, under the same wrapper as
+    /// Runs the command (the baseline run) under the same wrapper as
     /// [`CommandJudge::run_traced`] but untraced: after `limit` an interval timer raises
     /// [`HANG_EXC`] inside the stuck code, so the traceback on stderr names the line it was
-    /// stuck at ([`CommandJudge::verdict`] reads it as a hang, [`crate::plugin::TIMEOUT_EXC`]).
+    /// stuck at ([`CommandJudge::verdict`] reads it as a hang, [`crate::plugin::TIMEOUT_EXC`]);
+    /// any other run reads as the unwrapped one (the wrapper's frames are left out of an
+    /// uncaught exception's traceback).
     /// `flag` is the option that set the limit (for the message). `spec.timeout` must leave
     /// the timer room to fire. A command that cannot be wrapped is `Ok(Err(why))`, not run.
     pub fn run_hang(
@@ -282,7 +284,7 @@ impl CommandJudge {
         let parsed = traceback::parse(&run.stderr, root).ok();
         if let Some(mut f) = parsed.and_then(|p| p.failures.into_iter().last()) {
             f.headline = Some(self.headline());
-            // The hang's rerun: the same failure as a test stopped by the per-test limit.
+            // A hung baseline: the same failure as a test stopped by the per-test limit.
             if f.exc_type == HANG_EXC {
                 f.exc_type = crate::plugin::TIMEOUT_EXC.to_string();
             }

@@ -177,13 +177,20 @@ class CommandTimeout(BaseException):
 def run_command(args, limit=0.0, flag="--test-timeout"):
     """Runs `SCRIPT ARGS` or `-m MODULE ARGS` as `python` would, traced (see the module docs).
 
-    With `limit` (seconds; selfdebug's rerun of a command that hung), nothing is traced: an
-    interval timer raises CommandTimeout *inside* the stuck code after `limit` seconds, so the
-    traceback on stderr ends at the line it was stuck at (as the pytest plugin's timer does)."""
+    With `limit` (seconds; the command's baseline run), nothing is traced: an interval timer
+    raises CommandTimeout *inside* the stuck code after `limit` seconds, so the traceback on
+    stderr ends at the line it was stuck at (as the pytest plugin's timer does), and a hang
+    costs one limit, not a killed run and a rerun. An uncaught exception's traceback then
+    starts at the script's own frame, as `python SCRIPT` prints it (the wrapper's frames are
+    left out), so the run reads exactly as an unwrapped one."""
     import runpy
 
     import signal
 
+    traced = limit <= 0
+    if not traced:
+        _release()
+        sys.excepthook = _from_the_script
     if not hasattr(signal, "SIGALRM"):
         limit = 0.0
     if limit > 0:
@@ -196,8 +203,8 @@ def run_command(args, limit=0.0, flag="--test-timeout"):
 
         signal.signal(signal.SIGALRM, _on_alarm)
         signal.setitimer(signal.ITIMER_REAL, limit)
-    # The hang's rerun records no lines: tracing would only slow the loop it times.
-    begin = start if limit <= 0 else (lambda lines: None)
+    # The untraced run records no lines: tracing would only slow the loop it times.
+    begin = start if traced else (lambda lines: None)
 
     # The script's own children must not see the tracer's settings.
     for name in ("SELFDEBUG_COVER_OUT", "SELFDEBUG_COVER_ROOT"):
@@ -217,5 +224,37 @@ def run_command(args, limit=0.0, flag="--test-timeout"):
             begin(lines)
             runpy.run_path(args[0], run_name="__main__")
     finally:
-        stop()
-        write({"command": {"failed": True, "lines": lines}})
+        if traced:
+            stop()
+            write({"command": {"failed": True, "lines": lines}})
+
+
+def _release():
+    """The untraced run gives back the sys.monitoring tool id taken at import (the script may
+    want it: coverage uses the same one)."""
+    global _TOOL
+    if _TOOL is not None:
+        try:
+            _MON.free_tool_id(_TOOL)
+        except Exception:
+            pass
+        _TOOL = None
+
+
+def _from_the_script(exc_type, exc, tb):
+    """sys.excepthook of the untraced run: the traceback without the frames of `-c`, this
+    module and runpy (`<frozen runpy>` on 3.11+) above the script's first frame."""
+    import runpy
+
+    skip = (os.path.realpath(__file__), os.path.realpath(runpy.__file__))
+    try:
+        while tb is not None and (
+            tb.tb_frame.f_code.co_filename.startswith("<")
+            or os.path.realpath(tb.tb_frame.f_code.co_filename) in skip
+        ):
+            tb = tb.tb_next
+        # The hook prints the exception's own __traceback__, not its argument.
+        exc.__traceback__ = tb
+    except Exception:
+        pass
+    sys.__excepthook__(exc_type, exc, tb)

@@ -101,7 +101,15 @@ fn baseline(
     let mut hung = Vec::new();
     crate::progress::phase("running the test suite (baseline)");
     let baseline = loop {
-        let run = s.run(ws, &[], Phase::Baseline)?;
+        // A command runs wrapped, so that a hang raises where it is stuck (one limit).
+        let wrapped = match opts.judge {
+            Some(_) => s.command_baseline(ws)?,
+            None => None,
+        };
+        let run = match wrapped {
+            Some(run) => run,
+            None => s.run(ws, &[], Phase::Baseline)?,
+        };
         match &run.hang {
             Some(h) if hung.len() < MAX_HARD_HANGS && !s.deselect.contains(&h.test) => {
                 s.deselect.push(h.test.clone());
@@ -109,18 +117,6 @@ fn baseline(
             }
             _ => break run,
         }
-    };
-    // A command that hung: rerun so that it raises where it was stuck, a hang located like a
-    // pytest test's (the loop's line), which the search then works on.
-    let baseline = match baseline {
-        b if b.timed_out && opts.judge.is_some() && !s.out_of_time() => {
-            crate::progress::phase("the command hung: running it again to see where");
-            match s.command_hang(ws)? {
-                Some(r) if !r.timed_out => r,
-                _ => b,
-            }
-        }
-        b => b,
     };
     s.baseline = baseline.duration;
     // The baseline is read once: its failures are both the reference set and, without a log,
@@ -130,6 +126,11 @@ fn baseline(
         Verdict::Failed(f) => f,
         other => return Err(no_verdict(s, other)),
     };
+    // The command hung and its run says where: the search sizes its candidates' limit apart.
+    s.baseline_hung = opts.judge.is_some()
+        && failures
+            .iter()
+            .any(|f| f.exc_type == crate::plugin::TIMEOUT_EXC);
     if opts.timeout.is_none() {
         // Candidates may slow a test down, but a hang must not cost 10 minutes a try.
         s.timeout =

@@ -299,10 +299,12 @@ impl Runs<'_> {
         }
     }
 
-    /// Command mode, after the command ran past the per-run limit: one more run of it that
-    /// raises where it is stuck when the limit is up (see [`crate::command::CommandJudge::run_hang`]).
-    /// `None` when the command cannot be rerun that way (not `python SCRIPT` / `python -m`).
-    pub(super) fn command_hang(
+    /// Command mode's baseline: one run of the command under the wrapper that raises where it
+    /// is stuck when the per-run limit is up (see [`crate::command::CommandJudge::run_hang`]),
+    /// so a hang is located by the run that found it and costs one limit, not a killed run and
+    /// a rerun. `None` when the command cannot be run that way (not `python SCRIPT` /
+    /// `python -m`, no private directory): the caller runs it plainly.
+    pub(super) fn command_baseline(
         &mut self,
         ws: &dyn Workspace,
     ) -> Result<Option<PytestRun>, SessionError> {
@@ -314,13 +316,16 @@ impl Runs<'_> {
         // Room for the timer's exception to unwind and the traceback to be printed.
         spec.timeout = limit + Duration::from_secs(10);
         let flag = self.timeout_flag();
+        let _t = crate::trace_times::span(Phase::Baseline.trace_label());
         let run = judge
             .run_hang(&self.python, &spec, dir, limit, flag)
             .map_err(|e| SessionError::Environment(e.to_string()))?;
         Ok(match run {
             Ok(run) => {
+                self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
+                    .then(|| judge.mismatch(&run))
+                    .flatten();
                 self.tally(Phase::Baseline, &run);
-                self.baseline_hung = true;
                 Some(run)
             }
             Err(_) => None,

@@ -260,6 +260,30 @@ pub(super) fn unpack_candidates(ctx: &Context) -> Vec<Fix> {
     }
 }
 
+/// A `'NoneType' object is not iterable` on a statement that unpacks into several names
+/// (`for a, b in pairs:`, `a, b = value`), which is how Python 3.6 words an unpacked `None`:
+/// `Some(true)` when the probe says the unpacked value was None (the loop's iterable is not
+/// None, so an item was; the assigned value is None), `Some(false)` when it cannot say (the
+/// iterable or the unpacking may be at fault: both are tried), `None` when the statement does
+/// not unpack or the probe saw the iterable itself None.
+pub(super) fn unpacks_none(ctx: &Context) -> Option<bool> {
+    let stmt = ctx.located.range.clone();
+    let (value, is_loop) = match stmt_at(ctx, &stmt)? {
+        Stmt::For(f) if ctx.located.is_header() && unpacks(&f.target) => (&f.iter, true),
+        Stmt::Assign(a) if a.targets.len() == 1 && unpacks(&a.targets[0]) => (&a.value, false),
+        _ => return None,
+    };
+    match ctx.probe_type(&common::rng(value.range())) {
+        None => Some(false),
+        Some(t) => match (is_loop, t == "NoneType") {
+            (true, true) => None,
+            (true, false) | (false, true) => Some(true),
+            // The assigned value is not None: something inside it iterated the None.
+            (false, false) => None,
+        },
+    }
+}
+
 fn unpacks(target: &Expr) -> bool {
     matches!(target, Expr::Tuple(_) | Expr::List(_))
 }

@@ -129,6 +129,28 @@ const DICT_METHODS: &[&str] = &["get", "items", "keys", "values", "update", "set
 
 pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
     let op = params.operation;
+    // Python 3.6 words a `None` unpacked into several names as a `None` iterated (`'NoneType'
+    // object is not iterable`; 3.7+: `cannot unpack non-iterable NoneType object`): on a
+    // statement that unpacks, the AST and the probe say which value was None, not the message.
+    if op == Operation::Iterate {
+        match super::null_flow::unpacks_none(ctx) {
+            Some(true) => return candidates_for(ctx, Operation::Unpack),
+            Some(false) => {
+                let mut fixes = candidates_for(ctx, op);
+                for fix in candidates_for(ctx, Operation::Unpack) {
+                    if !fixes.iter().any(|f| f.edits == fix.edits) {
+                        fixes.push(fix);
+                    }
+                }
+                return fixes;
+            }
+            None => {}
+        }
+    }
+    candidates_for(ctx, op)
+}
+
+fn candidates_for(ctx: &Context, op: Operation) -> Vec<Fix> {
     if op == Operation::Join {
         return join_candidates(ctx);
     }

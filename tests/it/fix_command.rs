@@ -282,8 +282,9 @@ fn a_failure_without_a_traceback_is_reported_not_patched() {
 
 #[test]
 fn a_command_that_hangs_is_killed_at_the_timeout() {
-    // Killed at the limit, then rerun once to see where it was stuck: a wait, not a loop a
-    // small edit could end, so it is reported there (exit 4), naming the flag given.
+    // Stopped at the limit where it was stuck (the baseline runs under the wrapper's timer):
+    // a wait, not a loop a small edit could end, so it is reported there (exit 4), naming the
+    // flag given.
     let p = project(&[("hang.py", "import time\ntime.sleep(600)\n")]);
     let started = std::time::Instant::now();
     let (out, v) = fix(&p, &["--cmd", "python hang.py", "--timeout", "2"]);

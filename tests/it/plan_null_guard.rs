@@ -178,6 +178,24 @@ transform_cases! {
             exc: "TypeError: cannot unpack non-iterable NoneType object",
             test_line: "assert mod.table([None]) == {}",
         }
+        // Python 3.6 words the same `None` item as a `None` iterated: with no probe to say
+        // which value was None, the iterable's guards come first, then the items' filter.
+        unpack_for_target_py36_wording {
+            files: &[("mod.py", b"def table(rows):\n    out = {}\n    for key, value in rows:  # pairs from the parser\n        out[key] = value\n    return out\n")],
+            line: 3,
+            func: Some("table"),
+            caret: None,
+            exc: "TypeError: 'NoneType' object is not iterable",
+            test_line: "assert mod.table([None]) == {}",
+        }
+        unpack_assignment_py36_wording {
+            files: &[("mod.py", b"def width(span):\n    start, end = span\n    return end - start\n")],
+            line: 2,
+            func: Some("width"),
+            caret: None,
+            exc: "TypeError: 'NoneType' object is not iterable",
+            test_line: "assert mod.width(None) == 0",
+        }
         unpack_computed_value_in_loop_crlf {
             files: &[("mod.py", b"def spans(lines):\r\n    out = []\r\n    for line in lines:\r\n        # start and end, or None\r\n        start, end = parse_span(\r\n            line\r\n        )\r\n        out.append(end - start)\r\n    return out\r\n")],
             line: 5,
