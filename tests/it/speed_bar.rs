@@ -12,12 +12,16 @@ use crate::support;
 use support::project::{json, project, Project};
 
 const TEXT: &str = "def headline(text):\n    return text.split()[0]\n";
-const FIXED: &str = "def headline(text):\n    if text is None:\n        return ''\n    return text.split()[0]\n";
+const FIXED: &str =
+    "def headline(text):\n    if text is None:\n        return ''\n    return text.split()[0]\n";
 const TESTS: &str = "from pkg.text import headline\n\n\ndef test_headline():\n    assert headline('a b') == 'a'\n\n\ndef test_none():\n    assert headline(None) == ''\n";
 
 fn headline_project() -> Project {
     project(&[
-        ("pytest.ini", "[pytest]\ntestpaths = tests\npythonpath = .\n"),
+        (
+            "pytest.ini",
+            "[pytest]\ntestpaths = tests\npythonpath = .\n",
+        ),
         ("pkg/__init__.py", ""),
         ("pkg/text.py", TEXT),
         ("tests/test_text.py", TESTS),
@@ -41,14 +45,12 @@ fn failing_log(p: &Project) -> PathBuf {
 fn fixed_in_three_runs(worker: &str) {
     let p = headline_project();
     let log = failing_log(&p);
-    let args = [
-        "fix",
-        "--json",
-        "--worker",
-        worker,
-        support::path_str(&log),
-    ];
-    let out = p.cmd(&args).env_remove("SELFDEBUG_BASELINE").output().unwrap();
+    let args = ["fix", "--json", "--worker", worker, support::path_str(&log)];
+    let out = p
+        .cmd(&args)
+        .env_remove("SELFDEBUG_BASELINE")
+        .output()
+        .unwrap();
     support::check_json_output(&args, &out.stdout);
     let j = json(&out);
     assert_eq!(out.status.code(), Some(0), "{j:#}");
