@@ -784,9 +784,7 @@ pub(super) fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
         .and_then(|lit| empty_of_type(lit).filter(|empty| is_same_literal(lit, empty)));
     // In a loop the test's expectation says little about one item: skipping it comes first.
     let in_loop = ctx.located.in_loop;
-    let expected_guard = expected
-        .filter(|_| !in_loop)
-        .and_then(|value| guard_fix(value));
+    let expected_guard = expected.filter(|_| !in_loop).and_then(&guard_fix);
     // At a `return`, the guard and the or-default differ only in the value returned: the
     // guard's is exactly what the test expects; the or-default makes the failing chain give
     // its default result (`(text or "").strip()` gives `""`, `sum(xs or [])` gives `0`). When
