@@ -796,12 +796,6 @@ pub(super) fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
         }
         _ => None,
     };
-    let (or_default_first, or_default_last) = if t.or_default_last {
-        (None, or_default)
-    } else {
-        (or_default, None)
-    };
-    out.extend(or_default_first);
     // 2. Guard returning the empty value of the type the test expects back, when the
     // function's value is what the test checks. Only an empty expected value can be what
     // this guard returns: when the test expects `"abc"` or `2`, the type's empty value would
@@ -812,8 +806,27 @@ pub(super) fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
         .and_then(|lit| empty_of_type(lit).filter(|empty| is_same_literal(lit, empty)));
     // In a loop the test's expectation says little about one item: skipping it comes first.
     let in_loop = ctx.located.in_loop;
-    if let Some(value) = expected.filter(|_| !in_loop) {
-        out.extend(guard_fix(value));
+    let expected_guard = expected.filter(|_| !in_loop).and_then(&guard_fix);
+    // At a `return`, the guard and the or-default differ only in the value returned: the
+    // guard's is exactly what the test expects; the or-default makes the failing chain give
+    // its default result (`(text or "").strip()` gives `""`, `sum(xs or [])` gives `0`). When
+    // that is not the expected value (`(text or "").split()[0]`: nothing known, here an
+    // IndexError) nothing before a run says the or-default passes, and the guard goes first
+    // (issue 26 item 1, issue 23 item 2). Elsewhere the guard also skips the rest of the
+    // function: the smaller edit stays first.
+    let or_default_gives_expected = expected.is_some_and(|e| is_same_literal(e, t.result_default));
+    let guard_first = expected_guard.is_some() && is_return && !or_default_gives_expected;
+    let (or_default_first, or_default_last) = if t.or_default_last {
+        (None, or_default)
+    } else {
+        (or_default, None)
+    };
+    if guard_first {
+        out.extend(expected_guard.clone());
+    }
+    out.extend(or_default_first);
+    if !guard_first {
+        out.extend(expected_guard);
     }
     if !t.simple {
         out.extend(or_default_last);

@@ -62,6 +62,7 @@ mod rules_project;
 mod runner_pytest;
 mod search_hangs;
 mod source_files;
+mod speed_bar;
 mod stdlib_index;
 mod subtests_e2e;
 mod suggest_cpython;

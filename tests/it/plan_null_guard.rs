@@ -26,6 +26,17 @@ transform_cases! {
             exc: "AttributeError: 'NoneType' object has no attribute 'upper'",
             test_line: "assert mod.to_upper(None) == \"\"",
         }
+        // The returned value is computed further from the failing call (`[0]`): the guard
+        // returning the test's expected value comes before the or-default, whose result
+        // (`"".split()[0]`, an IndexError) nothing before a run vouches for.
+        attribute_return_computed_further {
+            files: &[("mod.py", b"def headline(text):\n    return text.split()[0]\n")],
+            line: 2,
+            func: Some("headline"),
+            caret: Some("           ^^^^^^^^^^"),
+            exc: "AttributeError: 'NoneType' object has no attribute 'split'",
+            test_line: "assert headline(None) == ''",
+        }
         attribute_crlf_comments {
             files: &[("mod.py", b"import re\r\n\r\n\r\ndef words(text):\r\n    # split on whitespace\r\n    parts = text.split(  # any run of blanks\r\n        None\r\n    )  # trailing\r\n    return [p for p in parts if p]\r\n")],
             line: 6,
