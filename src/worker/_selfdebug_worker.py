@@ -265,9 +265,10 @@ def _warm_session():
         os.dup2(null, 2)
         import pytest
 
-        # The server's cwd is its private directory: pytest finds no ini, no conftest there.
+        # The server's cwd is its private directory: pytest finds no ini there, and loads no
+        # conftest (an older pytest would look in every parent directory of the empty one).
         code = pytest.main(
-            ["-q", "-p", "no:cacheprovider", "--collect-only", "--rootdir", empty, empty],
+            ["-q", "-p", "no:cacheprovider", "--noconftest", "--collect-only", "--rootdir", empty, empty],
             plugins=[_Spy()],
         )
     except BaseException:
