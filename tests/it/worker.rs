@@ -337,10 +337,20 @@ fn a_project_module_named_like_one_the_worker_holds_runs_cold() {
     let mut s = spec(&p.root, false, 60);
     s.env.push(("SEEN".into(), seen.clone().into()));
     let cold = run_pytest(&python, &s).unwrap();
-    assert_eq!(cold.exit_code, Some(0), "{}", String::from_utf8_lossy(&cold.log()));
+    assert_eq!(
+        cold.exit_code,
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&cold.log())
+    );
     s.warm = true;
     let warm = run_pytest(&python, &s).unwrap();
-    assert_eq!(warm.exit_code, Some(0), "{}", String::from_utf8_lossy(&warm.log()));
+    assert_eq!(
+        warm.exit_code,
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&warm.log())
+    );
     let server = selfdebug::worker::server_pid(&python.path).expect("a live worker");
     let parents: Vec<u32> = std::fs::read_to_string(&seen)
         .unwrap()
