@@ -2,23 +2,31 @@
 
 Started as `python _selfdebug_worker.py SOCKET [ROOT]` from a directory outside every project
 (ROOT: the project the tool works on). It imports pytest, the plugins pytest would load (entry
-points) and selfdebug's own plugin once,
-then serves requests on the Unix socket SOCKET: one JSON line {argv, cwd, env, stdout, stderr}
-per connection. For each it forks a child that becomes its own process group, takes the run's
-environment, working directory, sys.path and bytecode settings, and runs pytest as
-`python -m pytest ARGV` would. The server answers `pid N`, then `exit CODE` or `signal N` when
+points, through one pytest session of an empty directory, so that pytest's assertion rewriter
+imports them as in every run) and selfdebug's own plugin once, then serves requests on the
+Unix socket SOCKET: one JSON line {argv, cwd, env, stdout, stderr} per connection. For each it
+forks a child that becomes its own process group, takes the run's environment, working
+directory, sys.path and bytecode settings, and runs pytest as `python -m pytest ARGV` would. The server answers `pid N`, then `exit CODE` or `signal N` when
 the child is gone (after killing what the child left in its group), or `refuse REASON` when it
 cannot serve the run the way a cold run would (the tool then runs it cold).
 
 The server never imports project code: it starts outside the project, refuses to start when a
 pytest plugin it would preload is a module of ROOT, and refuses a request whose cwd holds a
-module of the project that it has loaded. A module of an environment that lives under the
+module of the project that it has loaded, or a module named like one the server holds (a cold
+run would import the project's in its place). A module of an environment that lives under the
 project (`.venv/`, `venv/`, `.tox/`, `.nox/`, any site-packages) is not the project's. It exits
 when its stdin closes (the tool is gone), killing the runs still going.
 
 It must parse on every Python the tool supports (3.6+), so that an old one is refused with a
 reason instead of a syntax error.
 """
+
+import sys
+
+# What the interpreter imported before this script's first line: a cold `python -m pytest`
+# holds these too before its path is set, so a project's module of the same name never
+# replaces them (see `_shadowing`).
+_STARTUP = frozenset(n.split(".", 1)[0] for n in sys.modules)
 
 import atexit
 import ctypes
@@ -156,28 +164,14 @@ def _preload():
     before = list(sys.path)
     import pytest  # noqa: F401
 
-    fresh = set()
-    if not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
-        try:
-            from importlib import metadata
-
-            from _pytest.config import _iter_rewritable_modules
-
-            eps = metadata.entry_points()
-            eps = eps.select(group="pytest11") if hasattr(eps, "select") else eps.get("pytest11", [])
-            for ep in eps:
-                try:
-                    ep.load()
-                    files = [str(f) for f in (ep.dist.files or [])] if ep.dist else []
-                    # pytest rewrites asserts in a plugin's own modules, and warns when they
-                    # are already imported: those the child imports itself (their
-                    # dependencies stay warm).
-                    fresh.update(_iter_rewritable_modules(files))
-                except Exception:
-                    # pytest will report it in the child, as a cold run would.
-                    pass
-        except Exception:
-            pass
+    _memo_metadata(_base_path())
+    # The plugins pytest would load (entry points), loaded the way pytest loads them: through a
+    # session of pytest's own (see `_warm_session`), so that pytest's assertion rewriter imports
+    # them. A child's pytest then finds them imported by a rewriter and neither warns nor needs
+    # them afresh; re-importing them in every child was a third of its time (anyio's plugin).
+    fresh = _warm_session()
+    if fresh is None:
+        fresh = _entry_point_modules()
     # pytest's own plugin modules (and the stdlib they pull in: unittest, pdb, xml.etree)
     # are imported by every run's config; pytest registers whatever is in sys.modules and
     # rewrites none of them, so importing them here changes nothing but the child's time.
@@ -193,6 +187,12 @@ def _preload():
                 pass
     except Exception:
         pass
+    # What a failing test's report imports (pytest's traceback and assertion explanations).
+    for name in ("pdb", "difflib", "pprint", "inspect", "tokenize", "faulthandler", "_pytest._argcomplete"):
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass
     for name in ("_selfdebug_pytest", "_selfdebug_trace", "_selfdebug_cover"):
         try:
             importlib.import_module(name)
@@ -203,7 +203,168 @@ def _preload():
         return "a plugin changed sys.path while it was imported", fresh
     if not hasattr(os, "fork"):
         return "no fork on this platform", fresh
+    _warm_inspect()
     return None, fresh
+
+
+def _entry_point_modules():
+    """The old way, when a warm session cannot be had: the entry points imported plainly, and
+    their distributions' modules (which pytest rewrites) left for the child to import afresh."""
+    fresh = set()
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return fresh
+    try:
+        from importlib import metadata
+
+        from _pytest.config import _iter_rewritable_modules
+
+        eps = metadata.entry_points()
+        eps = eps.select(group="pytest11") if hasattr(eps, "select") else eps.get("pytest11", [])
+        for ep in eps:
+            try:
+                ep.load()
+                files = [str(f) for f in (ep.dist.files or [])] if ep.dist else []
+                # pytest rewrites asserts in a plugin's own modules, and warns when they
+                # are already imported: those the child imports itself (their
+                # dependencies stay warm).
+                fresh.update(_iter_rewritable_modules(files))
+            except Exception:
+                # pytest will report it in the child, as a cold run would.
+                pass
+    except Exception:
+        pass
+    return fresh
+
+
+def _warm_session():
+    """One `pytest --collect-only` of an empty directory in the server: pytest loads the
+    entry-point plugins through its assertion rewriter, as every run's pytest would. Returns
+    the modules the child must still import afresh (those a child's pytest would warn about as
+    imported before its rewriter: an older pytest that checks the rewriter's own list only), or
+    None when the session did not go as planned (the caller falls back)."""
+    import tempfile
+
+    marked = []
+
+    class _Spy:
+        def pytest_configure(self, config):
+            hook = getattr(config.pluginmanager, "rewrite_hook", None)
+            marked.append((hook, set(getattr(hook, "_must_rewrite", None) or ())))
+
+    saved_env = {k: os.environ.pop(k) for k in ("PYTEST_PLUGINS", "PYTEST_ADDOPTS") if k in os.environ}
+    saved_path = list(sys.path)
+    saved_modules = set(sys.modules)
+    empty = tempfile.mkdtemp(prefix="selfdebug-warm-")
+    out = os.dup(1)
+    err = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        import pytest
+
+        # The server's cwd is its private directory: pytest finds no ini there, and loads no
+        # conftest (an older pytest would look in every parent directory of the empty one).
+        code = pytest.main(
+            ["-q", "-p", "no:cacheprovider", "--noconftest", "--collect-only", "--rootdir", empty, empty],
+            plugins=[_Spy()],
+        )
+    except BaseException:
+        code = None
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:
+            pass
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        for fd in (out, err, null):
+            os.close(fd)
+        try:
+            os.rmdir(empty)
+        except OSError:
+            pass
+        os.environ.update(saved_env)
+        sys.path[:] = saved_path
+    # 5: nothing collected, the expected end.
+    if code is None or int(code) not in (0, 5) or not marked:
+        return None
+    hook, names = marked[0]
+    if hook is None or not hasattr(hook, "mark_rewrite"):
+        # Assertion rewriting off (`--assert=plain` cannot be here; an old pytest): the old way.
+        return None
+    names = {n for n in names if n in sys.modules}
+    # Ask a fresh rewriter of the same type which of them it would warn about.
+    warned = set()
+    try:
+        probe = object.__new__(type(hook))
+        probe.__dict__.update(
+            config=getattr(hook, "config", None),
+            _rewritten_names={},
+            _rewritten_modules=set(),
+            _must_rewrite=set(),
+            _marked_for_rewrite_cache={},
+        )
+        probe._warn_already_imported = warned.add
+        probe.mark_rewrite(*names)
+    except Exception:
+        return None
+    # Modules the session imported that are not the plugins' (pytest's lazy imports) stay.
+    del saved_modules
+    return {n.split(".", 1)[0] for n in warned}
+
+
+def _memo_metadata(dirs):
+    """Every pytest reads the entry points and file lists of every installed distribution
+    (pluggy's plugin loading, pytest's rewrite marks): a file read per distribution, in every
+    child. The texts of distributions in the interpreter's own path directories are kept once
+    read, here and in the children: the server is replaced when one of those directories
+    changes (a pip install adds or removes a `.dist-info`), so they cannot go stale. Other
+    directories (the project's, PYTHONPATH's) are read afresh every time."""
+    try:
+        from importlib import metadata
+
+        cls = metadata.PathDistribution
+        orig = cls.read_text
+    except Exception:
+        return
+    kept = {os.path.abspath(d) for d in dirs if d}
+    memo = {}
+
+    def read_text(self, filename):
+        path = getattr(self, "_path", None)
+        key = (str(path), filename)
+        try:
+            return memo[key]
+        except KeyError:
+            pass
+        text = orig(self, filename)
+        if path is not None and os.path.dirname(os.path.abspath(str(path))) in kept:
+            memo[key] = text
+        return text
+
+    read_text.__doc__ = orig.__doc__
+    cls.read_text = read_text
+
+
+def _warm_inspect():
+    """Fills `inspect.getmodule`'s file cache for every module the server holds: pytest's
+    traceback of a failing test asks it, and a cold cache costs a realpath of every loaded
+    module in every child. Only with absolute module files, whose mapping is the same from
+    any working directory."""
+    try:
+        import inspect
+
+        for m in list(sys.modules.values()):
+            f = getattr(m, "__file__", None)
+            if isinstance(f, str) and not os.path.isabs(f):
+                return
+        inspect.getmodule(compile("0", os.path.join(os.sep, "nonexistent", "_selfdebug_warm.py"), "eval"))
+    except Exception:
+        pass
 
 
 def _loaded_files():
@@ -316,7 +477,7 @@ def _exit_code(code):
     return 1
 
 
-def _refusal(req, loaded, roots, startup_env):
+def _refusal(req, loaded, roots, startup_env, held=None):
     cwd = os.path.realpath(req["cwd"])
     mine = [f for f in loaded if _of_project(f, cwd, roots)]
     if mine:
@@ -326,7 +487,50 @@ def _refusal(req, loaded, roots, startup_env):
     if wanted != startup_env:
         diff = sorted(set(wanted.items()) ^ set(startup_env.items()))
         return "the run sets %s, which Python reads only at startup" % diff[0][0]
+    shadow = _shadowing(req, held)
+    if shadow:
+        return "the project's %s has the name of a module the worker holds (%s), which a cold run would import instead" % shadow
     return None
+
+
+def _shadowing(req, held):
+    """A module the run's path puts ahead of the one the server holds (a project's own
+    `packaging/` or `difflib.py` in its directory or PYTHONPATH): a cold `python -m pytest`
+    would import the project's, the child would use the server's. (file, name) or None."""
+    if not held:
+        return None
+    dirs = [req["cwd"]] + [os.path.join(req["cwd"], p) for p in req["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
+    for d in dirs:
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for n in names:
+            stem = n[:-3] if n.endswith(".py") else n
+            if stem not in held:
+                continue
+            f = os.path.join(d, n)
+            if not n.endswith(".py"):
+                f = os.path.join(f, "__init__.py")
+            # The very file the server imported (selfdebug's plugin directory on PYTHONPATH)
+            # is no other module.
+            if os.path.isfile(f) and os.path.realpath(f) != held[stem]:
+                return os.path.relpath(f, req["cwd"]), stem
+    return None
+
+
+def _held(fresh, startup):
+    """The top-level modules the server imported from files that a cold run imports only after
+    its path is set (not at the interpreter's startup), by name, with their files (real
+    paths); the plugins the child imports afresh left out."""
+    out = {}
+    for name, m in list(sys.modules.items()):
+        if "." in name or name in startup or name in fresh:
+            continue
+        f = getattr(m, "__file__", None)
+        if isinstance(f, str):
+            out[name] = os.path.realpath(f)
+    return out
 
 
 def _say(obj):
@@ -349,6 +553,7 @@ def main():
     startup_env = _startup_python_env()
     why, fresh = _preload()
     loaded = _loaded_files()
+    held = _held(fresh, _STARTUP)
     # What the server holds is pytest's and the stdlib's, never garbage a run needs collected:
     # frozen, a child's collections (pytest forces several at its end) skip it. Measured on
     # the demo: a child run 62 -> 39 ms with the preload above.
@@ -400,7 +605,7 @@ def main():
                         break
                     data += chunk
                 req = json.loads(data.decode("utf-8"))
-                reason = why or _refusal(req, loaded, roots, startup_env)
+                reason = why or _refusal(req, loaded, roots, startup_env, held)
                 if reason:
                     conn.sendall(("refuse %s\n" % reason).encode("utf-8"))
                     conn.close()

@@ -9,7 +9,10 @@
 //! `python -m pytest` would: `sys.path` is rebuilt (the run's directory, its `PYTHONPATH`, then
 //! the interpreter's own path), `PYTHONPYCACHEPREFIX`/`PYTHONDONTWRITEBYTECODE` are applied to
 //! `sys`, import caches are dropped, selfdebug's own plugins are re-imported (they read their
-//! settings from the environment). The server never imports project code: it starts in its own
+//! settings from the environment). The entry-point plugins are loaded in the server by one
+//! `pytest --collect-only` of an empty directory, so pytest's assertion rewriter imports them
+//! there as it would in every run, and a child neither re-imports them nor warns
+//! (docs/worker.md, "What the worker holds"). The server never imports project code: it starts in its own
 //! private directory, and a run whose directory holds a module of the project that the server
 //! has loaded (a plugin entry point that imports the project) is refused. A module of an
 //! environment that lives in the project (`.venv/`, `venv/`, `.tox/`, `.nox/`, a site-packages,
@@ -22,7 +25,8 @@
 //! The server refuses to start, before it imports pytest (Python older than 3.8, pytest older
 //! than 3.10, a `pytest11` entry point whose module is a file of the project: it is given the
 //! project root); it refuses a run (no `fork`, a plugin changed `sys.path` while preloading,
-//! project code loaded, a `PYTHON*` variable that Python reads only at startup differs); the
+//! project code loaded, a `PYTHON*` variable that Python reads only at startup differs, a module
+//! in the run's directory or `PYTHONPATH` has the name of one the server holds); the
 //! interpreter or its environment's `sys.path` directories changed since the server started (a
 //! `pip install`: the server is replaced; a project directory on the path, an editable
 //! install's, is not watched); the server died (restarted for the next run, [`MAX_STARTS`] times at most); a

@@ -246,3 +246,155 @@ fn a_hung_test_under_the_worker_is_killed_at_the_timeout_with_what_it_spawned() 
     );
     assert_eq!(selfdebug::worker::server_pid(&python.path), Some(server));
 }
+
+/// Rewrites `rel` with `text` (same size as before) and puts the old mtime back: CPython's own
+/// check (mtime in whole seconds, size) would take the old `.pyc` for this source.
+fn rewrite_same_size_and_mtime(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    let meta = std::fs::metadata(&p).unwrap();
+    assert_eq!(meta.len(), text.len() as u64, "same size is the point");
+    std::fs::write(&p, text).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(meta.modified().unwrap())
+        .unwrap();
+}
+
+/// The search's trap: candidates of one module, each the same size and written in the same
+/// second, judged one after the other by children of one warm worker with the bytecode kept
+/// between runs (as in a `fix`). A stale module (the server's, a `.pyc` of the candidate
+/// before) would make the wrong candidate after the right one pass; each run must run its own
+/// bytes, and every one of them in a child of the worker.
+#[test]
+fn each_candidate_in_a_worker_child_runs_its_own_bytes_never_a_stale_module() {
+    let p = support::project::project(&[
+        (
+            "conftest.py",
+            "import os\nwith open(os.environ['SEEN'], 'a') as f:\n    f.write('%d\\n' % os.getppid())\n",
+        ),
+        ("calc.py", "def pick(a, b):\n    return a\n"),
+        (
+            "tests/test_calc.py",
+            "from calc import pick\n\n\ndef test_pick_takes_the_second():\n    assert pick(1, 2) == 2\n",
+        ),
+    ]);
+    let seen = p.cache.join("seen");
+    let python = support::python3();
+    let cache = p.cache.join("pycache");
+    let _keep = selfdebug::bytecode::KeepBetweenRuns::new(&cache);
+    let run = |want: i32| {
+        let mut s = spec(&p.root, true, 60);
+        s.bytecode = selfdebug::bytecode::Bytecode::Cache(cache.clone());
+        s.env.push(("SEEN".into(), seen.clone().into()));
+        s.extra_args = vec!["-x".into()];
+        let run = run_pytest(&python, &s).unwrap();
+        assert_eq!(
+            run.exit_code,
+            Some(want),
+            "{}",
+            String::from_utf8_lossy(&run.log())
+        );
+        selfdebug::worker::server_pid(&python.path).expect("a live worker")
+    };
+    let mut servers = vec![run(1)];
+    for (text, want) in [("b", 0), ("a", 1), ("b", 0), ("a", 1)] {
+        rewrite_same_size_and_mtime(
+            &p.root,
+            "calc.py",
+            &format!("def pick(a, b):\n    return {text}\n"),
+        );
+        servers.push(run(want));
+    }
+    let parents: Vec<u32> = std::fs::read_to_string(&seen)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(parents, servers, "every run in a child of the worker");
+}
+
+/// A project's module with the name of one the worker holds (pytest imports `difflib` and
+/// `pprint` for its assertion reports; the server preloads them): a cold `python -m pytest`
+/// imports the project's (its directory is first on the path), so the worker refuses the run
+/// and it goes cold with the same verdict, never the server's module in its place.
+#[test]
+fn a_project_module_named_like_one_the_worker_holds_runs_cold() {
+    let p = support::project::project(&[
+        (
+            "conftest.py",
+            "import os\nwith open(os.environ['SEEN'], 'a') as f:\n    f.write('%d\\n' % os.getppid())\n",
+        ),
+        ("difflib.py", "MARK = 'the project'\n\n\ndef ndiff(a, b):\n    return iter(())\n"),
+        (
+            "tests/test_mark.py",
+            "import difflib\n\n\ndef test_the_project_module():\n    assert difflib.MARK == 'the project'\n",
+        ),
+    ]);
+    let seen = p.cache.join("seen");
+    let python = support::python3();
+    let mut s = spec(&p.root, false, 60);
+    s.env.push(("SEEN".into(), seen.clone().into()));
+    let cold = run_pytest(&python, &s).unwrap();
+    assert_eq!(
+        cold.exit_code,
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&cold.log())
+    );
+    s.warm = true;
+    let warm = run_pytest(&python, &s).unwrap();
+    assert_eq!(
+        warm.exit_code,
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&warm.log())
+    );
+    let server = selfdebug::worker::server_pid(&python.path).expect("a live worker");
+    let parents: Vec<u32> = std::fs::read_to_string(&seen)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(parents.len(), 2, "{parents:?}");
+    assert!(
+        parents.iter().all(|&pp| pp != server),
+        "the warm run went cold: {parents:?}, server {server}"
+    );
+}
+
+/// The server loads the entry-point plugins (anyio's, xdist's where installed) through a
+/// session of pytest's own, so that pytest's assertion rewriter imports them: a child's pytest
+/// then neither warns that they were imported before it nor imports them again. The log of a
+/// warm run says what a cold run's says.
+#[test]
+fn entry_point_plugins_preloaded_by_the_worker_give_the_cold_run_log() {
+    let p = recording_project();
+    let seen = p.cache.join("seen");
+    let python = support::python3();
+    let summary = |warm: bool| {
+        let mut s = spec(&p.root, warm, 60);
+        s.env.push(("SEEN".into(), seen.clone().into()));
+        let run = run_pytest(&python, &s).unwrap();
+        let log = String::from_utf8_lossy(&run.stdout).into_owned();
+        assert_eq!(run.exit_code, Some(0), "{log}");
+        assert!(!log.contains("cannot be rewritten"), "{log}");
+        let last = log.lines().last().unwrap_or_default().to_string();
+        // The time pytest prints differs between any two runs.
+        last.split(" in ").next().unwrap().to_string()
+    };
+    assert_eq!(summary(true), summary(false));
+    let server = selfdebug::worker::server_pid(&python.path).expect("a live worker");
+    let first: u32 = std::fs::read_to_string(&seen)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(first, server, "the first run was warm");
+}
