@@ -12,7 +12,8 @@
 //! exactly the real run's patch bytes (which `git apply` has just been shown to take), whatever
 //! the file's encoding: BOM, latin-1 and CRLF cases are in the corpus.
 //!
-//! Cases run in parallel, one worker per core (each is a few pytest runs, one at a time;
+//! By default the search cases run in a fixed half (see [`in_default_suite`]); every case runs
+//! under `SELFDEBUG_SLOW_TESTS=1` (CI). Cases run in parallel, one worker per core (each is a few pytest runs, one at a time;
 //! `SELFDEBUG_BUGS_JOBS=N` sets the number); set `SELFDEBUG_BUGS=case,case` to run only some.
 
 use std::collections::BTreeMap;
@@ -43,7 +44,7 @@ thread_local! {
 /// per worker and interpreter, so that parallel cases (and the version matrix running beside
 /// this test) share nothing but the fixtures they copy.
 fn xdg_cache(interp: Option<&Path>) -> PathBuf {
-    let tag = interp.map_or(0, |p| fnv1a(p.as_os_str().as_encoded_bytes()));
+    let tag = interp.map_or(0, |p| support::fnv1a(p.as_os_str().as_encoded_bytes()));
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "bugs_e2e-xdg-cache-{}{}",
         WORKER.with(|w| w.get()),
@@ -120,12 +121,6 @@ pub fn cases() -> Vec<Case> {
     out
 }
 
-/// FNV-1a, 64 bits: enough to tell two versions of a small file apart.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
 
 /// Every entry under `root`: relative path → (hash and length of a file's bytes, its mtime).
 type Snapshot = BTreeMap<String, (u64, u64, Option<SystemTime>)>;
@@ -143,7 +138,7 @@ fn snapshot(root: &Path) -> Snapshot {
         let meta = entry.metadata().unwrap();
         let value = if meta.is_file() {
             let bytes = std::fs::read(entry.path()).unwrap();
-            (fnv1a(&bytes), bytes.len() as u64, meta.modified().ok())
+            (support::fnv1a(&bytes), bytes.len() as u64, meta.modified().ok())
         } else {
             (0, 0, None)
         };
@@ -252,11 +247,10 @@ fn contents(root: &Path) -> BTreeMap<String, (u64, u64)> {
 /// the name's hash. The dry run repeats the whole repair, so checking every case doubled the
 /// corpus's share of the default suite; the path it exercises is the same for every case.
 fn dry_run_checked(name: &str) -> bool {
-    std::env::var_os("SELFDEBUG_SLOW_TESTS").is_some()
-        || ["crlf", "bom", "latin1", "enc_"]
-            .iter()
-            .any(|k| name.contains(k))
-        || fnv1a(name.as_bytes()).is_multiple_of(4)
+    ["crlf", "bom", "latin1", "enc_"]
+        .iter()
+        .any(|k| name.contains(k))
+        || support::sampled(name, 4)
 }
 
 /// Runs one case under `interp` (default: see [`python`]); `Err` says what went wrong. Its
@@ -367,17 +361,28 @@ fn check(case: &Case, interp: Option<&Path>, reports: &Reports) -> Result<(), St
 
 #[test]
 fn every_bug_case_ends_as_expected() {
-    let cases = cases();
+    let all = cases();
     assert!(
-        std::env::var_os("SELFDEBUG_BUGS").is_some() || cases.len() >= 17,
+        std::env::var_os("SELFDEBUG_BUGS").is_some() || all.len() >= 17,
         "fixtures/bugs has only {} cases",
-        cases.len()
+        all.len()
     );
+    let cases: Vec<Case> = all.into_iter().filter(in_default_suite).collect();
     let (failed, reports) = run(&cases, None);
     assert!(failed.is_empty(), "\n{}", failed.join("\n\n"));
     // Every case's report against the schema, in one validator process for all of them.
     let docs: Vec<&[u8]> = reports.iter().map(Vec::as_slice).collect();
     support::assert_valid("fix.schema.json", None, &docs);
+}
+
+/// Search cases (wrong output: `search_*`, `tmpl_*`, `tmplb_*`) cost tens of pytest runs each,
+/// most of the suite's time: the default suite runs every rule case and a fixed half of them;
+/// `SELFDEBUG_SLOW_TESTS` (CI) or `SELFDEBUG_BUGS` runs all it names.
+fn in_default_suite(case: &Case) -> bool {
+    let search = ["search_", "tmpl_", "tmplb_"]
+        .iter()
+        .any(|p| case.name.starts_with(p));
+    !search || std::env::var_os("SELFDEBUG_BUGS").is_some() || support::sampled(&case.name, 2)
 }
 
 /// Every case's `fix --json` report, validated together once the cases have run.

@@ -111,7 +111,7 @@ fn a_module_constant_behind_three_failing_tests_is_one_search() {
 
 #[test]
 fn two_one_token_bugs_are_fixed_as_a_lead_and_a_second_edit() {
-    if std::env::var_os("SELFDEBUG_SLOW_TESTS").is_none_or(|v| v != "1") {
+    if !support::slow_tests() {
         // About a minute: every single edit is tried before the lead is combined.
         eprintln!("skipped: set SELFDEBUG_SLOW_TESTS=1 (bugs_e2e runs the case too)");
         return;

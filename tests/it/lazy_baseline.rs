@@ -372,7 +372,7 @@ const SWEEP: &[&str] = &[
 /// all end the same; the lazy one makes one full run fewer.
 #[test]
 fn fixtures_end_the_same_with_a_lazy_baseline() {
-    if std::env::var_os("SELFDEBUG_SLOW_TESTS").is_none_or(|v| v != "1") {
+    if !support::slow_tests() {
         eprintln!("skipped: set SELFDEBUG_SLOW_TESTS=1 to run the lazy baseline's fixture sweep");
         return;
     }

@@ -25,7 +25,7 @@ use support::project::{assert_same, fixture_project, json, Project, Snapshot};
 /// at a time (see the module's doc).
 fn slow_tests() -> Option<MutexGuard<'static, ()>> {
     static ONE_BUILD_AT_A_TIME: Mutex<()> = Mutex::new(());
-    if std::env::var_os("SELFDEBUG_SLOW_TESTS").is_some_and(|v| v == "1") {
+    if support::slow_tests() {
         // A test that failed while holding it poisons it; the next one may still build.
         return Some(
             ONE_BUILD_AT_A_TIME

@@ -212,7 +212,7 @@ fn every_case_of_the_matrix_subset_is_in_the_corpus() {
 
 #[test]
 fn the_bug_corpus_ends_as_expected_on_the_oldest_and_newest_python_and_pytest() {
-    if std::env::var_os("SELFDEBUG_SLOW_TESTS").is_none_or(|v| v != "1") {
+    if !support::slow_tests() {
         eprintln!("skipped: set SELFDEBUG_SLOW_TESTS=1 to run the version matrix");
         return;
     }

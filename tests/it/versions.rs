@@ -72,7 +72,7 @@ fn a_missing_colon_is_fixed_on_python_3_8_where_the_message_is_invalid_syntax() 
 }
 
 fn slow() -> bool {
-    if std::env::var_os("SELFDEBUG_SLOW_TESTS").is_some_and(|v| v == "1") {
+    if support::slow_tests() {
         return true;
     }
     eprintln!("skipped: set SELFDEBUG_SLOW_TESTS=1 to run the version matrix");

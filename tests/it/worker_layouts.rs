@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::support::{self, project::Project};
 
 fn slow() -> bool {
-    if std::env::var_os("SELFDEBUG_SLOW_TESTS").is_some_and(|v| v == "1") {
+    if support::slow_tests() {
         return true;
     }
     eprintln!("skipped: set SELFDEBUG_SLOW_TESTS=1 to run this worker layout");

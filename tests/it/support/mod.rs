@@ -236,3 +236,24 @@ pub fn fields3(
         .map(|r| (s(r, a), s(r, b), s(r, c)))
         .collect()
 }
+
+/// Whether the slow tests run: `SELFDEBUG_SLOW_TESTS=1` (`.ci/run` sets it; see
+/// docs/development.md).
+pub fn slow_tests() -> bool {
+    std::env::var_os("SELFDEBUG_SLOW_TESTS").is_some_and(|v| v == "1")
+}
+
+/// FNV-1a, 64 bits: enough to tell two versions of a small file apart, and a fixed hash of a
+/// name.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Whether the case `name` is in a fixed one-in-`n` sample of a corpus (by its name's hash, so
+/// the same cases every run), or every case runs (slow tests): how the default suite keeps its
+/// 15 minutes while CI covers the whole corpus.
+pub fn sampled(name: &str, n: u64) -> bool {
+    slow_tests() || fnv1a(name.as_bytes()).is_multiple_of(n)
+}
