@@ -227,3 +227,49 @@ fn the_kept_fix_lists_the_runners_up_that_passed_every_proof() {
     assert_eq!(plausible.len(), 2);
     assert_eq!(plausible[0]["diff"], patch["alternatives"][0]["diff"]);
 }
+
+#[test]
+fn a_float_constant_off_by_a_decimal_place_is_one_search() {
+    let p = bug_project("cause_float_constant");
+    let before = p.read("lengths.py");
+    let (v, stderr) = fix(&p);
+    assert_eq!(
+        p.read("lengths.py"),
+        before.replace("CM_PER_INCH = 25.4\n", "CM_PER_INCH = 2.54\n"),
+        "{stderr}"
+    );
+    assert_eq!(
+        v["patches"][0]["titles"],
+        json!(["`25.4` → `2.54` at lengths.py:3 (5 tests cover the line)"])
+    );
+    assert_eq!(v["patches"][0]["rules"], json!(["search-decimal-shift"]));
+    let first = "tests/test_to_cm.py::test_ten_inches";
+    assert_eq!(
+        statuses(&v),
+        vec![
+            (first.to_string(), "fixed".to_string()),
+            (
+                "tests/test_to_cm.py::test_two_feet".to_string(),
+                "fixed_by_another_patch".to_string()
+            ),
+            (
+                "tests/test_to_inches.py::test_a_metre".to_string(),
+                "fixed_by_another_patch".to_string()
+            ),
+        ]
+    );
+    // The constant every failing test reads ranks first, and its decimal shift is the first
+    // candidate tried.
+    assert_eq!(v["failures"][0]["suspicious"][0]["line"], 3);
+    let attempts = v["attempt_records"].as_array().unwrap();
+    assert!(attempts.iter().all(|a| a["test"] == first), "{stderr}");
+    assert_eq!(attempts[0]["outcome"], "accepted");
+    assert_eq!(
+        attempts[0]["title"],
+        "`25.4` → `2.54` at lengths.py:3 (5 tests cover the line)"
+    );
+    // Baseline, one coverage run, the candidates' targeted runs (the kept one and a few past it
+    // to choose among plausible fixes), one full run.
+    let runs = v["pytest_runs"].as_u64().unwrap();
+    assert!(runs <= 20, "{runs} pytest runs\n{stderr}");
+}
