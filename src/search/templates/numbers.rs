@@ -90,9 +90,8 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
         if per_100 && value > 0.0 && value < 1.0 {
             push("percent-fraction", num.shifted(2).text(true), 1.0);
         }
-        let multiplied = name.is_some_and(|n| {
-            uses.multiplied_names.contains(n) && !uses.per_100_names.contains(n)
-        });
+        let multiplied = name
+            .is_some_and(|n| uses.multiplied_names.contains(n) && !uses.per_100_names.contains(n));
         // A percent is a whole number (`20`, `20.0`); `25.4` is some other factor.
         if multiplied && num.frac.is_empty() && value > 1.0 && value <= 100.0 {
             push("percent-fraction", num.shifted(-2).text(true), 1.0);
@@ -197,11 +196,13 @@ impl Decimal {
         if !text.contains('.') && int.len() > 1 && int.starts_with('0') {
             return None;
         }
-        Some(Decimal {
-            int: int.to_string(),
-            frac: frac.to_string(),
-        }
-        .trim_int())
+        Some(
+            Decimal {
+                int: int.to_string(),
+                frac: frac.to_string(),
+            }
+            .trim_int(),
+        )
     }
 
     fn value(&self) -> f64 {

@@ -367,13 +367,9 @@ impl Work<'_, '_> {
         // With --jobs N the targeted runs go to scratch copies, N at a time (see `parallel`); the
         // judging, and the choice among plausible candidates, are the same as one at a time. A
         // command has no targeted run: each candidate's one run is its proof, in the workspace.
-        // A cause of several tests is searched one candidate at a time: its leads (partial
-        // fitness, see `cause`) are measured in the workspace.
-        if self.s.opts.jobs > 1
-            && candidates.len() > 1
-            && self.s.opts.judge.is_none()
-            && !self.ctx.cause.partial()
-        {
+        // A cause of several tests runs its targeted runs to the end there too (its leads'
+        // partial fitness, see `cause`); a lead's second edit is searched one at a time.
+        if self.s.opts.jobs > 1 && candidates.len() > 1 && self.s.opts.judge.is_none() {
             let n = self.s.opts.jobs.min(candidates.len());
             if let Some(pool) = parallel::Pool::new(self.ws.root(), &self.s.python, n) {
                 let state = SearchState {
