@@ -273,3 +273,57 @@ fn a_float_constant_off_by_a_decimal_place_is_one_search() {
     let runs = v["pytest_runs"].as_u64().unwrap();
     assert!(runs <= 20, "{runs} pytest runs\n{stderr}");
 }
+
+/// A passing test file that reads the other constant: in the whole suite, not in the failing
+/// tests' files.
+const OTHER_TESTS: &str = "from lengths import INCHES_PER_FOOT, feet_to_cm\n\n\n\
+                           def test_a_foot_of_inches():\n    assert INCHES_PER_FOOT == 12\n\n\n\
+                           def test_no_feet():\n    assert feet_to_cm(0) == 0\n";
+
+/// `fix --json` with `SELFDEBUG_LARGE_SUITE_MS` set (the suite counts as large when its baseline
+/// took longer).
+fn fix_large(p: &Project, large_ms: &str) -> (Value, String) {
+    let out = p
+        .cmd(&["fix", "--json", "--search-time", "900"])
+        .env("SELFDEBUG_LARGE_SUITE_MS", large_ms)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    (json(&out), stderr)
+}
+
+#[test]
+fn a_large_suites_coverage_covers_every_failing_tests_file() {
+    // The cause's three tests are in two files; a third file only passes. Covered as a large
+    // suite (every baseline is longer than 0 ms), the run holds the two failing tests' files.
+    let large = bug_project("cause_float_constant");
+    std::fs::write(large.root.join("tests/test_other.py"), OTHER_TESTS).unwrap();
+    let (v, stderr) = fix_large(&large, "0");
+    // 5 tests cover the constant: the two failing files' (the first test's file alone has 3,
+    // the whole suite 6: `test_no_feet` reads it too).
+    assert_eq!(
+        v["patches"][0]["titles"],
+        json!(["`25.4` → `2.54` at lengths.py:3 (5 tests cover the line)"]),
+        "{stderr}"
+    );
+    // One search for the three.
+    assert_eq!(
+        statuses(&v).into_iter().map(|(_, s)| s).collect::<Vec<_>>(),
+        vec!["fixed", "fixed_by_another_patch", "fixed_by_another_patch"]
+    );
+    let attempts = v["attempt_records"].as_array().unwrap();
+    assert!(
+        attempts
+            .iter()
+            .all(|a| a["test"] == "tests/test_to_cm.py::test_ten_inches"),
+        "{stderr}"
+    );
+    // The same spectrum as the whole suite without the third file.
+    let two_files = bug_project("cause_float_constant");
+    let (w, _) = fix_large(&two_files, "600000");
+    assert_eq!(
+        v["failures"][0]["suspicious"],
+        w["failures"][0]["suspicious"]
+    );
+}

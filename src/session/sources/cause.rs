@@ -40,6 +40,24 @@ impl Work<'_, '_> {
         localize::cause::restrict(spectrum, &members)
     }
 
+    /// The coverage run that localizes `test`: of a large suite, every file holding a test that
+    /// still fails, `test`'s first (the cause is read from this spectrum, so the files of the
+    /// tests that may share it must be in it); of a small one, the whole suite.
+    pub(in crate::session) fn cause_coverage(
+        &mut self,
+        test: &str,
+    ) -> Result<Option<Spectrum>, SessionError> {
+        let mut tests = vec![test.to_string()];
+        for (t, _) in self.ctx.current.iter() {
+            // A failure of no test (a collection error) has a headline, not a node id.
+            let file = t.split("::").next().unwrap_or("");
+            if t.contains("::") && file.ends_with(".py") && !tests.contains(t) {
+                tests.push(t.clone());
+            }
+        }
+        self.s.coverage_of(self.ws, &tests)
+    }
+
     /// Every test of the cause (the one worked on first).
     fn cause_tests(&self, test: &str) -> Vec<String> {
         std::iter::once(test.to_string())
@@ -207,7 +225,7 @@ impl Work<'_, '_> {
                 if remaining.len() == 1 { "" } else { "s" },
             )
         };
-        let spectrum = match self.s.coverage(self.ws, test)? {
+        let spectrum = match self.cause_coverage(test)? {
             Some(sp) => sp,
             None => {
                 self.ctx.reason = Some(said(0));
