@@ -327,3 +327,41 @@ fn a_large_suites_coverage_covers_every_failing_tests_file() {
         w["failures"][0]["suspicious"]
     );
 }
+
+#[test]
+fn a_guard_that_only_moves_the_failure_down_is_not_followed() {
+    if std::env::var_os("SELFDEBUG_SLOW_TESTS").is_none_or(|v| v != "1") {
+        // About a minute under load: some fifty candidates, five of them loop to the limit
+        // (bugs_e2e runs the case too).
+        eprintln!("skipped: set SELFDEBUG_SLOW_TESTS=1 (bugs_e2e runs the case too)");
+        return;
+    }
+    let p = bug_project("tmplb_guard_number_parser");
+    let before = p.read("tokens.py");
+    let (v, stderr) = fix(&p);
+    assert_eq!(
+        p.read("tokens.py"),
+        before.replace(
+            "while text[i].isdigit():",
+            "while i < len(text) and text[i].isdigit():"
+        ),
+        "{stderr}"
+    );
+    let attempts = v["attempt_records"].as_array().unwrap();
+    // The rules' guard above the loop leaves the same IndexError two lines further down: no
+    // progress, so it is rejected once (it was followed as a new failure, again and again).
+    assert_eq!(
+        attempts[0]["title"], "return None early when i >= len(text)",
+        "{stderr}"
+    );
+    assert_eq!(attempts[0]["outcome"], "still_failing");
+    assert!(attempts.iter().all(|a| a["outcome"] != "progressed"));
+    assert_eq!(
+        attempts
+            .iter()
+            .filter(|a| a["outcome"] == "accepted")
+            .map(|a| a["rule"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        vec!["search-guard-term"]
+    );
+}
