@@ -361,53 +361,13 @@ impl Work<'_, '_> {
             if !plausible.is_empty() {
                 extra += 1;
             }
-            let mut runs = done.runs.into_iter();
-            let Some((first, first_verdict)) = runs.next() else {
-                break Err(SessionError::Environment(
-                    "a parallel proof made no run".into(),
-                ));
-            };
-            let green = !first.timed_out && matches!(first_verdict, Verdict::Green);
-            let second = runs.next().map(|(run, v)| (!run.timed_out, v));
-            // A cause's candidate that made some of its tests pass, with the passing tests that
-            // run its line still passing (their run went on for it): a lead, as one at a time.
-            let lead = self
-                .fixed_by(&first, &first_verdict, &targeted)
-                .filter(|_| match &second {
-                    Some((ended, v)) => *ended && matches!(v, Verdict::Green),
-                    None => true,
-                });
-            let neighbours = match second {
-                Some((_, v)) if green => Some(v),
-                // No passing test runs the line: nothing to break there.
-                None if green => Some(Verdict::Green),
-                _ => None,
-            };
-            let said = self
-                .ctx
-                .cause
-                .partial()
-                .then(|| sources::cause_state::still_failing_said(&first_verdict))
-                .flatten();
-            let t = Targeted {
-                first,
-                first_verdict,
-                neighbours,
-                spent: done.took,
-                started_ms: Some(done.started_ms),
-            };
-            match self.judge(failure, &cand, hint, t, false) {
-                Ok(Some(after)) => match search::Found::new(self, cand, after, covering, size) {
-                    Ok(f) => plausible.push(f),
-                    Err(e) => break Err(e),
-                },
-                Ok(None) => {
-                    self.cause_still_failing(said);
-                    if let Some(fixed) = lead {
-                        self.keep_lead(&cand, fixed);
-                    }
-                }
-                Err(e) => break Err(e),
+            if let Err(e) = self.judge_done(
+                failure,
+                (rank, cand, hint, size, covering, targeted),
+                done,
+                &mut plausible,
+            ) {
+                break Err(e);
             }
         };
         // The runs still going are stopped; what they ran counts as pytest runs, nothing else.
@@ -432,6 +392,61 @@ impl Work<'_, '_> {
             return Ok(None);
         }
         self.keep_best(state.test, state.spectrum, plausible, state.first_attempt)
+    }
+
+    /// Judges one candidate's parallel runs as one at a time would: a plausible one joins
+    /// `plausible`; a cause's candidate that made some of its tests pass, with the passing tests
+    /// that run its line still passing (their run went on for it, see [`Job::lead`]), is a lead.
+    fn judge_done(
+        &mut self,
+        failure: &Failure,
+        (_, cand, hint, size, covering, targeted): Waiting,
+        done: Done,
+        plausible: &mut Vec<search::Found>,
+    ) -> Result<(), SessionError> {
+        let mut runs = done.runs.into_iter();
+        let Some((first, first_verdict)) = runs.next() else {
+            return Err(SessionError::Environment(
+                "a parallel proof made no run".into(),
+            ));
+        };
+        let green = !first.timed_out && matches!(first_verdict, Verdict::Green);
+        let second = runs.next().map(|(run, v)| (!run.timed_out, v));
+        let lead = self
+            .fixed_by(&first, &first_verdict, &targeted)
+            .filter(|_| match &second {
+                Some((ended, v)) => *ended && matches!(v, Verdict::Green),
+                None => true,
+            });
+        let neighbours = match second {
+            Some((_, v)) if green => Some(v),
+            // No passing test runs the line: nothing to break there.
+            None if green => Some(Verdict::Green),
+            _ => None,
+        };
+        let said = self
+            .ctx
+            .cause
+            .partial()
+            .then(|| sources::cause_state::still_failing_said(&first_verdict))
+            .flatten();
+        let t = Targeted {
+            first,
+            first_verdict,
+            neighbours,
+            spent: done.took,
+            started_ms: Some(done.started_ms),
+        };
+        match self.judge(failure, &cand, hint, t, false)? {
+            Some(after) => plausible.push(search::Found::new(self, cand, after, covering, size)?),
+            None => {
+                self.cause_still_failing(said);
+                if let Some(fixed) = lead {
+                    self.keep_lead(&cand, fixed);
+                }
+            }
+        }
+        Ok(())
     }
 }
 
