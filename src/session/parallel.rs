@@ -45,6 +45,9 @@ pub(super) struct Job {
     /// The time budget's end: each run's limit is cut to what is left of it when the run
     /// starts, not when it was queued (a rule candidate's run, like the workspace's).
     pub deadline: Option<Instant>,
+    /// A cause of several tests (see `sources::cause`): its targeted tests. A first run that
+    /// made some of them pass goes on to the next stage too, which proves it a lead.
+    pub lead: Option<Vec<String>>,
 }
 
 /// What a job's runs said, in stage order; each verdict read against the scratch copy.
@@ -234,7 +237,7 @@ fn run_job(job: Job, root: &Path, env: &(OsString, OsString), python: &Interpret
         ));
         return done;
     }
-    for mut spec in job.stages {
+    for (stage, mut spec) in job.stages.into_iter().enumerate() {
         spec.cwd = root.to_path_buf();
         spec.env.retain(|(k, _)| k != "PYTHONPATH");
         spec.env.push(env.clone());
@@ -245,7 +248,8 @@ fn run_job(job: Job, root: &Path, env: &(OsString, OsString), python: &Interpret
         match runner::run_pytest(python, &spec) {
             Ok(run) => {
                 let v = verdict::read(&run, root);
-                let go_on = !run.timed_out && matches!(v, Verdict::Green);
+                let go_on = !run.timed_out
+                    && (matches!(v, Verdict::Green) || (stage == 0 && partly_fixed(&v, &job.lead)));
                 done.runs.push((run, v));
                 if !go_on {
                     break;
@@ -268,6 +272,12 @@ fn run_job(job: Job, root: &Path, env: &(OsString, OsString), python: &Interpret
     done
 }
 
+/// Whether a cause's first run made some of its tests pass (see [`Job::lead`]).
+fn partly_fixed(v: &Verdict, lead: &Option<Vec<String>>) -> bool {
+    lead.as_ref()
+        .is_some_and(|t| sources::cause_state::fixed_by(v, t).is_some())
+}
+
 impl Work<'_, '_> {
     /// The search's candidates proven with the pool (see the module docs and
     /// [`super::search`]): the same outcome, attempts and reasons as one at a time, in less
@@ -283,7 +293,7 @@ impl Work<'_, '_> {
         let mut ranked = candidates.into_iter().enumerate();
         // Submitted and not yet judged, in rank order: the candidate, its hint, edit size and the
         // tests that cover its line.
-        let mut waiting: VecDeque<(usize, Candidate, Tier, usize, Vec<String>)> = VecDeque::new();
+        let mut waiting: VecDeque<Waiting> = VecDeque::new();
         let mut stopped: Option<Stop> = None;
         let mut exhausted = false;
         let mut tried = 0usize;
@@ -308,6 +318,11 @@ impl Work<'_, '_> {
                     stopped = Some(Stop::TimeBudget);
                     break;
                 }
+                // Half the search time is kept for a second edit on top of a lead.
+                if plausible.is_empty() && self.time_to_combine(state.deadline) {
+                    stopped = Some(Stop::Combine);
+                    break;
+                }
                 let Some((rank, r)) = ranked.next() else {
                     exhausted = true;
                     break;
@@ -321,7 +336,7 @@ impl Work<'_, '_> {
                 let cand = search::titled(r, covering.len());
                 let (targeted, passing) =
                     search::targets(&self.ctx, failure, &covering, state.spectrum);
-                let mut stages = vec![self.s.candidate_spec(self.ws, &targeted)];
+                let mut stages = vec![self.targeted_spec(&targeted)];
                 if !passing.is_empty() {
                     stages.push(self.s.candidate_spec(self.ws, &passing));
                 }
@@ -331,10 +346,11 @@ impl Work<'_, '_> {
                     patched: cand.patched.clone(),
                     stages,
                     deadline: None,
+                    lead: self.ctx.cause.partial().then(|| targeted.clone()),
                 });
-                waiting.push_back((rank, cand, hint, size, covering));
+                waiting.push_back((rank, cand, hint, size, covering, targeted));
             }
-            let Some((rank, cand, hint, size, covering)) = waiting.pop_front() else {
+            let Some((rank, cand, hint, size, covering, targeted)) = waiting.pop_front() else {
                 break Ok(());
             };
             let done = match pool.take_counted(self.s, rank) {
@@ -345,33 +361,13 @@ impl Work<'_, '_> {
             if !plausible.is_empty() {
                 extra += 1;
             }
-            let mut runs = done.runs.into_iter();
-            let Some((first, first_verdict)) = runs.next() else {
-                break Err(SessionError::Environment(
-                    "a parallel proof made no run".into(),
-                ));
-            };
-            let green = !first.timed_out && matches!(first_verdict, Verdict::Green);
-            let neighbours = match runs.next() {
-                Some((_, v)) => Some(v),
-                // No passing test runs the line: nothing to break there.
-                None if green => Some(Verdict::Green),
-                None => None,
-            };
-            let t = Targeted {
-                first,
-                first_verdict,
-                neighbours,
-                spent: done.took,
-                started_ms: Some(done.started_ms),
-            };
-            match self.judge(failure, &cand, hint, t, false) {
-                Ok(Some(after)) => match search::Found::new(self, cand, after, covering, size) {
-                    Ok(f) => plausible.push(f),
-                    Err(e) => break Err(e),
-                },
-                Ok(None) => {}
-                Err(e) => break Err(e),
+            if let Err(e) = self.judge_done(
+                failure,
+                (rank, cand, hint, size, covering, targeted),
+                done,
+                &mut plausible,
+            ) {
+                break Err(e);
             }
         };
         // The runs still going are stopped; what they ran counts as pytest runs, nothing else.
@@ -386,11 +382,71 @@ impl Work<'_, '_> {
             self.ctx.reason = Some(match stopped {
                 Some(Stop::SearchTime) => search::out_of_search_time(state.why, tried, self.s.opts),
                 Some(Stop::TimeBudget) => TIME_BUDGET_USED_UP.into(),
-                None => search::none_passed(state.why, tried),
+                Some(Stop::Combine) | None => search::none_passed(state.why, tried),
             });
+            if matches!(stopped, Some(Stop::Combine) | None) {
+                // No single edit fixed the cause: its best lead with a second edit (one at a
+                // time, in the workspace, as with --jobs 1).
+                return self.combine_lead(failure, state.why, state.test, state.deadline);
+            }
             return Ok(None);
         }
         self.keep_best(state.test, state.spectrum, plausible, state.first_attempt)
+    }
+
+    /// Judges one candidate's parallel runs as one at a time would: a plausible one joins
+    /// `plausible`; a cause's candidate that made some of its tests pass, with the passing tests
+    /// that run its line still passing (their run went on for it, see [`Job::lead`]), is a lead.
+    fn judge_done(
+        &mut self,
+        failure: &Failure,
+        (_, cand, hint, size, covering, targeted): Waiting,
+        done: Done,
+        plausible: &mut Vec<search::Found>,
+    ) -> Result<(), SessionError> {
+        let mut runs = done.runs.into_iter();
+        let Some((first, first_verdict)) = runs.next() else {
+            return Err(SessionError::Environment(
+                "a parallel proof made no run".into(),
+            ));
+        };
+        let green = !first.timed_out && matches!(first_verdict, Verdict::Green);
+        let second = runs.next().map(|(run, v)| (!run.timed_out, v));
+        let lead = self
+            .fixed_by(&first, &first_verdict, &targeted)
+            .filter(|_| match &second {
+                Some((ended, v)) => *ended && matches!(v, Verdict::Green),
+                None => true,
+            });
+        let neighbours = match second {
+            Some((_, v)) if green => Some(v),
+            // No passing test runs the line: nothing to break there.
+            None if green => Some(Verdict::Green),
+            _ => None,
+        };
+        let said = self
+            .ctx
+            .cause
+            .partial()
+            .then(|| sources::cause_state::still_failing_said(&first_verdict))
+            .flatten();
+        let t = Targeted {
+            first,
+            first_verdict,
+            neighbours,
+            spent: done.took,
+            started_ms: Some(done.started_ms),
+        };
+        match self.judge(failure, &cand, hint, t, false)? {
+            Some(after) => plausible.push(search::Found::new(self, cand, after, covering, size)?),
+            None => {
+                self.cause_still_failing(said);
+                if let Some(fixed) = lead {
+                    self.keep_lead(&cand, fixed);
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -398,7 +454,13 @@ impl Work<'_, '_> {
 enum Stop {
     SearchTime,
     TimeBudget,
+    /// Half the search time is left, and there is a lead to combine.
+    Combine,
 }
+
+/// A submitted candidate not yet judged: its rank, itself, its hint, edit size, the tests that
+/// cover its line and its targeted tests.
+type Waiting = (usize, Candidate, Tier, usize, Vec<String>, Vec<String>);
 
 /// The rules' candidates of one failure with `--jobs N`, once the first was rejected (the
 /// first, mostly the one kept, costs no copy): their targeted runs go to the pool ahead of
@@ -491,6 +553,7 @@ impl Ahead {
                 patched: c.patched.clone(),
                 stages: vec![w.s.spec(&*w.ws, &targeted, &[])],
                 deadline: Some(w.s.deadline),
+                lead: None,
             });
             self.queued.insert(rank);
         }

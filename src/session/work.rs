@@ -311,8 +311,15 @@ impl Work<'_, '_> {
             )?
         } else {
             let next = self.still_failing(failure, &t.first_verdict, &mut attempt, true);
-            // A different failure (not the same exception at the same place) is progress.
-            if let Some(next) = next.filter(|n| is_progress(failure, n)) {
+            // A different failure (not the same exception at the same place) is progress; the
+            // same one only moved by the lines the candidate inserted above it is not (a guard
+            // inserted there again and again would recurse without end), nor is a step past
+            // [`MAX_STEPS`].
+            if let Some(next) = next.filter(|n| {
+                trial.depth + 1 < MAX_STEPS
+                    && is_progress(failure, n)
+                    && !moved_only(failure, n, &cand.file, &cand.patched, &previous)
+            }) {
                 attempt.outcome = AttemptOutcome::Progressed;
                 attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
                 self.ctx.attempts.push(attempt);
@@ -664,6 +671,42 @@ pub(super) fn next_failure(failure: &Failure, verdict: &Verdict) -> Option<Failu
 
 /// The targeted test now fails with another exception or at another place in the project's
 /// code. A failing assertion in the test itself is the candidate's wrong result, not progress.
+/// Steps of one fix at most (the failure and the failures its tentative candidates moved it to):
+/// each step is a level of recursion, and a chain this long is no longer one fix.
+pub(super) const MAX_STEPS: usize = 8;
+
+/// Whether `after` is `before` again, only moved to another line of the edited `file` by the
+/// lines the candidate inserted or removed above: the same exception and message, raised by a
+/// line of the same text, the candidate's line delta away from the old one (`previous` is the
+/// file before the candidate, `patched` with it).
+pub(super) fn moved_only(
+    before: &Failure,
+    after: &Failure,
+    file: &str,
+    patched: &[u8],
+    previous: &[u8],
+) -> bool {
+    let (Some(b), Some(a)) = (before.location.as_ref(), after.location.as_ref()) else {
+        return false;
+    };
+    if b.file != a.file || a.file != file || before.exc_type != after.exc_type {
+        return false;
+    }
+    if before.msg.lines().next() != after.msg.lines().next() {
+        return false;
+    }
+    let line_of = |bytes: &[u8], n: u32| -> Option<String> {
+        let text = String::from_utf8_lossy(bytes);
+        text.lines()
+            .nth((n as usize).checked_sub(1)?)
+            .map(|l| l.trim().to_string())
+    };
+    let count = |bytes: &[u8]| bytes.iter().filter(|&&c| c == b'\n').count() as i64;
+    let delta = count(patched) - count(previous);
+    a.line as i64 - b.line as i64 == delta
+        && line_of(previous, b.line).is_some_and(|l| Some(l) == line_of(patched, a.line))
+}
+
 pub(super) fn is_progress(before: &Failure, after: &Failure) -> bool {
     let place = |f: &Failure| f.location.as_ref().map(|l| (l.file.clone(), l.line));
     let in_tests = after.location.as_ref().is_some_and(|l| {
@@ -676,4 +719,60 @@ pub(super) fn is_progress(before: &Failure, after: &Failure) -> bool {
         && after.exc_type != OUTPUT_CHECK_EXC
         && after.exc_type != crate::plugin::TIMEOUT_EXC
         && (before.exc_type != after.exc_type || place(before) != place(after))
+}
+
+#[cfg(test)]
+mod moved_tests {
+    use super::*;
+
+    fn at(line: u32, exc: &str) -> Failure {
+        let log = format!(
+            "=================================== FAILURES ===================================\n\
+             ___ t ___\n\
+             E   {exc}: string index out of range\n\
+             =========================== short test summary info ============================\n\
+             FAILED t.py::t - {exc}: string index out of range\n"
+        );
+        let mut f = crate::traceback::parse(log.as_bytes(), std::path::Path::new("/nonexistent"))
+            .unwrap()
+            .failures
+            .remove(0);
+        f.location = Some(crate::traceback::Location {
+            file: "tokens.py".into(),
+            path: "/p/tokens.py".into(),
+            line,
+            func: None,
+            code: None,
+            caret: None,
+            frame_index: 0,
+            stale: None,
+        });
+        f
+    }
+
+    #[test]
+    fn a_failure_only_moved_down_by_an_inserted_guard_is_no_progress() {
+        let before = b"def f(text, i):\n    while text[i].isdigit():\n        i += 1\n";
+        let guarded = b"def f(text, i):\n    if i >= len(text):\n        return None\n    \
+                        while text[i].isdigit():\n        i += 1\n";
+        let (old, new) = (at(2, "IndexError"), at(4, "IndexError"));
+        assert!(is_progress(&old, &new));
+        assert!(moved_only(&old, &new, "tokens.py", guarded, before));
+        // Another exception, another line's text, another file: a real step.
+        assert!(!moved_only(
+            &old,
+            &at(4, "TypeError"),
+            "tokens.py",
+            guarded,
+            before
+        ));
+        assert!(!moved_only(
+            &old,
+            &at(3, "IndexError"),
+            "tokens.py",
+            guarded,
+            before
+        ));
+        assert!(!moved_only(&old, &new, "other.py", guarded, before));
+    }
 }

@@ -20,6 +20,7 @@ pub mod conditions;
 pub mod expressions;
 pub mod insert;
 pub mod literals;
+pub mod numbers;
 pub mod operators;
 pub mod siblings;
 pub mod swaps;
@@ -45,6 +46,7 @@ pub fn families() -> Vec<&'static str> {
         operators::FAMILIES,
         expressions::FAMILIES,
         literals::FAMILIES,
+        numbers::FAMILIES,
         swaps::FAMILIES,
         insert::FAMILIES,
         conditions::FAMILIES,
@@ -77,6 +79,7 @@ pub fn mutants(
     out.extend(operators::mutants(&site));
     out.extend(expressions::mutants(&site));
     out.extend(literals::mutants(&site));
+    out.extend(numbers::mutants(&site));
     out.extend(swaps::mutants(&site));
     out.extend(insert::mutants(&site));
     out.extend(conditions::mutants(&site));

@@ -40,6 +40,24 @@ impl Work<'_, '_> {
         localize::cause::restrict(spectrum, &members)
     }
 
+    /// The coverage run that localizes `test`: of a large suite, every file holding a test that
+    /// still fails, `test`'s first (the cause is read from this spectrum, so the files of the
+    /// tests that may share it must be in it); of a small one, the whole suite.
+    pub(in crate::session) fn cause_coverage(
+        &mut self,
+        test: &str,
+    ) -> Result<Option<Spectrum>, SessionError> {
+        let mut tests = vec![test.to_string()];
+        for (t, _) in self.ctx.current.iter() {
+            // A failure of no test (a collection error) has a headline, not a node id.
+            let file = t.split("::").next().unwrap_or("");
+            if t.contains("::") && file.ends_with(".py") && !tests.contains(t) {
+                tests.push(t.clone());
+            }
+        }
+        self.s.coverage_of(self.ws, &tests)
+    }
+
     /// Every test of the cause (the one worked on first).
     fn cause_tests(&self, test: &str) -> Vec<String> {
         std::iter::once(test.to_string())
@@ -53,12 +71,17 @@ impl Work<'_, '_> {
         &mut self,
         targeted: &[String],
     ) -> Result<PytestRun, SessionError> {
-        if !self.ctx.cause.partial() {
-            return self.s.run_candidate(self.ws, targeted);
-        }
-        let mut spec = self.s.candidate_spec(self.ws, targeted);
-        spec.extra_args.retain(|a| a != "-x");
+        let spec = self.targeted_spec(targeted);
         self.s.exec_pytest(&spec, Phase::Candidate)
+    }
+
+    /// What [`Work::run_targeted`] runs (a parallel proof points it at its scratch copy).
+    pub(in crate::session) fn targeted_spec(&self, targeted: &[String]) -> RunSpec {
+        let mut spec = self.s.candidate_spec(self.ws, targeted);
+        if self.ctx.cause.partial() {
+            spec.extra_args.retain(|a| a != "-x");
+        }
+        spec
     }
 
     /// A candidate (written) whose targeted run failed: the cause's tests it made pass, when
@@ -70,25 +93,9 @@ impl Work<'_, '_> {
         targeted: &[String],
         passing: &[String],
     ) -> Result<Option<Vec<String>>, SessionError> {
-        if !self.ctx.cause.partial() || self.ctx.cause.combining || first.timed_out {
-            return Ok(None);
-        }
-        let Verdict::Failed(failures) = verdict else {
+        let Some(fixed) = self.fixed_by(first, verdict, targeted) else {
             return Ok(None);
         };
-        let failing: BTreeSet<&str> = failures.iter().filter_map(|f| f.test.as_deref()).collect();
-        // A failure of no test (a collection error) says nothing about which passed.
-        if failures.iter().any(|f| f.test.is_none()) {
-            return Ok(None);
-        }
-        let fixed: Vec<String> = targeted
-            .iter()
-            .filter(|t| !failing.contains(t.as_str()))
-            .cloned()
-            .collect();
-        if fixed.is_empty() {
-            return Ok(None);
-        }
         if !passing.is_empty() {
             let run = self.s.run_candidate(self.ws, passing)?;
             if run.timed_out || !matches!(verdict::read(&run, self.ws.root()), Verdict::Green) {
@@ -96,6 +103,20 @@ impl Work<'_, '_> {
             }
         }
         Ok(Some(fixed))
+    }
+
+    /// The cause's tests a failed targeted run made pass (none when the search measures no
+    /// partial fitness now, or the run says nothing about which passed).
+    pub(in crate::session) fn fixed_by(
+        &self,
+        first: &PytestRun,
+        verdict: &Verdict,
+        targeted: &[String],
+    ) -> Option<Vec<String>> {
+        if !self.ctx.cause.partial() || self.ctx.cause.combining || first.timed_out {
+            return None;
+        }
+        super::cause_state::fixed_by(verdict, targeted)
     }
 
     /// The representative passed but other tests of the cause still fail: the last attempt says
@@ -204,7 +225,7 @@ impl Work<'_, '_> {
                 if remaining.len() == 1 { "" } else { "s" },
             )
         };
-        let spectrum = match self.s.coverage(self.ws, test)? {
+        let spectrum = match self.cause_coverage(test)? {
             Some(sp) => sp,
             None => {
                 self.ctx.reason = Some(said(0));

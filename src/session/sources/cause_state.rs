@@ -31,6 +31,24 @@ impl Cause {
     }
 }
 
+/// The targeted tests a failed run made pass: none when it did not fail, no test passed, or a
+/// failure names no test (a collection error says nothing about which passed).
+pub(in crate::session) fn fixed_by(verdict: &Verdict, targeted: &[String]) -> Option<Vec<String>> {
+    let Verdict::Failed(failures) = verdict else {
+        return None;
+    };
+    if failures.iter().any(|f| f.test.is_none()) {
+        return None;
+    }
+    let failing: BTreeSet<&str> = failures.iter().filter_map(|f| f.test.as_deref()).collect();
+    let fixed: Vec<String> = targeted
+        .iter()
+        .filter(|t| !failing.contains(t.as_str()))
+        .cloned()
+        .collect();
+    (!fixed.is_empty()).then_some(fixed)
+}
+
 /// What a targeted run of a cause says when tests of it still fail (see
 /// `Work::cause_still_failing`).
 pub(in crate::session) fn still_failing_said(verdict: &Verdict) -> Option<String> {

@@ -34,10 +34,19 @@ use crate::plan::PlanError;
 use crate::search::{self as engine, choose, Ranked, SearchInput, RULE_PREFIX};
 
 /// A coverage run of the whole suite when the baseline took at most this long; else only the
-/// failing test's file (its neighbours are the tests most likely to touch the same functions).
-/// Tracing slows a run down two to four times: a small suite is cheap to trace whole, and the
-/// whole suite gives Ochiai its best passing-test evidence.
+/// files of the failing tests (their neighbours are the tests most likely to touch the same
+/// functions). Tracing slows a run down two to four times: a small suite is cheap to trace
+/// whole, and the whole suite gives Ochiai its best passing-test evidence.
 const WHOLE_SUITE_COVERAGE: Duration = Duration::from_secs(10);
+
+/// [`WHOLE_SUITE_COVERAGE`], or `SELFDEBUG_LARGE_SUITE_MS` (an internal setting, for tests that
+/// need a "large" suite without a slow one; see docs/development.md).
+fn whole_suite_coverage() -> Duration {
+    std::env::var("SELFDEBUG_LARGE_SUITE_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(WHOLE_SUITE_COVERAGE, Duration::from_millis)
+}
 
 /// Top statements reported in `suspicious`.
 const REPORTED: usize = 10;
@@ -192,7 +201,7 @@ impl Work<'_, '_> {
             }
             return found;
         }
-        let spectrum = match self.s.coverage(self.ws, &test)? {
+        let spectrum = match self.cause_coverage(&test)? {
             Some(sp) if sp.tests.get(&test).is_some_and(|t| t.failed) => sp,
             _ => {
                 self.ctx.reason = Some(format!(
@@ -367,13 +376,9 @@ impl Work<'_, '_> {
         // With --jobs N the targeted runs go to scratch copies, N at a time (see `parallel`); the
         // judging, and the choice among plausible candidates, are the same as one at a time. A
         // command has no targeted run: each candidate's one run is its proof, in the workspace.
-        // A cause of several tests is searched one candidate at a time: its leads (partial
-        // fitness, see `cause`) are measured in the workspace.
-        if self.s.opts.jobs > 1
-            && candidates.len() > 1
-            && self.s.opts.judge.is_none()
-            && !self.ctx.cause.partial()
-        {
+        // A cause of several tests runs its targeted runs to the end there too (its leads'
+        // partial fitness, see `cause`); a lead's second edit is searched one at a time.
+        if self.s.opts.jobs > 1 && candidates.len() > 1 && self.s.opts.judge.is_none() {
             let n = self.s.opts.jobs.min(candidates.len());
             if let Some(pool) = parallel::Pool::new(self.ws.root(), &self.s.python, n) {
                 let state = SearchState {
@@ -489,7 +494,7 @@ impl Work<'_, '_> {
                     .cloned()
                     .unwrap_or_else(|| f.cand.original.clone());
                 self.ws.write(&f.cand.path, &f.cand.patched)?;
-                let after = self.s.coverage(self.ws, test);
+                let after = self.cause_coverage(test);
                 self.ws.write(&f.cand.path, &previous)?;
                 after?.map(|a| choose::changed_tests(spectrum, &a, &f.covering))
             } else {
@@ -988,22 +993,31 @@ impl Runs<'_> {
         }))
     }
 
-    /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs); module
-    /// constants count as run by the tests that read them ([`localize::globals`]).
-    pub(in crate::session) fn coverage(
+    /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs: of a
+    /// large suite, the files of all of `tests`, the failing tests that may be one cause, in one
+    /// run; see `cause_coverage`); module constants count as run by the tests that read them
+    /// ([`localize::globals`]).
+    pub(in crate::session) fn coverage_of(
         &mut self,
         ws: &dyn Workspace,
-        test: &str,
+        tests: &[String],
     ) -> Result<Option<Spectrum>, SessionError> {
         let out = tempfile::Builder::new()
             .prefix(&format!("selfdebug-cover-{}-", std::process::id()))
             .tempdir()
             .map_err(|e| SessionError::Environment(format!("coverage output dir: {e}")))?;
         let file = out.path().join("cover.json");
-        let node_ids: Vec<String> = if self.baseline <= WHOLE_SUITE_COVERAGE {
+        let node_ids: Vec<String> = if self.baseline <= whole_suite_coverage() {
             Vec::new()
         } else {
-            vec![test.split("::").next().unwrap_or(test).to_string()]
+            let mut files: Vec<String> = Vec::new();
+            for t in tests {
+                let file = t.split("::").next().unwrap_or(t).to_string();
+                if !files.contains(&file) {
+                    files.push(file);
+                }
+            }
+            files
         };
         let mut spec = self.spec(ws, &node_ids, &[]);
         if !localize::cover(&mut spec, &file) {
