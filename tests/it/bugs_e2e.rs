@@ -121,7 +121,6 @@ pub fn cases() -> Vec<Case> {
     out
 }
 
-
 /// Every entry under `root`: relative path → (hash and length of a file's bytes, its mtime).
 type Snapshot = BTreeMap<String, (u64, u64, Option<SystemTime>)>;
 
@@ -138,7 +137,11 @@ fn snapshot(root: &Path) -> Snapshot {
         let meta = entry.metadata().unwrap();
         let value = if meta.is_file() {
             let bytes = std::fs::read(entry.path()).unwrap();
-            (support::fnv1a(&bytes), bytes.len() as u64, meta.modified().ok())
+            (
+                support::fnv1a(&bytes),
+                bytes.len() as u64,
+                meta.modified().ok(),
+            )
         } else {
             (0, 0, None)
         };
