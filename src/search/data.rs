@@ -112,12 +112,17 @@ fn quoted(text: &str) -> Vec<String> {
     out
 }
 
-/// The data edits reachable from the statement on `line` (see the module docs).
-pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[String]) -> Vec<Mutant> {
-    let Some((stmt, func)) = queries::statement_at(module, line) else {
-        return Vec::new();
-    };
-    let text = module.text();
+/// What a checked statement reads: its expressions and the values its function assigns to the
+/// locals they name, with the function and class around it (where the data is looked up).
+pub(super) struct Reads<'a> {
+    pub func: Option<&'a Stmt>,
+    pub class: Option<&'a ast::StmtClassDef>,
+    pub exprs: Vec<&'a Expr>,
+}
+
+/// What the statement on `line` reads (see [`Reads`]).
+pub(super) fn reads(module: &ParsedModule, line: u32) -> Option<Reads<'_>> {
+    let (stmt, func) = queries::statement_at(module, line)?;
     // What the statement reads: an `if`/`while`/`elif` header reads its condition only.
     let read: Vec<&Expr> = match stmt {
         Stmt::If(i) => vec![i.test.as_ref()],
@@ -147,6 +152,15 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[Strin
         }
     }
     let class = func.and_then(|f| enclosing_class(module, f));
+    Some(Reads { func, class, exprs })
+}
+
+/// The data edits reachable from the statement on `line` (see the module docs).
+pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[String]) -> Vec<Mutant> {
+    let Some(Reads { class, exprs, .. }) = reads(module, line) else {
+        return Vec::new();
+    };
+    let text = module.text();
     let mut sites: Vec<Range<usize>> = Vec::new();
     let mut m = DataMutator {
         text,
@@ -185,11 +199,7 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[Strin
             m.data(value, passed);
         }
     }
-    let mut out = m.out;
-    out.extend(super::formats::mutants(
-        module, func, class, &exprs, priors, words,
-    ));
-    out
+    m.out
 }
 
 /// A reference from the checked statement to data.

@@ -75,16 +75,13 @@ struct Use<'a> {
     names: Option<Vec<String>>,
 }
 
-/// The format-string edits reachable from `exprs`, the checked statement's expressions and the
-/// values its locals were assigned (`func` and `class` enclose it).
-pub(super) fn mutants(
-    module: &ParsedModule,
-    func: Option<&Stmt>,
-    class: Option<&ast::StmtClassDef>,
-    exprs: &[&Expr],
-    priors: &Priors,
-    words: &[String],
-) -> Vec<Mutant> {
+/// The format-string edits reachable from the statement on `line`: what it reads (its
+/// expressions and the values its locals were assigned, see [`data::reads`]).
+pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[String]) -> Vec<Mutant> {
+    let Some(data::Reads { func, class, exprs }) = data::reads(module, line) else {
+        return Vec::new();
+    };
+    let exprs = &exprs;
     let mut uses: Vec<Use> = Vec::new();
     for e in exprs {
         uses_in(e, func, class, module, &mut uses);
@@ -623,7 +620,7 @@ mod tests {
     fn changes(src: &str, line: u32, words: &[&str]) -> Vec<(String, String)> {
         let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
         let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
-        data::mutants(&pm, line, Priors::builtin(), &words)
+        mutants(&pm, line, Priors::builtin(), &words)
             .into_iter()
             .filter(|m| m.family.starts_with("format-"))
             .map(|m| {

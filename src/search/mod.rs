@@ -164,6 +164,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                 input.expected,
             ));
             mutants.extend(data::mutants(&module, s.line, priors, input.words));
+            mutants.extend(formats::mutants(&module, s.line, priors, input.words));
             mutants.extend(loop_step::mutants(&module, s.line, priors));
             // One set of guards per function, at its most suspicious line.
             if let Some((_, Some(f))) = queries::statement_at(&module, s.line) {
@@ -270,4 +271,21 @@ pub fn review_note() -> String {
     "a search over small edits guessed intent from the tests: check that the change is what the \
      code means, not only what the tests pin"
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The shipped priors (rules/search/priors.toml) name every family of edits.
+    #[test]
+    fn every_family_has_a_prior() {
+        let p = super::Priors::builtin();
+        for f in super::mutate::FAMILIES
+            .iter()
+            .copied()
+            .chain(super::templates::families())
+            .chain(super::data::FAMILIES.iter().copied())
+        {
+            assert!(p.families.contains_key(f), "no prior for family {f}");
+        }
+    }
 }

@@ -1262,20 +1262,6 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    /// The shipped priors (rules/search/priors.toml) name every family of edits.
-    #[test]
-    fn every_family_has_a_prior() {
-        let p = Priors::builtin();
-        for f in FAMILIES
-            .iter()
-            .copied()
-            .chain(crate::search::templates::families())
-            .chain(crate::search::data::FAMILIES.iter().copied())
-        {
-            assert!(p.families.contains_key(f), "no prior for family {f}");
-        }
-    }
-
     #[test]
     fn guard_values_follow_the_function() {
         let guard = |src: &str, expected: Option<&str>| {
