@@ -13,8 +13,10 @@
 //! the file's encoding: BOM, latin-1 and CRLF cases are in the corpus.
 //!
 //! By default the search cases run in a fixed half (see [`in_default_suite`]); every case runs
-//! under `SELFDEBUG_SLOW_TESTS=1` (CI). Cases run in parallel, one worker per core (each is a few pytest runs, one at a time;
-//! `SELFDEBUG_BUGS_JOBS=N` sets the number); set `SELFDEBUG_BUGS=case,case` to run only some.
+//! under `SELFDEBUG_SLOW_TESTS=1` (CI). Cases run in parallel, one worker per core (each is a
+//! few pytest runs, one at a time; `SELFDEBUG_BUGS_JOBS=N` sets the number); set
+//! `SELFDEBUG_BUGS=case,case` to run only some, `SELFDEBUG_BUGS_SEARCH_TIME=S` for
+//! `--search-time S` instead of 900.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -161,7 +163,9 @@ fn fix(root: &Path, args: &[&str], interp: Option<&Path>) -> Output {
     cmd
         // The search's default wall time is sized for a hook on an idle machine; here the
         // outcome must not depend on the load, so it ends when its candidates do.
-        .args(["--search-time", "900"])
+        // SELFDEBUG_BUGS_SEARCH_TIME=60 checks the corpus at the default (on an idle machine).
+        .arg("--search-time")
+        .arg(std::env::var("SELFDEBUG_BUGS_SEARCH_TIME").unwrap_or_else(|_| "900".into()))
         .arg("--backup-dir")
         .arg(root.parent().unwrap().join("backups"))
         .arg("--root")
