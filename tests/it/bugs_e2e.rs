@@ -12,7 +12,7 @@
 //! exactly the real run's patch bytes (which `git apply` has just been shown to take), whatever
 //! the file's encoding: BOM, latin-1 and CRLF cases are in the corpus.
 //!
-//! By default the search cases run in a fixed half (see [`in_default_suite`]); every case runs
+//! By default the search cases run in a fixed third (see [`in_default_suite`]); every case runs
 //! under `SELFDEBUG_SLOW_TESTS=1` (CI). Cases run in parallel, one worker per core (each is a
 //! few pytest runs, one at a time; `SELFDEBUG_BUGS_JOBS=N` sets the number); set
 //! `SELFDEBUG_BUGS=case,case` to run only some, `SELFDEBUG_BUGS_SEARCH_TIME=S` for
@@ -383,13 +383,13 @@ fn every_bug_case_ends_as_expected() {
 }
 
 /// Search cases (wrong output: `search_*`, `tmpl_*`, `tmplb_*`) cost tens of pytest runs each,
-/// most of the suite's time: the default suite runs every rule case and a fixed half of them;
+/// most of the suite's time: the default suite runs every rule case and a fixed third of them;
 /// `SELFDEBUG_SLOW_TESTS` (CI) or `SELFDEBUG_BUGS` runs all it names.
 fn in_default_suite(case: &Case) -> bool {
     let search = ["search_", "tmpl_", "tmplb_"]
         .iter()
         .any(|p| case.name.starts_with(p));
-    !search || std::env::var_os("SELFDEBUG_BUGS").is_some() || support::sampled(&case.name, 2)
+    !search || std::env::var_os("SELFDEBUG_BUGS").is_some() || support::sampled(&case.name, 3)
 }
 
 /// Every case's `fix --json` report, validated together once the cases have run.
