@@ -43,119 +43,14 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
     let shadowed = |n: &str| names.iter().any(|(m, _)| m == n);
     let mut out = Vec::new();
 
-    // Clamp or accumulate with the assigned variable.
-    match site.stmt {
-        Stmt::Assign(a) if a.targets.len() == 1 => {
-            if let (Expr::Name(t), v) = (&a.targets[0], a.value.as_ref()) {
-                let (x, vt) = (t.id.as_str(), src(v));
-                let plain = !matches!(
-                    v,
-                    Expr::Constant(_)
-                        | Expr::List(_)
-                        | Expr::Dict(_)
-                        | Expr::Set(_)
-                        | Expr::Tuple(_)
-                ) && !mentions(v, x);
-                if plain && site.func.is_some() {
-                    let vr = rng(v.range());
-                    if bound(x) {
-                        for (f, w) in [("max", 1.0), ("min", 0.7)] {
-                            out.push(mutant(
-                                site,
-                                "clamp",
-                                format!("`{x} = {}` → `{x} = {f}({x}, …)`", one_line(&vt)),
-                                vec![Edit::replacement(vr.clone(), format!("{f}({x}, {vt})"))],
-                                w,
-                                Vec::new(),
-                            ));
-                        }
-                        let gap = rng(t.range).end..vr.start;
-                        out.push(mutant(
-                            site,
-                            "clamp",
-                            format!("`{x} =` → `{x} +=`"),
-                            vec![Edit::replacement(gap, " += ")],
-                            0.6,
-                            Vec::new(),
-                        ));
-                    }
-                    out.push(mutant(
-                        site,
-                        "clamp",
-                        format!("`{}` → `max(0, …)`", one_line(&vt)),
-                        vec![Edit::replacement(vr, format!("max(0, {vt})"))],
-                        0.4,
-                        Vec::new(),
-                    ));
-                }
-            }
-        }
-        Stmt::AugAssign(a) if matches!(a.op, Operator::Add) => {
-            if let Expr::Name(t) = a.target.as_ref() {
-                let (x, vt) = (t.id.as_str(), src(&a.value));
-                // An accumulation that should keep the best (`best += gain` → `max`).
-                out.push(mutant(
-                    site,
-                    "clamp",
-                    format!("`{x} += …` → `{x} = max({x}, …)`"),
-                    vec![Edit::replacement(
-                        rng(a.range),
-                        format!("{x} = max({x}, {vt})"),
-                    )],
-                    0.5,
-                    Vec::new(),
-                ));
-                // A power missing on what is summed (`total += x` → `x ** 2`).
-                if matches!(
-                    a.value.as_ref(),
-                    Expr::Name(_) | Expr::Subscript(_) | Expr::Attribute(_)
-                ) {
-                    out.push(mutant(
-                        site,
-                        "offset",
-                        format!("`{vt}` → `{vt} ** 2`"),
-                        vec![Edit::replacement(
-                            rng(a.value.range()),
-                            format!("{vt} ** 2"),
-                        )],
-                        0.6,
-                        Vec::new(),
-                    ));
-                }
-            }
-        }
-        _ => {}
-    }
+    clamp(site, &bound, &mut out);
 
-    // A local that should be combined with another local of the same kind (`a` → `a + b`).
     let whole_value = match site.stmt {
         Stmt::Return(r) => r.value.as_deref(),
         Stmt::Assign(a) => Some(a.value.as_ref()),
         _ => None,
     };
-    if let Some(Expr::Name(n)) = whole_value {
-        let a = n.id.as_str();
-        if let Some(k) = kinds
-            .get(a)
-            .filter(|k| matches!(k.as_str(), "int" | "float" | "str" | "list"))
-        {
-            let others: Vec<&str> = names
-                .iter()
-                .map(|(m, _)| m.as_str())
-                .filter(|m| *m != a && bound(m) && kinds.get(*m) == Some(k))
-                .collect();
-            for b in &others {
-                out.push(mutant(
-                    site,
-                    "combine-locals",
-                    format!("`{a}` → `{a} + {b}`"),
-                    vec![Edit::replacement(rng(n.range), format!("{a} + {b}"))],
-                    1.0 / others.len() as f64,
-                    Vec::new(),
-                ));
-            }
-        }
-    }
+    combine_locals(site, whole_value, &names, &kinds, &bound, &mut out);
 
     // The statement's whole value, where a dropped literal term moves it by the literal.
     let root = whole_value.map(|v| rng(v.range()));
@@ -269,7 +164,142 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
         }
     }
 
-    // The reverse of an unwrap: a returned name that should be a builtin of it.
+    wrap_returned(site, &kinds, &shadowed, &mut out);
+    out
+}
+
+/// `combine-locals`: a returned or assigned local that should be combined with another local
+/// of the same kind, bound before it (`a` → `a + b`).
+fn combine_locals(
+    site: &Site,
+    whole_value: Option<&Expr>,
+    names: &[(String, usize)],
+    kinds: &BTreeMap<String, String>,
+    bound: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Mutant>,
+) {
+    if let Some(Expr::Name(n)) = whole_value {
+        let a = n.id.as_str();
+        if let Some(k) = kinds
+            .get(a)
+            .filter(|k| matches!(k.as_str(), "int" | "float" | "str" | "list"))
+        {
+            let others: Vec<&str> = names
+                .iter()
+                .map(|(m, _)| m.as_str())
+                .filter(|m| *m != a && bound(m) && kinds.get(*m) == Some(k))
+                .collect();
+            for b in &others {
+                out.push(mutant(
+                    site,
+                    "combine-locals",
+                    format!("`{a}` → `{a} + {b}`"),
+                    vec![Edit::replacement(rng(n.range), format!("{a} + {b}"))],
+                    1.0 / others.len() as f64,
+                    Vec::new(),
+                ));
+            }
+        }
+    }
+}
+
+/// `clamp`, and `offset`'s missing power: the assigned variable clamped or accumulated with
+/// (`x = v` → `x = max(x, v)`, `x += v`, `max(0, v)`; `best += g` → `best = max(best, g)`).
+fn clamp(site: &Site, bound: &dyn Fn(&str) -> bool, out: &mut Vec<Mutant>) {
+    let text = site.module.text();
+    let src = |e: &Expr| text[rng(e.range())].to_string();
+    match site.stmt {
+        Stmt::Assign(a) if a.targets.len() == 1 => {
+            if let (Expr::Name(t), v) = (&a.targets[0], a.value.as_ref()) {
+                let (x, vt) = (t.id.as_str(), src(v));
+                let plain = !matches!(
+                    v,
+                    Expr::Constant(_)
+                        | Expr::List(_)
+                        | Expr::Dict(_)
+                        | Expr::Set(_)
+                        | Expr::Tuple(_)
+                ) && !mentions(v, x);
+                if plain && site.func.is_some() {
+                    let vr = rng(v.range());
+                    if bound(x) {
+                        for (f, w) in [("max", 1.0), ("min", 0.7)] {
+                            out.push(mutant(
+                                site,
+                                "clamp",
+                                format!("`{x} = {}` → `{x} = {f}({x}, …)`", one_line(&vt)),
+                                vec![Edit::replacement(vr.clone(), format!("{f}({x}, {vt})"))],
+                                w,
+                                Vec::new(),
+                            ));
+                        }
+                        let gap = rng(t.range).end..vr.start;
+                        out.push(mutant(
+                            site,
+                            "clamp",
+                            format!("`{x} =` → `{x} +=`"),
+                            vec![Edit::replacement(gap, " += ")],
+                            0.6,
+                            Vec::new(),
+                        ));
+                    }
+                    out.push(mutant(
+                        site,
+                        "clamp",
+                        format!("`{}` → `max(0, …)`", one_line(&vt)),
+                        vec![Edit::replacement(vr, format!("max(0, {vt})"))],
+                        0.4,
+                        Vec::new(),
+                    ));
+                }
+            }
+        }
+        Stmt::AugAssign(a) if matches!(a.op, Operator::Add) => {
+            if let Expr::Name(t) = a.target.as_ref() {
+                let (x, vt) = (t.id.as_str(), src(&a.value));
+                // An accumulation that should keep the best (`best += gain` → `max`).
+                out.push(mutant(
+                    site,
+                    "clamp",
+                    format!("`{x} += …` → `{x} = max({x}, …)`"),
+                    vec![Edit::replacement(
+                        rng(a.range),
+                        format!("{x} = max({x}, {vt})"),
+                    )],
+                    0.5,
+                    Vec::new(),
+                ));
+                // A power missing on what is summed (`total += x` → `x ** 2`).
+                if matches!(
+                    a.value.as_ref(),
+                    Expr::Name(_) | Expr::Subscript(_) | Expr::Attribute(_)
+                ) {
+                    out.push(mutant(
+                        site,
+                        "offset",
+                        format!("`{vt}` → `{vt} ** 2`"),
+                        vec![Edit::replacement(
+                            rng(a.value.range()),
+                            format!("{vt} ** 2"),
+                        )],
+                        0.6,
+                        Vec::new(),
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `call-arg`, the reverse of an unwrap: a returned name that should be a builtin of it
+/// (`return xs` → `return len(xs)`), the builtins its kind allows.
+fn wrap_returned(
+    site: &Site,
+    kinds: &BTreeMap<String, String>,
+    shadowed: &dyn Fn(&str) -> bool,
+    out: &mut Vec<Mutant>,
+) {
     if let Stmt::Return(r) = site.stmt {
         if let Some(Expr::Name(n)) = r.value.as_deref() {
             let x = n.id.as_str();
@@ -292,7 +322,6 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
             }
         }
     }
-    out
 }
 
 /// The number an integer literal stands for.

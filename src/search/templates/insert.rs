@@ -232,29 +232,26 @@ fn simple_statements(func: &Stmt) -> Vec<&Stmt> {
     out
 }
 
-/// `insert-call`: bookkeeping statements of the function (then of the file) copied next to
-/// the suspicious statement.
-fn bookkeeping(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
-    let text = site.module.text();
-    let sr = rng(site.stmt.range());
-    let Some((line_start, indent)) = indent_at(text, sr.start) else {
-        return;
-    };
-    let locals = names_of(func);
-    // Names the copy may take: loop variables around the site (innermost first), then the
-    // names the suspicious statement binds and reads.
+/// Names a copied statement may take at `stmt` (whose range is `sr`): loop variables around it
+/// (innermost first), then the names it binds and reads; only `func`'s own `locals`.
+fn nearby_names(
+    stmt: &Stmt,
+    func: &Stmt,
+    sr: &Range<usize>,
+    locals: &[(String, usize)],
+) -> Vec<String> {
     let mut nearby: Vec<String> = Vec::new();
-    for s in enclosing(func, &sr).iter().rev() {
+    for s in enclosing(func, sr).iter().rev() {
         if let Stmt::For(f) = s {
             nearby.extend(stored_in_expr(&f.target));
         }
     }
-    if let Stmt::For(f) = site.stmt {
+    if let Stmt::For(f) = stmt {
         nearby.extend(stored_in_expr(&f.target));
     }
     let mut own = Vec::new();
-    walk::stmt_own_exprs(site.stmt, &mut own);
-    if let Stmt::Assign(a) = site.stmt {
+    walk::stmt_own_exprs(stmt, &mut own);
+    if let Stmt::Assign(a) = stmt {
         for t in &a.targets {
             nearby.extend(stored_in_expr(t));
         }
@@ -266,6 +263,19 @@ fn bookkeeping(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
         seen_names.push(n.clone());
         keep
     });
+    nearby
+}
+
+/// `insert-call`: bookkeeping statements of the function (then of the file) copied next to
+/// the suspicious statement.
+fn bookkeeping(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
+    let text = site.module.text();
+    let sr = rng(site.stmt.range());
+    let Some((line_start, indent)) = indent_at(text, sr.start) else {
+        return;
+    };
+    let locals = names_of(func);
+    let nearby = nearby_names(site.stmt, func, &sr, &locals);
 
     // Donors: the function's own statements nearest the site first, then the file's.
     let mut donors: Vec<(&Stmt, &Stmt, f64)> = Vec::new();
