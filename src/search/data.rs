@@ -879,14 +879,25 @@ fn class_char(c: char, raw: bool) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::path::Path;
 
     fn titles(src: &str, line: u32, words: &[&str]) -> Vec<(String, String)> {
+        first_changes(src, line, words, mutants)
+    }
+
+    /// (title, the first changed line) of each mutant `f` proposes at `line` of `src` (a module
+    /// `m.py`, builtin priors), given the failure's `words`.
+    pub(in crate::search) fn first_changes(
+        src: &str,
+        line: u32,
+        words: &[&str],
+        f: fn(&ParsedModule, u32, &Priors, &[String]) -> Vec<Mutant>,
+    ) -> Vec<(String, String)> {
         let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
         let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
-        mutants(&pm, line, Priors::builtin(), &words)
+        f(&pm, line, Priors::builtin(), &words)
             .into_iter()
             .map(|m| {
                 let new = crate::edit::apply(src, &m.edits).unwrap();

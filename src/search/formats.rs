@@ -614,26 +614,11 @@ fn brace_fields(body: &str) -> Option<Vec<Field>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     /// (title, the first changed line) of each mutant of the statement on `line`.
     fn changes(src: &str, line: u32, words: &[&str]) -> Vec<(String, String)> {
-        let pm = crate::syntax::parse_text(Path::new("m.py"), src).unwrap();
-        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
-        mutants(&pm, line, Priors::builtin(), &words)
-            .into_iter()
-            .filter(|m| m.family.starts_with("format-"))
-            .map(|m| {
-                let new = crate::edit::apply(src, &m.edits).unwrap();
-                let changed = new
-                    .lines()
-                    .zip(src.lines())
-                    .find(|(a, b)| a != b)
-                    .map(|(a, _)| a.to_string())
-                    .unwrap_or_default();
-                (m.title, changed)
-            })
-            .collect()
+        // Every mutant here is a format edit.
+        crate::search::data::tests::first_changes(src, line, words, mutants)
     }
 
     #[test]
