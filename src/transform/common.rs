@@ -166,23 +166,13 @@ pub fn return_defaults(ctx: &Context, fallback: &[&str]) -> Vec<String> {
 /// names (`Returns 0 if ...`, `return an empty list when ...`), then the empty value of its
 /// return annotation (`-> int` → `0`, `-> list[str]` → `[]`, `-> Optional[X]` → `None`).
 pub fn declared_defaults(func: &Stmt, text: &str) -> Vec<&'static str> {
-    let (returns, body) = match func {
-        Stmt::FunctionDef(f) => (f.returns.as_deref(), &f.body),
-        Stmt::AsyncFunctionDef(f) => (f.returns.as_deref(), &f.body),
+    let returns = match func {
+        Stmt::FunctionDef(f) => f.returns.as_deref(),
+        Stmt::AsyncFunctionDef(f) => f.returns.as_deref(),
         _ => return Vec::new(),
     };
     let mut out = Vec::new();
-    let doc = body.first().and_then(|s| match s {
-        Stmt::Expr(e) => match e.value.as_ref() {
-            Expr::Constant(c) => match &c.value {
-                rustpython_parser::ast::Constant::Str(d) => Some(d.as_str()),
-                _ => None,
-            },
-            _ => None,
-        },
-        _ => None,
-    });
-    if let Some(v) = doc.and_then(docstring_default) {
+    if let Some(v) = docstring_of(func).and_then(docstring_default) {
         out.push(v);
     }
     if let Some(v) = returns

@@ -11,8 +11,7 @@
 //! with `SELFDEBUG_SLOW_TESTS=1`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -111,22 +110,6 @@ fn bug_case(case: &str) -> Project {
     p
 }
 
-/// The failing log as a user has it: `python -m pytest ARGS` in the project, nothing written
-/// into it.
-fn pytest_log(p: &Project, args: &[&str]) -> PathBuf {
-    let out = Command::new(support::python())
-        .args(["-m", "pytest", "-p", "no:cacheprovider"])
-        .args(args)
-        .current_dir(&p.root)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("PYTEST_ADDOPTS")
-        .output()
-        .unwrap();
-    let log = p.cache.join("failing.log");
-    std::fs::write(&log, &out.stdout).unwrap();
-    log
-}
-
 fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     walkdir::WalkDir::new(root)
         .into_iter()
@@ -184,7 +167,7 @@ fn fix(p: &Project, log: Option<&Path>, full: bool, extra: &[&str]) -> Fixed {
 fn both(make: &dyn Fn() -> Project, log_args: &[&str], extra: &[&str]) -> (Fixed, Fixed) {
     let run = |full: bool| {
         let p = make();
-        let log = pytest_log(&p, log_args);
+        let log = p.pytest_log(log_args);
         fix(&p, Some(&log), full, extra)
     };
     let lazy = run(false);
@@ -241,7 +224,7 @@ fn a_stale_log_runs_the_full_baseline_and_says_so() {
     // with a TypeError elsewhere.
     let make = || {
         let p = words_project(&[]);
-        let log = pytest_log(&p, &[]);
+        let log = p.pytest_log(&[]);
         std::fs::write(
             p.root.join("words.py"),
             "def shout(text):\n    return \"\".join(text) + \"!\"\n\n\ndef whisper(text):\n    return text.lower()\n",

@@ -5,9 +5,6 @@
 //! or-default (whose `"".split()[0]` raises IndexError), so no wrong candidate, and no probe of
 //! the failure it would move to, is run. Real pytest, worker on and off.
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use crate::support;
 use support::project::{json, project, Project};
 
@@ -28,23 +25,9 @@ fn headline_project() -> Project {
     ])
 }
 
-/// The failing log as a user has it (nothing written into the project).
-fn failing_log(p: &Project) -> PathBuf {
-    let out = Command::new(support::python())
-        .args(["-m", "pytest", "-p", "no:cacheprovider"])
-        .current_dir(&p.root)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("PYTEST_ADDOPTS")
-        .output()
-        .unwrap();
-    let log = p.cache.join("failing.log");
-    std::fs::write(&log, &out.stdout).unwrap();
-    log
-}
-
 fn fixed_in_three_runs(worker: &str) {
     let p = headline_project();
-    let log = failing_log(&p);
+    let log = p.pytest_log(&[]);
     let args = ["fix", "--json", "--worker", worker, support::path_str(&log)];
     let out = p
         .cmd(&args)

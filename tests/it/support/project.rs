@@ -32,6 +32,22 @@ pub fn project(files: &[(&str, &str)]) -> Project {
 }
 
 impl Project {
+    /// The failing log as a user has it: `python -m pytest ARGS` in the project, nothing
+    /// written into it; the log goes to the project's cache dir.
+    pub fn pytest_log(&self, args: &[&str]) -> PathBuf {
+        let out = Command::new(super::python())
+            .args(["-m", "pytest", "-p", "no:cacheprovider"])
+            .args(args)
+            .current_dir(&self.root)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env_remove("PYTEST_ADDOPTS")
+            .output()
+            .unwrap();
+        let log = self.cache.join("failing.log");
+        std::fs::write(&log, &out.stdout).unwrap();
+        log
+    }
+
     /// `selfdebug ARGS` run from `cwd` (relative to the root), without `--root`.
     pub fn cmd_in(&self, cwd: &str, args: &[&str]) -> Command {
         self.cmd_of(Path::new(env!("CARGO_BIN_EXE_selfdebug")), cwd, args)
