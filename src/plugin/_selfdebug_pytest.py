@@ -64,11 +64,84 @@ class PerTestTimeout(BaseException):
     code under test must not swallow it)."""
 
 
+# The backstop, per process: its file, whose header region each phase rewrites with the test's
+# node id and phase (a file with no stack after the header is no hang, src/plugin/mod.rs), and
+# when the armed dump fires. faulthandler starts and joins a thread at every arming, ~0.2 ms:
+# armed per phase that was 1.3 s of a 2400-test suite's 2.3 s. So the dump is armed for twice
+# the phase's allowance and re-armed only when less than one allowance is left at a phase's
+# start or end: every phase still gets at least limit + grace (never cut short), a stuck one is
+# dumped within twice that, and the gaps between phases always have an allowance left.
+#
+# The header is a shared memory map of the file's first _HEADER bytes (NUL-terminated), and
+# the dump is written after it: a phase's header is a memory copy, not four system calls
+# (seek, truncate, write, flush were 13 % of a 2400-test suite's time). The page cache holds
+# the mapped bytes even when faulthandler then ends the process.
+_HEADER = 16384
+_backstop = {"pid": None, "file": None, "header": None, "until": 0.0}
+
+
+def _backstop_file():
+    pid = os.getpid()
+    if _backstop["pid"] != pid:
+        # A forked process (an xdist worker, a test that forks) writes a file of its own: the
+        # parent's map is shared with it and must not be written.
+        _backstop.update(pid=pid, until=0.0, header=None)
+        f = open(os.path.join(_HANG_DIR, "hang-%d.txt" % pid), "w+b", buffering=0)
+        f.truncate(_HEADER)
+        try:
+            import mmap
+
+            _backstop["header"] = mmap.mmap(f.fileno(), _HEADER)
+        except Exception:
+            _backstop["header"] = None
+        f.seek(_HEADER)
+        _backstop["file"] = f
+    return _backstop["file"]
+
+
+def _backstop_header(f, nodeid, when):
+    data = ("%s\n%s\n" % (nodeid, when)).encode("utf-8", "replace")[: _HEADER - 1] + b"\0"
+    header = _backstop["header"]
+    if header is not None:
+        header[: len(data)] = data
+    else:
+        # No map (a file system without mmap): the same bytes, written.
+        f.seek(0)
+        f.write(data)
+        f.seek(_HEADER)
+
+
+def _backstop_keep_armed(f):
+    allowance = _LIMIT + _BACKSTOP_GRACE
+    now = time.monotonic()
+    if _backstop["until"] - now < allowance:
+        faulthandler.dump_traceback_later(2 * allowance, exit=True, file=f)
+        _backstop["until"] = now + 2 * allowance
+
+
+# What a phase asks of its config, looked up once per session (a phase's getini and hasplugin
+# were a tenth of the limit's cost): {id(config): (config, faulthandler_timeout, timeout plugin)}.
+_per_config = {}
+
+
+def _config_facts(config):
+    got = _per_config.get(id(config))
+    if got is None or got[0] is not config:
+        try:
+            fh = float(config.getini("faulthandler_timeout") or 0) > 0
+        except Exception:
+            fh = False
+        got = (config, fh, config.pluginmanager.hasplugin("timeout"))
+        _per_config.clear()
+        _per_config[id(config)] = got
+    return got
+
+
 def _use_timer(item):
     if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
         return False
     # pytest-timeout's own limit wins; two handlers for one signal would fight.
-    if item.config.pluginmanager.hasplugin("timeout"):
+    if _config_facts(item.config)[2]:
         try:
             if item.config.getvalue("timeout") or item.get_closest_marker("timeout"):
                 return False
@@ -83,40 +156,10 @@ def _on_alarm(signum, frame):
     )
 
 
-# The backstop, per process: its file, opened once, whose two header lines each phase rewrites
-# (a file left with no stack after them is no hang, src/plugin/mod.rs), and when the armed dump
-# fires. faulthandler starts and joins a thread at every arming, ~0.2 ms: armed per phase that
-# was 1.3 s of a 2400-test suite's 2.3 s. So the dump is armed for twice the phase's allowance
-# and re-armed only when less than one allowance is left at a phase's start or end: every
-# phase still gets at least limit + grace (never cut short), a stuck one is dumped within
-# twice that, and the gaps between phases always have an allowance left.
-_backstop = {"pid": None, "file": None, "until": 0.0}
-
-
-def _backstop_file():
-    pid = os.getpid()
-    if _backstop["pid"] != pid:
-        # A forked process (an xdist worker, a test that forks) writes a file of its own.
-        _backstop.update(pid=pid, until=0.0)
-        _backstop["file"] = open(os.path.join(_HANG_DIR, "hang-%d.txt" % pid), "w")
-    return _backstop["file"]
-
-
-def _backstop_keep_armed(f):
-    allowance = _LIMIT + _BACKSTOP_GRACE
-    now = time.monotonic()
-    if _backstop["until"] - now < allowance:
-        faulthandler.dump_traceback_later(2 * allowance, exit=True, file=f)
-        _backstop["until"] = now + 2 * allowance
-
-
 def _pytest_faulthandler_timeout(item):
     # pytest's own faulthandler_timeout arms and cancels the one dump per test: then ours is
     # armed and cancelled per phase, as pytest's is per test.
-    try:
-        return float(item.config.getini("faulthandler_timeout") or 0) > 0
-    except Exception:
-        return False
+    return _config_facts(item.config)[1]
 
 
 class _Limit:
@@ -136,10 +179,7 @@ class _Limit:
         if _HANG_DIR:
             try:
                 f = _backstop_file()
-                f.seek(0)
-                f.truncate()
-                f.write("%s\n%s\n" % (self.item.nodeid, self.when))
-                f.flush()
+                _backstop_header(f, self.item.nodeid, self.when)
                 self.per_phase = _pytest_faulthandler_timeout(self.item)
                 if self.per_phase:
                     faulthandler.dump_traceback_later(_LIMIT + _BACKSTOP_GRACE, exit=True, file=f)
@@ -505,51 +545,7 @@ def _write(rec):
 
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    if call.when != "call" or call.excinfo is None or not _facts_dir():
-        return
-    try:
-        rep = outcome.get_result()
-        if not rep.failed:
-            return
-        st = _facts_state
-        if st["rerunning"]:
-            st["again"] = _signature(call.excinfo)
-            return
-        rec = _record(item, call.excinfo, call.duration)
-        if rec is not None:
-            rec["signature"] = _signature(call.excinfo)
-        st["pending"] = rec
-    except BaseException:
-        _facts_state["pending"] = None
-
-
-def pytest_runtest_logreport(report):
-    # A report while the first run is not logged comes from inside the test (a subtest's).
-    st = _facts_state
-    if st.get("watch") is not None and getattr(report, "nodeid", None) == st["watch"]:
-        st["direct"] = True
-    # The baseline's passing time per test file: the search's runs for a hung or endlessly
-    # recursing test get a per-test limit of a few times it (session/sources/limits.rs).
-    if report.when == "call" and report.passed and _facts_dir():
-        f = report.nodeid.split("::", 1)[0]
-        _passing_ms[f] = _passing_ms.get(f, 0.0) + report.duration * 1000.0
-
-
 _passing_ms = {}
-
-
-def pytest_sessionfinish(session):
-    if not _passing_ms or not _facts_dir():
-        return
-    try:
-        path = os.path.join(_facts_dir(), "passing-%d.json" % os.getpid())
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump({k: int(v) for k, v in _passing_ms.items()}, f)
-    except Exception:
-        pass
 
 
 def _rerun_safe(item):
@@ -558,54 +554,105 @@ def _rerun_safe(item):
     return not any(pm.hasplugin(n) for n in ("rerunfailures", "flaky", "forked"))
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item, nextitem):
-    if not _facts_dir() or not _rerun_safe(item):
-        return None
-    from _pytest.runner import runtestprotocol
+class _Facts:
+    """The crash-frame facts' hooks, registered only for a baseline run (see
+    pytest_configure): every other run pays nothing for them."""
 
-    st = _facts_state
-    if st["pid"] != os.getpid():
-        # A forked child counts its own reruns.
-        st.update(reruns=0, pid=os.getpid())
-    st["pending"] = None
-    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    st.update(watch=item.nodeid, direct=False)
-    try:
-        reports = runtestprotocol(item, nextitem=nextitem, log=False)
-    finally:
-        st["watch"] = None
-    rec = st["pending"]
-    st["pending"] = None
-    if rec is not None:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        if call.when != "call" or call.excinfo is None or not _facts_dir():
+            return
         try:
-            # A test that reported from inside its call (subtests do) would report twice.
-            if (
-                st["direct"]
-                or st["reruns"] >= _RERUNS_MAX
-                or rec["duration_ms"] > _RERUN_SLOW * 1000
-            ):
-                rec["rerun"] = "skipped"
-            else:
-                st["reruns"] += 1
-                st["again"] = None
-                st["rerunning"] = True
-                try:
-                    again = runtestprotocol(item, nextitem=nextitem, log=False)
-                finally:
-                    st["rerunning"] = False
-                if any(r.when == "call" and r.passed for r in again):
-                    rec["rerun"] = "passed"
-                elif st["again"] is not None and st["again"] == rec["signature"]:
-                    rec["rerun"] = "same"
-                else:
-                    rec["rerun"] = "different"
-            rec.pop("signature", None)
-            _write(rec)
+            rep = outcome.get_result()
+            if not rep.failed:
+                return
+            st = _facts_state
+            if st["rerunning"]:
+                st["again"] = _signature(call.excinfo)
+                return
+            rec = _record(item, call.excinfo, call.duration)
+            if rec is not None:
+                rec["signature"] = _signature(call.excinfo)
+            st["pending"] = rec
         except BaseException:
+            _facts_state["pending"] = None
+
+    def pytest_runtest_logreport(self, report):
+        # A report while the first run is not logged comes from inside the test (a subtest's).
+        st = _facts_state
+        if st.get("watch") is not None and getattr(report, "nodeid", None) == st["watch"]:
+            st["direct"] = True
+        # The baseline's passing time per test file: the search's runs for a hung or endlessly
+        # recursing test get a per-test limit of a few times it (session/sources/limits.rs).
+        if report.when == "call" and report.passed and _facts_dir():
+            f = report.nodeid.split("::", 1)[0]
+            _passing_ms[f] = _passing_ms.get(f, 0.0) + report.duration * 1000.0
+
+    def pytest_sessionfinish(self, session):
+        if not _passing_ms or not _facts_dir():
+            return
+        try:
+            path = os.path.join(_facts_dir(), "passing-%d.json" % os.getpid())
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump({k: int(v) for k, v in _passing_ms.items()}, f)
+        except Exception:
             pass
-    # Only the first run is reported: the log is the baseline as it was.
-    for rep in reports:
-        item.ihook.pytest_runtest_logreport(report=rep)
-    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
-    return True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        if not _facts_dir() or not _rerun_safe(item):
+            return None
+        from _pytest.runner import runtestprotocol
+
+        st = _facts_state
+        if st["pid"] != os.getpid():
+            # A forked child counts its own reruns.
+            st.update(reruns=0, pid=os.getpid())
+        st["pending"] = None
+        item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        st.update(watch=item.nodeid, direct=False)
+        try:
+            reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        finally:
+            st["watch"] = None
+        rec = st["pending"]
+        st["pending"] = None
+        if rec is not None:
+            try:
+                # A test that reported from inside its call (subtests do) would report twice.
+                if (
+                    st["direct"]
+                    or st["reruns"] >= _RERUNS_MAX
+                    or rec["duration_ms"] > _RERUN_SLOW * 1000
+                ):
+                    rec["rerun"] = "skipped"
+                else:
+                    st["reruns"] += 1
+                    st["again"] = None
+                    st["rerunning"] = True
+                    try:
+                        again = runtestprotocol(item, nextitem=nextitem, log=False)
+                    finally:
+                        st["rerunning"] = False
+                    if any(r.when == "call" and r.passed for r in again):
+                        rec["rerun"] = "passed"
+                    elif st["again"] is not None and st["again"] == rec["signature"]:
+                        rec["rerun"] = "same"
+                    else:
+                        rec["rerun"] = "different"
+                rec.pop("signature", None)
+                _write(rec)
+            except BaseException:
+                pass
+        # Only the first run is reported: the log is the baseline as it was.
+        for rep in reports:
+            item.ihook.pytest_runtest_logreport(report=rep)
+        item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        return True
+
+
+def pytest_configure(config):
+    # Read here, per session: a warm worker's children each start one.
+    if _facts_dir() and not config.pluginmanager.has_plugin("_selfdebug_facts"):
+        config.pluginmanager.register(_Facts(), "_selfdebug_facts")

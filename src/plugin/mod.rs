@@ -95,6 +95,10 @@ fn write_module(dir: &Path, module: &str, source: &str) -> bool {
     crate::process::write_private(&file, source.as_bytes()).is_ok()
 }
 
+/// The bytes at the start of a hang file that hold the phase's node id and name (the plugin's
+/// `_HEADER`); faulthandler's dump is written after them.
+const HANG_HEADER: usize = 16384;
+
 /// A test that a run's backstop caught stuck in code that never returned to Python (the
 /// per-test timer could not interrupt it), read from the plugin's hang file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,11 +126,16 @@ impl Hang {
             .collect();
         files.sort();
         files.into_iter().find_map(|p| {
-            let text = String::from_utf8_lossy(&std::fs::read(p).ok()?).into_owned();
-            let mut lines = text.lines();
+            let bytes = std::fs::read(p).ok()?;
+            // The header region: node id and phase, NUL-terminated; the dump follows it.
+            let region = &bytes[..bytes.len().min(HANG_HEADER)];
+            let end = region.iter().position(|&b| b == 0).unwrap_or(region.len());
+            let header = String::from_utf8_lossy(&region[..end]).into_owned();
+            let mut lines = header.lines();
             let test = lines.next()?.to_string();
             let when = lines.next()?.to_string();
-            let stack: Vec<&str> = lines.collect();
+            let dump = String::from_utf8_lossy(bytes.get(HANG_HEADER..).unwrap_or_default());
+            let stack: Vec<&str> = dump.lines().filter(|l| !l.trim().is_empty()).collect();
             // A file with no dump belongs to a test that was still running when the run
             // ended for another reason (the run's own timeout): not a backstop hang.
             (!stack.is_empty()).then(|| Hang {
@@ -172,12 +181,28 @@ impl Hang {
 mod tests {
     use super::*;
 
+    fn hang_file(header: &str, dump: &str) -> Vec<u8> {
+        let mut b = vec![0u8; HANG_HEADER];
+        b[..header.len()].copy_from_slice(header.as_bytes());
+        b.extend_from_slice(dump.as_bytes());
+        b
+    }
+
+    #[test]
+    fn the_header_size_is_the_plugins() {
+        assert!(SOURCE.contains(&format!("\n_HEADER = {HANG_HEADER}\n")));
+    }
+
     #[test]
     fn hang_file_is_read_with_its_innermost_frame() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(
             d.path().join("hang-42.txt"),
-            "tests/test_a.py::test_x\ncall\nTimeout (0:00:07)!\nThread 0x00007f (most recent call first):\n  File \"/p/m.py\", line 3 in spin\n  File \"/p/tests/test_a.py\", line 5 in test_x\n",
+            hang_file(
+                // A longer header of an earlier phase is left after the NUL.
+                "tests/test_a.py::test_x\ncall\n\0tests/test_a.py::test_longer_name\nsetup\n",
+                "Timeout (0:00:07)!\nThread 0x00007f (most recent call first):\n  File \"/p/m.py\", line 3 in spin\n  File \"/p/tests/test_a.py\", line 5 in test_x\n",
+            ),
         )
         .unwrap();
         let h = Hang::read(d.path()).unwrap();
@@ -186,6 +211,9 @@ mod tests {
         assert_eq!(h.frame().as_deref(), Some("/p/m.py:3 in spin"));
         // A test still running when the run ended another way left no dump.
         let e = tempfile::tempdir().unwrap();
+        std::fs::write(e.path().join("hang-1.txt"), hang_file("t::x\ncall\n", "")).unwrap();
+        assert_eq!(Hang::read(e.path()), None);
+        // Nor does a file cut short inside the header.
         std::fs::write(e.path().join("hang-1.txt"), "t::x\ncall\n").unwrap();
         assert_eq!(Hang::read(e.path()), None);
     }

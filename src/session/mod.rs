@@ -34,6 +34,7 @@ use crate::transform::ProbeFacts;
 use crate::tried::Tried;
 use crate::verdict::{self, Verdict};
 
+mod alongside;
 mod attempt_loop;
 mod batch;
 mod fix;

@@ -115,12 +115,12 @@ impl Runs<'_> {
         extra: &[&str],
         phase: Phase,
     ) -> Result<PytestRun, SessionError> {
-        let mut spec = self.spec(ws, node_ids, extra);
-        let full_confirm = phase == Phase::Confirm && node_ids.is_empty();
-        if full_confirm && self.opts.judge.is_none() {
-            crate::xdist::add(&mut spec, &self.python, self.opts.xdist, self.baseline);
-            self.lazy_full_limit(&mut spec);
-        }
+        let full_confirm = phase == Phase::Confirm && node_ids.is_empty() && extra.is_empty();
+        let mut spec = if full_confirm {
+            self.full_spec(ws)
+        } else {
+            self.spec(ws, node_ids, extra)
+        };
         // A baseline run records crash-frame facts (pytest only: the plugin is pytest's).
         let facts = phase == Phase::Baseline && self.opts.judge.is_none();
         if facts {
@@ -134,6 +134,17 @@ impl Runs<'_> {
             self.lazy_timed(&run);
         }
         Ok(run)
+    }
+
+    /// A confirming full run's spec: pytest-xdist when it pays, and under the lazy baseline the
+    /// first full run's own limit.
+    pub(super) fn full_spec(&self, ws: &dyn Workspace) -> RunSpec {
+        let mut spec = self.spec(ws, &[], &[]);
+        if self.opts.judge.is_none() {
+            crate::xdist::add(&mut spec, &self.python, self.opts.xdist, self.baseline);
+            self.lazy_full_limit(&mut spec);
+        }
+        spec
     }
 
     /// The one place a judge run's spec is made (every run of the loop, the search's too):

@@ -1,6 +1,7 @@
 //! The work on one failure: its facts (the baseline's crash frame or a probe run), then the
 //! candidate sources in order ([`super::sources`]), each candidate proven by [`Work::prove`].
 
+use super::alongside::Alongside;
 use super::*;
 
 /// A failure's fix: the candidates kept (a step that moved the failure elsewhere first), and
@@ -262,16 +263,17 @@ impl Work<'_, '_> {
     ) -> Result<Proven, SessionError> {
         let key = failure_key(failure);
         let previous = self.previous(cand);
-        let (t, written, hint) = match trial.stages {
+        let (t, written, hint, mut alongside) = match trial.stages {
             Stages::Failing { made } => {
-                let (t, written) = self.run_failing(failure, cand, &key, made, &trial.label)?;
-                (t, written, None)
+                let (t, written, along) =
+                    self.run_failing(failure, cand, &key, made, &trial.label)?;
+                (t, written, None, along)
             }
             Stages::Searched {
                 hint,
                 runs,
                 written,
-            } => (runs, written, Some(hint)),
+            } => (runs, written, Some(hint), None),
         };
         let started = Instant::now();
         let mut attempt =
@@ -288,6 +290,9 @@ impl Work<'_, '_> {
         }
         let mut written = written;
         let result = if t.first.timed_out {
+            if let Some(along) = alongside.take() {
+                self.s.stop_full_run(along);
+            }
             attempt.outcome = AttemptOutcome::Timeout;
             None
         } else if hint.is_some() {
@@ -301,15 +306,17 @@ impl Work<'_, '_> {
                 }
             }
         } else if gone(failure, &key, &targeted(failure), &t.first_verdict) {
-            self.confirm(
-                failure,
-                cand,
-                &key,
-                t.first_verdict,
-                &trial.label,
-                &mut attempt,
-            )?
+            let suite = match alongside.take() {
+                _ if targeted(failure).is_empty() => Suite::Ran(t.first_verdict),
+                Some(along) => Suite::Alongside(along),
+                None => Suite::Next,
+            };
+            self.confirm(failure, cand, &key, suite, &trial.label, &mut attempt)?
         } else {
+            // Nothing is written while the full run made alongside still runs.
+            if let Some(along) = alongside.take() {
+                self.s.stop_full_run(along);
+            }
             let next = self.still_failing(failure, &t.first_verdict, &mut attempt, true);
             // A different failure (not the same exception at the same place) is progress; the
             // same one only moved by the lines the candidate inserted above it is not (a guard
@@ -358,7 +365,7 @@ impl Work<'_, '_> {
         key: &(String, When),
         made: Option<(PytestRun, Verdict)>,
         label: &str,
-    ) -> Result<(Targeted, bool), SessionError> {
+    ) -> Result<(Targeted, bool, Option<Alongside>), SessionError> {
         let targeted = targeted(failure);
         let written = made
             .as_ref()
@@ -366,6 +373,14 @@ impl Work<'_, '_> {
         if written {
             self.ws.write(&cand.path, &cand.patched)?;
         }
+        // Cold runs: the full run starts beside the targeted one (see [`super::alongside`]),
+        // where the confirmation would follow it directly.
+        let alongside = (made.is_none()
+            && !targeted.is_empty()
+            && !self.ctx.defer
+            && self.ctx.group.len() <= GROUP_IN_FULL_RUN
+            && self.s.full_run_alongside_pays())
+        .then(|| self.s.start_full_run(&*self.ws));
         let (first, first_verdict, spent) = match made {
             // The attempt's time is its own run's, not the wait for it.
             Some((run, verdict)) => {
@@ -393,7 +408,7 @@ impl Work<'_, '_> {
             spent,
             started_ms: None,
         };
-        Ok((t, written))
+        Ok((t, written, alongside))
     }
 
     /// A search candidate whose failing tests passed: the passing tests that cover the line
@@ -451,7 +466,7 @@ impl Work<'_, '_> {
         failure: &Failure,
         cand: &Candidate,
         key: &(String, When),
-        first_verdict: Verdict,
+        suite: Suite,
         label: &str,
         attempt: &mut Attempt,
     ) -> Result<Option<Vec<Failure>>, SessionError> {
@@ -484,12 +499,18 @@ impl Work<'_, '_> {
             return Ok(Some(Vec::new()));
         }
         // The full suite decides, unless the targeted run already was the full suite.
-        let suite_verdict = if targeted.is_empty() {
-            first_verdict
-        } else {
-            crate::progress::step(|| format!("{label}: running the whole suite"));
-            let suite = self.s.run(self.ws, &[], Phase::Confirm)?;
-            self.s.read(&suite, self.ws.root())
+        let suite_verdict = match suite {
+            Suite::Ran(verdict) => verdict,
+            Suite::Alongside(along) => {
+                crate::progress::step(|| format!("{label}: running the whole suite"));
+                let run = self.s.finish_full_run(along)?;
+                self.s.read(&run, self.ws.root())
+            }
+            Suite::Next => {
+                crate::progress::step(|| format!("{label}: running the whole suite"));
+                let run = self.s.run(self.ws, &[], Phase::Confirm)?;
+                self.s.read(&run, self.ws.root())
+            }
         };
         let group_passes = !group_in_full_run
             || groups::group_passes_in(
@@ -609,6 +630,16 @@ pub(super) enum Stages {
         runs: Targeted,
         written: bool,
     },
+}
+
+/// The whole suite's run for a candidate whose targeted run passed.
+enum Suite {
+    /// The targeted run was the whole suite (a failure without a test id).
+    Ran(Verdict),
+    /// Going on beside the targeted run (see [`super::alongside`]).
+    Alongside(Alongside),
+    /// Still to run.
+    Next,
 }
 
 /// What a candidate's targeted runs said.

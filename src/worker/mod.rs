@@ -335,6 +335,13 @@ fn switch_off(python: &Path, why: String) {
     pool.slots.insert(python.to_path_buf(), Slot::Off);
 }
 
+/// Whether every later run with `python` goes cold (the worker was switched off for it, or
+/// could not be started).
+pub fn switched_off(python: &Path) -> bool {
+    let pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+    matches!(pool.slots.get(python), Some(Slot::Off))
+}
+
 /// Drops `server` from the pool if it is still the one there (a dead or stale server).
 fn forget(python: &Path, server: &Arc<Server>) {
     let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());

@@ -597,3 +597,52 @@ fn a_lead_and_its_second_edit_are_found_the_same_with_two_jobs() {
     assert!(two.1.iter().any(|a| a[3].is_number()), "{:?}", two.1);
     assert_eq!(one, two);
 }
+
+/// Cold runs with `--jobs 2` (`session::alongside`): each rule candidate proven in the tree
+/// gets its full run beside its targeted run. The stock bug's first candidate (`.coat`) and
+/// the step after it fail their targeted run, so their full runs must be stopped: here a full
+/// run that sees `.coat` holds at its start until a file appears that nobody writes (`held`
+/// in the marker, `released` if it ever went on). The outcome is that of `--jobs 1`: the same
+/// bytes, attempts and budget; no held run went on, and no copy is left.
+#[test]
+fn cold_full_runs_beside_rejected_candidates_are_stopped_and_the_outcome_is_one_jobs() {
+    let mut seen = Vec::new();
+    for jobs in ["1", "2"] {
+        let (p, marker, _) = stock_project();
+        let never = p.cache.join("never");
+        let conftest = stock_conftest(&marker, &p.cache.join("hold"))
+            + &format!(
+                "\n\ndef pytest_sessionstart(session):\n\
+                 \x20   args = getattr(getattr(session.config, 'invocation_params', None), 'args', ())\n\
+                 \x20   here = os.path.dirname(os.path.abspath(__file__))\n\
+                 \x20   with open(os.path.join(here, 'stock.py')) as f:\n\
+                 \x20       coat = 'stock.coat' in f.read()\n\
+                 \x20   if coat and not any('::' in str(a) for a in args):\n\
+                 \x20       _note('held')\n        while not os.path.exists({never:?}):\n\
+                 \x20           time.sleep(0.02)\n        _note('released')\n"
+            );
+        std::fs::write(p.root.join("conftest.py"), conftest).unwrap();
+        let out = p.run(&["fix", "--json", "--worker", "off", "--jobs", jobs]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "--jobs {jobs}: {stderr}");
+        assert_eq!(
+            p.read("stock.py"),
+            STOCK.replace("stock.cout", "stock.count")
+        );
+        assert!(scratch_dirs(&p).is_empty(), "--jobs {jobs}");
+        let v = json(&out);
+        let runs = std::fs::read_to_string(&marker).unwrap_or_default();
+        assert!(!runs.lines().any(|l| l == "released"), "{runs}");
+        seen.push((
+            rule_attempts(&v),
+            v["patches"].clone(),
+            [v["failures"][0]["status"].clone(), v["attempts"].clone()],
+            runs.lines().any(|l| l == "held"),
+        ));
+    }
+    assert_eq!(seen[0].0, seen[1].0);
+    assert_eq!(seen[0].1, seen[1].1);
+    assert_eq!(seen[0].2, seen[1].2);
+    // One at a time no full run ever saw `.coat`; with two jobs one did, and was stopped.
+    assert_eq!((seen[0].3, seen[1].3), (false, true));
+}

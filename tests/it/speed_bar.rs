@@ -60,3 +60,87 @@ fn the_expected_guard_is_proven_first_with_the_worker() {
 fn the_expected_guard_is_proven_first_cold() {
     fixed_in_three_runs("off");
 }
+
+/// Notes in `marker` each pytest session's start and end (`start full`, `end targeted`, ...).
+/// A targeted run of the candidate (the guard written) waits at its end for a full run to
+/// have started (the marker is new after the log's run, and the baseline is targeted), for
+/// at most 20 s, and notes whether one did (`together`) or not (`alone`): a full run made
+/// after the targeted run never starts during it.
+fn sessions_conftest(marker: &std::path::Path) -> String {
+    format!(
+        "import os\nimport time\n\nMARKER = {marker:?}\n\n\n\
+         def _kind(config):\n    args = getattr(getattr(config, 'invocation_params', None), 'args', None)\n\
+         \x20   if args is None:\n        args = config.args\n\
+         \x20   return 'targeted' if any('::' in str(a) for a in args) else 'full'\n\n\n\
+         def _lines():\n    try:\n        with open(MARKER) as f:\n            return f.read().splitlines()\n\
+         \x20   except OSError:\n        return []\n\n\n\
+         def _note(line):\n    with open(MARKER, 'a') as f:\n        f.write(line + '\\n')\n\n\n\
+         def pytest_sessionstart(session):\n    _note('start ' + _kind(session.config))\n\n\n\
+         def pytest_sessionfinish(session):\n    kind = _kind(session.config)\n\
+         \x20   here = os.path.dirname(os.path.abspath(__file__))\n\
+         \x20   with open(os.path.join(here, 'pkg', 'text.py')) as f:\n\
+         \x20       candidate = 'is None' in f.read()\n\
+         \x20   if kind == 'targeted' and candidate:\n        deadline = time.monotonic() + 20\n\
+         \x20       while 'start full' not in _lines() and time.monotonic() < deadline:\n\
+         \x20           time.sleep(0.02)\n\
+         \x20       _note('together' if 'start full' in _lines() else 'alone')\n\
+         \x20   _note('end ' + kind)\n"
+    )
+}
+
+/// Cold runs and `--jobs 2`: the kept candidate's full run starts beside its targeted run
+/// (`session::alongside`), and the verdicts are those of one run after the other: the same
+/// bytes, the same three runs, one attempt. The phases' times do not overlap (their sum is
+/// within the run's duration).
+#[test]
+fn cold_runs_with_two_jobs_start_the_full_run_beside_the_candidates_targeted_run() {
+    let p = headline_project();
+    let marker = p.cache.join("sessions");
+    std::fs::write(p.root.join("conftest.py"), sessions_conftest(&marker)).unwrap();
+    let log = p.pytest_log(&[]);
+    std::fs::remove_file(&marker).unwrap();
+    let args = [
+        "fix",
+        "--json",
+        "--worker",
+        "off",
+        "--jobs",
+        "2",
+        support::path_str(&log),
+    ];
+    let out = p
+        .cmd(&args)
+        .env_remove("SELFDEBUG_BASELINE")
+        .output()
+        .unwrap();
+    support::check_json_output(&args, &out.stdout);
+    let j = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{j:#}");
+    assert_eq!(p.read("pkg/text.py"), FIXED);
+    assert_eq!(j["pytest_runs"], 3, "{j:#}");
+    let attempts = j["attempt_records"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "{j:#}");
+    assert_eq!(attempts[0]["outcome"], "accepted");
+    let phases = &j["phases_ms"];
+    let sum: u64 = ["baseline_ms", "probe_ms", "candidates_ms", "confirm_ms"]
+        .iter()
+        .map(|k| phases[k].as_u64().unwrap())
+        .sum();
+    assert!(sum <= j["duration_ms"].as_u64().unwrap(), "{j:#}");
+    let sessions = std::fs::read_to_string(&marker).unwrap();
+    let mut lines: Vec<&str> = sessions.lines().collect();
+    // The log's test alone on the original bytes, then the two runs of the candidate.
+    assert_eq!(lines[..2], ["start targeted", "end targeted"], "{sessions}");
+    lines[2..].sort();
+    assert_eq!(
+        lines[2..],
+        [
+            "end full",
+            "end targeted",
+            "start full",
+            "start targeted",
+            "together"
+        ],
+        "{sessions}"
+    );
+}
