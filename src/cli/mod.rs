@@ -200,8 +200,10 @@ pub struct FixArgs {
     pub search_time: Option<u64>,
     /// Candidates proven at once, each in its own scratch copy of the project (default: the
     /// number of cores, at most 4; also SELFDEBUG_JOBS): the search's, and a failure's rule
-    /// candidates after its first was rejected (their failing-test runs ahead). 1 proves one
-    /// at a time in the project itself. The fix kept and the attempts are the same either way.
+    /// candidates after its first was rejected (their failing-test runs ahead); with cold runs
+    /// (no warm worker), a rule candidate's full run starts beside its failing-test run. 1
+    /// proves one at a time in the project itself. The fix kept and the attempts are the same
+    /// either way.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub jobs: Option<u64>,
     /// Keep no fix unless every failure is fixed (`--no-all-or-nothing` undoes the file's).

@@ -20,6 +20,7 @@ pub mod conditions;
 pub mod expressions;
 pub mod insert;
 pub mod literals;
+pub mod membership;
 pub mod numbers;
 pub mod operators;
 pub mod siblings;
@@ -49,6 +50,7 @@ pub fn families() -> Vec<&'static str> {
         numbers::FAMILIES,
         swaps::FAMILIES,
         insert::FAMILIES,
+        membership::FAMILIES,
         conditions::FAMILIES,
         siblings::FAMILIES,
     ]
@@ -82,6 +84,7 @@ pub fn mutants(
     out.extend(numbers::mutants(&site));
     out.extend(swaps::mutants(&site));
     out.extend(insert::mutants(&site));
+    out.extend(membership::mutants(&site));
     out.extend(conditions::mutants(&site));
     out.extend(siblings::mutants(&site));
     out
