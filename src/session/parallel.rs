@@ -438,7 +438,12 @@ impl Work<'_, '_> {
             started_ms: Some(done.started_ms),
         };
         match self.judge(failure, &cand, hint, t, false)? {
-            Some(after) => plausible.push(search::Found::new(self, cand, after, covering, size)?),
+            Some(after) => {
+                if let Some(test) = failure.test.as_deref().filter(|_| plausible.is_empty()) {
+                    sources::limits::tighten_for_runners_up(self.s, test);
+                }
+                plausible.push(search::Found::new(self, cand, after, covering, size)?)
+            }
             None => {
                 self.cause_still_failing(said);
                 if let Some(fixed) = lead {

@@ -399,3 +399,33 @@ fn a_fixture_crash_focuses_the_project_calls_made_before_it() {
         ])
     );
 }
+
+/// Once a plausible candidate is found, the runners-up tried for the choice among them get the
+/// per-test limit of a hang's candidates (`sources::limits`): 5 times the test file's passing
+/// time, at least 1 s, not the usual 5 s or more. In `search_while_bound_method` the first
+/// candidate (`>` → `>=`) is kept; two runners-up make the loop endless, and each is stopped at
+/// that limit, which their failure names.
+#[test]
+fn runners_up_of_a_plausible_candidate_get_a_hangs_short_limit() {
+    let p = support::project::fixture_project("../bugs/search_while_bound_method/project");
+    let out = p.run(&["fix", "--json", "--search-time", "900"]);
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v:#}");
+    let records = v["attempt_records"].as_array().unwrap();
+    let kept = records
+        .iter()
+        .position(|a| a["outcome"] == "accepted")
+        .unwrap();
+    let limits: Vec<f64> = records[kept + 1..]
+        .iter()
+        .filter(|a| a["outcome"] == "timeout")
+        .map(|a| {
+            let msg = a["new_failure"].as_str().unwrap();
+            let within = msg.split("within ").nth(1).unwrap();
+            within.split(' ').next().unwrap().parse().unwrap()
+        })
+        .collect();
+    assert!(!limits.is_empty(), "{v:#}");
+    // Never the usual limit (at least 5 s): the file's tests pass in milliseconds.
+    assert!(limits.iter().all(|l| (1.0..5.0).contains(l)), "{limits:?}");
+}

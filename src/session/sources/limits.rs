@@ -43,6 +43,20 @@ pub(in crate::session) fn for_failure(
     s.facts.passing_ms(file).map(from_passing)
 }
 
+/// Once a plausible candidate is found, the search tries a few more for the choice among
+/// them (`search::choose`); those runners-up get the same limit as a hang's candidates: a
+/// runner-up that loops is never chosen, and at the usual limit (5 s at least) each one that
+/// does cost more than the whole search had. Applied to the runs started from then on; never
+/// longer than the limit already in force. `test` is one of the failing tests.
+pub(in crate::session) fn tighten_for_runners_up(s: &mut Runs, test: &str) {
+    let file = test.split("::").next().unwrap_or(test);
+    let Some(limit) = s.facts.passing_ms(file).map(from_passing) else {
+        return;
+    };
+    let current = s.search_test_limit.unwrap_or_else(|| s.candidate_limit());
+    s.search_test_limit = Some(current.min(limit));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@ use super::*;
 
 pub(super) mod cause;
 pub(super) mod cause_state;
-mod limits;
+pub(super) mod limits;
 pub(super) mod llm;
 mod precheck;
 mod rules;

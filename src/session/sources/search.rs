@@ -445,6 +445,9 @@ impl Work<'_, '_> {
                 self.prove_searched(failure, &cand, hint, &covering, spectrum)?
             };
             if let Some(after) = after {
+                if plausible.is_empty() {
+                    super::limits::tighten_for_runners_up(self.s, &test);
+                }
                 plausible.push(Found::new(self, cand, after, covering, size)?);
             }
         }
@@ -944,7 +947,7 @@ impl Runs<'_> {
 
     /// How long a search candidate's test (or command) may run: a few times the baseline, so
     /// a candidate that makes it loop costs little.
-    fn candidate_limit(&self) -> Duration {
+    pub(in crate::session) fn candidate_limit(&self) -> Duration {
         if self.baseline_hung {
             return HUNG_COMMAND_CANDIDATE_LIMIT;
         }
