@@ -446,7 +446,7 @@ impl Work<'_, '_> {
             };
             if let Some(after) = after {
                 if plausible.is_empty() {
-                    super::limits::tighten_for_runners_up(self.s, &test);
+                    super::limits::tighten_for_runners_up(self.s, test);
                 }
                 plausible.push(Found::new(self, cand, after, covering, size)?);
             }
