@@ -25,10 +25,13 @@ fn headline_project() -> Project {
     ])
 }
 
-fn fixed_in_three_runs(worker: &str) {
-    let p = headline_project();
-    let log = p.pytest_log(&[]);
-    let args = ["fix", "--json", "--worker", worker, support::path_str(&log)];
+/// `selfdebug fix --json FLAGS LOG` (the lazy baseline's path whatever the environment says),
+/// checked for the fix in three runs: exit 0, the guard's exact bytes, the log's test alone, the
+/// kept candidate's targeted run and the confirming full run, one attempt. Returns the JSON.
+fn fix_with_log(p: &Project, log: &std::path::Path, flags: &[&str]) -> serde_json::Value {
+    let mut args = vec!["fix", "--json"];
+    args.extend_from_slice(flags);
+    args.push(support::path_str(log));
     let out = p
         .cmd(&args)
         .env_remove("SELFDEBUG_BASELINE")
@@ -39,11 +42,18 @@ fn fixed_in_three_runs(worker: &str) {
     assert_eq!(out.status.code(), Some(0), "{j:#}");
     assert_eq!(j["final_status"], "pass");
     assert_eq!(p.read("pkg/text.py"), FIXED);
-    // The log's test alone, the kept candidate's targeted run, the confirming full run.
     assert_eq!(j["pytest_runs"], 3, "{j:#}");
     let attempts = j["attempt_records"].as_array().unwrap();
     assert_eq!(attempts.len(), 1, "{j:#}");
     assert_eq!(attempts[0]["outcome"], "accepted");
+    j
+}
+
+fn fixed_in_three_runs(worker: &str) {
+    let p = headline_project();
+    let log = p.pytest_log(&[]);
+    let j = fix_with_log(&p, &log, &["--worker", worker]);
+    let attempts = j["attempt_records"].as_array().unwrap();
     assert_eq!(attempts[0]["title"], "return '' early when `text` is None");
     // The crash-frame facts of the targeted baseline stood in for the probe.
     assert_eq!(j["phases_ms"]["probe_ms"], 0, "{j:#}");
@@ -99,28 +109,7 @@ fn cold_runs_with_two_jobs_start_the_full_run_beside_the_candidates_targeted_run
     std::fs::write(p.root.join("conftest.py"), sessions_conftest(&marker)).unwrap();
     let log = p.pytest_log(&[]);
     std::fs::remove_file(&marker).unwrap();
-    let args = [
-        "fix",
-        "--json",
-        "--worker",
-        "off",
-        "--jobs",
-        "2",
-        support::path_str(&log),
-    ];
-    let out = p
-        .cmd(&args)
-        .env_remove("SELFDEBUG_BASELINE")
-        .output()
-        .unwrap();
-    support::check_json_output(&args, &out.stdout);
-    let j = json(&out);
-    assert_eq!(out.status.code(), Some(0), "{j:#}");
-    assert_eq!(p.read("pkg/text.py"), FIXED);
-    assert_eq!(j["pytest_runs"], 3, "{j:#}");
-    let attempts = j["attempt_records"].as_array().unwrap();
-    assert_eq!(attempts.len(), 1, "{j:#}");
-    assert_eq!(attempts[0]["outcome"], "accepted");
+    let j = fix_with_log(&p, &log, &["--worker", "off", "--jobs", "2"]);
     let phases = &j["phases_ms"];
     let sum: u64 = ["baseline_ms", "probe_ms", "candidates_ms", "confirm_ms"]
         .iter()
