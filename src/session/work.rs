@@ -289,10 +289,14 @@ impl Work<'_, '_> {
             });
         }
         let mut written = written;
+        let is_gone =
+            !t.first.timed_out && gone(failure, &key, &targeted(failure), &t.first_verdict);
+        // A full run made alongside is needed only for a failure gone; nothing is written while
+        // it still runs.
+        if let Some(along) = alongside.take_if(|_| !is_gone) {
+            self.s.stop_full_run(along);
+        }
         let result = if t.first.timed_out {
-            if let Some(along) = alongside.take() {
-                self.s.stop_full_run(along);
-            }
             attempt.outcome = AttemptOutcome::Timeout;
             None
         } else if hint.is_some() {
@@ -305,18 +309,14 @@ impl Work<'_, '_> {
                     None
                 }
             }
-        } else if gone(failure, &key, &targeted(failure), &t.first_verdict) {
-            let suite = match alongside.take() {
-                _ if targeted(failure).is_empty() => Suite::Ran(t.first_verdict),
-                Some(along) => Suite::Alongside(along),
-                None => Suite::Next,
+        } else if is_gone {
+            let suite = if targeted(failure).is_empty() {
+                Suite::Ran(t.first_verdict)
+            } else {
+                alongside.take().map_or(Suite::Next, Suite::Alongside)
             };
             self.confirm(failure, cand, &key, suite, &trial.label, &mut attempt)?
         } else {
-            // Nothing is written while the full run made alongside still runs.
-            if let Some(along) = alongside.take() {
-                self.s.stop_full_run(along);
-            }
             let next = self.still_failing(failure, &t.first_verdict, &mut attempt, true);
             // A different failure (not the same exception at the same place) is progress; the
             // same one only moved by the lines the candidate inserted above it is not (a guard

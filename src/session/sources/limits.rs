@@ -39,6 +39,11 @@ pub(in crate::session) fn for_failure(
     if !endless(failure, category) {
         return None;
     }
+    file_limit(s, test)
+}
+
+/// [`from_passing`] for the file of `test`, when the baseline timed its passing tests.
+fn file_limit(s: &Runs, test: &str) -> Option<Duration> {
     let file = test.split("::").next().unwrap_or(test);
     s.facts.passing_ms(file).map(from_passing)
 }
@@ -49,8 +54,7 @@ pub(in crate::session) fn for_failure(
 /// does cost more than the whole search had. Applied to the runs started from then on; never
 /// longer than the limit already in force. `test` is one of the failing tests.
 pub(in crate::session) fn tighten_for_runners_up(s: &mut Runs, test: &str) {
-    let file = test.split("::").next().unwrap_or(test);
-    let Some(limit) = s.facts.passing_ms(file).map(from_passing) else {
+    let Some(limit) = file_limit(s, test) else {
         return;
     };
     let current = s.search_test_limit.unwrap_or_else(|| s.candidate_limit());
