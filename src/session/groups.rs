@@ -187,15 +187,17 @@ impl Groups {
 
 impl super::Runs<'_> {
     /// The group's other tests in one targeted run, once the representative passed: `true`
-    /// when none of them fails at the group's crash site any more. Otherwise the attempt says
-    /// why it is rejected (one edit must account for the whole group's crash: a candidate that
-    /// fixes one test of it is a guess that fits that test). A member that now fails
-    /// differently has a second bug behind the first: it is worked on later, like the rest.
+    /// when none of them still fails (see [`still_failing`]). Otherwise the attempt says why it
+    /// is rejected (one edit must account for the whole group's crash: a candidate that fixes
+    /// one test of it is a guess that fits that test). A member that now fails differently in
+    /// the project's code has a second bug behind the first: it is worked on later, like the
+    /// rest, and the cause's patches stay only if it is fixed too (see `cause_audit`).
     pub(super) fn group_run(
         &mut self,
         ws: &dyn super::Workspace,
         others: &[String],
         key: Option<&GroupKey>,
+        chained: bool,
         attempt: &mut super::Attempt,
     ) -> Result<bool, super::SessionError> {
         if others.is_empty() {
@@ -208,7 +210,7 @@ impl super::Runs<'_> {
                 Ok(false)
             }
             v @ (crate::verdict::Verdict::Green | crate::verdict::Verdict::Failed(_)) => {
-                Ok(group_passes_in(&v, others, key, attempt))
+                Ok(group_passes_in(&v, others, key, chained, attempt))
             }
             other => {
                 attempt.outcome = AttemptOutcome::SuiteError;
@@ -219,13 +221,27 @@ impl super::Runs<'_> {
     }
 }
 
-/// Whether none of the group's other tests fails at the group's crash site in `verdict` (the
-/// group's own run, or a full run that holds them); otherwise the attempt says which do. A run
-/// with no verdict passes here: its judge says what it was.
+/// Whether a member of a group whose crash site is `key` still fails with `f`: at the crash
+/// site still, or in the test's own code (a failed assertion there is the candidate's wrong
+/// result, as [`super::work::is_progress`] says, not a second bug behind the first), or in any
+/// way at all when the candidate is a step of a chain (`chained`: a chain is kept only when the
+/// failures that started it pass, see docs/proof.md).
+pub(super) fn still_failing(f: &Failure, key: Option<&GroupKey>, chained: bool) -> bool {
+    let in_tests = f.location.as_ref().is_none_or(|l| {
+        let parts: Vec<&str> = l.file.split('/').collect();
+        crate::traceback::locate::is_test_file(&parts)
+    });
+    chained || in_tests || key.is_none() || key_of(f).as_ref() == key
+}
+
+/// Whether none of the group's other tests still fails in `verdict` (the group's own run, or a
+/// full run that holds them; see [`still_failing`]); otherwise the attempt says which do. A
+/// run with no verdict passes here: its judge says what it was.
 pub(super) fn group_passes_in(
     verdict: &crate::verdict::Verdict,
     others: &[String],
     key: Option<&GroupKey>,
+    chained: bool,
     attempt: &mut super::Attempt,
 ) -> bool {
     let Some(after) = verdict.failures() else {
@@ -236,7 +252,7 @@ pub(super) fn group_passes_in(
     let failing: Vec<&Failure> = after
         .iter()
         .filter(|f| f.test.as_ref().is_some_and(|t| others.contains(t)))
-        .filter(|f| key.is_none() || key_of(f).as_ref() == key)
+        .filter(|f| still_failing(f, key, chained))
         .collect();
     let Some(first) = failing.first() else {
         return true;

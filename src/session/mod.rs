@@ -37,6 +37,7 @@ use crate::verdict::{self, Verdict};
 mod alongside;
 mod attempt_loop;
 mod batch;
+mod chain;
 mod fix;
 mod groups;
 mod judge;

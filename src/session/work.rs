@@ -315,7 +315,8 @@ impl Work<'_, '_> {
             } else {
                 alongside.take().map_or(Suite::Next, Suite::Alongside)
             };
-            self.confirm(failure, cand, &key, suite, &trial.label, &mut attempt)?
+            let chained = trial.depth > 0;
+            self.confirm(failure, cand, suite, &trial.label, chained, &mut attempt)?
         } else {
             let next = self.still_failing(failure, &t.first_verdict, &mut attempt, true);
             // A different failure (not the same exception at the same place) is progress; the
@@ -327,6 +328,15 @@ impl Work<'_, '_> {
                     && is_progress(failure, n)
                     && !moved_only(failure, n, &cand.file, &cand.patched, &previous)
             }) {
+                // A step that made the None it moved to is never followed (docs/proof.md).
+                if let Some(why) = chain::made_the_none(&cand.fix, failure, &next) {
+                    attempt.new_failure = Some(why);
+                    attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
+                    self.ctx.attempts.push(attempt);
+                    self.ws.write(&cand.path, &previous)?;
+                    self.ctx.tried.reject(failure, &cand.path, &cand.patched);
+                    return Ok(Proven::Rejected);
+                }
                 attempt.outcome = AttemptOutcome::Progressed;
                 attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
                 self.ctx.attempts.push(attempt);
@@ -460,16 +470,18 @@ impl Work<'_, '_> {
 
     /// A candidate whose targeted run passed: the group's tests (in a run of their own, or in
     /// the full run), then the whole suite against the reference set; or, for a fix waiting
-    /// for the batch, kept tentatively. The full suite's failures when it is accepted.
+    /// for the batch, kept tentatively. The full suite's failures when it is accepted. A step
+    /// of a chain (`chained`) needs every test of the group that started it to pass.
     fn confirm(
         &mut self,
         failure: &Failure,
         cand: &Candidate,
-        key: &(String, When),
         suite: Suite,
         label: &str,
+        chained: bool,
         attempt: &mut Attempt,
     ) -> Result<Option<Vec<Failure>>, SessionError> {
+        let key = &failure_key(failure);
         let targeted = targeted(failure);
         // A small group is checked in the full run that follows anyway (one run fewer); a
         // big one, or one whose full run is the batch's later, gets a run of its own first.
@@ -483,6 +495,7 @@ impl Work<'_, '_> {
                 self.ws,
                 &self.ctx.group,
                 self.ctx.group_key.as_ref(),
+                chained,
                 attempt,
             )?;
             if !passes {
@@ -517,6 +530,7 @@ impl Work<'_, '_> {
                 &suite_verdict,
                 &self.ctx.group,
                 self.ctx.group_key.as_ref(),
+                chained,
                 attempt,
             );
         if !group_passes {
@@ -588,12 +602,28 @@ impl Work<'_, '_> {
         depth: usize,
         previous: Vec<u8>,
     ) -> Result<Proven, SessionError> {
+        let before = self.ctx.accepted.clone();
         self.ctx
             .accepted
             .insert(cand.path.clone(), cand.patched.clone());
         if let Some((mut steps, after)) = self.work_on(next, depth + 1)? {
             steps.insert(0, cand.clone());
-            return Ok(Proven::Fixed((steps, after)));
+            let fixes: Vec<&edit::Fix> = steps.iter().map(|c| &c.fix).collect();
+            if !chain::guards_its_own_none(&fixes) {
+                return Ok(Proven::Fixed((steps, after)));
+            }
+            // A later step guards the None an earlier one made: the whole chain is undone.
+            self.undo_chain(&steps[1..], &before)?;
+            if let Some(a) =
+                self.ctx.attempts.iter_mut().rev().find(|a| {
+                    matches!(a.outcome, AttemptOutcome::Accepted) && a.test == failure.test
+                })
+            {
+                a.outcome = AttemptOutcome::StillFailing;
+                a.new_failure = Some(
+                    "the chain guards a None that its first step made: every step undone".into(),
+                );
+            }
         }
         self.ctx
             .accepted
@@ -605,6 +635,37 @@ impl Work<'_, '_> {
         }
         self.ctx.tried.reject(failure, &cand.path, &cand.patched);
         Ok(Proven::Rejected)
+    }
+}
+
+impl Work<'_, '_> {
+    /// Puts back the files of a chain's later `steps` (kept by the chain's work) as they were
+    /// before the chain (`before`: the proven content then; a file not in it had its step's
+    /// original bytes).
+    fn undo_chain(
+        &mut self,
+        steps: &[Candidate],
+        before: &BTreeMap<PathBuf, Vec<u8>>,
+    ) -> Result<(), SessionError> {
+        let mut done = BTreeSet::new();
+        for c in steps {
+            if !done.insert(c.path.clone()) {
+                continue;
+            }
+            let bytes = match before.get(&c.path) {
+                Some(b) => {
+                    self.ctx.accepted.insert(c.path.clone(), b.clone());
+                    b.clone()
+                }
+                None => {
+                    self.ctx.accepted.remove(&c.path);
+                    c.original.clone()
+                }
+            };
+            self.ws.write(&c.path, &bytes)?;
+        }
+        self.ctx.deferred = None;
+        Ok(())
     }
 }
 
