@@ -160,6 +160,20 @@ closed_set! {
 }
 
 closed_set! {
+    /// What became of one cause's patches (`causes[].status`; see docs/proof.md).
+    CauseStatus {
+        /// Every test of the cause passes with its patches: kept.
+        Fixed => "fixed",
+        /// A test of the cause still failed: every file its patches touched was restored.
+        Restored => "restored",
+        /// No patch was kept for it and some of its tests still fail.
+        NotFixed => "not_fixed",
+        /// No patch of its own, and every one of its tests passes (another cause's patch).
+        FixedByAnotherPatch => "fixed_by_another_patch",
+    }
+}
+
+closed_set! {
     /// The outcome of a whole `fix` run (`final_status`).
     FinalStatus {
         /// Every failure is fixed (or nothing failed).
@@ -274,6 +288,7 @@ pub fn all() -> Vec<(&'static str, Vec<&'static str>)> {
             "attempt.confirmed_by",
             words(ConfirmedBy::ALL, ConfirmedBy::as_str),
         ),
+        ("cause.status", words(CauseStatus::ALL, CauseStatus::as_str)),
     ]
 }
 
@@ -296,6 +311,7 @@ mod tests {
         check(Judge::ALL);
         check(DiffEncoding::ALL);
         check(ConfirmedBy::ALL);
+        check(CauseStatus::ALL);
         check(FinalStatus::ALL);
     }
 

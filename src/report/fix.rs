@@ -85,6 +85,7 @@ pub fn error_json(
         "patches": [],
         "failures": [],
         "groups": [],
+        "causes": [],
         "attempt_records": [],
         "backups": [],
         "notes": [],
@@ -126,6 +127,9 @@ struct Summary<'a> {
     failures: &'a [FailureOutcome],
     /// The failures grouped by crash site, biggest first; `failures[].group` points here.
     groups: &'a [crate::session::Group],
+    /// The failures' causes and why each one's patches were kept or restored;
+    /// `failures[].cause` points here.
+    causes: &'a [crate::session::Cause],
     attempt_records: &'a [Attempt],
     backups: &'a [Backup],
     /// The project root the run worked in.
@@ -178,6 +182,7 @@ pub fn json_exiting(report: &Report, exit_code: i32) -> String {
         patches: &report.patches,
         failures: &report.failures,
         groups: &report.groups,
+        causes: &report.causes,
         attempt_records: &report.attempts,
         backups: &report.backups,
         root: &report.root,
@@ -215,6 +220,7 @@ pub fn human_log(report: &Report) -> String {
         write_failure(&mut out, report, f);
     }
     write_groups(&mut out, report);
+    write_causes(&mut out, report);
     write_totals(&mut out, report);
     out
 }
@@ -453,6 +459,24 @@ fn write_groups(out: &mut String, report: &Report) {
             if g.tests.len() == 1 { "" } else { "s" },
             g.representative.as_deref().unwrap_or("none"),
             g.status
+        );
+    }
+}
+
+/// One line per cause whose patches were restored: why (see docs/proof.md).
+fn write_causes(out: &mut String, report: &Report) {
+    let n = report.causes.len();
+    for (i, c) in report.causes.iter().enumerate() {
+        if c.status != crate::status::CauseStatus::Restored {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "selfdebug: cause {}/{n} ({}): {}: {}",
+            i + 1,
+            c.tests.join(", "),
+            c.status,
+            c.reason
         );
     }
 }

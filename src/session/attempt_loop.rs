@@ -64,6 +64,10 @@ pub fn run_loop(
         attempts: Vec::new(),
         accepted: BTreeMap::new(),
         accepted_cands: Vec::new(),
+        accepted_for: Vec::new(),
+        members: Vec::new(),
+        links: Vec::new(),
+        causes: Vec::new(),
         out_of_time: false,
         worked_on: 0,
         first_place: BTreeMap::new(),
@@ -75,6 +79,10 @@ pub fn run_loop(
     // Biggest crash-site group first; each group is worked on through one representative.
     let (groups, ordered) =
         groups::Groups::build(targets.into_iter().filter(|f| lp.selected(f)).collect());
+    lp.members = ordered
+        .iter()
+        .map(|f| causes::Member::of(f, groups.index(f)))
+        .collect();
     lp.groups = groups;
     // The report lists the failures in this order, whenever a batch decided them.
     lp.order = ordered
@@ -85,6 +93,9 @@ pub fn run_loop(
     lp.queue = ordered.into();
     let nothing_failed = lp.queue.is_empty();
     lp.run()?;
+    if !nothing_failed && !crate::process::interrupted() {
+        lp.audit()?;
+    }
     Ok(lp.report(run_id, nothing_failed, started))
 }
 
@@ -232,6 +243,7 @@ fn hung_outcomes(hung: &[Hang], root: &Path, opts: &Options) -> Vec<FailureOutco
                 group: None,
                 untried: 0,
                 prechecked: 0,
+                cause: None,
             }
         })
         .collect()
@@ -259,6 +271,14 @@ struct AttemptLoop<'w, 'a> {
     /// Proven content per file (the file's bytes with every accepted fix).
     accepted: BTreeMap<PathBuf, Vec<u8>>,
     accepted_cands: Vec<Candidate>,
+    /// The failure each of `accepted_cands` was kept for.
+    accepted_for: Vec<(String, When)>,
+    /// The failures to work on, as the causes are built from them (see [`causes`]).
+    members: Vec<causes::Member>,
+    /// Tests searched as one cause (the spectrum's): (the test worked on, another).
+    links: Vec<(String, String)>,
+    /// The causes, once the loop is over.
+    causes: Vec<causes::Cause>,
     out_of_time: bool,
     worked_on: usize,
     /// Where a failure was before a kept patch moved it.
@@ -334,6 +354,7 @@ impl AttemptLoop<'_, '_> {
             current: &mut self.current,
             first_place: &mut self.first_place,
             accepted_cands: &mut self.accepted_cands,
+            accepted_for: &mut self.accepted_for,
             outcomes: &mut self.outcomes,
             groups: &mut self.groups,
             no_defer: &mut self.no_defer,
@@ -597,6 +618,10 @@ impl AttemptLoop<'_, '_> {
         let reason = ctx.reason.take().or_else(|| repeats.as_ref().map(repeated));
         let (flaky, deferred) = (ctx.flaky, ctx.deferred);
         let cause = std::mem::take(&mut ctx.cause.others);
+        if let Some(rep) = &failure.test {
+            self.links
+                .extend(cause.iter().map(|t| (rep.clone(), t.clone())));
+        }
         if flaky {
             // A flaky representative proves nothing about the others: the next one represents.
             if let Some(g) = group {
@@ -619,19 +644,7 @@ impl AttemptLoop<'_, '_> {
                 return Ok(Next::Done);
             }
             Some((steps, after)) => {
-                let after_keys = failure_keys(&after);
-                batch::absorb(&after, &mut self.queue, &mut self.first_place);
-                if self.blind {
-                    // The suite can now be seen: what fails in it is work, not breakage.
-                    let seen: Vec<Failure> = after
-                        .into_iter()
-                        .filter(|f| !self.current.contains(&failure_key(f)) && self.selected(f))
-                        .collect();
-                    self.queue.extend(seen);
-                    self.blind = false;
-                }
-                self.current = after_keys;
-                self.accepted_cands.extend(steps);
+                self.kept(&key, steps, after);
                 outcome.status = FailureStatus::Fixed;
             }
             None => {
@@ -647,6 +660,24 @@ impl AttemptLoop<'_, '_> {
             }
         }
         Ok(Next::Report(Box::new(outcome)))
+    }
+
+    /// A fix proven by its own full run (`after`, its failures): kept for the failure `key`.
+    fn kept(&mut self, key: &(String, When), steps: Vec<Candidate>, after: Vec<Failure>) {
+        let after_keys = failure_keys(&after);
+        batch::absorb(&after, &mut self.queue, &mut self.first_place);
+        if self.blind {
+            // The suite can now be seen: what fails in it is work, not breakage.
+            let seen: Vec<Failure> = after
+                .into_iter()
+                .filter(|f| !self.current.contains(&failure_key(f)) && self.selected(f))
+                .collect();
+            self.queue.extend(seen);
+            self.blind = false;
+        }
+        self.current = after_keys;
+        self.accepted_for.extend(steps.iter().map(|_| key.clone()));
+        self.accepted_cands.extend(steps);
     }
 
     /// Whether a fix of `failure` waits for a batch's full run: when a batch is pending, or
@@ -679,6 +710,40 @@ impl AttemptLoop<'_, '_> {
             .into_iter()
             .filter(|t| self.current.iter().any(|(c, _)| c == t))
             .collect()
+    }
+
+    /// A cause is fixed whole or not at all (see [`causes`]): the patches of a cause left
+    /// failing are restored, the tree as left is run again, and each outcome learns its cause.
+    fn audit(&mut self) -> Result<(), SessionError> {
+        let audit = causes::Audit {
+            members: std::mem::take(&mut self.members),
+            links: &self.links,
+            cands: &mut self.accepted_cands,
+            cands_for: &mut self.accepted_for,
+            current: &mut self.current,
+            accepted: &mut self.accepted,
+        };
+        let (list, index) = causes::audit(&mut self.s, &mut *self.ws, audit)?;
+        let hangs = self.hung.min(self.outcomes.len());
+        for o in &mut self.outcomes[hangs..] {
+            let key = (o.test.clone().unwrap_or_default(), o.when);
+            o.cause = index.get(&key).copied();
+            let Some(c) = o.cause.and_then(|c| list.get(c)) else {
+                continue;
+            };
+            if c.status == crate::status::CauseStatus::Restored {
+                let restored = format!("its cause was restored: {}", c.reason);
+                o.reason = Some(match o.reason.take() {
+                    Some(own) if !o.status.is_fixed() => format!("{own}; {restored}"),
+                    _ => restored,
+                });
+                if o.status.is_fixed() {
+                    o.status = FailureStatus::NotFixed;
+                }
+            }
+        }
+        self.causes = list;
+        Ok(())
     }
 
     /// The report, once the loop is over.
@@ -754,6 +819,7 @@ impl AttemptLoop<'_, '_> {
             installed: s.installed,
             llm: s.llm.as_ref().map(|l| l.usage()),
             groups: self.groups.list,
+            causes: self.causes,
         }
     }
 }

@@ -267,6 +267,8 @@ pub(super) struct Settle<'a> {
     pub current: &'a mut BTreeSet<(String, When)>,
     pub first_place: &'a mut BTreeMap<(String, When), (String, u32)>,
     pub accepted_cands: &'a mut Vec<Candidate>,
+    /// The failure each kept candidate was kept for (its cause's, see [`super::causes`]).
+    pub accepted_for: &'a mut Vec<(String, When)>,
     pub outcomes: &'a mut Vec<FailureOutcome>,
     pub groups: &'a mut super::groups::Groups,
     pub no_defer: &'a mut BTreeSet<(String, When)>,
@@ -319,6 +321,8 @@ impl Batch {
             *st.current = failure_keys(after);
         }
         for e in done.kept {
+            let key = failure_key(&e.failure);
+            st.accepted_for.extend(e.steps.iter().map(|_| key.clone()));
             st.accepted_cands.extend(e.steps);
             st.outcomes.push(e.outcome);
             for m in e.members {

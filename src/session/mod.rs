@@ -37,6 +37,7 @@ use crate::verdict::{self, Verdict};
 mod alongside;
 mod attempt_loop;
 mod batch;
+mod causes;
 mod chain;
 mod fix;
 mod groups;
@@ -51,6 +52,7 @@ mod sources;
 mod work;
 mod workspace;
 
+pub use causes::{Cause, CausePatch};
 pub use fix::{dry_run, fix};
 pub use groups::{Group, GroupKey};
 pub use model::{combine, Attempt, Backup, FailureOutcome, Patch, PatchStep, Phases, Report};

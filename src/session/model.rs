@@ -132,6 +132,10 @@ pub struct FailureOutcome {
     /// compiling, the same program as an earlier one); absent when none were.
     #[serde(skip_serializing_if = "is_zero")]
     pub prechecked: usize,
+    /// Index into the report's `causes`: the cause this failure belongs to (see
+    /// [`super::causes`]); absent when the run kept no record of causes (nothing failed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<usize>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -173,6 +177,8 @@ pub struct Report {
     pub llm: Option<crate::llm::Usage>,
     /// The failures worked on, grouped by crash site (see [`groups`]).
     pub groups: Vec<groups::Group>,
+    /// The failures' causes, and what became of each one's patches (see [`super::causes`]).
+    pub causes: Vec<super::causes::Cause>,
 }
 
 /// Milliseconds spent per phase; `tool` is everything outside pytest processes.
@@ -242,6 +248,7 @@ pub(super) fn outcome_of(failure: &Failure, category: Category) -> FailureOutcom
         group: None,
         untried: 0,
         prechecked: 0,
+        cause: None,
     }
 }
 

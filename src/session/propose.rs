@@ -98,6 +98,7 @@ pub(super) fn propose_only(
         installed: Vec::new(),
         llm: None,
         groups: Vec::new(),
+        causes: Vec::new(),
     };
     report.finish(started);
     Ok(report)

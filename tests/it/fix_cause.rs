@@ -365,3 +365,126 @@ fn a_guard_that_only_moves_the_failure_down_is_not_followed() {
         vec!["search-guard-term"]
     );
 }
+
+/// Two independent bugs (issue 33): a missing key in `orders.py` that one rule fixes, and a
+/// function in `labels.py` whose two failing tests are one cause (they crash in it): a `None`
+/// its rule's guard repairs for one test, and goods sold by weight that nothing can write. The
+/// guard passes its own test and is confirmed, but its cause is not fixed whole: `labels.py`
+/// is restored byte for byte (mtime too), `orders.py` keeps its patch, exit 3, and the JSON's
+/// `causes` says which cause was kept, which restored, and why.
+#[test]
+fn a_cause_left_half_fixed_is_restored_while_an_independent_one_stays() {
+    let labels = "\"\"\"Shelf labels.\"\"\"\n\n\ndef label(item):\n    \"\"\"The shelf label: the \
+                  name, the price, and how many tags the item carries.\"\"\"\n    tags = \
+                  item.get(\"tags\")\n    if item.get(\"unit\") == \"kg\":\n        raise \
+                  NotImplementedError(\"labels for goods sold by weight\")\n    return \
+                  f\"{item['name']} {item['price']:.2f} ({len(tags)} tags)\"\n";
+    let orders = "\"\"\"Order pricing.\"\"\"\n\n\ndef order_total(order):\n    subtotal = \
+                  sum(item[\"price\"] * item[\"qty\"] for item in order[\"items\"])\n    # \
+                  digital orders carry no \"shipping\" entry\n    return subtotal + \
+                  order[\"shipping\"]\n";
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("labels.py", labels),
+        ("orders.py", orders),
+        (
+            "tests/test_orders.py",
+            "from orders import order_total\n\n\ndef test_a_digital_order_has_no_shipping():\n    \
+             assert order_total({\"items\": [{\"price\": 5, \"qty\": 2}]}) == 10\n\n\n\
+             def test_a_parcel_pays_shipping():\n    assert order_total({\"items\": [{\"price\": \
+             5, \"qty\": 1}], \"shipping\": 4}) == 9\n",
+        ),
+        (
+            "tests/test_labels.py",
+            "from labels import label\n\n\ndef test_an_item_without_tags():\n    assert \
+             label({\"name\": \"Tea\", \"price\": 2}) == \"Tea 2.00 (0 tags)\"\n\n\n\
+             def test_goods_sold_by_weight():\n    item = {\"name\": \"Apples\", \"price\": 3, \
+             \"unit\": \"kg\", \"tags\": [\"fruit\"]}\n    assert label(item) == \"Apples \
+             3.00/kg (1 tags)\"\n\n\ndef test_an_item_with_tags():\n    assert label({\"name\": \
+             \"Jam\", \"price\": 4.5, \"tags\": [\"sweet\", \"glass\"]}) == \"Jam 4.50 (2 \
+             tags)\"\n",
+        ),
+    ]);
+    let before = p.snapshot();
+    let out = p.run(&["fix", "--json", "--search-time", "900"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    let v = json(&out);
+    assert_eq!(
+        p.read("orders.py"),
+        orders.replace("order[\"shipping\"]", "order.get(\"shipping\", 0)"),
+        "{stderr}"
+    );
+    let after = p.snapshot();
+    assert_eq!(after["labels.py"], before["labels.py"], "{stderr}");
+    assert_eq!(v["final_status"], "partial");
+    assert_eq!(v["files_patched"], json!(["orders.py"]));
+    let (wt, tags, digital) = (
+        "tests/test_labels.py::test_goods_sold_by_weight",
+        "tests/test_labels.py::test_an_item_without_tags",
+        "tests/test_orders.py::test_a_digital_order_has_no_shipping",
+    );
+    let restored = "1 of its 2 tests still fails with its patches \
+                    (tests/test_labels.py::test_goods_sold_by_weight): a cause is fixed whole or \
+                    not at all, so every file its 1 patch touched was restored";
+    assert_eq!(
+        v["causes"],
+        json!([
+            {
+                "tests": [tags, wt],
+                "status": "restored",
+                "reason": restored,
+                "patches": [{"file": "labels.py", "rule": "null-guard-len",
+                             "title": "use `[]` when `tags` is None"}]
+            },
+            {
+                "tests": [digital],
+                "status": "fixed",
+                "reason": "its test passes with its patches: kept",
+                "patches": [{"file": "orders.py", "rule": "key-missing",
+                             "title": "use `order.get(\"shipping\", 0)`: `0` when the key is missing"}]
+            }
+        ]),
+        "{stderr}"
+    );
+    let failures: Vec<(String, String, Value)> = v["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["test"].as_str().unwrap().to_string(),
+                f["status"].as_str().unwrap().to_string(),
+                f["cause"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        failures,
+        vec![
+            (tags.to_string(), "not_fixed".to_string(), json!(0)),
+            (wt.to_string(), "not_fixed".to_string(), json!(0)),
+            (digital.to_string(), "fixed".to_string(), json!(1)),
+        ]
+    );
+    assert_eq!(
+        v["failures"][0]["reason"],
+        format!("its cause was restored: {restored}")
+    );
+    assert!(
+        stderr.contains(&format!(
+            "selfdebug: cause 1/2 ({tags}, {wt}): restored: {restored}\n"
+        )),
+        "{stderr}"
+    );
+    // What the report says is what pytest says of the tree as left.
+    let pytest = std::process::Command::new(support::python())
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .current_dir(&p.root)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&pytest.stdout);
+    assert!(said.contains("2 failed, 3 passed"), "{said}");
+}
