@@ -43,9 +43,8 @@ pub fn none_error(f: &Failure) -> bool {
 pub fn made_the_none(step: &Fix, before: &Failure, after: &Failure) -> Option<String> {
     (introduces_none(step) && none_error(after) && !none_error(before)).then(|| {
         format!(
-            "not followed: the edit makes a value None ({}), and the failure it moved to is that \
-             None ({}: {}); a later step would only guard the None it made",
-            step.title,
+            "not followed: the edit makes a value None, and the failure it moved to is about that \
+             None ({}: {}); a later step could only guard the None it made",
             after.exc_type,
             after.msg.lines().next().unwrap_or("")
         )

@@ -274,6 +274,46 @@ pub(super) fn group_passes_in(
 mod tests {
     use super::*;
 
+    fn at(file: &str, line: u32, exc: &str) -> Failure {
+        let log = format!(
+            "=================================== FAILURES ===================================\n\
+             ___ t ___\n\
+             E   {exc}: boom\n\
+             =========================== short test summary info ============================\n\
+             FAILED t.py::t - {exc}: boom\n"
+        );
+        let mut f = crate::traceback::parse(log.as_bytes(), std::path::Path::new("/nonexistent"))
+            .unwrap()
+            .failures
+            .remove(0);
+        f.location = Some(crate::traceback::Location {
+            file: file.into(),
+            path: format!("/p/{file}").into(),
+            line,
+            func: None,
+            code: None,
+            caret: None,
+            frame_index: 0,
+            stale: None,
+        });
+        f
+    }
+
+    #[test]
+    fn a_member_failing_in_its_own_assertion_still_fails() {
+        let site = at("agenda.py", 16, "TypeError");
+        let key = key_of(&site);
+        // At the crash site still, or in the test's own assert: still failing.
+        assert!(still_failing(&site, key.as_ref(), false));
+        let assert_in_test = at("tests/test_agenda.py", 15, "AssertionError");
+        assert!(still_failing(&assert_in_test, key.as_ref(), false));
+        // Elsewhere in the project's code: a second bug behind the first, unless the candidate
+        // is a step of a chain, which needs the whole group to pass.
+        let behind = at("agenda.py", 30, "KeyError");
+        assert!(!still_failing(&behind, key.as_ref(), false));
+        assert!(still_failing(&behind, key.as_ref(), true));
+    }
+
     #[test]
     fn numbers_and_quoted_values_are_normalised() {
         assert_eq!(msg_shape("'user_42'"), "<s>");

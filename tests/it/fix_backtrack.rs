@@ -1,7 +1,7 @@
 //! Backtracking and defaults from the consuming context (issue 26, item 3), in pytest mode and
-//! in command mode (`fix --cmd`): a candidate that moves the failure to one that has no fix is
-//! undone and the original failure's next candidate is tried; a missing key read by `sum(...)`
-//! defaults to `0`, not to a container.
+//! in command mode (`fix --cmd`): a candidate that moves the failure to the `None` it made is
+//! not followed (issue 33: a later step could only guard it) and the original failure's next
+//! candidate is tried; a missing key read by `sum(...)` defaults to `0`, not to a container.
 
 use crate::support;
 
@@ -35,8 +35,8 @@ def test_priced_rows():
     assert total([{"price": 2}, {"price": 5}]) == 7
 "#;
 
-/// A ledger whose first candidate (`row.get("price")`) moves the failure to `sum` of a None,
-/// which no rule fixes: it must be undone and the next candidate (skip the row) kept.
+/// A ledger whose first candidate (`row.get("price")`) moves the failure to `sum` of the None
+/// it made: it is not followed but undone, and the next candidate (skip the row) kept.
 const LEDGER: &str = r#""""A ledger of priced rows; rows without a price are not billed."""
 
 
@@ -170,7 +170,7 @@ fn assert_backtracked(
             (
                 "use `row.get(\"price\")`: None when the key is missing",
                 0,
-                "progressed"
+                "still_failing"
             ),
             (
                 "skip the iteration when \"price\" is not in `row`",
@@ -180,17 +180,16 @@ fn assert_backtracked(
         ],
         "{records:#?}"
     );
-    assert_eq!(
-        records[0]["new_failure"],
-        "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'"
-    );
+    let not_followed = "not followed: the edit makes a value None, and the failure it moved \
+                        to is about that None (TypeError: unsupported operand type(s) for +: \
+                        'int' and 'NoneType'); a later step could only guard the None it made";
+    assert_eq!(records[0]["new_failure"], not_followed);
     // The kept patch is the second candidate's alone: the first was undone.
     assert_eq!(v["patches"].as_array().unwrap().len(), 1);
     let err = stderr(out);
     assert!(
         err.contains(&format!(
-            "the {judged} then failed differently (TypeError: unsupported operand type(s) for \
-             +: 'int' and 'NoneType'), which found no fix: undone"
+            "rejected: the {judged} still fails ({not_followed})"
         )),
         "{err}"
     );
