@@ -288,7 +288,7 @@ mod tests {
             .remove(0);
         f.location = Some(crate::traceback::Location {
             file: file.into(),
-            path: format!("/p/{file}").into(),
+            path: format!("/p/{file}"),
             line,
             func: None,
             code: None,
