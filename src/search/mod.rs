@@ -110,7 +110,8 @@ pub fn rule_ids() -> Vec<String> {
         .collect()
 }
 
-/// Ranked candidates, best first: by hint tier, then `score × prior`, then the smaller edit.
+/// Ranked candidates, best first: by hint tier, then those that do not silence before those
+/// that do ([`plan::shape`]), then `score × prior`, then the smaller edit.
 pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
     let priors = Priors::builtin();
     let lines: Vec<&Suspicious> = input
@@ -201,6 +202,12 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                     continue;
                 }
                 let diff = edit::unified_diff_bytes(file, source.bytes(), &patched);
+                // What the edit does to its function (one parse: the original is at hand).
+                let silencing = fix
+                    .apply_text(&source)
+                    .ok()
+                    .and_then(|t| syntax::parse_text(&path, &t).ok())
+                    .and_then(|after| plan::shape::shape_of(&module, &after, &fix.edits).silencing);
                 out.push(Ranked {
                     candidate: Candidate {
                         file: file.to_string(),
@@ -210,6 +217,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                         source: Source::Search,
                         diff: diff.text,
                         diff_encoding: diff.encoding,
+                        silencing,
                         path: path.clone(),
                         original: source.bytes().to_vec(),
                         patched,
@@ -224,9 +232,17 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
             }
         }
     }
+    // A candidate that silences (a guard that makes the function do nothing, an exit, a
+    // deleted statement) goes after the others of its hint tier (docs/proof.md).
     out.sort_by(|a, b| {
         b.hint
             .cmp(&a.hint)
+            .then(
+                a.candidate
+                    .silencing
+                    .is_some()
+                    .cmp(&b.candidate.silencing.is_some()),
+            )
             .then(b.rank.total_cmp(&a.rank))
             .then(a.size.cmp(&b.size))
             .then_with(|| a.candidate.file.cmp(&b.candidate.file))

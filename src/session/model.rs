@@ -42,6 +42,10 @@ pub struct Attempt {
     pub stderr_tail: String,
     pub timestamp_ms: u64,
     pub duration_ms: u64,
+    /// How the candidate silences the failure instead of repairing it (`docs/proof.md`),
+    /// when it does: absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub silencing: Option<crate::status::Silencing>,
     /// A search candidate: its hint tier and, when it was kept, how it was chosen.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::search::AttemptFacts>,
