@@ -87,7 +87,8 @@ fn literals_in(roots: &[Node], out: &mut Vec<Lit>) {
     });
 }
 
-fn module_literals(m: &ParsedModule) -> Vec<Lit> {
+/// Every literal value of a module.
+pub fn module_literals(m: &ParsedModule) -> Vec<Lit> {
     let roots: Vec<Node> = m.body().iter().map(Node::Stmt).collect();
     let mut out = Vec::new();
     literals_in(&roots, &mut out);
@@ -104,6 +105,16 @@ pub fn introduced(before: &ParsedModule, after: &ParsedModule) -> Vec<Lit> {
         }
     }
     out
+}
+
+/// The first of `test` that `after` holds and `old` (the original module's literals) does not.
+pub fn copied_in(old: &[Lit], after: &ParsedModule, test: &[Lit]) -> Option<Lit> {
+    if test.is_empty() {
+        return None;
+    }
+    module_literals(after)
+        .into_iter()
+        .find(|l| test.contains(l) && !old.contains(l))
 }
 
 /// The failing test's expected values (see the module docs), without empty values.
@@ -239,9 +250,7 @@ pub fn copied_literal(c: &Candidate, test: &[Lit]) -> Option<Lit> {
     let before = SourceFile::from_bytes(&c.path, c.original.clone()).ok()?;
     let after = SourceFile::from_bytes(&c.path, c.patched.clone()).ok()?;
     let (before, after) = (syntax::parse(&before).ok()?, syntax::parse(&after).ok()?);
-    introduced(&before, &after)
-        .into_iter()
-        .find(|l| test.contains(l))
+    copied_in(&module_literals(&before), &after, test)
 }
 
 #[cfg(test)]

@@ -232,6 +232,7 @@ fn hung_outcomes(hung: &[Hang], root: &Path, opts: &Options) -> Vec<FailureOutco
                 group: None,
                 untried: 0,
                 prechecked: 0,
+                test_literals: 0,
             }
         })
         .collect()
@@ -574,6 +575,7 @@ impl AttemptLoop<'_, '_> {
             untried: 0,
             cause: Default::default(),
             prechecked: 0,
+            test_literals: 0,
         };
         let mut work = Work {
             s: &mut self.s,
@@ -593,6 +595,7 @@ impl AttemptLoop<'_, '_> {
         outcome.suspicious = std::mem::take(&mut ctx.suspicious);
         outcome.untried = ctx.untried;
         outcome.prechecked = ctx.prechecked;
+        outcome.test_literals = ctx.test_literals;
         let repeats = ctx.repeats.take();
         let reason = ctx.reason.take().or_else(|| repeats.as_ref().map(repeated));
         let (flaky, deferred) = (ctx.flaky, ctx.deferred);

@@ -136,6 +136,10 @@ pub struct FailureOutcome {
     /// compiling, the same program as an earlier one); absent when none were.
     #[serde(skip_serializing_if = "is_zero")]
     pub prechecked: usize,
+    /// Candidates left out before any run for introducing a literal of the failing test's
+    /// expected value absent from the module (`plan::literals`); absent when none were.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub test_literals: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -246,6 +250,7 @@ pub(super) fn outcome_of(failure: &Failure, category: Category) -> FailureOutcom
         group: None,
         untried: 0,
         prechecked: 0,
+        test_literals: 0,
     }
 }
 

@@ -58,6 +58,9 @@ pub(super) struct Step<'a> {
     pub(super) cause: sources::cause_state::Cause,
     /// Search candidates left out before any run (see `sources/precheck.rs`).
     pub(super) prechecked: usize,
+    /// Candidates (rules or search) left out before any run for introducing a literal of the
+    /// failing test's expected value (see `plan::literals`).
+    pub(super) test_literals: usize,
 }
 
 impl Work<'_, '_> {

@@ -266,6 +266,7 @@ mod tests {
             allow_tests: false,
             frame: None,
             words: &[],
+            test_literals: &[],
         })
     }
 
