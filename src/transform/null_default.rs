@@ -188,13 +188,13 @@ fn values_for(ctx: &Context, func: &Stmt, func_name: &str, name: &str) -> Vec<(S
         let r = node.range();
         let outside = !(own.start <= r.start && r.end <= own.end);
         match node {
-            Node::Stmt(Stmt::Assign(a)) if outside => {
-                if a.targets
-                    .iter()
-                    .any(|t| matches!(t, Expr::Name(n) if n.id.as_str() == name))
-                {
-                    add(0, &a.value, "as another function assigns it".into());
-                }
+            Node::Stmt(Stmt::Assign(a))
+                if outside
+                    && a.targets
+                        .iter()
+                        .any(|t| matches!(t, Expr::Name(n) if n.id.as_str() == name)) =>
+            {
+                add(0, &a.value, "as another function assigns it".into());
             }
             Node::Stmt(Stmt::FunctionDef(f)) if outside => {
                 let ps = f
