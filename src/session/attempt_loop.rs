@@ -574,8 +574,7 @@ impl AttemptLoop<'_, '_> {
             deferred: None,
             untried: 0,
             cause: Default::default(),
-            prechecked: 0,
-            test_literals: 0,
+            prechecked: Default::default(),
         };
         let mut work = Work {
             s: &mut self.s,
@@ -594,8 +593,7 @@ impl AttemptLoop<'_, '_> {
         outcome.probe = ctx.first_probe.take();
         outcome.suspicious = std::mem::take(&mut ctx.suspicious);
         outcome.untried = ctx.untried;
-        outcome.prechecked = ctx.prechecked;
-        outcome.test_literals = ctx.test_literals;
+        ctx.prechecked.report(&mut outcome);
         let repeats = ctx.repeats.take();
         let reason = ctx.reason.take().or_else(|| repeats.as_ref().map(repeated));
         let (flaky, deferred) = (ctx.flaky, ctx.deferred);

@@ -56,11 +56,8 @@ pub(super) struct Step<'a> {
     pub(super) untried: usize,
     /// The search's cause: the failing tests searched with this one, and its leads.
     pub(super) cause: sources::cause_state::Cause,
-    /// Search candidates left out before any run (see `sources/precheck.rs`).
-    pub(super) prechecked: usize,
-    /// Candidates (rules or search) left out before any run for introducing a literal of the
-    /// failing test's expected value (see `plan::literals`).
-    pub(super) test_literals: usize,
+    /// Candidates left out before any run (see `sources/precheck.rs`).
+    pub(super) prechecked: sources::precheck::Prechecked,
 }
 
 impl Work<'_, '_> {

@@ -97,7 +97,7 @@ impl Rules {
         let planned = candidates.len();
         candidates.retain(|c| plan::literals::copied_literal(c, &test).is_none());
         let copied = planned - candidates.len();
-        w.ctx.test_literals += copied;
+        w.ctx.prechecked.test_literals += copied;
         if copied > 0 && candidates.is_empty() {
             round.declined.push(format!(
                 "{copied} candidate{} left out: {} the failing test's expected value into the code",

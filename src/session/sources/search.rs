@@ -326,7 +326,7 @@ impl Work<'_, '_> {
         let ranked = candidates.len();
         candidates.retain(|r| r.copied.is_none());
         let copied = ranked - candidates.len();
-        self.ctx.test_literals += copied;
+        self.ctx.prechecked.test_literals += copied;
         if candidates.is_empty() {
             let copying = if copied > 0 {
                 format!(
@@ -356,7 +356,7 @@ impl Work<'_, '_> {
             let _t = crate::trace_times::span("search: candidates pre-checked");
             super::precheck::screen(&self.s.python, candidates, test, spectrum)
         };
-        self.ctx.prechecked += dropped.total();
+        self.ctx.prechecked.search += dropped.total();
         if kept.is_empty() {
             self.ctx.reason = Some(format!(
                 "{why}; the search's {} small edits at the suspicious statements were all left \
