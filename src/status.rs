@@ -131,6 +131,24 @@ impl Applicability {
 }
 
 closed_set! {
+    /// How a candidate silences a failure instead of repairing it (`attempts[].silencing`;
+    /// issue 33, docs/proof.md): never the first answer, ranked after every edit that assigns
+    /// the missing value.
+    Silencing {
+        /// A guard returns a value the function returns nowhere else (`return None` where it
+        /// returns text, `return []` from a procedure).
+        ForeignValue => "foreign_value",
+        /// A guard returns early past statements with effects (`self.x = ...`, calls): the
+        /// function stops doing its work.
+        SkipsWork => "skips_work",
+        /// An inserted `raise`, exit call, or a `return` with code after it.
+        Exit => "exit",
+        /// A deleted statement.
+        Deleted => "deleted",
+    }
+}
+
+closed_set! {
     /// Which judge proved the run (`judge`).
     Judge {
         Pytest => "pytest",
@@ -289,6 +307,10 @@ pub fn all() -> Vec<(&'static str, Vec<&'static str>)> {
             words(ConfirmedBy::ALL, ConfirmedBy::as_str),
         ),
         ("cause.status", words(CauseStatus::ALL, CauseStatus::as_str)),
+        (
+            "attempt.silencing",
+            words(Silencing::ALL, Silencing::as_str),
+        ),
     ]
 }
 
@@ -312,6 +334,7 @@ mod tests {
         check(DiffEncoding::ALL);
         check(ConfirmedBy::ALL);
         check(CauseStatus::ALL);
+        check(Silencing::ALL);
         check(FinalStatus::ALL);
     }
 

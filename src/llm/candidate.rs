@@ -80,10 +80,11 @@ pub fn from_answer(
         return Err(format!("the answer changes nothing in {file}"));
     }
     let diff = edit::unified_diff_bytes(&file, source.bytes(), &patched);
-    Ok(Candidate {
+    let mut c = Candidate {
         file,
         diff: diff.text,
         diff_encoding: diff.encoding,
+        silencing: None,
         fix,
         category,
         safe: false,
@@ -91,7 +92,9 @@ pub fn from_answer(
         path,
         original: source.bytes().to_vec(),
         patched,
-    })
+    };
+    c.mark_silencing();
+    Ok(c)
 }
 
 /// `./a/b.py`, `a\b.py` → `a/b.py`.

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::edit::{self, Fix};
 use crate::rules::{Category, RuleSet};
 use crate::source::SourceFile;
-use crate::status::{DiffEncoding, Source};
+use crate::status::{DiffEncoding, Silencing, Source};
 use crate::traceback::Failure;
 use crate::transform::stdlib::Stdlib;
 use crate::transform::ProbeFacts;
@@ -31,12 +31,31 @@ pub struct Candidate {
     pub diff: String,
     /// How `diff` maps to the patch's bytes: `utf-8` or `iso-8859-1`.
     pub diff_encoding: DiffEncoding,
+    /// How it silences the failure instead of repairing it, when it does
+    /// ([`super::shape`]; set by [`Candidate::mark_silencing`]): ranked after the other
+    /// candidates of its source, and reported on its attempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub silencing: Option<Silencing>,
     #[serde(skip)]
     pub path: PathBuf,
     #[serde(skip)]
     pub original: Vec<u8>,
     #[serde(skip)]
     pub patched: Vec<u8>,
+}
+
+impl Candidate {
+    /// Reads [`Candidate::silencing`] from the AST before and after (see [`super::shape`]).
+    pub fn mark_silencing(&mut self) {
+        let text = |b: &[u8]| {
+            SourceFile::from_bytes(&self.path, b.to_vec())
+                .ok()
+                .map(|s| s.text().to_string())
+        };
+        if let (Some(before), Some(after)) = (text(&self.original), text(&self.patched)) {
+            self.silencing = super::shape::shape(&before, &after, &self.fix.edits).silencing;
+        }
+    }
 }
 
 /// Why no candidate could even be proposed. Each says what a user can do about it.
@@ -120,6 +139,7 @@ pub(crate) fn push_candidate(
         file: file.to_string(),
         diff: diff.text,
         diff_encoding: diff.encoding,
+        silencing: None,
         fix,
         category: rule.category,
         safe: rule.safe,

@@ -3,7 +3,9 @@
 //! keep the fixes that apply cleanly and re-parse.
 
 mod candidate;
+pub mod literals;
 pub mod raises;
+pub mod shape;
 
 pub use candidate::{confined_path, Candidate, PlanError, PlanInput};
 
@@ -70,6 +72,9 @@ pub fn plan_explained(
     let expected = expected_from_test(failure);
     // The test expects another exception than the crash: the lost check first.
     let mut out: Vec<Candidate> = raises::plan_crash(input);
+    // The expected-raise guards go first and are not classified: their `raise` is what the
+    // test asks for.
+    let raised = out.len();
     let matches = input.rules.matching(&failure.exc_type, &failure.msg);
     if matches.is_empty() && out.is_empty() {
         let first = failure.msg.lines().next().unwrap_or("");
@@ -107,6 +112,7 @@ pub fn plan_explained(
                 file: loc.file.clone(),
                 diff: diff.text,
                 diff_encoding: diff.encoding,
+                silencing: None,
                 fix,
                 category: m.rule.category,
                 safe: m.rule.safe,
@@ -134,7 +140,18 @@ pub fn plan_explained(
             ));
         }
     }
+    silencing_last(&mut out[raised..]);
     Ok(out)
+}
+
+/// Marks each candidate's [`Candidate::silencing`] and moves those that silence after the
+/// others, each group in its order (a stable sort): a guard that makes the function do
+/// nothing, an exit or a deleted statement is never the first answer (docs/proof.md).
+pub fn silencing_last(candidates: &mut [Candidate]) {
+    for c in candidates.iter_mut() {
+        c.mark_silencing();
+    }
+    candidates.sort_by_key(|c| c.silencing.is_some());
 }
 
 /// A file that does not parse: only text-level transforms can help, and their results must

@@ -23,6 +23,7 @@ use std::path::Path;
 
 use crate::edit::{self, Confidence, Fix};
 use crate::localize::Suspicious;
+use crate::plan::literals::Lit;
 use crate::plan::{self, Candidate};
 use crate::rules::Category;
 use crate::source::SourceFile;
@@ -56,6 +57,9 @@ pub struct Ranked {
     /// How well the edit's predictable effect fits the expected value ([`hint`]): candidates
     /// of a higher tier go first.
     pub hint: Tier,
+    /// A literal of the failing test's expected value the edit introduces into a module that
+    /// did not hold it (`if not h: return 3600`): left out before any run (docs/proof.md).
+    pub copied: Option<Lit>,
 }
 
 /// What to search.
@@ -74,6 +78,9 @@ pub struct SearchInput<'a> {
     /// The strings the failure quotes ([`data::failure_words`]): the keys and characters the
     /// data edits try.
     pub words: &'a [String],
+    /// The failing test's expected values ([`plan::literals::test_literals`]): a candidate
+    /// that introduces one absent from its module says so in [`Ranked::copied`].
+    pub test_literals: &'a [Lit],
 }
 
 /// The runtime types of a crashed frame's locals (see [`SearchInput::frame`]).
@@ -110,7 +117,8 @@ pub fn rule_ids() -> Vec<String> {
         .collect()
 }
 
-/// Ranked candidates, best first: by hint tier, then `score × prior`, then the smaller edit.
+/// Ranked candidates, best first: by hint tier, then those that do not silence before those
+/// that do ([`plan::shape`]), then `score × prior`, then the smaller edit.
 pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
     let priors = Priors::builtin();
     let lines: Vec<&Suspicious> = input
@@ -139,6 +147,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
         let Ok(module) = syntax::parse(&source) else {
             continue;
         };
+        let old_literals = plan::literals::module_literals(&module);
         let mut guarded: BTreeSet<usize> = BTreeSet::new();
         use rustpython_parser::ast::Ranged;
         let func_start = |line: u32| {
@@ -201,6 +210,18 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                     continue;
                 }
                 let diff = edit::unified_diff_bytes(file, source.bytes(), &patched);
+                // What the edit does to its function and which literals it brings (one parse:
+                // the original is at hand).
+                let after = fix
+                    .apply_text(&source)
+                    .ok()
+                    .and_then(|t| syntax::parse_text(&path, &t).ok());
+                let silencing = after
+                    .as_ref()
+                    .and_then(|a| plan::shape::shape_of(&module, a, &fix.edits).silencing);
+                let copied = after
+                    .as_ref()
+                    .and_then(|a| plan::literals::copied_in(&old_literals, a, input.test_literals));
                 out.push(Ranked {
                     candidate: Candidate {
                         file: file.to_string(),
@@ -210,6 +231,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                         source: Source::Search,
                         diff: diff.text,
                         diff_encoding: diff.encoding,
+                        silencing,
                         path: path.clone(),
                         original: source.bytes().to_vec(),
                         patched,
@@ -220,13 +242,22 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                     rank: s.score * m.prior,
                     size,
                     hint: input.expectation.map_or(Tier::None, |e| e.tier(&m.effects)),
+                    copied,
                 });
             }
         }
     }
+    // A candidate that silences (a guard that makes the function do nothing, an exit, a
+    // deleted statement) goes after the others of its hint tier (docs/proof.md).
     out.sort_by(|a, b| {
         b.hint
             .cmp(&a.hint)
+            .then(
+                a.candidate
+                    .silencing
+                    .is_some()
+                    .cmp(&b.candidate.silencing.is_some()),
+            )
             .then(b.rank.total_cmp(&a.rank))
             .then(a.size.cmp(&b.size))
             .then_with(|| a.candidate.file.cmp(&b.candidate.file))

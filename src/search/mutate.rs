@@ -187,17 +187,22 @@ pub fn function_mutants(
     }
     let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let inner = if indent.contains('\t') { "\t" } else { "    " };
-    // The test's literal, else what the function's other early exits return, else what it
-    // declares (`-> int` → `0`), else `None`.
+    // The test's literal, then what the function's other early exits return, else what it
+    // declares (`-> int` → `0`), else `None`. A guard returning the test's literal is left out
+    // before any run unless the module already holds it (`plan::literals`): the function's
+    // own value stands behind it.
     let early = early_return(body, text);
-    let value = expected
-        .or(early)
+    let own = early
         .or_else(|| {
             crate::transform::common::declared_defaults(func, text)
                 .first()
                 .copied()
         })
         .unwrap_or("None");
+    let mut values: Vec<&str> = expected.into_iter().collect();
+    if !values.contains(&own) {
+        values.push(own);
+    }
     let params: Vec<&str> = args
         .posonlyargs
         .iter()
@@ -206,7 +211,10 @@ pub fn function_mutants(
         .filter(|a| !matches!(*a, "self" | "cls"))
         .collect();
     let mut out = Vec::new();
-    for p in &params {
+    for (value, p) in values
+        .iter()
+        .flat_map(|v| params.iter().map(move |p| (v, p)))
+    {
         for (cond, w) in [(format!("not {p}"), 1.0), (format!("{p} is None"), 0.6)] {
             out.push(Mutant {
                 family: "guard",

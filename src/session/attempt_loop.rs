@@ -244,6 +244,7 @@ fn hung_outcomes(hung: &[Hang], root: &Path, opts: &Options) -> Vec<FailureOutco
                 untried: 0,
                 prechecked: 0,
                 cause: None,
+                test_literals: 0,
             }
         })
         .collect()
@@ -594,7 +595,7 @@ impl AttemptLoop<'_, '_> {
             deferred: None,
             untried: 0,
             cause: Default::default(),
-            prechecked: 0,
+            prechecked: Default::default(),
         };
         let mut work = Work {
             s: &mut self.s,
@@ -613,7 +614,7 @@ impl AttemptLoop<'_, '_> {
         outcome.probe = ctx.first_probe.take();
         outcome.suspicious = std::mem::take(&mut ctx.suspicious);
         outcome.untried = ctx.untried;
-        outcome.prechecked = ctx.prechecked;
+        ctx.prechecked.report(&mut outcome);
         let repeats = ctx.repeats.take();
         let reason = ctx.reason.take().or_else(|| repeats.as_ref().map(repeated));
         let (flaky, deferred) = (ctx.flaky, ctx.deferred);

@@ -42,6 +42,10 @@ pub struct Attempt {
     pub stderr_tail: String,
     pub timestamp_ms: u64,
     pub duration_ms: u64,
+    /// How the candidate silences the failure instead of repairing it (`docs/proof.md`),
+    /// when it does: absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub silencing: Option<crate::status::Silencing>,
     /// A search candidate: its hint tier and, when it was kept, how it was chosen.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::search::AttemptFacts>,
@@ -136,6 +140,10 @@ pub struct FailureOutcome {
     /// [`super::causes`]); absent when the run kept no record of causes (nothing failed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<usize>,
+    /// Candidates left out before any run for introducing a literal of the failing test's
+    /// expected value absent from the module (`plan::literals`); absent when none were.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub test_literals: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -249,6 +257,7 @@ pub(super) fn outcome_of(failure: &Failure, category: Category) -> FailureOutcom
         untried: 0,
         prechecked: 0,
         cause: None,
+        test_literals: 0,
     }
 }
 

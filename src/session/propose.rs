@@ -127,6 +127,7 @@ fn proposed(attempt: usize, failure: &Failure, category: Category, top: &Candida
         stderr_tail: String::new(),
         timestamp_ms: now_ms(),
         duration_ms: 0,
+        silencing: top.silencing,
         search: None,
         proof: None,
         exchange: None,

@@ -486,6 +486,7 @@ impl Runs<'_> {
             stderr_tail: tail(&run.stderr, 40),
             timestamp_ms: now_ms(),
             duration_ms: 0,
+            silencing: cand.silencing,
             search: None,
             proof: None,
             // A model's candidate carries the request and answer it came from.

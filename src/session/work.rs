@@ -56,8 +56,8 @@ pub(super) struct Step<'a> {
     pub(super) untried: usize,
     /// The search's cause: the failing tests searched with this one, and its leads.
     pub(super) cause: sources::cause_state::Cause,
-    /// Search candidates left out before any run (see `sources/precheck.rs`).
-    pub(super) prechecked: usize,
+    /// Candidates left out before any run (see `sources/precheck.rs`).
+    pub(super) prechecked: sources::precheck::Prechecked,
 }
 
 impl Work<'_, '_> {

@@ -7,6 +7,7 @@ pub mod common;
 pub mod imports;
 pub mod lookup;
 pub mod names;
+mod null_default;
 pub mod null_flow;
 pub mod null_guard;
 pub mod null_keys;

@@ -4,7 +4,9 @@
 //!
 //! It finds the expression that was `None` (the receiver), using, in order, the probe's types,
 //! the traceback's carets and the rule's captures, then proposes in rank order:
-//! 0. for a call made as a statement, `if f is not None: f(...)`; then, in the function's
+//! 0. for a parameter defaulting to `None`, its lost default assigned back with a value the
+//!    code gives it elsewhere (`if when is None: when = self.clock()`, see `null_default`);
+//!    for a call made as a statement, `if f is not None: f(...)`; then, in the function's
 //!    own style, a guard clause returning what its other early exits return (`if raw == "":
 //!    return default` → `if raw is None: return default`; a parameter, a `self.` attribute or
 //!    a literal other than `None`),
@@ -763,7 +765,13 @@ pub(super) fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
             .map(|edit| fix(format!("{body} early when `{recv}` is None"), vec![edit]))
     };
 
-    // 0. A call made only for its effect (`callback(x)` as a statement): do it only when there
+    // 0. A parameter defaulting to `None` that lost its real default: assign it back with the
+    // value the code gives it elsewhere (`if when is None: when = self.clock()`), before any
+    // guard that leaves without it (issue 33; `null_default`).
+    if t.simple && !t.store {
+        out.extend(super::null_default::candidates(ctx, &recv));
+    }
+    // 0a. A call made only for its effect (`callback(x)` as a statement): do it only when there
     // is something to call.
     if let Some(edit) = wrap_statement(ctx, t) {
         out.push(fix(
@@ -855,11 +863,7 @@ pub(super) fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
     }
     // 5. Inline conditional around the failing expression (not for a statement already
     // wrapped by 0., where it would be an expression evaluated for nothing).
-    if !t.store
-        && out
-            .first()
-            .is_none_or(|f| !f.title.starts_with("call only when"))
-    {
+    if !t.store && !out.iter().any(|f| f.title.starts_with("call only when")) {
         let failing = ctx.text(&t.failing);
         let edit = Edit::replacement(
             t.failing.clone(),

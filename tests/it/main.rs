@@ -52,6 +52,7 @@ mod parse_pasted;
 mod parse_props;
 mod pipes;
 mod plan_null_guard;
+mod plan_rank;
 mod probe_cli;
 mod probe_run;
 mod restore_killed;

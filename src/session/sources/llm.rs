@@ -298,6 +298,7 @@ fn refused(
         stderr_tail: String::new(),
         timestamp_ms: now_ms(),
         duration_ms: exchange.as_ref().map_or(0, |e| e.duration_ms),
+        silencing: None,
         search: None,
         proof: None,
         exchange,

@@ -12,7 +12,7 @@ pub(super) mod cause;
 pub(super) mod cause_state;
 pub(super) mod limits;
 pub(super) mod llm;
-mod precheck;
+pub(super) mod precheck;
 mod rules;
 pub(super) use rules::MAX_RULE_RANK;
 pub(super) mod search;

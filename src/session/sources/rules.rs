@@ -90,6 +90,25 @@ impl Rules {
                 .get_or_insert("every candidate edits a file excluded by extend-exclude".into());
             return Err(Flow::Stop);
         }
+        // A candidate that copies the failing test's expected literal into the code (`.get(k,
+        // "hi")` for a test expecting "hi") passes that test by construction: left out before
+        // any run (plan::literals, docs/proof.md).
+        let test = plan::literals::test_literals(failure);
+        let planned = candidates.len();
+        candidates.retain(|c| plan::literals::copied_literal(c, &test).is_none());
+        let copied = planned - candidates.len();
+        w.ctx.prechecked.test_literals += copied;
+        if copied > 0 && candidates.is_empty() {
+            round.declined.push(format!(
+                "{copied} candidate{} left out: {} the failing test's expected value into the code",
+                if copied == 1 { "" } else { "s" },
+                if copied == 1 {
+                    "it copies"
+                } else {
+                    "they copy"
+                }
+            ));
+        }
         let total = candidates.len();
         let candidates: Vec<Candidate> = candidates
             .into_iter()

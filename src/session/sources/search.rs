@@ -303,6 +303,7 @@ impl Work<'_, '_> {
             .filter(|_| !type_error)
             .map(engine::FrameTypes::of);
         let words = engine::data::failure_words(failure);
+        let test_literals = crate::plan::literals::test_literals(failure);
         let candidates = engine::candidates(&SearchInput {
             root: self.ws.root(),
             suspicious: ranked,
@@ -311,6 +312,7 @@ impl Work<'_, '_> {
             allow_tests: self.s.opts.allow_tests,
             frame: frame.as_ref(),
             words: &words,
+            test_literals: &test_literals,
         });
         // Files the configuration excludes are never patched, by the search either; families of
         // edits the rule selection leaves out (`ignore = ["search-delete-stmt"]`) are not tried.
@@ -319,9 +321,23 @@ impl Work<'_, '_> {
             super::excluded(self.s.opts, &r.candidate.file).is_none()
                 && self.s.opts.selection.enabled(&r.candidate.fix.rule)
         });
+        // An edit that copies the failing test's expected literal into the code (`if not h:
+        // return 3600`) passes that test by construction: left out before any run.
+        let ranked = candidates.len();
+        candidates.retain(|r| r.copied.is_none());
+        let copied = ranked - candidates.len();
+        self.ctx.prechecked.test_literals += copied;
         if candidates.is_empty() {
+            let copying = if copied > 0 {
+                format!(
+                    " ({copied} left out: they copy the failing test's expected value into the \
+                     code)"
+                )
+            } else {
+                String::new()
+            };
             self.ctx.reason = Some(format!(
-                "{why}; the search found no small edit to try at the suspicious statements"
+                "{why}; the search found no small edit to try at the suspicious statements{copying}"
             ));
             return None;
         }
@@ -340,7 +356,7 @@ impl Work<'_, '_> {
             let _t = crate::trace_times::span("search: candidates pre-checked");
             super::precheck::screen(&self.s.python, candidates, test, spectrum)
         };
-        self.ctx.prechecked += dropped.total();
+        self.ctx.prechecked.search += dropped.total();
         if kept.is_empty() {
             self.ctx.reason = Some(format!(
                 "{why}; the search's {} small edits at the suspicious statements were all left \

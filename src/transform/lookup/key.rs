@@ -6,10 +6,14 @@
 //! 1. `d.get('k', DEFAULT)` where the use shows a default (`d['k'] + 1` → `0`, `.append` →
 //!    `[]`, a string method → `""`, iterated or `len()` → `[]`, an element summed by
 //!    `sum(d['k'] for d in ds)` → `0`, joined by `SEP.join(...)` or formatted by `.format` →
-//!    `""`), or `d.get('k')` when it does not (the value is only passed on or compared);
+//!    `""`); before those, the value the module itself gives the same key elsewhere (`{"sep":
+//!    ","}`, `.get("sep", ",")`); for a returned value with no use, what the function
+//!    declares it returns (`-> str` → `""`);
 //! 2. in a loop, `if 'k' not in d: continue`;
 //! 3. a membership guard returning a default that fits the function
 //!    (`if 'k' not in d: return DEFAULT`);
+//! 4. the other defaults the use allows, then, when nothing types the value, `d.get('k')`
+//!    last: its `None` only moves the failure to whoever uses the value (issue 33).
 //!
 //! When the statement returns the value and the failing test compares it with a literal, that
 //! literal is the default (it is what the missing key must yield). `d[k].append(x)` becomes
@@ -266,8 +270,29 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
         ));
     }
     let mut uses = use_defaults(ctx, t);
-    // Returned as is: the failing test's literal is, by definition, the missing key's value.
-    if shared::is_returned(ctx, &t.expr.range) {
+    let returned = shared::is_returned(ctx, &t.expr.range);
+    // What the code itself gives the key elsewhere (`{"sep": ","}`, `.get("sep", ",")`) is a
+    // value its consumers can use, of the type they expect: before any default of the type.
+    for dv in key_defaults(ctx, t).into_iter().rev() {
+        uses.retain(|u| *u != dv);
+        uses.insert(0, dv);
+    }
+    // Returned as is: what the function declares it returns (`-> str` → `""`) types the
+    // missing value for its callers, where a bare `.get(k)` would hand them `None`.
+    if returned && uses.is_empty() {
+        if let Some(func) = shared::enclosing_function(ctx.module, ctx.located) {
+            let text = ctx.module.text();
+            uses.extend(
+                shared::declared_defaults(func, text)
+                    .into_iter()
+                    .filter(|d| *d != "None")
+                    .map(String::from),
+            );
+        }
+    }
+    // Returned as is: the failing test's literal is, by definition, the missing key's value
+    // (left out before any run unless the module holds it: `plan::literals`).
+    if returned {
         if let Some(lit) = ctx.expected.filter(|l| *l != "None") {
             uses.retain(|u| u != lit);
             uses.insert(0, lit.to_string());
@@ -284,12 +309,17 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
         Some(dv) => format!("use `{d}.get({key_arg}, {dv})`: `{dv}` when the key is missing"),
         None => format!("use `{d}.get({key_arg})`: None when the key is missing"),
     };
-    // 1. `.get` with the default the use needs (or none); a mutated container was handled.
-    match (uses.first(), mutated) {
-        (_, Some(_)) => {}
-        (Some(dv), None) => out.push(fix(get_title(Some(dv)), vec![get(Some(dv))])),
-        (None, None) => out.push(fix(get_title(None), vec![get(None)])),
-    }
+    // 1. `.get` with the default the use needs; a mutated container was handled. Without
+    // one, a bare `.get(k)` comes last (issue 33): its `None` only moves the failure to
+    // whoever uses the value.
+    let bare = match (uses.first(), mutated) {
+        (_, Some(_)) => None,
+        (Some(dv), None) => {
+            out.push(fix(get_title(Some(dv)), vec![get(Some(dv))]));
+            None
+        }
+        (None, None) => Some(fix(get_title(None), vec![get(None)])),
+    };
     // 2-3. Membership guards.
     let guardable =
         (shared::is_simple_ref(&d)) && (shared::is_simple_ref(&k) || shared::is_plain_literal(&k));
@@ -319,6 +349,49 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
     for dv in uses.iter().skip(1).filter(|_| mutated.is_none()) {
         out.push(fix(get_title(Some(dv)), vec![get(Some(dv))]));
     }
+    out.extend(bare);
+    out
+}
+
+/// The literal values the module gives the same key elsewhere: in a dict display (`{"sep":
+/// ","}`) or as the default of a `.get("sep", ",")`, in source order, `None` left out.
+fn key_defaults(ctx: &Context, t: &Target) -> Vec<String> {
+    use crate::syntax::walk::{self, Node};
+    use rustpython_parser::ast::{Constant, Ranged};
+    let key = match shared::find_expr(ctx.module, &t.slice) {
+        Some(Expr::Constant(c)) if matches!(c.value, Constant::Str(_) | Constant::Int(_)) => {
+            c.value.clone()
+        }
+        _ => return Vec::new(),
+    };
+    let same = |e: &Expr| matches!(e, Expr::Constant(c) if c.value == key);
+    let literal = |e: &Expr| match e {
+        Expr::Constant(c) if !matches!(c.value, Constant::None) => {
+            Some(ctx.module.text().get(shared::rng(e.range()))?.to_string())
+        }
+        _ => None,
+    };
+    let mut out: Vec<String> = Vec::new();
+    let roots: Vec<Node> = ctx.module.body().iter().map(Node::Stmt).collect();
+    walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
+        let found = match node {
+            Node::Expr(Expr::Dict(d)) => d
+                .keys
+                .iter()
+                .zip(&d.values)
+                .find(|(k, _)| k.as_ref().is_some_and(&same))
+                .and_then(|(_, v)| literal(v)),
+            Node::Expr(Expr::Call(c)) => match (c.func.as_ref(), &c.args[..]) {
+                (Expr::Attribute(a), [k, v]) if a.attr.as_str() == "get" && same(k) => literal(v),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(v) = found.filter(|v| !out.contains(v)) {
+            out.push(v);
+        }
+        true
+    });
     out
 }
 
