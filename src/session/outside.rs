@@ -465,4 +465,27 @@ mod tests {
             1..=2
         );
     }
+
+    #[test]
+    fn what_runs_at_import() {
+        let src = b"LIMIT = 3\n\n\nclass Box:\n    size = 2\n\n    @staticmethod\n    def put(x, cap=LIMIT):\n        if x > cap:\n            return None\n        return x\n\n\ndef one(): return 1\n";
+        let text = std::str::from_utf8(src).unwrap();
+        let edit =
+            |from: &str, to: &str| runs_at_import(src, text.replacen(from, to, 1).as_bytes());
+        // A module constant, a class attribute, a default argument, a one-line def.
+        assert!(edit("LIMIT = 3", "LIMIT = 4"));
+        assert!(edit("size = 2", "size = 3"));
+        assert!(edit("cap=LIMIT", "cap=4"));
+        assert!(edit("return 1", "return 2"));
+        // Inside a method's body, an inserted statement at its top included.
+        assert!(!edit("x > cap", "x >= cap"));
+        assert!(!edit("        if x", "        x = x or 0\n        if x"));
+        // A statement added after the last function, at module level.
+        assert!(edit("return 1\n", "return 1\n\nX = 1\n"));
+        // A file that does not parse: when unsure, at import.
+        assert!(runs_at_import(
+            b"def f(:\n    return 1\n",
+            b"def f(:\n    return 2\n"
+        ));
+    }
 }
