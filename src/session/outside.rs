@@ -83,6 +83,8 @@ struct Plan {
     deselect: Vec<String>,
     /// The tests that failed on the original code: failing again is not breakage.
     failing_before: BTreeSet<String>,
+    /// The tests whose outcome on the original code the coverage run measured.
+    measured: BTreeSet<String>,
     proof: Proof,
 }
 
@@ -169,6 +171,11 @@ impl Outside {
             ids,
             deselect,
             failing_before,
+            measured: self
+                .spectrum
+                .iter()
+                .flat_map(|sp| sp.tests.keys().cloned())
+                .collect(),
             proof: Proof {
                 selected: self.selected.len(),
                 outside: known.then_some(judged.len()),
@@ -287,7 +294,7 @@ impl Runs<'_> {
     /// (the attempt rejected, `broke` naming them) when any of them breaks.
     pub(super) fn outside_passes(
         &mut self,
-        ws: &dyn Workspace,
+        ws: &mut dyn Workspace,
         cand: &Candidate,
         attempt: &mut Attempt,
     ) -> Result<bool, SessionError> {
@@ -349,6 +356,28 @@ impl Runs<'_> {
         };
         failed.sort();
         failed.dedup();
+        // A test whose outcome on the original code nobody measured (a file the coverage run did
+        // not trace, or no coverage at all) may have failed there too: asked once, on the
+        // original bytes, before it counts against the candidate.
+        let unmeasured: Vec<String> = failed
+            .iter()
+            .filter(|t| t.contains("::") && !plan.measured.contains(super::lazy::node_id(t)))
+            .map(|t| super::lazy::node_id(t).to_string())
+            .collect();
+        if !unmeasured.is_empty() {
+            crate::progress::step(|| {
+                format!(
+                    "{} test{} outside the selection failed whose outcome on the original code \
+                     is unknown: running {} on the original code",
+                    unmeasured.len(),
+                    if unmeasured.len() == 1 { "" } else { "s" },
+                    if unmeasured.len() == 1 { "it" } else { "them" }
+                )
+            });
+            if let Some(before) = self.failing_on_original(ws, &unmeasured)? {
+                failed.retain(|t| !before.contains(super::lazy::node_id(t)));
+            }
+        }
         let passes = failed.is_empty();
         if !passes {
             attempt.outcome = AttemptOutcome::NewFailures;

@@ -252,3 +252,54 @@ fn a_module_constant_edit_is_proven_against_every_test_file_importing_the_module
         "{stderr}"
     );
 }
+
+#[test]
+fn in_a_large_suite_the_untraced_importers_run_and_their_old_failures_do_not_count() {
+    // 406 tests: the coverage run traces the selected test's file only, so the tests of the
+    // other files that import `shelf` are run whole; one of them failed before any edit, and
+    // fails again on the original code when asked, so it does not reject the right fix.
+    let many = "from pathlib import Path\n\nimport pytest\n\nfrom shelf import Shelf\n\nROOT = Path(__file__).resolve().parent.parent\n\n\n@pytest.mark.parametrize(\"extra\", range(400))\ndef test_an_empty_shelf_has_room(extra):\n    assert Shelf(extra + 2).has_room()\n\n\ndef test_a_label_nobody_wrote():\n    code = (ROOT / \"shelf.py\").read_text()\n    with open(ROOT / \"label_runs.txt\", \"a\") as f:\n        f.write(\"patched\\n\" if \"<=\" in code else \"original\\n\")\n    assert Shelf(1).label == \"shelf\"\n";
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("shelf.py", SHELF),
+        (
+            "tests/test_room.py",
+            "from shelf import Shelf\n\n\ndef test_room_for_the_last_item():\n    s = Shelf(2)\n    s.put(\"a\")\n    assert s.has_room()\n",
+        ),
+        ("tests/test_put.py", PUT_TESTS),
+        ("tests/test_many.py", many),
+        ("tests/test_plain.py", "def test_nothing_imported():\n    assert 1 + 1 == 2\n"),
+    ]);
+    let out = p.run(&[
+        "fix",
+        "--json",
+        "--search-time",
+        "900",
+        "--",
+        "tests/test_room.py::test_room_for_the_last_item",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        p.read("shelf.py"),
+        SHELF.replace("+ n < self", "+ n <= self")
+    );
+    let v = json(&out);
+    let kept: Vec<&serde_json::Value> = v["attempt_records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["outcome"] == "accepted")
+        .collect();
+    assert_eq!(kept.len(), 1, "{v}");
+    // test_plain.py does not import shelf: not run. The covering count is the traced file's.
+    assert_eq!(
+        kept[0]["proof"],
+        serde_json::json!({
+            "selected": 1, "outside": 405, "outside_failed": [], "covering": 0,
+            "files": ["tests/test_many.py", "tests/test_put.py", "tests/test_room.py"]
+        })
+    );
+    // The old failure ran with the candidate (and failed), then on the original code.
+    assert_eq!(p.read("label_runs.txt"), "patched\noriginal\n");
+}
