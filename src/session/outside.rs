@@ -39,8 +39,10 @@ pub(super) struct Outside {
     suite: BTreeSet<String>,
     /// The coverage of the widened run on the original bytes; `None` when it gave nothing.
     spectrum: Option<Spectrum>,
-    /// The test files the coverage run traced, when not the whole suite.
-    traced: Option<BTreeSet<String>>,
+    /// The test files whose tests the coverage run recorded: every file of a small suite, the
+    /// selection's of a large one, none when it gave nothing (under xdist from the project's
+    /// `addopts`, say). A file outside it has unknown coverage.
+    traced: BTreeSet<String>,
     /// The static import index, scanned the first time an edit needs it (`None` inside: the
     /// tree was too big to scan, so every test file counts as an importer).
     imports: Option<Option<ImportIndex>>,
@@ -130,18 +132,16 @@ impl Outside {
             .iter()
             .map(|t| file_of(t).to_string())
             .collect();
-        if module_level || self.spectrum.is_none() || self.traced.is_some() {
-            let suite_files: BTreeSet<String> =
-                self.suite.iter().map(|t| file_of(t).to_string()).collect();
+        let suite_files: BTreeSet<String> =
+            self.suite.iter().map(|t| file_of(t).to_string()).collect();
+        let unknown = self.spectrum.is_none() || !suite_files.is_subset(&self.traced);
+        if module_level || unknown {
             let importing = self.importers(root, &cand.file, &suite_files);
             // A traced file's coverage already answered, unless the edit runs at import.
-            let coverage_known = |f: &String| {
-                self.spectrum.is_some() && self.traced.as_ref().is_none_or(|t| t.contains(f))
-            };
             files.extend(
                 importing
                     .into_iter()
-                    .filter(|f| module_level || !coverage_known(f)),
+                    .filter(|f| module_level || !self.traced.contains(f)),
             );
         }
         let mut judged: BTreeSet<String> = self
@@ -208,11 +208,20 @@ impl Runs<'_> {
         let suite = self.collect(ws, &wide.args)?;
         // The selection's test files, unless the whole suite is small enough to trace whole (the
         // tests that share the code may live in any file).
-        let traced: Option<BTreeSet<String>> = (suite.len() > WHOLE_SUITE_TESTS)
-            .then(|| selected.iter().map(|t| file_of(t).to_string()).collect())
-            .filter(|files: &BTreeSet<String>| !files.is_empty());
-        let node_ids: Vec<String> = traced.iter().flatten().cloned().collect();
-        let spectrum = self.outside_coverage(ws, &node_ids, &wide.args)?;
+        let node_ids: Vec<String> = if suite.len() > WHOLE_SUITE_TESTS {
+            let files: BTreeSet<&str> = selected.iter().map(|t| file_of(t)).collect();
+            files.into_iter().map(str::to_string).collect()
+        } else {
+            Vec::new()
+        };
+        // A spectrum without a test says nothing (the plugin's data lost, as under xdist).
+        let spectrum = self
+            .outside_coverage(ws, &node_ids, &wide.args)?
+            .filter(|sp| !sp.tests.is_empty());
+        let traced = spectrum
+            .iter()
+            .flat_map(|sp| sp.tests.keys().map(|t| file_of(t).to_string()))
+            .collect();
         self.outside = Some(Outside {
             wide,
             selected,
