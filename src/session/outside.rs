@@ -263,19 +263,38 @@ impl Runs<'_> {
         }))
     }
 
-    /// The test ids `args` select (one `--collect-only` run).
+    /// The test ids `args` select (one `--collect-only -q` run). A project whose `addopts`
+    /// already say `-q` gets per-file counts (`tests/a.py: 3`) from a second `-q`: then the ids
+    /// are asked for again with one `-q` fewer (twice at most).
     fn collect(
         &mut self,
         ws: &dyn Workspace,
         args: &[String],
     ) -> Result<BTreeSet<String>, SessionError> {
-        let spec = self.spec_with_args(ws, &[], &["--collect-only", "-q"], args);
-        let run = self.exec(&spec, Phase::Selection)?;
-        Ok(String::from_utf8_lossy(&run.stdout)
-            .lines()
-            .filter(|l| l.contains("::") && !l.starts_with(' '))
-            .map(|l| l.trim_end().to_string())
-            .collect())
+        let tries: [&[&str]; 3] = [
+            &["--collect-only", "-q"],
+            &["--collect-only"],
+            &["--collect-only", "-v"],
+        ];
+        for extra in tries {
+            let spec = self.spec_with_args(ws, &[], extra, args);
+            let run = self.exec(&spec, Phase::Selection)?;
+            let out = String::from_utf8_lossy(&run.stdout);
+            let ids: BTreeSet<String> = out
+                .lines()
+                .filter(|l| l.contains("::") && !l.starts_with(' '))
+                .map(|l| l.trim_end().to_string())
+                .collect();
+            let counts = out.lines().any(|l| {
+                l.rsplit_once(": ").is_some_and(|(file, n)| {
+                    file.ends_with(".py") && n.trim().parse::<usize>().is_ok()
+                })
+            });
+            if !ids.is_empty() || !counts {
+                return Ok(ids);
+            }
+        }
+        Ok(BTreeSet::new())
     }
 
     /// Whether batching is off: under a narrow selection every fix is proven on its own,

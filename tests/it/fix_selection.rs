@@ -303,3 +303,35 @@ fn in_a_large_suite_the_untraced_importers_run_and_their_old_failures_do_not_cou
     // The old failure ran with the candidate (and failed), then on the original code.
     assert_eq!(p.read("label_runs.txt"), "patched\noriginal\n");
 }
+
+#[test]
+fn a_project_whose_addopts_say_quiet_still_has_its_selection_collected() {
+    // `addopts = -q` plus the collection's own `-q` prints per-file counts, not node ids: the
+    // ids are asked for again, so the selected test's file is still run whole.
+    let (p, args) = bug_case("selection_sibling_subprocess");
+    std::fs::write(
+        p.root.join("pytest.ini"),
+        "[pytest]\npythonpath = .\naddopts = -q\n",
+    )
+    .unwrap();
+    let before = snapshot(&p.root);
+    let out = fix_selected(&p, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_same(&before, &snapshot(&p.root));
+    let v = json(&out);
+    let high = attempt(
+        &v,
+        "`\"normal\"` → `\"high\"` at ticket.py:11 (1 test covers the line)",
+    );
+    assert_eq!(high["proof"]["selected"], 1);
+    assert_eq!(high["proof"]["outside"], 5);
+    assert_eq!(
+        high["proof"]["files"],
+        serde_json::json!(["tests/test_ticket.py"])
+    );
+}
