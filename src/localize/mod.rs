@@ -26,6 +26,7 @@
 pub mod cause;
 pub mod globals;
 pub mod hang;
+pub mod imports;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

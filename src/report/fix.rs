@@ -304,13 +304,51 @@ fn proof_words(p: &crate::session::Proof) -> String {
         format!("the {} selected tests pass", p.selected)
     };
     match p.outside {
-        Some(0) => format!("proven: {selected}; no other test runs the edited lines"),
-        Some(1) => format!("proven: {selected}; 1 other test that runs the edited lines passes"),
-        Some(n) => format!("proven: {selected}; {n} other tests that run the edited lines pass"),
-        None => format!(
-            "proven: {selected}; tests outside the selection were not run (the coverage run \
-             gave nothing)"
+        Some(0) => format!(
+            "proven: {selected}; no other test shares its test file or runs the edited lines"
         ),
+        Some(n) => format!(
+            "proven: {selected}; {n} other test{} pass{} ({})",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "es" } else { "" },
+            outside_words(p)
+        ),
+        None => format!(
+            "proven: {selected}; tests outside the selection were not run (neither the \
+             collection nor the coverage run said which)"
+        ),
+    }
+}
+
+/// Which tests outside the selection a proof ran, in words.
+fn outside_words(p: &crate::session::Proof) -> String {
+    let mut what = Vec::new();
+    if !p.files.is_empty() {
+        what.push(format!(
+            "whole test file{} {}",
+            plural(p.files.len()),
+            p.files.join(", ")
+        ));
+    }
+    match p.covering {
+        Some(0) => what.push("none of them runs the edited lines".into()),
+        Some(c) => what.push(format!(
+            "{c} that run{} the edited lines",
+            if c == 1 { "s" } else { "" }
+        )),
+        None => what.push("the coverage run gave nothing".into()),
+    }
+    if p.module_level {
+        what.push("the edit runs at import".into());
+    }
+    what.join("; ")
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
     }
 }
 
@@ -339,10 +377,11 @@ fn attempt_verdict(report: &Report, a: &Attempt) -> String {
         AttemptOutcome::NewFailures => match &a.proof {
             Some(p) if !p.outside_failed.is_empty() => format!(
                 "rejected: the selected test passes, but it breaks {} outside the selection \
-                 (of {} test{} there that run the edited lines)",
+                 (of {} test{} run there: {})",
                 p.outside_failed.join(", "),
                 p.outside.unwrap_or_default(),
-                if p.outside == Some(1) { "" } else { "s" }
+                plural(p.outside.unwrap_or_default()),
+                outside_words(p)
             ),
             _ => format!("rejected: breaks {}", a.broke.join(", ")),
         },

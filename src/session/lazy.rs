@@ -249,16 +249,11 @@ impl Runs<'_> {
         ws: &mut dyn Workspace,
         unknown: &[(String, When)],
     ) -> Result<(), SessionError> {
-        let mut now: Vec<(PathBuf, Vec<u8>, Vec<u8>)> = Vec::new();
-        for (path, original) in ws.originals() {
-            match std::fs::read(&path) {
-                Ok(b) if b != original => now.push((path, original, b)),
-                Ok(_) => {}
-                // A touched file gone: the original state cannot be rebuilt and put back
-                // exactly; nothing is learnt (the failures count as breakage).
-                Err(_) => return Ok(()),
-            }
-        }
+        let Some(now) = touched_now(ws) else {
+            // A touched file gone: the original state cannot be rebuilt and put back exactly;
+            // nothing is learnt (the failures count as breakage).
+            return Ok(());
+        };
         crate::progress::step(|| {
             format!(
                 "{} test{} failed outside the log's failures: running {} on the original code",
@@ -300,6 +295,37 @@ impl Runs<'_> {
         Ok(())
     }
 
+    /// The node ids of `ids` that fail on the original bytes: every touched file written back
+    /// to its original for one targeted run, then to what it holds now. `None` when that run
+    /// gives no verdict or a touched file is gone (nothing is learnt).
+    pub(super) fn failing_on_original(
+        &mut self,
+        ws: &mut dyn Workspace,
+        ids: &[String],
+    ) -> Result<Option<BTreeSet<String>>, SessionError> {
+        let Some(now) = touched_now(ws) else {
+            return Ok(None);
+        };
+        for (path, original, _) in &now {
+            ws.write(path, original)?;
+        }
+        let spec = self.spec(ws, ids, &[]);
+        let result = self.exec(&spec, Phase::Baseline);
+        // Written back whatever the run gave, before any error is passed on.
+        for (path, _, bytes) in &now {
+            ws.write(path, bytes)?;
+        }
+        let run = result?;
+        if run.hang.is_some() {
+            return Ok(None);
+        }
+        Ok(self.read(&run, ws.root()).failures().map(|f| {
+            f.iter()
+                .filter_map(|f| f.test.as_deref().map(|t| node_id(t).to_string()))
+                .collect()
+        }))
+    }
+
     /// The failing keys on the original bytes (already in the tree): the targeted run of the
     /// unknown tests, or when it gives no verdict a full run (the full baseline's own answer);
     /// `None` when neither gives one.
@@ -332,6 +358,23 @@ impl Runs<'_> {
         }
         Ok(self.read(&run, ws.root()).failures().map(failure_keys))
     }
+}
+
+/// A touched file: its path, its journaled original bytes, and what it holds now.
+type Touched = (PathBuf, Vec<u8>, Vec<u8>);
+
+/// Every touched file whose bytes differ from its journaled original; `None` when one of them
+/// is gone (the original state cannot be rebuilt exactly).
+fn touched_now(ws: &dyn Workspace) -> Option<Vec<Touched>> {
+    let mut now = Vec::new();
+    for (path, original) in ws.originals() {
+        match std::fs::read(&path) {
+            Ok(b) if b != original => now.push((path, original, b)),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    Some(now)
 }
 
 #[cfg(test)]

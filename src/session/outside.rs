@@ -1,19 +1,33 @@
 //! Proofs that look past a narrow selection. When the user's pytest arguments select fewer
 //! tests than the suite (node ids, a test file, `-k`: see [`crate::pytest_args::widen`]), "the
-//! whole suite passes" only means the selection passes: an edit to a function many tests call
-//! can pass the one selected test and break the others. So, once per session and on the
-//! original bytes, one coverage run of the whole suite (of the selection's test files when the
-//! selection is node ids and the suite holds more than [`WHOLE_SUITE_TESTS`]) records which tests outside the selection run which lines; a
-//! candidate that passes the selection must then also pass the tests outside it that ran the
-//! lines it edits and passed on the original code. Any of them failing rejects the candidate
-//! like any other that breaks a test, and the attempt's `proof` says what was run.
+//! whole suite passes" only means the selection passes: an edit can pass the one selected test
+//! and break the tests beside it. So a candidate that passes the selection is also run, in one
+//! more pytest run, against:
+//!
+//! - the **whole test files** of the selected tests (their other tests are the likeliest to
+//!   share the code, and may reach it where coverage cannot see: a subprocess, a forked worker);
+//! - every test that ran the edited lines on the original code, **measured over the suite**:
+//!   once per session, before any candidate is written, one coverage run of the widened
+//!   selection (the whole suite; of a suite over [`WHOLE_SUITE_TESTS`] tests, the selected
+//!   tests' files only), module constants counted as run by the tests that read them;
+//! - when the edit runs at import (a module constant, a class body, a decorator or a default
+//!   argument: anything outside a function's body), or its coverage is unknown (the coverage run
+//!   gave nothing, or did not trace that test file), **every test file that imports the edited
+//!   module**, read statically ([`localize::imports`]).
+//!
+//! A test that passed on the original code (or whose original outcome is unknown) failing, or a
+//! test file that no longer collects, rejects the candidate like any other that breaks a test,
+//! and the attempt's `proof` says what was run. The search's spectrum is widened with the same
+//! measurement ([`Runs::widen_spectrum`]), so its "N tests cover the line" counts the suite.
 
 use super::*;
+use crate::localize::imports::ImportIndex;
 use crate::localize::{self, Spectrum};
 use crate::pytest_args::Widened;
 
 /// Up to this many tests in the whole suite, the coverage run traces all of it; a bigger
-/// suite is traced in the selection's test files only.
+/// suite is traced in the selection's test files only (the other files' coverage is unknown,
+/// and a candidate is proven against those of them that import the edited module).
 const WHOLE_SUITE_TESTS: usize = 400;
 
 /// What the session knows about the tests outside a narrow selection.
@@ -21,8 +35,17 @@ pub(super) struct Outside {
     pub(super) wide: Widened,
     /// The tests the narrow selection holds.
     selected: BTreeSet<String>,
+    /// Every test of the widened selection, collected on the original code.
+    suite: BTreeSet<String>,
     /// The coverage of the widened run on the original bytes; `None` when it gave nothing.
     spectrum: Option<Spectrum>,
+    /// The test files whose tests the coverage run recorded: every file of a small suite, the
+    /// selection's of a large one, none when it gave nothing (under xdist from the project's
+    /// `addopts`, say). A file outside it has unknown coverage.
+    traced: BTreeSet<String>,
+    /// The static import index, scanned the first time an edit needs it (`None` inside: the
+    /// tree was too big to scan, so every test file counts as an importer).
+    imports: Option<Option<ImportIndex>>,
 }
 
 /// What a candidate's proof ran, in the attempt (only under a narrow selection).
@@ -30,16 +53,144 @@ pub(super) struct Outside {
 pub struct Proof {
     /// Tests in the run's selection (all of them ran in the confirming run).
     pub selected: usize,
-    /// Tests outside the selection that ran the edited lines and passed on the original code:
-    /// each was run with the candidate. `None` when the coverage run gave nothing to choose by.
+    /// Tests outside the selection run with the candidate: the rest of the selected tests'
+    /// files, the tests that ran the edited lines, and the test files importing the module when
+    /// the edit runs at import or its coverage is unknown (those that failed on the original
+    /// code left out). `None` only when nothing said which tests those are.
     pub outside: Option<usize>,
     /// Those of them that failed with the candidate (the candidate was rejected).
     pub outside_failed: Vec<String>,
+    /// Of `outside`, the tests that ran the edited lines on the original code (measured over
+    /// the suite); `None` when the coverage run gave nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub covering: Option<usize>,
+    /// The test files run whole: the selected tests' own, and the importers of the module.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// The edit runs at import (outside every function body): the module's importers ran.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub module_level: bool,
+}
+
+/// The file part of a node id.
+fn file_of(id: &str) -> &str {
+    id.split("::").next().unwrap_or(id)
+}
+
+/// What one candidate's run outside the selection runs and judges.
+struct Plan {
+    /// What pytest is given: whole test files, then single covering tests of other files.
+    ids: Vec<String>,
+    /// The selected tests inside those files (they ran already).
+    deselect: Vec<String>,
+    /// The tests that failed on the original code: failing again is not breakage.
+    failing_before: BTreeSet<String>,
+    /// The tests whose outcome on the original code the coverage run measured.
+    measured: BTreeSet<String>,
+    proof: Proof,
+}
+
+impl Outside {
+    /// The test files importing `file` among the suite's (see [`ImportIndex`]), the index
+    /// scanned on first use; every test file when the tree is too big to scan.
+    fn importers(&mut self, root: &Path, file: &str, test_files: &BTreeSet<String>) -> Vec<String> {
+        let index = self.imports.get_or_insert_with(|| {
+            let _t = crate::trace_times::span("outside: import scan");
+            ImportIndex::scan(root)
+        });
+        match index {
+            Some(index) => index.test_files_importing(file, test_files),
+            None => test_files.iter().cloned().collect(),
+        }
+    }
+
+    /// What to run with `cand` (see the module docs).
+    fn plan(&mut self, root: &Path, cand: &Candidate) -> Plan {
+        let lines = edited_lines(&cand.original, &cand.patched);
+        let module_level = runs_at_import(&cand.original, &cand.patched);
+        let failing_before: BTreeSet<String> = self
+            .spectrum
+            .iter()
+            .flat_map(|sp| sp.tests.iter().filter(|(_, t)| t.failed))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let covering: Option<BTreeSet<String>> = self.spectrum.as_ref().map(|sp| {
+            sp.tests
+                .iter()
+                .filter(|(id, t)| {
+                    !t.failed
+                        && !self.selected.contains(*id)
+                        && t.lines
+                            .get(&cand.file)
+                            .is_some_and(|ls| ls.range(lines.clone()).next().is_some())
+                })
+                .map(|(id, _)| id.clone())
+                .collect()
+        });
+        let mut files: BTreeSet<String> = self
+            .selected
+            .iter()
+            .map(|t| file_of(t).to_string())
+            .collect();
+        let suite_files: BTreeSet<String> =
+            self.suite.iter().map(|t| file_of(t).to_string()).collect();
+        let unknown = self.spectrum.is_none() || !suite_files.is_subset(&self.traced);
+        if module_level || unknown {
+            let importing = self.importers(root, &cand.file, &suite_files);
+            // A traced file's coverage already answered, unless the edit runs at import.
+            files.extend(
+                importing
+                    .into_iter()
+                    .filter(|f| module_level || !self.traced.contains(f)),
+            );
+        }
+        let mut judged: BTreeSet<String> = self
+            .suite
+            .iter()
+            .filter(|t| files.contains(file_of(t)))
+            .cloned()
+            .collect();
+        judged.extend(covering.iter().flatten().cloned());
+        judged.retain(|t| !self.selected.contains(t) && !failing_before.contains(t));
+        let mut ids: Vec<String> = files.iter().cloned().collect();
+        ids.extend(
+            covering
+                .iter()
+                .flatten()
+                .filter(|t| !files.contains(file_of(t)))
+                .cloned(),
+        );
+        let deselect = self
+            .selected
+            .iter()
+            .filter(|t| files.contains(file_of(t)))
+            .cloned()
+            .collect();
+        let known = self.spectrum.is_some() || !self.suite.is_empty();
+        Plan {
+            ids,
+            deselect,
+            failing_before,
+            measured: self
+                .spectrum
+                .iter()
+                .flat_map(|sp| sp.tests.keys().cloned())
+                .collect(),
+            proof: Proof {
+                selected: self.selected.len(),
+                outside: known.then_some(judged.len()),
+                outside_failed: Vec::new(),
+                covering: covering.map(|c| c.len()),
+                files: files.into_iter().collect(),
+                module_level,
+            },
+        }
+    }
 }
 
 impl Runs<'_> {
-    /// Under a narrow selection, the tests it holds and one coverage run of the widened
-    /// selection, on the code as it is now (call it before any candidate is written).
+    /// Under a narrow selection, the tests it holds, the suite's, and one coverage run of the
+    /// widened selection, on the code as it is now (call it before any candidate is written).
     pub(super) fn collect_outside(&mut self, ws: &dyn Workspace) -> Result<(), SessionError> {
         // Command mode runs no pytest; without validation no candidate is run at all.
         if self.opts.judge.is_some() || !self.opts.validate {
@@ -54,45 +205,96 @@ impl Runs<'_> {
                 .into()
         });
         let selected = self.collect(ws, &self.opts.pytest_args.clone())?;
+        let suite = self.collect(ws, &wide.args)?;
         // The selection's test files, unless the whole suite is small enough to trace whole (the
         // tests that share the code may live in any file).
-        let node_ids = match &wide.files {
-            Some(files) if self.collect(ws, &wide.args)?.len() > WHOLE_SUITE_TESTS => files.clone(),
-            _ => Vec::new(),
+        let node_ids: Vec<String> = if suite.len() > WHOLE_SUITE_TESTS {
+            let files: BTreeSet<&str> = selected.iter().map(|t| file_of(t)).collect();
+            files.into_iter().map(str::to_string).collect()
+        } else {
+            Vec::new()
         };
+        // A spectrum without a test says nothing (the plugin's data lost, as under xdist).
+        let spectrum = self
+            .outside_coverage(ws, &node_ids, &wide.args)?
+            .filter(|sp| !sp.tests.is_empty());
+        let traced = spectrum
+            .iter()
+            .flat_map(|sp| sp.tests.keys().map(|t| file_of(t).to_string()))
+            .collect();
+        self.outside = Some(Outside {
+            wide,
+            selected,
+            suite,
+            spectrum,
+            traced,
+            imports: None,
+        });
+        Ok(())
+    }
+
+    /// The coverage run of `node_ids` (none: the widened selection), module constants counted
+    /// as run by the tests that read them. Its limit is the full run's, not the selection's
+    /// (tracing the suite takes several times what the selected test took).
+    fn outside_coverage(
+        &mut self,
+        ws: &dyn Workspace,
+        node_ids: &[String],
+        args: &[String],
+    ) -> Result<Option<Spectrum>, SessionError> {
         let out = tempfile::Builder::new()
             .prefix(&format!("selfdebug-outside-{}-", std::process::id()))
             .tempdir()
             .map_err(|e| SessionError::Environment(format!("coverage output dir: {e}")))?;
         let file = out.path().join("cover.json");
-        let mut spec = self.spec_with_args(ws, &node_ids, &[], &wide.args);
-        let spectrum = if localize::cover(&mut spec, &file) {
-            self.exec_pytest(&spec, Phase::Probe)?;
-            Spectrum::read(&file, ws.root())
-        } else {
-            None
-        };
-        self.outside = Some(Outside {
-            wide,
-            selected,
-            spectrum,
-        });
-        Ok(())
+        let mut spec = self.spec_with_args(ws, node_ids, &[], args);
+        if !localize::cover(&mut spec, &file) {
+            return Ok(None);
+        }
+        if self.opts.timeout.is_none() {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            spec.timeout = runner::DEFAULT_TIMEOUT.min(left.max(Duration::from_secs(1)));
+            spec.test_timeout = Some(self.test_limit(spec.timeout));
+        }
+        self.exec_pytest(&spec, Phase::Probe)?;
+        Ok(Spectrum::read(&file, ws.root()).map(|mut sp| {
+            localize::globals::attribute_constants(&mut sp, ws.root());
+            sp
+        }))
     }
 
-    /// The test ids `args` select (one `--collect-only` run).
+    /// The test ids `args` select (one `--collect-only -q` run). A project whose `addopts`
+    /// already say `-q` gets per-file counts (`tests/a.py: 3`) from a second `-q`: then the ids
+    /// are asked for again with one `-q` fewer (twice at most).
     fn collect(
         &mut self,
         ws: &dyn Workspace,
         args: &[String],
     ) -> Result<BTreeSet<String>, SessionError> {
-        let spec = self.spec_with_args(ws, &[], &["--collect-only", "-q"], args);
-        let run = self.exec(&spec, Phase::Selection)?;
-        Ok(String::from_utf8_lossy(&run.stdout)
-            .lines()
-            .filter(|l| l.contains("::") && !l.starts_with(' '))
-            .map(|l| l.trim_end().to_string())
-            .collect())
+        let tries: [&[&str]; 3] = [
+            &["--collect-only", "-q"],
+            &["--collect-only"],
+            &["--collect-only", "-v"],
+        ];
+        for extra in tries {
+            let spec = self.spec_with_args(ws, &[], extra, args);
+            let run = self.exec(&spec, Phase::Selection)?;
+            let out = String::from_utf8_lossy(&run.stdout);
+            let ids: BTreeSet<String> = out
+                .lines()
+                .filter(|l| l.contains("::") && !l.starts_with(' '))
+                .map(|l| l.trim_end().to_string())
+                .collect();
+            let counts = out.lines().any(|l| {
+                l.rsplit_once(": ").is_some_and(|(file, n)| {
+                    file.ends_with(".py") && n.trim().parse::<usize>().is_ok()
+                })
+            });
+            if !ids.is_empty() || !counts {
+                return Ok(ids);
+            }
+        }
+        Ok(BTreeSet::new())
     }
 
     /// Whether batching is off: under a narrow selection every fix is proven on its own,
@@ -101,56 +303,75 @@ impl Runs<'_> {
         self.outside.is_some()
     }
 
-    /// The candidate passed the selection: the tests outside it that ran the lines it edits
-    /// (and passed on the original code) are run with it, the candidate in the workspace. Fills
-    /// `attempt.proof`; `false` (the attempt rejected, `broke` naming them) when any fails.
+    /// Under a narrow selection, `spectrum` (of the selection) with the tests outside it that
+    /// passed on the original code added, with the lines they ran there: the search's
+    /// neighbours, its choice and its "N tests cover the line" then count the suite.
+    pub(super) fn widen_spectrum(&self, spectrum: &mut Spectrum) {
+        let Some(outside) = self.outside.as_ref().and_then(|o| o.spectrum.as_ref()) else {
+            return;
+        };
+        for (id, t) in &outside.tests {
+            if !t.failed && !spectrum.tests.contains_key(id) {
+                spectrum.tests.insert(id.clone(), t.clone());
+            }
+        }
+    }
+
+    /// The candidate passed the selection: the tests outside it that the module docs name are
+    /// run with it, the candidate in the workspace, in one run. Fills `attempt.proof`; `false`
+    /// (the attempt rejected, `broke` naming them) when any of them breaks.
     pub(super) fn outside_passes(
         &mut self,
-        ws: &dyn Workspace,
+        ws: &mut dyn Workspace,
         cand: &Candidate,
         attempt: &mut Attempt,
     ) -> Result<bool, SessionError> {
-        let Some(o) = &self.outside else {
+        let Some(o) = self.outside.as_mut() else {
             return Ok(true);
         };
-        let mut proof = Proof {
-            selected: o.selected.len(),
-            ..Proof::default()
-        };
-        let Some(spectrum) = &o.spectrum else {
-            attempt.proof = Some(proof);
-            return Ok(true);
-        };
-        let lines = edited_lines(&cand.original, &cand.patched);
-        let tests: Vec<String> = spectrum
-            .tests
-            .iter()
-            .filter(|(id, t)| {
-                !t.failed
-                    && !o.selected.contains(*id)
-                    && t.lines
-                        .get(&cand.file)
-                        .is_some_and(|ls| ls.range(lines.clone()).next().is_some())
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
-        proof.outside = Some(tests.len());
-        if tests.is_empty() {
+        let plan = o.plan(ws.root(), cand);
+        let mut proof = plan.proof;
+        let (args, selected) = (o.wide.args.clone(), o.selected.clone());
+        if plan.ids.is_empty() || proof.outside == Some(0) {
             attempt.proof = Some(proof);
             return Ok(true);
         }
         crate::progress::step(|| {
             format!(
-                "running the {} test{} outside the selection that run the edited lines",
-                tests.len(),
-                if tests.len() == 1 { "" } else { "s" }
+                "running {} test{} outside the selection (its test files, the tests that run \
+                 the edited lines{})",
+                proof.outside.unwrap_or_default(),
+                if proof.outside == Some(1) { "" } else { "s" },
+                if proof.module_level {
+                    ", the test files importing the module"
+                } else {
+                    ""
+                }
             )
         });
-        let spec = self.spec_with_args(ws, &tests, &[], &o.wide.args);
+        let mut extra: Vec<String> = Vec::new();
+        for t in &plan.deselect {
+            extra.extend(["--deselect".to_string(), t.clone()]);
+        }
+        extra.extend(args);
+        let spec = self.spec_with_args(ws, &plan.ids, &[], &extra);
         let run = self.exec_pytest(&spec, Phase::Confirm)?;
-        let failed: Vec<String> = match verdict::read(&run, ws.root()) {
+        let mut failed: Vec<String> = match verdict::read(&run, ws.root()) {
             Verdict::Green => Vec::new(),
-            Verdict::Failed(f) => f.iter().filter_map(|f| f.test.clone()).collect(),
+            Verdict::Failed(f) => f
+                .iter()
+                .filter_map(|f| match &f.test {
+                    Some(t) => {
+                        let id = super::lazy::node_id(t);
+                        (!plan.failing_before.contains(id) && !selected.contains(id))
+                            .then(|| t.clone())
+                    }
+                    // A test file that no longer collects (an import-time edit).
+                    None => Some(f.headline.clone().unwrap_or_else(|| {
+                        format!("{}: {}", f.exc_type, f.msg.lines().next().unwrap_or(""))
+                    })),
+                })
+                .collect(),
             other => {
                 attempt.outcome = AttemptOutcome::SuiteError;
                 attempt.new_failure = Some(format!(
@@ -161,8 +382,30 @@ impl Runs<'_> {
                 return Ok(false);
             }
         };
-        let mut failed: Vec<String> = failed.into_iter().filter(|t| tests.contains(t)).collect();
+        failed.sort();
         failed.dedup();
+        // A test whose outcome on the original code nobody measured (a file the coverage run did
+        // not trace, or no coverage at all) may have failed there too: asked once, on the
+        // original bytes, before it counts against the candidate.
+        let unmeasured: Vec<String> = failed
+            .iter()
+            .filter(|t| t.contains("::") && !plan.measured.contains(super::lazy::node_id(t)))
+            .map(|t| super::lazy::node_id(t).to_string())
+            .collect();
+        if !unmeasured.is_empty() {
+            crate::progress::step(|| {
+                format!(
+                    "{} test{} outside the selection failed whose outcome on the original code \
+                     is unknown: running {} on the original code",
+                    unmeasured.len(),
+                    if unmeasured.len() == 1 { "" } else { "s" },
+                    if unmeasured.len() == 1 { "it" } else { "them" }
+                )
+            });
+            if let Some(before) = self.failing_on_original(ws, &unmeasured)? {
+                failed.retain(|t| !before.contains(super::lazy::node_id(t)));
+            }
+        }
         let passes = failed.is_empty();
         if !passes {
             attempt.outcome = AttemptOutcome::NewFailures;
@@ -174,9 +417,9 @@ impl Runs<'_> {
     }
 }
 
-/// The lines of `original` (1-based) that the edit to `patched` replaces, as a range; an
-/// insertion between two lines counts both.
-fn edited_lines(original: &[u8], patched: &[u8]) -> std::ops::RangeInclusive<u32> {
+/// The first and last line (1-based) of `original` that the edit to `patched` touches, with
+/// the byte offsets where the change starts and ends in `original`.
+fn changed_span(original: &[u8], patched: &[u8]) -> (usize, usize) {
     let prefix = original
         .iter()
         .zip(patched)
@@ -190,10 +433,23 @@ fn edited_lines(original: &[u8], patched: &[u8]) -> std::ops::RangeInclusive<u32
         .take(max_suffix)
         .take_while(|(a, b)| a == b)
         .count();
-    let line_of = |byte: usize| original[..byte].iter().filter(|&&b| b == b'\n').count() as u32 + 1;
-    let first = line_of(prefix);
-    let end = original.len() - suffix;
-    let last = line_of(end.max(prefix)).max(first);
+    (prefix, original.len() - suffix)
+}
+
+fn line_of(text: &[u8], byte: usize) -> u32 {
+    text[..byte.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count() as u32
+        + 1
+}
+
+/// The lines of `original` (1-based) that the edit to `patched` replaces, as a range; an
+/// insertion between two lines counts both.
+fn edited_lines(original: &[u8], patched: &[u8]) -> std::ops::RangeInclusive<u32> {
+    let (prefix, end) = changed_span(original, patched);
+    let first = line_of(original, prefix);
+    let last = line_of(original, end.max(prefix)).max(first);
     // An insertion at a line's start runs before that line: the line before it counts too.
     let first = if end == prefix && prefix > 0 && original[prefix - 1] == b'\n' {
         first.saturating_sub(1).max(1)
@@ -201,6 +457,50 @@ fn edited_lines(original: &[u8], patched: &[u8]) -> std::ops::RangeInclusive<u32
         first
     };
     first..=last
+}
+
+/// Whether the edit runs at import: some line it touches is outside every function's body (a
+/// module or class body, a `def` line with its decorators and defaults). A file that does not
+/// parse counts as run at import (when unsure, more tests run).
+fn runs_at_import(original: &[u8], patched: &[u8]) -> bool {
+    let (prefix, end) = changed_span(original, patched);
+    let (first, last) = (
+        line_of(original, prefix),
+        line_of(original, end.max(prefix)),
+    );
+    let text = String::from_utf8_lossy(original);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let Ok(module) = crate::syntax::parse_text(Path::new("<edited>"), text) else {
+        return true;
+    };
+    // Every function's body as lines: from its first statement's line (when that is not the
+    // `def` line itself) to the function's last line.
+    let mut bodies: Vec<(u32, u32)> = Vec::new();
+    let roots: Vec<crate::syntax::walk::Node> = module
+        .body()
+        .iter()
+        .map(crate::syntax::walk::Node::Stmt)
+        .collect();
+    crate::syntax::walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
+        use rustpython_parser::ast::{Ranged, Stmt};
+        let (def, body) = match node {
+            crate::syntax::walk::Node::Stmt(s @ Stmt::FunctionDef(f)) => (s, &f.body),
+            crate::syntax::walk::Node::Stmt(s @ Stmt::AsyncFunctionDef(f)) => (s, &f.body),
+            _ => return true,
+        };
+        if let Some(first) = body.first() {
+            let header = module.line_of(def.range().start().to_usize()) as u32;
+            let start = module.line_of(first.range().start().to_usize()) as u32;
+            let end = module.line_of(def.range().end().to_usize()) as u32;
+            // A one-line `def f(): return x` shares its line with the header.
+            if start > header {
+                bodies.push((start, end));
+            }
+        }
+        // A function nested in a body is inside that body already.
+        false
+    });
+    !(first..=last).all(|l| bodies.iter().any(|&(a, b)| a <= l && l <= b))
 }
 
 #[cfg(test)]
@@ -221,5 +521,28 @@ mod tests {
             edited_lines(b"x = 1\ny = 2\n", b"x = 1\nz = 0\ny = 2\n"),
             1..=2
         );
+    }
+
+    #[test]
+    fn what_runs_at_import() {
+        let src = b"LIMIT = 3\n\n\nclass Box:\n    size = 2\n\n    @staticmethod\n    def put(x, cap=LIMIT):\n        if x > cap:\n            return None\n        return x\n\n\ndef one(): return 1\n";
+        let text = std::str::from_utf8(src).unwrap();
+        let edit =
+            |from: &str, to: &str| runs_at_import(src, text.replacen(from, to, 1).as_bytes());
+        // A module constant, a class attribute, a default argument, a one-line def.
+        assert!(edit("LIMIT = 3", "LIMIT = 4"));
+        assert!(edit("size = 2", "size = 3"));
+        assert!(edit("cap=LIMIT", "cap=4"));
+        assert!(edit("return 1", "return 2"));
+        // Inside a method's body, an inserted statement at its top included.
+        assert!(!edit("x > cap", "x >= cap"));
+        assert!(!edit("        if x", "        x = x or 0\n        if x"));
+        // A statement added after the last function, at module level.
+        assert!(edit("return 1\n", "return 1\n\nX = 1\n"));
+        // A file that does not parse: when unsure, at import.
+        assert!(runs_at_import(
+            b"def f(:\n    return 1\n",
+            b"def f(:\n    return 2\n"
+        ));
     }
 }

@@ -74,6 +74,9 @@ pub struct Case {
     pub outcome: Outcome,
     /// The exact diff bytes expected for a fixed case, and whether it was blessed.
     patch: Option<(Vec<u8>, bool)>,
+    /// The pytest arguments after `--` (the case's `args` file, one per line): a narrow
+    /// selection, as an agent or a CI rerun gives it.
+    pub pytest_args: Vec<String>,
 }
 
 pub fn cases() -> Vec<Case> {
@@ -112,11 +115,20 @@ pub fn cases() -> Vec<Case> {
             "{name}: a fixed case needs exactly one of expected.patch / weak.patch, \
              a not-fixed case none"
         );
+        let pytest_args = std::fs::read_to_string(dir.join("args"))
+            .map(|a| {
+                a.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
         out.push(Case {
             name,
             dir,
             outcome,
             patch,
+            pytest_args,
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -153,8 +165,8 @@ fn snapshot(root: &Path) -> Snapshot {
 }
 
 /// `selfdebug fix ARGS` on `root`, writing into it unless `--dry-run` (backups go under the
-/// test's temp dir); `--python INTERP` when given.
-fn fix(root: &Path, args: &[&str], interp: Option<&Path>) -> Output {
+/// test's temp dir); `--python INTERP` when given; the case's pytest arguments after `--`.
+fn fix(root: &Path, args: &[&str], interp: Option<&Path>, pytest_args: &[String]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_selfdebug"));
     cmd.arg("fix").args(args);
     if let Some(python) = interp {
@@ -172,9 +184,11 @@ fn fix(root: &Path, args: &[&str], interp: Option<&Path>) -> Output {
         .arg(root)
         .env("XDG_CACHE_HOME", xdg_cache(interp))
         .env_remove("PYTEST_ADDOPTS")
-        .env_remove("VIRTUAL_ENV")
-        .output()
-        .expect("run selfdebug")
+        .env_remove("VIRTUAL_ENV");
+    if !pytest_args.is_empty() {
+        cmd.arg("--").args(pytest_args);
+    }
+    cmd.output().expect("run selfdebug")
 }
 
 /// The files a unified diff touches (`+++ b/PATH`).
@@ -268,7 +282,7 @@ fn check(case: &Case, interp: Option<&Path>, reports: &Reports) -> Result<(), St
     support::copy_dir(&case.dir.join("project"), &root);
     let before = snapshot(&root);
 
-    let out = fix(&root, &["--json"], interp);
+    let out = fix(&root, &["--json"], interp, &case.pytest_args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
         format!(
@@ -349,7 +363,7 @@ fn check(case: &Case, interp: Option<&Path>, reports: &Reports) -> Result<(), St
             let dry_root = tmp.path().join("dry").join(&case.name);
             support::copy_dir(&case.dir.join("project"), &dry_root);
             let dry_before = snapshot(&dry_root);
-            let dry = fix(&dry_root, &["--dry-run"], interp);
+            let dry = fix(&dry_root, &["--dry-run"], interp, &case.pytest_args);
             if dry.status.code() != Some(0) || dry.stdout != *expected {
                 return Err(format!(
                     "the dry run (exit {:?}) printed another patch than the real run:\n{}\n{}",

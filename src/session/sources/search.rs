@@ -1015,7 +1015,8 @@ impl Runs<'_> {
     /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs: of a
     /// large suite, the files of all of `tests`, the failing tests that may be one cause, in one
     /// run; see `cause_coverage`); module constants count as run by the tests that read them
-    /// ([`localize::globals`]).
+    /// ([`localize::globals`]). Under a narrow selection the tests outside it are added from the
+    /// session's suite-wide coverage ([`Runs::widen_spectrum`]).
     pub(in crate::session) fn coverage_of(
         &mut self,
         ws: &dyn Workspace,
@@ -1044,6 +1045,8 @@ impl Runs<'_> {
         }
         self.exec_pytest(&spec, Phase::Probe)?;
         Ok(Spectrum::read(&file, ws.root()).map(|mut sp| {
+            // A narrow selection's tests alone would say "1 test covers the line".
+            self.widen_spectrum(&mut sp);
             localize::globals::attribute_constants(&mut sp, ws.root());
             sp
         }))
