@@ -38,6 +38,7 @@ mod alongside;
 mod attempt_loop;
 mod batch;
 mod fix;
+mod flaky;
 mod groups;
 mod judge;
 mod lazy;
@@ -51,6 +52,7 @@ mod work;
 mod workspace;
 
 pub use fix::{dry_run, fix};
+pub use flaky::FlakyRuns;
 pub use groups::{Group, GroupKey};
 pub use model::{combine, Attempt, Backup, FailureOutcome, Patch, PatchStep, Phases, Report};
 pub use outside::Proof;

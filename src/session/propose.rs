@@ -128,6 +128,7 @@ fn proposed(attempt: usize, failure: &Failure, category: Category, top: &Candida
         duration_ms: 0,
         search: None,
         proof: None,
+        repeats: None,
         exchange: None,
     }
 }

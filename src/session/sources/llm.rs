@@ -243,6 +243,7 @@ fn led_to(a: &Attempt) -> String {
         AttemptOutcome::NewFailures => "Other tests broke",
         AttemptOutcome::Timeout => "The test hung",
         AttemptOutcome::SuiteError => "The full run gave no verdict",
+        AttemptOutcome::ByChance => "The test passed only by chance",
         _ => "It was not kept",
     };
     let mut out = what.to_string();
@@ -300,6 +301,7 @@ fn refused(
         duration_ms: exchange.as_ref().map_or(0, |e| e.duration_ms),
         search: None,
         proof: None,
+        repeats: None,
         exchange,
     }
 }
