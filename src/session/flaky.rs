@@ -24,6 +24,9 @@ pub(super) struct Flaky {
     /// Flaky tests, in the order they were found: their counts and a failure they showed on
     /// the original code.
     pub(super) known: Vec<(FlakyRuns, Failure)>,
+    /// Bystanders that passed every run on the original code once: blamed from then on
+    /// without running them there again (a wrong candidate that breaks them costs no more).
+    pub(super) stable: BTreeSet<String>,
 }
 
 impl Flaky {
@@ -98,6 +101,7 @@ impl Runs<'_> {
             .iter()
             .filter(|t| !self.flaky.baseline.iter().any(|(b, _)| b == *t))
             .filter(|t| lazy_passing(self, t))
+            .filter(|t| !self.flaky.stable.contains(*t))
             .cloned()
             .collect();
         if left.is_empty() {
@@ -147,7 +151,7 @@ impl Runs<'_> {
                 Verdict::Green => Vec::new(),
                 Verdict::Failed(f) => f,
                 // No verdict: nothing learnt; the judge blames what is left.
-                _ => break,
+                _ => return Ok(flaky),
             };
             for f in failures {
                 let Some(t) = f.test.clone().filter(|t| left.contains(t)) else {
@@ -162,6 +166,7 @@ impl Runs<'_> {
             }
             passed += 1;
         }
+        self.flaky.stable.extend(left.iter().cloned());
         Ok(flaky)
     }
 }

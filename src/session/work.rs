@@ -434,15 +434,9 @@ impl Work<'_, '_> {
         written: &mut bool,
         attempt: &mut Attempt,
     ) -> Result<Option<Vec<Failure>>, SessionError> {
-        // A passing test that fails on the original code too is flaky, not broken by it.
-        let neighbours = match self.s.flaky.strip(neighbours) {
-            Verdict::Failed(f) => {
-                let broke: Vec<String> = f.iter().filter_map(|f| f.test.clone()).collect();
-                self.s.flaky_bystanders(self.ws, &broke)?;
-                self.s.flaky.strip(Verdict::Failed(f))
-            }
-            other => other,
-        };
+        // A known flaky test decides nothing. (One newly failing here is blamed: the full run
+        // is where a bystander is run on the original code, once this run has passed.)
+        let neighbours = self.s.flaky.strip(neighbours);
         match neighbours {
             Verdict::Green => {
                 if !*written {
