@@ -96,6 +96,9 @@ closed_set! {
         Refused => "refused",
         /// A search candidate that passed every proof; another was kept.
         Plausible => "plausible",
+        /// An unsafe candidate whose failing tests passed once and then failed on a repeat
+        /// (`repeats` says how many of how many): a pass by chance, not a proof.
+        ByChance => "by_chance",
     }
 }
 

@@ -158,6 +158,7 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
         test_timeout: args.test_timeout,
         time_budget: args.time_budget,
         search_time: args.search_time,
+        proof_repeats: args.proof_repeats,
         jobs: args.jobs.map(|n| (n, "--jobs")),
         // Typed relative to where the user is; pytest runs in the root.
         pytest_args: (!args.pytest_args.is_empty())

@@ -198,6 +198,11 @@ pub struct FixArgs {
     /// see "Wrong output" in docs/usage.md). Within --time-budget.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub search_time: Option<u64>,
+    /// Runs of its failing tests a kept unsafe patch (search, guard, model) must pass in a
+    /// row, the proving run counted (default 3; 1 turns the repeats off); one miss rejects it
+    /// as a pass by chance. Safe patches are not repeated. See docs/proof.md.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub proof_repeats: Option<u32>,
     /// Candidates proven at once, each in its own scratch copy of the project (default: the
     /// number of cores, at most 4; also SELFDEBUG_JOBS): the search's, and a failure's rule
     /// candidates after its first was rejected (their failing-test runs ahead); with cold runs
@@ -492,6 +497,10 @@ mod tests {
             ),
             ("time_budget", crate::config::DEFAULT_TIME_BUDGET.as_secs()),
             ("search_time", crate::config::DEFAULT_SEARCH_TIME.as_secs()),
+            (
+                "proof_repeats",
+                u64::from(crate::config::settings::DEFAULT_PROOF_REPEATS),
+            ),
             (
                 "backup_max_age",
                 crate::config::settings::DEFAULT_BACKUP_MAX_AGE_DAYS,

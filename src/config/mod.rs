@@ -31,7 +31,7 @@ pub use settings::{
 pub const FILES: [&str; 3] = [".selfdebug.toml", "selfdebug.toml", "pyproject.toml"];
 
 /// The keys of the settings table, sorted (for "did you mean" and the docs).
-pub const KEYS: [&str; 24] = [
+pub const KEYS: [&str; 25] = [
     "all-or-nothing",
     "allow-tests",
     "audit-log",
@@ -45,6 +45,7 @@ pub const KEYS: [&str; 24] = [
     "jobs",
     "llm",
     "max-attempts",
+    "proof-repeats",
     "pytest-args",
     "python",
     "safe-only",
@@ -111,6 +112,7 @@ pub struct Config {
     pub test_timeout: Option<At<u64>>,
     pub time_budget: Option<At<u64>>,
     pub search_time: Option<At<u64>>,
+    pub proof_repeats: Option<At<u32>>,
     /// Candidates proven at once (`--jobs`).
     pub jobs: Option<At<u64>>,
     pub pytest_args: Option<At<Vec<String>>>,
@@ -388,6 +390,7 @@ impl Reader<'_> {
                 "test-timeout" => c.test_timeout = Some(self.int(k, v, 1)?),
                 "time-budget" => c.time_budget = Some(self.int(k, v, 1)?),
                 "search-time" => c.search_time = Some(self.int(k, v, 1)?),
+                "proof-repeats" => c.proof_repeats = Some(self.int32(k, v, 1)?),
                 "jobs" => c.jobs = Some(self.int(k, v, 1)?),
                 "safe-only" => c.safe_only = Some(self.boolean(k, v)?),
                 "allow-tests" => c.allow_tests = Some(self.boolean(k, v)?),

@@ -31,6 +31,10 @@ pub const DEFAULT_BACKUP_MAX_AGE_DAYS: u64 = 14;
 /// `--search-time` when none is given (see [`crate::search`]).
 pub const DEFAULT_SEARCH_TIME: Duration = Duration::from_secs(60);
 
+/// `--proof-repeats` when none is given: a kept unsafe patch passes its failing tests this many
+/// times in a row (see `docs/proof.md`, "Chance is not proof").
+pub const DEFAULT_PROOF_REPEATS: u32 = 3;
+
 /// `--jobs` when none is given: the machine's cores, at most this many (each job is a pytest
 /// process and a scratch copy; past a few, the full runs and the disk are what wait).
 pub const MAX_DEFAULT_JOBS: usize = 4;
@@ -93,6 +97,8 @@ pub const LLM_MODEL: Setting<&str> = setting("llm.model", "--llm-model", crate::
 pub const LLM_URL: Setting<&str> = setting("llm.url", "--llm-url", crate::llm::DEFAULT_URL);
 pub const MAX_ATTEMPTS: Setting<u32> =
     setting("max-attempts", "--max-attempts", DEFAULT_MAX_ATTEMPTS);
+pub const PROOF_REPEATS: Setting<u32> =
+    setting("proof-repeats", "--proof-repeats", DEFAULT_PROOF_REPEATS);
 pub const PYTEST_ARGS: Setting<Vec<String>> = setting("pytest-args", "-- PYTEST_ARGS", Vec::new());
 pub const PYTHON: Setting<Option<PathBuf>> = Setting {
     key: "python",
@@ -140,6 +146,7 @@ pub struct Flags {
     pub test_timeout: Option<u64>,
     pub time_budget: Option<u64>,
     pub search_time: Option<u64>,
+    pub proof_repeats: Option<u32>,
     pub backup_max_age: Option<u64>,
     /// `--jobs`, else `SELFDEBUG_JOBS`, with the name that said it.
     pub jobs: Option<(u64, &'static str)>,
@@ -228,6 +235,9 @@ pub struct Settings {
     pub time_budget: Duration,
     /// Wall time of the search over small edits, per wrong-output failure (`--search-time`).
     pub search_time: Duration,
+    /// Runs of its failing tests a kept unsafe patch must pass in a row, the proving run
+    /// counted (`--proof-repeats`, at least 1).
+    pub proof_repeats: u32,
     /// Candidates proven at once, each in its own scratch copy (`--jobs`; 1: one at a time,
     /// in the workspace; default: the cores, at most [`MAX_DEFAULT_JOBS`]).
     pub jobs: usize,
@@ -438,6 +448,11 @@ impl Settings {
             flags.max_attempts,
             config.max_attempts.as_ref(),
         );
+        let proof_repeats = m.pick(
+            &PROOF_REPEATS,
+            flags.proof_repeats,
+            config.proof_repeats.as_ref(),
+        );
         let pytest_args = m.pick(
             &PYTEST_ARGS,
             flags.pytest_args.clone(),
@@ -484,6 +499,7 @@ impl Settings {
             backup_max_age_days,
             time_budget: Duration::from_secs(time_budget),
             search_time: Duration::from_secs(search_time),
+            proof_repeats: proof_repeats.max(1),
             jobs: jobs.map_or_else(default_jobs, |n| usize::try_from(n).unwrap_or(usize::MAX)),
             notes: Vec::new(),
             judge: None,

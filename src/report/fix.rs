@@ -413,6 +413,10 @@ fn attempt_verdict(report: &Report, a: &Attempt) -> String {
         AttemptOutcome::Plausible => "passed too; not kept (another changes fewer behaviours or \
                                 is smaller)"
             .to_string(),
+        AttemptOutcome::ByChance => format!(
+            "rejected: {}",
+            a.new_failure.as_deref().unwrap_or("a pass by chance")
+        ),
         AttemptOutcome::Refused => format!(
             "refused before any run: {}",
             a.new_failure.as_deref().unwrap_or("?")

@@ -47,6 +47,7 @@ pub fn run_loop(
     // known once it is fixed, and is then worked on like the rest.
     let blind = !baseline_failures.is_empty() && baseline_failures.iter().all(is_conftest);
     let current = failure_keys(&baseline_failures);
+    s.flaky.baseline = current.clone();
     let targets: Vec<Failure> = log_failures.unwrap_or(baseline_failures);
     let outcomes = hung_outcomes(&hung, ws.root(), opts);
     let mut lp = AttemptLoop {
@@ -245,6 +246,7 @@ fn hung_outcomes(hung: &[Hang], root: &Path, opts: &Options) -> Vec<FailureOutco
                 prechecked: 0,
                 cause: None,
                 test_literals: 0,
+                runs: None,
             }
         })
         .collect()
@@ -382,6 +384,10 @@ impl AttemptLoop<'_, '_> {
         // A test of a group whose fix is pending is decided with it.
         if let Some(entry) = group.and_then(|g| self.pending.of_group(g)) {
             entry.members.push(failure);
+            return Ok(Next::Done);
+        }
+        if self.s.flaky.is_known(&failure_key(&failure)) {
+            // Found flaky while another failure was worked on: reported with its counts.
             return Ok(Next::Done);
         }
         if let Some((file, line)) = self.first_place.get(&failure_key(&failure)) {
@@ -776,6 +782,7 @@ impl AttemptLoop<'_, '_> {
             let key = (o.test.clone().unwrap_or_default(), o.when);
             order.get(&key).copied().unwrap_or(usize::MAX)
         });
+        self.flaky_outcomes();
         self.groups.settle(&self.outcomes);
         let patches = self
             .accepted_cands
@@ -821,6 +828,31 @@ impl AttemptLoop<'_, '_> {
             llm: s.llm.as_ref().map(|l| l.usage()),
             groups: self.groups.list,
             causes: self.causes,
+        }
+    }
+}
+
+impl AttemptLoop<'_, '_> {
+    /// The flaky tests among the outcomes, with their counts: a failure worked on and found
+    /// flaky, or a bystander found flaky under a candidate (then added; see [`super::flaky`]).
+    fn flaky_outcomes(&mut self) {
+        let root = self.s.opts.root.path();
+        for found in self.s.flaky.outcomes(root) {
+            let key = (found.test.clone().unwrap_or_default(), found.when);
+            match self
+                .outcomes
+                .iter_mut()
+                .find(|o| (o.test.clone().unwrap_or_default(), o.when) == key)
+            {
+                Some(o) => {
+                    o.status = FailureStatus::Flaky;
+                    o.runs = found.runs;
+                    if o.reason.is_none() {
+                        o.reason = found.reason;
+                    }
+                }
+                None => self.outcomes.push(found),
+            }
         }
     }
 }

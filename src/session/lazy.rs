@@ -198,7 +198,33 @@ impl Runs<'_> {
     /// [`judge_full_run`] with the lazy baseline: a failure outside the reference set (and not
     /// already known either way) is run on the original bytes before it counts as breakage.
     /// Without the lazy baseline, exactly [`judge_full_run`].
+    ///
+    /// Known flaky tests decide nothing (see [`super::flaky`]); a test that passed in the
+    /// baseline and fails now is run on the original code before it counts as breakage, and
+    /// failing there too it is flaky, not the candidates' doing.
     pub(super) fn judge_full(
+        &mut self,
+        ws: &mut dyn Workspace,
+        verdict: Verdict,
+        current: &BTreeSet<(String, When)>,
+        fixed: &[(String, When)],
+        blind: bool,
+    ) -> Result<FullRun, SessionError> {
+        let verdict = self.flaky.strip(verdict);
+        let failures = verdict.failures().map(<[Failure]>::to_vec);
+        let judged = self.judge_against(ws, verdict, current, fixed, blind)?;
+        let (FullRun::Broke(broke), Some(failures)) = (&judged, failures) else {
+            return Ok(judged);
+        };
+        if blind || self.flaky_bystanders(ws, broke)?.is_empty() {
+            return Ok(judged);
+        }
+        let verdict = self.flaky.strip(Verdict::Failed(failures));
+        self.judge_against(ws, verdict, current, fixed, blind)
+    }
+
+    /// [`Runs::judge_full`] without the flaky tests' part.
+    fn judge_against(
         &mut self,
         ws: &mut dyn Workspace,
         verdict: Verdict,

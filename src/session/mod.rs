@@ -40,6 +40,7 @@ mod batch;
 mod causes;
 mod chain;
 mod fix;
+mod flaky;
 mod groups;
 mod judge;
 mod lazy;
@@ -54,6 +55,7 @@ mod workspace;
 
 pub use causes::{Cause, CausePatch};
 pub use fix::{dry_run, fix};
+pub use flaky::FlakyRuns;
 pub use groups::{Group, GroupKey};
 pub use model::{combine, Attempt, Backup, FailureOutcome, Patch, PatchStep, Phases, Report};
 pub use outside::Proof;

@@ -53,9 +53,25 @@ pub struct Attempt {
     /// that run the edited lines; see `docs/proof.md`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proof: Option<super::Proof>,
+    /// An unsafe candidate whose failing tests passed: how often they were run in a row on it
+    /// (the proving run counted) and passed; absent for safe candidates and candidates whose
+    /// failing tests did not pass (see `docs/proof.md`, "Chance is not proof").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
     /// The model's request and answer (the audit log has them; the JSON does not).
     #[serde(skip)]
     pub exchange: Option<crate::llm::Exchange>,
+}
+
+/// The repeated runs of an unsafe candidate's failing tests (`--proof-repeats`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Repeats {
+    /// Passes in a row the candidate needed (`proof-repeats`).
+    pub required: u32,
+    /// Runs made, the proving run counted (they stop at the first miss).
+    pub runs: u32,
+    /// Of those, the runs where the failing tests passed.
+    pub passed: u32,
 }
 
 /// A proven (or, with `--no-validate`, proposed) change to one file.
@@ -144,6 +160,10 @@ pub struct FailureOutcome {
     /// expected value absent from the module (`plan::literals`); absent when none were.
     #[serde(skip_serializing_if = "is_zero")]
     pub test_literals: usize,
+    /// A `flaky` test: how often it passed and failed in the runs of the same code that showed
+    /// it (see `docs/proof.md`, "Chance is not proof").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<super::FlakyRuns>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -258,6 +278,7 @@ pub(super) fn outcome_of(failure: &Failure, category: Category) -> FailureOutcom
         prechecked: 0,
         cause: None,
         test_literals: 0,
+        runs: None,
     }
 }
 

@@ -431,6 +431,7 @@ impl Work<'_, '_> {
             .then(|| sources::cause_state::still_failing_said(&first_verdict))
             .flatten();
         let t = Targeted {
+            tests: targeted.clone(),
             first,
             first_verdict,
             neighbours,

@@ -130,6 +130,7 @@ fn proposed(attempt: usize, failure: &Failure, category: Category, top: &Candida
         silencing: top.silencing,
         search: None,
         proof: None,
+        repeats: None,
         exchange: None,
     }
 }

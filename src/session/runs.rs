@@ -63,6 +63,8 @@ pub(super) struct Runs<'a> {
     /// While the search works on a hang or a `RecursionError`: its candidates' per-test limit
     /// (see `sources/limits.rs`).
     pub(super) search_test_limit: Option<Duration>,
+    /// The flaky tests found so far (see [`super::flaky`]).
+    pub(super) flaky: super::flaky::Flaky,
 }
 
 impl<'a> Runs<'a> {
@@ -94,6 +96,7 @@ impl<'a> Runs<'a> {
             lazy: None,
             notes: Vec::new(),
             search_test_limit: None,
+            flaky: Default::default(),
         }
     }
 }
@@ -489,6 +492,7 @@ impl Runs<'_> {
             silencing: cand.silencing,
             search: None,
             proof: None,
+            repeats: None,
             // A model's candidate carries the request and answer it came from.
             exchange: match cand.source {
                 Source::Llm => self.llm.as_mut().and_then(|l| l.pending.take()),

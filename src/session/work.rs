@@ -94,6 +94,12 @@ impl Work<'_, '_> {
         if !matches!(self.s.read(&again, self.ws.root()), Verdict::Green) {
             return Ok(false);
         }
+        // Failed in the baseline; passed in the rerun (or probe run) and in this one.
+        let runs = super::FlakyRuns {
+            passed: 2,
+            failed: 1,
+        };
+        self.s.flaky.add(runs, failure.clone());
         self.ctx.flaky = true;
         self.ctx.reason = Some(format!(
             "flaky: the test failed in the first run and passed twice when run again on \
@@ -301,9 +307,14 @@ impl Work<'_, '_> {
             None
         } else if hint.is_some() {
             match t.neighbours {
-                Some(neighbours) => {
-                    self.confirm_searched(&key, cand, neighbours, &mut written, &mut attempt)?
-                }
+                Some(neighbours) => self.confirm_searched(
+                    failure,
+                    (&key, &t.tests),
+                    cand,
+                    neighbours,
+                    &mut written,
+                    &mut attempt,
+                )?,
                 None => {
                     self.still_failing(failure, &t.first_verdict, &mut attempt, false);
                     None
@@ -412,6 +423,7 @@ impl Work<'_, '_> {
             }
         };
         let t = Targeted {
+            tests: targeted,
             first,
             first_verdict,
             neighbours: None,
@@ -425,17 +437,24 @@ impl Work<'_, '_> {
     /// (`neighbours`), then the whole suite (a command's one run was the whole judge already).
     fn confirm_searched(
         &mut self,
-        key: &(String, When),
+        failure: &Failure,
+        (key, tests): (&(String, When), &[String]),
         cand: &Candidate,
         neighbours: Verdict,
         written: &mut bool,
         attempt: &mut Attempt,
     ) -> Result<Option<Vec<Failure>>, SessionError> {
+        // A known flaky test decides nothing. (One newly failing here is blamed: the full run
+        // is where a bystander is run on the original code, once this run has passed.)
+        let neighbours = self.s.flaky.strip(neighbours);
         match neighbours {
             Verdict::Green => {
                 if !*written {
                     self.ws.write(&cand.path, &cand.patched)?;
                     *written = true;
+                }
+                if !self.repeated(failure, key, cand, tests, attempt)? {
+                    return Ok(None);
                 }
                 let suite = if self.s.opts.judge.is_some() {
                     Verdict::Green
@@ -483,6 +502,12 @@ impl Work<'_, '_> {
     ) -> Result<Option<Vec<Failure>>, SessionError> {
         let key = &failure_key(failure);
         let targeted = targeted(failure);
+        if !self.repeated(failure, key, cand, &targeted, attempt)? {
+            if let Suite::Alongside(along) = suite {
+                self.s.stop_full_run(along);
+            }
+            return Ok(None);
+        }
         // A small group is checked in the full run that follows anyway (one run fewer); a
         // big one, or one whose full run is the batch's later, gets a run of its own first.
         let group_in_full_run = !self.ctx.defer && self.ctx.group.len() <= GROUP_IN_FULL_RUN;
@@ -547,6 +572,60 @@ impl Work<'_, '_> {
             )?
             .record(attempt);
         self.past_selection(cand, after, attempt)
+    }
+
+    /// Chance is not proof: an unsafe candidate (the search's, a guard's, the model's) whose
+    /// failing tests passed once runs them again, up to `--proof-repeats` runs in a row in all
+    /// (the proving run counted; the same targeted run, warm when the worker is); the first
+    /// miss rejects it as a pass by chance (`by_chance`). A safe candidate is not repeated.
+    /// The candidate is written in the workspace. Whether it passed every repeat.
+    fn repeated(
+        &mut self,
+        failure: &Failure,
+        key: &(String, When),
+        cand: &Candidate,
+        tests: &[String],
+        attempt: &mut Attempt,
+    ) -> Result<bool, SessionError> {
+        let required = self.s.opts.proof_repeats;
+        if cand.safe || required <= 1 {
+            return Ok(true);
+        }
+        let mut rep = Repeats {
+            required,
+            runs: 1,
+            passed: 1,
+        };
+        while rep.runs < required {
+            crate::progress::step(|| {
+                format!(
+                    "{}: repeating the failing tests ({} of {required})",
+                    cand.fix.title,
+                    rep.runs + 1
+                )
+            });
+            // The search's own targeted run (`-x`, its shorter per-test limit) in pytest mode.
+            let run = if cand.source == Source::Search && self.s.opts.judge.is_none() {
+                self.s.run_candidate(self.ws, tests)?
+            } else {
+                self.s.run(self.ws, tests, Phase::Candidate)?
+            };
+            let verdict = self.s.read(&run, self.ws.root());
+            rep.runs += 1;
+            if run.timed_out || !gone(failure, key, tests, &verdict) {
+                attempt.outcome = AttemptOutcome::ByChance;
+                attempt.new_failure = Some(format!(
+                    "its failing tests passed {} of {} runs, {required} in a row required: a \
+                     pass by chance",
+                    rep.passed, rep.runs
+                ));
+                attempt.repeats = Some(rep);
+                return Ok(false);
+            }
+            rep.passed += 1;
+        }
+        attempt.repeats = Some(rep);
+        Ok(true)
     }
 
     /// An accepted candidate under a narrow selection: the tests outside the selection that
@@ -705,6 +784,8 @@ enum Suite {
 
 /// What a candidate's targeted runs said.
 pub(super) struct Targeted {
+    /// The failing tests the first run ran (none: it was the whole suite, or the command).
+    pub(super) tests: Vec<String>,
     pub(super) first: PytestRun,
     pub(super) first_verdict: Verdict,
     /// The search's passing covering tests' verdict (green when there are none); only after

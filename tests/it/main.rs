@@ -17,6 +17,7 @@ mod facts;
 mod fix_backtrack;
 mod fix_budget;
 mod fix_cause;
+mod fix_chance;
 mod fix_command;
 mod fix_command_hang;
 mod fix_command_search;

@@ -243,6 +243,7 @@ fn led_to(a: &Attempt) -> String {
         AttemptOutcome::NewFailures => "Other tests broke",
         AttemptOutcome::Timeout => "The test hung",
         AttemptOutcome::SuiteError => "The full run gave no verdict",
+        AttemptOutcome::ByChance => "The test passed only by chance",
         _ => "It was not kept",
     };
     let mut out = what.to_string();
@@ -301,6 +302,7 @@ fn refused(
         silencing: None,
         search: None,
         proof: None,
+        repeats: None,
         exchange,
     }
 }

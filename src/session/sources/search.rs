@@ -576,6 +576,7 @@ impl Work<'_, '_> {
             None
         };
         let t = Targeted {
+            tests: targeted,
             first,
             first_verdict,
             neighbours,
@@ -615,6 +616,7 @@ impl Work<'_, '_> {
         let neighbours =
             (!first.timed_out && matches!(first_verdict, Verdict::Green)).then_some(Verdict::Green);
         let t = Targeted {
+            tests: Vec::new(),
             first,
             first_verdict,
             neighbours,

@@ -1,0 +1,189 @@
+//! Flaky tests: a test whose outcome differs between runs of the same code (see `docs/proof.md`,
+//! "Chance is not proof"). A test that passed in the baseline and fails under a candidate (a
+//! bystander) is run again on the original code before the candidate is blamed; failing there
+//! too, it is flaky: known from then on, left out of every later judgement (never blamed on a
+//! candidate, never worked on, never counted fixed) and reported with its counts.
+
+use super::lazy::node_id;
+use super::*;
+
+/// How often a flaky test passed and failed in the runs of the same (original) code that
+/// showed it: the JSON's `runs` of a `flaky` failure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct FlakyRuns {
+    pub passed: u32,
+    pub failed: u32,
+}
+
+/// The flaky tests known so far, and what the original code's runs said.
+#[derive(Debug, Default)]
+pub(super) struct Flaky {
+    /// The baseline's failing tests (on the original code): a test that failed there is no
+    /// bystander (an earlier kept patch may be what made it pass).
+    pub(super) baseline: BTreeSet<(String, When)>,
+    /// Flaky tests, in the order they were found: their counts and a failure they showed on
+    /// the original code.
+    pub(super) known: Vec<(FlakyRuns, Failure)>,
+    /// Bystanders that passed every run on the original code once: blamed from then on
+    /// without running them there again (a wrong candidate that breaks them costs no more).
+    pub(super) stable: BTreeSet<String>,
+}
+
+impl Flaky {
+    pub(super) fn is_known(&self, key: &(String, When)) -> bool {
+        self.known.iter().any(|(_, f)| failure_key(f) == *key)
+    }
+
+    /// Registers a flaky test (again: its counts are replaced).
+    pub(super) fn add(&mut self, runs: FlakyRuns, failure: Failure) {
+        let key = failure_key(&failure);
+        self.known.retain(|(_, f)| failure_key(f) != key);
+        self.known.push((runs, failure));
+    }
+
+    /// `verdict` without the failures of known flaky tests: they decide nothing.
+    pub(super) fn strip(&self, verdict: Verdict) -> Verdict {
+        match verdict {
+            Verdict::Failed(f) if !self.known.is_empty() => {
+                let left: Vec<Failure> = f
+                    .into_iter()
+                    .filter(|f| !self.is_known(&failure_key(f)))
+                    .collect();
+                if left.is_empty() {
+                    Verdict::Green
+                } else {
+                    Verdict::Failed(left)
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// The outcomes of the flaky tests, for the report (`status: "flaky"` with `runs`).
+    pub(super) fn outcomes(&self, root: &Path) -> Vec<FailureOutcome> {
+        self.known
+            .iter()
+            .map(|(runs, f)| {
+                let mut o = outcome_of(f, category::categorize(f, root).0);
+                o.status = FailureStatus::Flaky;
+                o.runs = Some(*runs);
+                o.reason = Some(format!(
+                    "flaky: on the same code it passed {} and failed {} of {} runs; a test that \
+                     fails at random proves nothing, so it was not searched and no candidate was \
+                     rejected for it",
+                    runs.passed,
+                    runs.failed,
+                    runs.passed + runs.failed
+                ));
+                o
+            })
+            .collect()
+    }
+}
+
+impl Runs<'_> {
+    /// The tests among `broke` (they failed under a candidate) that passed in the baseline and
+    /// fail on the original code too, in up to `--proof-repeats` runs of them there (each test
+    /// until its first failure): flaky, registered, not to be blamed. Tests the baseline did
+    /// not see pass (it failed there, or the lazy baseline has not run it on the original
+    /// code) are left to the judge.
+    pub(super) fn flaky_bystanders(
+        &mut self,
+        ws: &mut dyn Workspace,
+        broke: &[String],
+    ) -> Result<Vec<String>, SessionError> {
+        let lazy_passing = |s: &Self, t: &str| {
+            s.lazy
+                .as_ref()
+                .is_none_or(|l| l.passing.iter().any(|(p, _)| p == t))
+        };
+        let mut left: Vec<String> = broke
+            .iter()
+            .filter(|t| !self.flaky.baseline.iter().any(|(b, _)| b == *t))
+            .filter(|t| lazy_passing(self, t))
+            .filter(|t| !self.flaky.stable.contains(*t))
+            .cloned()
+            .collect();
+        if left.is_empty() {
+            return Ok(Vec::new());
+        }
+        let now = now_differs(ws);
+        let Some(now) = now else {
+            return Ok(Vec::new());
+        };
+        crate::progress::step(|| {
+            format!(
+                "{} blamed on the candidate: running {} on the original code",
+                left.join(", "),
+                if left.len() == 1 { "it" } else { "them" }
+            )
+        });
+        for (path, original, _) in &now {
+            ws.write(path, original)?;
+        }
+        let found = self.run_on_original(ws, &mut left);
+        for (path, _, bytes) in &now {
+            ws.write(path, bytes)?;
+        }
+        found
+    }
+
+    /// Up to `--proof-repeats` runs of `left` on the original code (in the tree): each test
+    /// that fails there is flaky (registered, returned) and leaves `left`.
+    fn run_on_original(
+        &mut self,
+        ws: &dyn Workspace,
+        left: &mut Vec<String>,
+    ) -> Result<Vec<String>, SessionError> {
+        let mut flaky = Vec::new();
+        let mut passed = 1u32; // the baseline's run
+        for _ in 0..self.opts.proof_repeats {
+            let mut ids: Vec<String> = Vec::new();
+            for t in left.iter() {
+                let id = node_id(t).to_string();
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+            let spec = self.spec(ws, &ids, &[]);
+            let run = self.exec(&spec, Phase::Probe)?;
+            let failures = match self.read(&run, ws.root()) {
+                Verdict::Green => Vec::new(),
+                Verdict::Failed(f) => f,
+                // No verdict: nothing learnt; the judge blames what is left.
+                _ => return Ok(flaky),
+            };
+            for f in failures {
+                let Some(t) = f.test.clone().filter(|t| left.contains(t)) else {
+                    continue;
+                };
+                left.retain(|l| *l != t);
+                self.flaky.add(FlakyRuns { passed, failed: 1 }, f);
+                flaky.push(t);
+            }
+            if left.is_empty() {
+                break;
+            }
+            passed += 1;
+        }
+        self.flaky.stable.extend(left.iter().cloned());
+        Ok(flaky)
+    }
+}
+
+/// A touched file: its path, its original bytes and what it holds now.
+type Touched = (PathBuf, Vec<u8>, Vec<u8>);
+
+/// The touched files whose bytes are not the original's: (path, original, now); `None` when
+/// a touched file is gone (the original state cannot be rebuilt and put back exactly).
+fn now_differs(ws: &dyn Workspace) -> Option<Vec<Touched>> {
+    let mut now = Vec::new();
+    for (path, original) in ws.originals() {
+        match std::fs::read(&path) {
+            Ok(b) if b != original => now.push((path, original, b)),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    Some(now)
+}
