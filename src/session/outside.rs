@@ -251,16 +251,24 @@ impl Runs<'_> {
         if !localize::cover(&mut spec, &file) {
             return Ok(None);
         }
-        if self.opts.timeout.is_none() {
-            let left = self.deadline.saturating_duration_since(Instant::now());
-            spec.timeout = runner::DEFAULT_TIMEOUT.min(left.max(Duration::from_secs(1)));
-            spec.test_timeout = Some(self.test_limit(spec.timeout));
-        }
+        self.suite_limit(&mut spec);
         self.exec_pytest(&spec, Phase::Probe)?;
         Ok(Spectrum::read(&file, ws.root()).map(|mut sp| {
             localize::globals::attribute_constants(&mut sp, ws.root());
             sp
         }))
+    }
+
+    /// A run of part of the suite gets a full run's limit, not the one the selection's baseline
+    /// set (a few times one test's time): the outside tests of a large suite, or a traced run,
+    /// take far longer, and a run cut short proves nothing. The per-test limit stays the
+    /// selection's (a candidate that makes a test hang costs no more than before); `--timeout`
+    /// still decides.
+    fn suite_limit(&self, spec: &mut RunSpec) {
+        if self.opts.timeout.is_none() {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            spec.timeout = runner::DEFAULT_TIMEOUT.min(left.max(Duration::from_secs(1)));
+        }
     }
 
     /// The test ids `args` select (one `--collect-only -q` run). A project whose `addopts`
@@ -354,7 +362,8 @@ impl Runs<'_> {
             extra.extend(["--deselect".to_string(), t.clone()]);
         }
         extra.extend(args);
-        let spec = self.spec_with_args(ws, &plan.ids, &[], &extra);
+        let mut spec = self.spec_with_args(ws, &plan.ids, &[], &extra);
+        self.suite_limit(&mut spec);
         let run = self.exec_pytest(&spec, Phase::Confirm)?;
         let mut failed: Vec<String> = match verdict::read(&run, ws.root()) {
             Verdict::Green => Vec::new(),
