@@ -15,6 +15,10 @@
 //!   gave nothing, or did not trace that test file), **every test file that imports the edited
 //!   module**, read statically ([`localize::imports`]).
 //!
+//! The edited lines are every touched file's difference from its original bytes (the code the
+//! coverage run measured): the candidate's, the earlier steps of a chain it ends, and the fixes
+//! kept before it.
+//!
 //! A test that passed on the original code (or whose original outcome is unknown) failing, or a
 //! test file that no longer collects, rejects the candidate like any other that breaks a test,
 //! and the attempt's `proof` says what was run. The search's spectrum is widened with the same
@@ -104,10 +108,9 @@ impl Outside {
         }
     }
 
-    /// What to run with `cand` (see the module docs).
-    fn plan(&mut self, root: &Path, cand: &Candidate) -> Plan {
-        let lines = edited_lines(&cand.original, &cand.patched);
-        let module_level = runs_at_import(&cand.original, &cand.patched);
+    /// What to run with `changes` in place (see the module docs).
+    fn plan(&mut self, root: &Path, changes: &[Change]) -> Plan {
+        let module_level = changes.iter().any(|c| c.module_level);
         let failing_before: BTreeSet<String> = self
             .spectrum
             .iter()
@@ -120,9 +123,11 @@ impl Outside {
                 .filter(|(id, t)| {
                     !t.failed
                         && !self.selected.contains(*id)
-                        && t.lines
-                            .get(&cand.file)
-                            .is_some_and(|ls| ls.range(lines.clone()).next().is_some())
+                        && changes.iter().any(|c| {
+                            t.lines
+                                .get(&c.file)
+                                .is_some_and(|ls| ls.range(c.lines.clone()).next().is_some())
+                        })
                 })
                 .map(|(id, _)| id.clone())
                 .collect()
@@ -135,13 +140,13 @@ impl Outside {
         let suite_files: BTreeSet<String> =
             self.suite.iter().map(|t| file_of(t).to_string()).collect();
         let unknown = self.spectrum.is_none() || !suite_files.is_subset(&self.traced);
-        if module_level || unknown {
-            let importing = self.importers(root, &cand.file, &suite_files);
+        for c in changes.iter().filter(|c| c.module_level || unknown) {
+            let importing = self.importers(root, &c.file, &suite_files);
             // A traced file's coverage already answered, unless the edit runs at import.
             files.extend(
                 importing
                     .into_iter()
-                    .filter(|f| module_level || !self.traced.contains(f)),
+                    .filter(|f| c.module_level || !self.traced.contains(f)),
             );
         }
         let mut judged: BTreeSet<String> = self
@@ -251,16 +256,24 @@ impl Runs<'_> {
         if !localize::cover(&mut spec, &file) {
             return Ok(None);
         }
-        if self.opts.timeout.is_none() {
-            let left = self.deadline.saturating_duration_since(Instant::now());
-            spec.timeout = runner::DEFAULT_TIMEOUT.min(left.max(Duration::from_secs(1)));
-            spec.test_timeout = Some(self.test_limit(spec.timeout));
-        }
+        self.suite_limit(&mut spec);
         self.exec_pytest(&spec, Phase::Probe)?;
         Ok(Spectrum::read(&file, ws.root()).map(|mut sp| {
             localize::globals::attribute_constants(&mut sp, ws.root());
             sp
         }))
+    }
+
+    /// A run of part of the suite gets a full run's limit, not the one the selection's baseline
+    /// set (a few times one test's time): the outside tests of a large suite, or a traced run,
+    /// take far longer, and a run cut short proves nothing. The per-test limit stays the
+    /// selection's (a candidate that makes a test hang costs no more than before); `--timeout`
+    /// still decides.
+    fn suite_limit(&self, spec: &mut RunSpec) {
+        if self.opts.timeout.is_none() {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            spec.timeout = runner::DEFAULT_TIMEOUT.min(left.max(Duration::from_secs(1)));
+        }
     }
 
     /// The test ids `args` select (one `--collect-only -q` run). A project whose `addopts`
@@ -329,7 +342,8 @@ impl Runs<'_> {
         let Some(o) = self.outside.as_mut() else {
             return Ok(true);
         };
-        let plan = o.plan(ws.root(), cand);
+        let changes = changes(ws, cand);
+        let plan = o.plan(ws.root(), &changes);
         let mut proof = plan.proof;
         let (args, selected) = (o.wide.args.clone(), o.selected.clone());
         if plan.ids.is_empty() || proof.outside == Some(0) {
@@ -354,7 +368,8 @@ impl Runs<'_> {
             extra.extend(["--deselect".to_string(), t.clone()]);
         }
         extra.extend(args);
-        let spec = self.spec_with_args(ws, &plan.ids, &[], &extra);
+        let mut spec = self.spec_with_args(ws, &plan.ids, &[], &extra);
+        self.suite_limit(&mut spec);
         let run = self.exec_pytest(&spec, Phase::Confirm)?;
         let mut failed: Vec<String> = match verdict::read(&run, ws.root()) {
             Verdict::Green => Vec::new(),
@@ -417,8 +432,48 @@ impl Runs<'_> {
     }
 }
 
-/// The first and last line (1-based) of `original` that the edit to `patched` touches, with
-/// the byte offsets where the change starts and ends in `original`.
+/// One touched file's change from its original bytes, the code the coverage run measured.
+struct Change {
+    /// Relative to the root, as the spectrum names it.
+    file: String,
+    /// The lines of the original it replaces (see [`edited_lines`]).
+    lines: std::ops::RangeInclusive<u32>,
+    module_level: bool,
+}
+
+/// Every touched file that differs from its original now: the candidate, the earlier steps of
+/// a chain it ends, the fixes kept before it. Measured against the original bytes, not the
+/// candidate's own starting point, so that the lines are those the coverage run numbered.
+fn changes(ws: &dyn Workspace, cand: &Candidate) -> Vec<Change> {
+    let mut out: Vec<Change> = Vec::new();
+    for (path, original) in ws.originals() {
+        let Ok(rel) = path.strip_prefix(ws.root()) else {
+            continue;
+        };
+        let rel: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let now = std::fs::read(&path).unwrap_or_else(|_| original.clone());
+        if now != original {
+            out.push(Change {
+                file: rel.join("/"),
+                lines: edited_lines(&original, &now),
+                module_level: runs_at_import(&original, &now),
+            });
+        }
+    }
+    if !out.iter().any(|c| c.file == cand.file) {
+        out.push(Change {
+            file: cand.file.clone(),
+            lines: edited_lines(&cand.original, &cand.patched),
+            module_level: runs_at_import(&cand.original, &cand.patched),
+        });
+    }
+    out
+}
+
+/// The byte offsets in `original` where the change to `patched` starts and ends.
 fn changed_span(original: &[u8], patched: &[u8]) -> (usize, usize) {
     let prefix = original
         .iter()

@@ -213,6 +213,19 @@ fn a_tempting_edit_that_breaks_the_rest_of_its_test_file_is_rejected() {
             "covering": 1, "files": ["tests/test_ticket.py"]
         })
     );
+    // A negated condition whose other branch only the command-line tests take.
+    let negated = attempt(
+        &v,
+        "negate `tier == \"gold\"` at ticket.py:7 (2 tests cover the line)",
+    );
+    assert_eq!(
+        negated["proof"]["outside_failed"],
+        serde_json::json!([
+            "tests/test_ticket.py::test_cli_gold_is_always_high",
+            "tests/test_ticket.py::test_cli_new_ticket_is_normal",
+            "tests/test_ticket.py::test_cli_week_old_ticket_is_normal"
+        ])
+    );
 }
 
 #[test]
