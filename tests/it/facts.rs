@@ -29,7 +29,8 @@ fn the_demo_is_proven_in_three_runs_from_the_baselines_facts() {
     );
     assert_eq!(v["final_status"], "pass");
     // The plugin-instrumented baseline, the targeted run, the full run: no probe run.
-    assert_eq!(v["pytest_runs"], 3);
+    // + 2 per kept unsafe candidate: its failing tests run again (--proof-repeats 3).
+    assert_eq!(v["pytest_runs"], 3 + 2);
     assert_eq!(v["phases_ms"]["probe_ms"], 0);
     // The same patch as with a probe run.
     assert_eq!(p.read("utils/demo.py"), DEMO_FIXED);
@@ -117,7 +118,8 @@ fn a_crash_deep_in_a_library_is_still_probed_and_fixed() {
     );
     assert!(v["phases_ms"]["probe_ms"].as_u64().unwrap() > 0);
     // The baseline, the probe, the search's coverage run, the targeted run, the full run.
-    assert_eq!(v["pytest_runs"], 5);
+    // + 2 per kept unsafe candidate: its failing tests run again (--proof-repeats 3).
+    assert_eq!(v["pytest_runs"], 5 + 2);
     assert_eq!(v["patches"][0]["rules"], j!(["search-variable"]));
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
 }
