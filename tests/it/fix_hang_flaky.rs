@@ -153,6 +153,11 @@ fn a_flaky_failure_is_reported_and_never_patched() {
         .as_str()
         .unwrap()
         .starts_with("flaky: the test failed in the first run and passed twice"));
+    // Its counts over the three runs of the unchanged code (docs/proof.md).
+    assert_eq!(
+        j["failures"][0]["runs"],
+        serde_json::json!({"passed": 2, "failed": 1})
+    );
     // The baseline, whose plugin ran the failing test again in the same session (it passed),
     // and one more plain run that passed too; no probe, no candidate. The test ran 3 times.
     assert_eq!(j["pytest_runs"], 2);
