@@ -111,7 +111,7 @@ fn the_kept_unsafe_patch_says_how_often_its_tests_passed() {
     assert_eq!(accepted[0]["applicability"], "unsafe");
     assert_eq!(
         accepted[0]["repeats"],
-        serde_json::json!({"required": 3, "runs": 3, "passed": 3})
+        serde_json::json!({"required": 3, "runs": 2, "passed": 2, "full_run": true})
     );
     // One run of its failing test is the whole proof with --proof-repeats 1.
     let p = fixture("loot");
@@ -261,7 +261,7 @@ fn a_candidate_that_passes_once_is_rejected_as_a_pass_by_chance() {
     assert_eq!(first["outcome"], "by_chance");
     assert_eq!(
         first["repeats"],
-        serde_json::json!({"required": 3, "runs": 2, "passed": 1})
+        serde_json::json!({"required": 3, "runs": 2, "passed": 1, "full_run": true})
     );
     assert_eq!(
         first["new_failure"],

@@ -135,7 +135,7 @@ fn an_off_by_one_range_end_is_fixed_and_the_script_sees_its_own_argv() {
         ]
     );
     // Baseline, the traced run, two candidates.
-    // + 2 per kept unsafe candidate: its failing tests run again (--proof-repeats 3).
+    // + 2 per kept unsafe candidate: its command runs twice more (--proof-repeats 3).
     assert_eq!(v["pytest_runs"], 4 + 2);
 }
 
