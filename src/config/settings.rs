@@ -130,6 +130,20 @@ pub const TIMEOUT: Setting<Option<u64>> = Setting {
 pub const WORKER: Setting<Mode> = setting("worker", "--worker", Mode::Auto);
 pub const XDIST: Setting<bool> = setting("xdist", "--no-xdist", true);
 
+/// The file's rule selection names rules that exist (a `file:line` error otherwise).
+fn check_selection(config: &Config, rules: &RuleSet) -> Result<(), SettingsError> {
+    if let Some(file) = &config.file {
+        config.selection.check(rules).map_err(|(line, problem)| {
+            SettingsError::Config(ConfigError {
+                file: super::shown_path(&file.path),
+                line: Some(line),
+                problem,
+            })
+        })?;
+    }
+    Ok(())
+}
+
 /// What the command line said (and the `SELFDEBUG_*` variables that stand for flags); `None`:
 /// not given, the file or the default decides.
 #[derive(Debug, Default, Clone)]
@@ -380,15 +394,7 @@ impl Settings {
         flags: &Flags,
         rules: &RuleSet,
     ) -> Result<Settings, SettingsError> {
-        if let Some(file) = &config.file {
-            config.selection.check(rules).map_err(|(line, problem)| {
-                SettingsError::Config(ConfigError {
-                    file: super::shown_path(&file.path),
-                    line: Some(line),
-                    problem,
-                })
-            })?;
-        }
+        check_selection(config, rules)?;
         let mut m = Merge { shown: Vec::new() };
         // In `selfdebug config`'s order: sorted by key.
         let all_or_nothing = m.pick(

@@ -427,6 +427,13 @@ fn attempt_verdict(report: &Report, a: &Attempt) -> String {
         ),
         _ => "proposed (not validated)".to_string(),
     };
+    // An unsafe patch passed its failing tests several runs in a row (docs/proof.md).
+    let what = match a.repeats {
+        Some(r) if a.outcome == AttemptOutcome::Accepted => {
+            format!("{what} ({} runs in a row)", r.required)
+        }
+        _ => what,
+    };
     let what = if a.outcome != AttemptOutcome::Accepted && a.confirmed_by.is_some() {
         format!("{what} (dropped from the batch: confirmed one by one)")
     } else {

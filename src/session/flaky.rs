@@ -84,23 +84,22 @@ impl Flaky {
 impl Runs<'_> {
     /// The tests among `broke` (they failed under a candidate) that passed in the baseline and
     /// fail on the original code too, in up to `--proof-repeats` runs of them there (each test
-    /// until its first failure): flaky, registered, not to be blamed. Tests the baseline did
-    /// not see pass (it failed there, or the lazy baseline has not run it on the original
-    /// code) are left to the judge.
+    /// until its first failure): flaky, registered, not to be blamed. Tests that failed in the
+    /// baseline are left to the judge, and so is every test under the lazy baseline (its own
+    /// run on the original code decides).
     pub(super) fn flaky_bystanders(
         &mut self,
         ws: &mut dyn Workspace,
         broke: &[String],
     ) -> Result<Vec<String>, SessionError> {
-        let lazy_passing = |s: &Self, t: &str| {
-            s.lazy
-                .as_ref()
-                .is_none_or(|l| l.passing.iter().any(|(p, _)| p == t))
-        };
+        // The lazy baseline runs a test it has not seen on the original code before it blames
+        // a candidate for it (see `lazy`): that run is this check, once.
+        if self.lazy.is_some() {
+            return Ok(Vec::new());
+        }
         let mut left: Vec<String> = broke
             .iter()
             .filter(|t| !self.flaky.baseline.iter().any(|(b, _)| b == *t))
-            .filter(|t| lazy_passing(self, t))
             .filter(|t| !self.flaky.stable.contains(*t))
             .cloned()
             .collect();

@@ -72,6 +72,10 @@ pub struct Repeats {
     pub runs: u32,
     /// Of those, the runs where the failing tests passed.
     pub passed: u32,
+    /// The confirming full run, which runs the failing test again and rejects the candidate
+    /// when it fails there, is the last of the `required` runs (`runs` counts the targeted
+    /// ones): pytest mode, one failing test to repeat.
+    pub full_run: bool,
 }
 
 /// A proven (or, with `--no-validate`, proposed) change to one file.

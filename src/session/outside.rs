@@ -397,6 +397,14 @@ impl Runs<'_> {
                 return Ok(false);
             }
         };
+        // A known flaky test decides nothing (see `flaky`).
+        failed.retain(|t| {
+            !self
+                .flaky
+                .known
+                .iter()
+                .any(|(_, f)| f.test.as_ref() == Some(t))
+        });
         failed.sort();
         failed.dedup();
         // A test whose outcome on the original code nobody measured (a file the coverage run did

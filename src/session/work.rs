@@ -591,12 +591,22 @@ impl Work<'_, '_> {
         if cand.safe || required <= 1 {
             return Ok(true);
         }
+        // The confirming full run (the candidate's own, or the batch's) runs the failing test
+        // again and rejects the candidate when it fails there ("passed alone but failed in the
+        // full run"): it is the last run in a row, when the failing test is all there is to
+        // repeat (a search cause's other failing tests are not checked so there) and pytest is
+        // the judge (a command's run is the whole judge already).
+        let full_run = self.s.opts.judge.is_none()
+            && !tests.is_empty()
+            && tests.iter().all(|t| failure.test.as_ref() == Some(t));
         let mut rep = Repeats {
             required,
             runs: 1,
             passed: 1,
+            full_run,
         };
-        while rep.runs < required {
+        let targeted_runs = required - u32::from(full_run);
+        while rep.runs < targeted_runs {
             crate::progress::step(|| {
                 format!(
                     "{}: repeating the failing tests ({} of {required})",

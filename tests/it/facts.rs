@@ -29,7 +29,9 @@ fn the_demo_is_proven_in_three_runs_from_the_baselines_facts() {
     );
     assert_eq!(v["final_status"], "pass");
     // The plugin-instrumented baseline, the targeted run, the full run: no probe run.
-    assert_eq!(v["pytest_runs"], 3);
+    // + 1 per kept unsafe candidate: its failing test runs once more (--proof-repeats 3,
+    // the full run the third).
+    assert_eq!(v["pytest_runs"], 3 + 1);
     assert_eq!(v["phases_ms"]["probe_ms"], 0);
     // The same patch as with a probe run.
     assert_eq!(p.read("utils/demo.py"), DEMO_FIXED);
@@ -117,7 +119,9 @@ fn a_crash_deep_in_a_library_is_still_probed_and_fixed() {
     );
     assert!(v["phases_ms"]["probe_ms"].as_u64().unwrap() > 0);
     // The baseline, the probe, the search's coverage run, the targeted run, the full run.
-    assert_eq!(v["pytest_runs"], 5);
+    // + 1 per kept unsafe candidate: its failing test runs once more (--proof-repeats 3,
+    // the full run the third).
+    assert_eq!(v["pytest_runs"], 5 + 1);
     assert_eq!(v["patches"][0]["rules"], j!(["search-variable"]));
     support::assert_valid("fix.schema.json", None, &[&out.stdout]);
 }

@@ -111,7 +111,7 @@ fn the_kept_unsafe_patch_says_how_often_its_tests_passed() {
     assert_eq!(accepted[0]["applicability"], "unsafe");
     assert_eq!(
         accepted[0]["repeats"],
-        serde_json::json!({"required": 3, "runs": 3, "passed": 3})
+        serde_json::json!({"required": 3, "runs": 2, "passed": 2, "full_run": true})
     );
     // One run of its failing test is the whole proof with --proof-repeats 1.
     let p = fixture("loot");
@@ -204,7 +204,9 @@ fn a_flaky_bystander_is_a_note_not_a_rejection() {
 }
 
 /// The same with a coin toss for the flaky test (`SELFDEBUG_CHANCE_RUNS=N` runs; slow tests
-/// only, the outcomes it measures are printed): the bug's patch is always the one kept.
+/// only): a measure, printed. No wrong patch is ever kept: the bug's right patch, or nothing
+/// (when the coin passed all of its runs on the original code after failing under the right
+/// patch, 1 time in 8, the patch is blamed; see docs/proof.md).
 #[test]
 fn a_coin_toss_bystander_never_costs_the_real_fix() {
     if !support::slow_tests() && std::env::var_os("SELFDEBUG_CHANCE_RUNS").is_none() {
@@ -217,6 +219,68 @@ fn a_coin_toss_bystander_never_costs_the_real_fix() {
     for i in 0..n {
         let (code, status, diff, failures) = bystander_run(true);
         eprintln!("coin toss run {i}: exit {code} {status} {failures:?}");
-        assert_eq!(diff, CART_FIX);
+        assert!(diff == CART_FIX || diff.is_empty(), "{diff}");
     }
+}
+
+const SHOP: &str = "def price(item):\n    return item[\"price\"]\n";
+
+/// A test that the `.get` candidate passes once only (the first time it sees `None`, it leaves
+/// a mark; then it asks for the real price): a model of a candidate whose pass was luck.
+fn once_project() -> Project {
+    support::project::project(&[
+        ("pytest.ini", "[pytest]\n"),
+        ("shop.py", SHOP),
+        (
+            "tests/test_shop.py",
+            "import os\n\nMARK = os.path.join(os.path.dirname(os.path.abspath(__file__)), \"..\", \
+             \".seen\")\n\n\ndef test_price():\n    from shop import price\n\n    value = \
+             price({\"cost\": 3})\n    if value is None and not os.path.exists(MARK):\n        \
+             open(MARK, \"w\").close()\n        return\n    assert value == 3\n",
+        ),
+    ])
+}
+
+/// The unsafe candidate that passed once is rejected on its first repeat (`by_chance`, with
+/// the counts), nothing else passes, and every byte is put back; with `--proof-repeats 1` the
+/// same pass is taken for proof and kept.
+#[test]
+fn a_candidate_that_passes_once_is_rejected_as_a_pass_by_chance() {
+    let p = once_project();
+    let before = p.snapshot();
+    let out = p.run(&["fix", "--json", "--jobs", "1"]);
+    let j = json(&out);
+    support::assert_exit(&out, 4);
+    assert_eq!(j["final_status"], "fail");
+    assert_eq!(p.read("shop.py"), SHOP);
+    let shop = |s: &support::project::Snapshot| s.get("shop.py").cloned();
+    assert_eq!(shop(&p.snapshot()), shop(&before));
+    let first = &j["attempt_records"][0];
+    assert_eq!(first["rule"], "key-missing");
+    assert_eq!(first["applicability"], "unsafe");
+    assert_eq!(first["outcome"], "by_chance");
+    assert_eq!(
+        first["repeats"],
+        serde_json::json!({"required": 3, "runs": 2, "passed": 1, "full_run": true})
+    );
+    assert_eq!(
+        first["new_failure"],
+        "its failing tests passed 1 of 2 runs, 3 in a row required: a pass by chance"
+    );
+    for a in j["attempt_records"].as_array().unwrap() {
+        assert_ne!(a["outcome"], "accepted", "{a}");
+    }
+
+    let p = once_project();
+    let out = p.run(&["fix", "--json", "--jobs", "1", "--proof-repeats", "1"]);
+    let j = json(&out);
+    support::assert_exit(&out, 4);
+    assert_eq!(p.read("shop.py"), SHOP);
+    let first = &j["attempt_records"][0];
+    assert!(first.get("repeats").is_none());
+    assert_eq!(first["outcome"], "still_failing");
+    assert_eq!(
+        first["new_failure"],
+        "the test passed alone but failed in the full run"
+    );
 }

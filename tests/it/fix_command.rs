@@ -106,7 +106,8 @@ fn a_key_error_in_a_script_is_fixed_and_proven_by_its_output() {
     assert_eq!(f["probe"]["test_outcome"]["reproduced"], true);
     assert_eq!(v["patches"][0]["rules"], serde_json::json!(["key-missing"]));
     // Baseline, probe, the candidate: three runs of the command.
-    assert_eq!(v["pytest_runs"], 3);
+    // + 2 per kept unsafe candidate: its command runs twice more (--proof-repeats 3).
+    assert_eq!(v["pytest_runs"], 3 + 2);
     // The audit record names the judge.
     let line: serde_json::Value =
         serde_json::from_str(std::fs::read_to_string(&audit).unwrap().trim()).unwrap();

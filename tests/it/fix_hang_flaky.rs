@@ -69,7 +69,9 @@ fn a_hanging_test_is_reported_where_it_hangs_and_the_rest_is_fixed() {
     // Baseline, candidate, confirm (the baseline's plugin stood in for the probe run): the hung
     // test was left out after the baseline, and no run was killed at the run limit.
     assert_eq!(j["failures"][0]["probe"]["source"], "plugin");
-    assert_eq!(j["pytest_runs"], 3);
+    // + 1 per kept unsafe candidate: its failing test runs once more (--proof-repeats 3,
+    // the full run the third).
+    assert_eq!(j["pytest_runs"], 3 + 1);
     for a in j["attempt_records"].as_array().unwrap() {
         assert_ne!(a["outcome"], "timeout", "{a}");
     }
@@ -152,6 +154,11 @@ fn a_flaky_failure_is_reported_and_never_patched() {
         .as_str()
         .unwrap()
         .starts_with("flaky: the test failed in the first run and passed twice"));
+    // Its counts over the three runs of the unchanged code (docs/proof.md).
+    assert_eq!(
+        j["failures"][0]["runs"],
+        serde_json::json!({"passed": 2, "failed": 1})
+    );
     // The baseline, whose plugin ran the failing test again in the same session (it passed),
     // and one more plain run that passed too; no probe, no candidate. The test ran 3 times.
     assert_eq!(j["pytest_runs"], 2);

@@ -68,7 +68,9 @@ fn one_bug_thirty_failures_one_group() {
     assert_eq!(outcomes, vec!["accepted"]);
     // Baseline (its crash-frame facts stand in for the representative's probe), its targeted
     // run, the other 29 in one run, and the full suite: no run per failure.
-    assert_eq!(v["pytest_runs"], 4);
+    // + 1 per kept unsafe candidate: its failing test runs once more (--proof-repeats 3,
+    // the full run the third).
+    assert_eq!(v["pytest_runs"], 4 + 1);
     assert!(
         stderr.contains(
             "selfdebug: group 1/1: 30 tests at core.py:2 KeyError: <s> (representative \
@@ -111,7 +113,9 @@ fn a_small_group_is_checked_in_the_full_run() {
         )]
     );
     // Baseline (its facts stand in for the probe), the representative's run, the full suite.
-    assert_eq!(v["pytest_runs"], 3);
+    // + 1 per kept unsafe candidate: its failing test runs once more (--proof-repeats 3,
+    // the full run the third).
+    assert_eq!(v["pytest_runs"], 3 + 1);
 }
 
 const SCORE: &str = "def score(weights, name):\n    return weights[name] * 2\n";
@@ -202,7 +206,9 @@ fn two_independent_bugs_share_one_full_run() {
     // Baseline; a targeted run for each failure, and a probe for the second (the first has
     // the baseline's facts; the second's code has a pending fix); one full run for both (one
     // by one it takes a full run each).
-    assert_eq!(v["pytest_runs"], 5);
+    // + 1 per kept unsafe candidate: its failing test runs once more (--proof-repeats 3,
+    // the full run the third).
+    assert_eq!(v["pytest_runs"], 5 + 2);
     assert!(
         stderr.contains("confirmed with the other pending fixes in one full run"),
         "{stderr}"
@@ -303,7 +309,9 @@ fn a_batch_that_breaks_falls_back_to_one_by_one_and_keeps_the_right_fix() {
     // search: its coverage run, 13 targeted runs (the crash frame's runtime types rule out the
     // variables of another type), and the covering passing tests' run of the one edit that
     // made the test pass 15.
-    assert_eq!(v["pytest_runs"], 11 + 15);
+    // + 1 per kept unsafe candidate: its failing test runs once more (--proof-repeats 3,
+    // the full run the third).
+    assert_eq!(v["pytest_runs"], 11 + 15 + 3);
     assert!(
         stderr.contains("(dropped from the batch: confirmed one by one)"),
         "{stderr}"
@@ -338,7 +346,9 @@ fn a_dry_run_batches_too_and_leaves_the_tree_as_it_was() {
         .collect();
     assert_eq!(files, ["score.py", "words.py"]);
     // As without --dry-run: the first failure's probe is the baseline's facts.
-    assert_eq!(v["pytest_runs"], 5);
+    // + 1 per kept unsafe candidate: its failing test runs once more (--proof-repeats 3,
+    // the full run the third).
+    assert_eq!(v["pytest_runs"], 5 + 2);
     assert_eq!(v["backups"], json!([]));
     let confirmed: Vec<&Value> = v["attempt_records"]
         .as_array()

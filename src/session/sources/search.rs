@@ -203,6 +203,15 @@ impl Work<'_, '_> {
         }
         let spectrum = match self.cause_coverage(&test)? {
             Some(sp) if sp.tests.get(&test).is_some_and(|t| t.failed) => sp,
+            // It passed on the code the reference run saw it fail on: like a probe run that
+            // passed, one plain run decides whether it is flaky (see `Work::flaky`).
+            Some(sp)
+                if sp.tests.contains_key(&test)
+                    && self.ctx.current.contains(&failure_key(failure))
+                    && self.flaky(failure)? =>
+            {
+                return Ok(None);
+            }
             _ => {
                 self.ctx.reason = Some(format!(
                     "{why}; the coverage run to localize it gave nothing usable"
