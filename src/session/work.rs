@@ -340,7 +340,7 @@ impl Work<'_, '_> {
                     && !moved_only(failure, n, &cand.file, &cand.patched, &previous)
             }) {
                 // A step that made the None it moved to is never followed (docs/proof.md).
-                if let Some(why) = chain::made_the_none(&cand.fix, failure, &next) {
+                if let Some(why) = chain::made_the_none(&previous, &cand.patched, failure, &next) {
                     attempt.new_failure = Some(why);
                     attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
                     self.ctx.attempts.push(attempt);
@@ -697,8 +697,11 @@ impl Work<'_, '_> {
             .insert(cand.path.clone(), cand.patched.clone());
         if let Some((mut steps, after)) = self.work_on(next, depth + 1)? {
             steps.insert(0, cand.clone());
-            let fixes: Vec<&edit::Fix> = steps.iter().map(|c| &c.fix).collect();
-            if !chain::guards_its_own_none(&fixes) {
+            let files: Vec<(&[u8], &[u8])> = steps
+                .iter()
+                .map(|c| (c.original.as_slice(), c.patched.as_slice()))
+                .collect();
+            if !chain::guards_its_own_none(&files) {
                 return Ok(Proven::Fixed((steps, after)));
             }
             // A later step guards the None an earlier one made: the whole chain is undone.

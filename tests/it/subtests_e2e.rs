@@ -1,7 +1,8 @@
 //! Subtest ids end to end (real pytest): a failing unittest `subTest` is printed as
 //! `path::Class::test [label]`, which pytest cannot select. The candidate's targeted run selects
 //! the owning test, and its proof is the subtest's own outcome: a sibling subtest that still
-//! fails (for another reason, in the baseline too) does not reject a right fix.
+//! fails (for another reason, in the baseline too: not the same crash site, so not the same
+//! cause, see docs/proof.md) does not reject a right fix.
 
 use crate::support;
 
@@ -20,10 +21,10 @@ from pathmatch import match
 
 class PathSpecTest(unittest.TestCase):
     def test_05_match(self):
-        cases = [("simple (unopt)", "a", "a"), ("anchored ü::root", "/b", "b"), ("neg [!x]", "!k", "o")]
-        for label, pattern, path in cases:
+        cases = [("simple (unopt)", "a", "a", None), ("anchored ü::root", "/b", "b", None), ("neg [!x]", "!k", "o", {})]
+        for label, pattern, path, options in cases:
             with self.subTest(label):
-                self.assertTrue(match(pattern, path))
+                self.assertTrue(match(pattern, path, options))
 
     def test_icase(self):
         self.assertTrue(match("A", "a", {"icase": True}))
