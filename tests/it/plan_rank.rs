@@ -142,6 +142,25 @@ fn the_assignment_ranks_before_every_guard() {
     }
 }
 
+#[test]
+fn a_call_made_for_its_effect_is_no_default() {
+    let case = Case {
+        files: &[("mod.py", b"class Timer:\n    def restart(self):\n        self.reset()\n\n    def reset(self):\n        self.start = 0\n\n    def elapsed(self, now=None):\n        return now - self.start\n")],
+        line: 9,
+        func: Some("elapsed"),
+        caret: Some("       ^^^^^^^^^^^^^^^^"),
+        exc: "TypeError: unsupported operand type(s) for -: 'NoneType' and 'int'",
+        test_line: "assert mod.Timer().elapsed() >= 0",
+        ..Case::MOD
+    };
+    let cands = plans::case_candidates("effect", &case);
+    assert!(
+        cands.iter().all(|c| !c.fix.title.starts_with("give")),
+        "{}",
+        render(&cands)
+    );
+}
+
 /// The candidates of `case` left after the test-literal filter, and those it dropped.
 fn filtered(name: &str, case: &Case) -> (Vec<Candidate>, Vec<(String, String)>) {
     let (dir, log) = plans::project(case);
