@@ -253,3 +253,28 @@ fn empty_values_are_the_types_not_the_tests() {
         render(&kept)
     );
 }
+
+#[test]
+fn a_dict_of_data_is_no_table_of_defaults() {
+    let case = Case {
+        files: &[(
+            "mod.py",
+            b"ROWS = [{\"price\": 3}, {\"name\": \"gift\"}]\n\n\ndef total(rows):\n    return sum(row[\"price\"] for row in rows)\n",
+        )],
+        line: 5,
+        func: Some("total"),
+        exc: "KeyError: 'price'",
+        test_line: "assert mod.total(mod.ROWS) == 3",
+        ..Case::MOD
+    };
+    let cands = plans::case_candidates("data", &case);
+    assert_eq!(
+        cands[0].fix.title,
+        "use `row.get(\"price\", 0)`: `0` when the key is missing"
+    );
+    assert!(
+        cands.iter().all(|c| !c.diff.contains("\"price\", 3")),
+        "{}",
+        render(&cands)
+    );
+}

@@ -6,9 +6,9 @@
 //! 1. `d.get('k', DEFAULT)` where the use shows a default (`d['k'] + 1` → `0`, `.append` →
 //!    `[]`, a string method → `""`, iterated or `len()` → `[]`, an element summed by
 //!    `sum(d['k'] for d in ds)` → `0`, joined by `SEP.join(...)` or formatted by `.format` →
-//!    `""`); before those, the value the module itself gives the same key elsewhere (`{"sep":
-//!    ","}`, `.get("sep", ",")`); for a returned value with no use, what the function
-//!    declares it returns (`-> str` → `""`);
+//!    `""`); before those, the value the module itself gives the same key elsewhere
+//!    (`DEFAULTS = {"sep": ","}`, `.get("sep", ",")`) when of the use's type; for a returned
+//!    value with no use, what the function declares it returns (`-> str` → `""`);
 //! 2. in a loop, `if 'k' not in d: continue`;
 //! 3. a membership guard returning a default that fits the function
 //!    (`if 'k' not in d: return DEFAULT`);
@@ -271,9 +271,14 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
     }
     let mut uses = use_defaults(ctx, t);
     let returned = shared::is_returned(ctx, &t.expr.range);
-    // What the code itself gives the key elsewhere (`{"sep": ","}`, `.get("sep", ",")`) is a
-    // value its consumers can use, of the type they expect: before any default of the type.
+    // What the code itself gives the key elsewhere (`DEFAULTS = {"sep": ","}`, `.get("sep",
+    // ",")`) is a value its consumers can use: before the default of the type the use shows,
+    // when it is of that type (or the use shows none).
+    let typed = uses.first().and_then(|u| shared::empty_of_type(u));
     for dv in key_defaults(ctx, t).into_iter().rev() {
+        if typed.is_some_and(|ty| shared::empty_of_type(&dv) != Some(ty)) {
+            continue;
+        }
         uses.retain(|u| *u != dv);
         uses.insert(0, dv);
     }
@@ -353,8 +358,9 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
     out
 }
 
-/// The literal values the module gives the same key elsewhere: in a dict display (`{"sep":
-/// ","}`) or as the default of a `.get("sep", ",")`, in source order, `None` left out.
+/// The literal values the module gives the same key elsewhere: in a dict display bound to a
+/// name that says defaults (`DEFAULTS = {"sep": ","}`) or as the default of a `.get("sep",
+/// ",")`, in source order, `None` left out.
 fn key_defaults(ctx: &Context, t: &Target) -> Vec<String> {
     use crate::syntax::walk::{self, Node};
     use rustpython_parser::ast::{Constant, Ranged};
@@ -373,9 +379,24 @@ fn key_defaults(ctx: &Context, t: &Target) -> Vec<String> {
     };
     let mut out: Vec<String> = Vec::new();
     let roots: Vec<Node> = ctx.module.body().iter().map(Node::Stmt).collect();
+    // A dict display is a table of defaults only when its name says so (`DEFAULTS = {...}`):
+    // elsewhere it is data (`ROWS = [{"price": 3}, ...]`), not what a missing key means.
+    let mut tables: Vec<Range<usize>> = Vec::new();
+    walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
+        if let Node::Stmt(rustpython_parser::ast::Stmt::Assign(a)) = node {
+            let named = a.targets.iter().any(|t| {
+                let name = ctx.module.text().get(shared::rng(t.range())).unwrap_or("");
+                name.to_ascii_lowercase().contains("default")
+            });
+            if named && matches!(a.value.as_ref(), Expr::Dict(_)) {
+                tables.push(shared::rng(a.value.range()));
+            }
+        }
+        true
+    });
     walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
         let found = match node {
-            Node::Expr(Expr::Dict(d)) => d
+            Node::Expr(Expr::Dict(d)) if tables.contains(&node.range()) => d
                 .keys
                 .iter()
                 .zip(&d.values)
