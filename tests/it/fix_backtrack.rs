@@ -35,18 +35,14 @@ def test_priced_rows():
     assert total([{"price": 2}, {"price": 5}]) == 7
 "#;
 
-/// A ledger whose first candidate (`row.get("price", "n/a")`, the default its own labels give
-/// the key) moves the failure to `sum` of a str, which no rule fixes: it must be undone and the
-/// next candidate (skip the row) kept.
+/// A ledger whose first candidate (`row.get("price")`) moves the failure to `sum` of a None,
+/// which no rule fixes: it must be undone and the next candidate (skip the row) kept.
 const LEDGER: &str = r#""""A ledger of priced rows; rows without a price are not billed."""
 
 
 class Ledger:
     def __init__(self, rows):
         self._rows = list(rows)
-
-    def labels(self):
-        return [f"{row.get('name', '?')}: {row.get('price', 'n/a')}" for row in self._rows]
 
     def amounts(self):
         out = []
@@ -172,7 +168,7 @@ fn assert_backtracked(
         seen,
         vec![
             (
-                "use `row.get(\"price\", 'n/a')`: `'n/a'` when the key is missing",
+                "use `row.get(\"price\")`: None when the key is missing",
                 0,
                 "progressed"
             ),
@@ -186,7 +182,7 @@ fn assert_backtracked(
     );
     assert_eq!(
         records[0]["new_failure"],
-        "TypeError: unsupported operand type(s) for +: 'int' and 'str'"
+        "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'"
     );
     // The kept patch is the second candidate's alone: the first was undone.
     assert_eq!(v["patches"].as_array().unwrap().len(), 1);
@@ -194,7 +190,7 @@ fn assert_backtracked(
     assert!(
         err.contains(&format!(
             "the {judged} then failed differently (TypeError: unsupported operand type(s) for \
-             +: 'int' and 'str'), which found no fix: undone"
+             +: 'int' and 'NoneType'), which found no fix: undone"
         )),
         "{err}"
     );

@@ -86,15 +86,24 @@ transform_cases! {
             exc: "KeyError: 'sep'",
             test_line: "assert mod.separator({})",
         }
-        // Nothing types the value: the membership guard (returning what the function's
-        // other exit returns) before a bare `.get(key)`, last.
-        key_bare_get_last {
+        // The function's other exit returns `""`: that types the value, and no bare
+        // `.get(key)` is proposed.
+        key_other_return_types_the_default {
             files: &[("mod.py", b"def option(options, key):\n    if not options:\n        return \"\"\n    return options[key]\n")],
             line: 4,
             func: Some("option"),
             caret: None,
             exc: "KeyError: 'sep'",
             test_line: "assert mod.option({\"x\": 1}, \"sep\")",
+        }
+        // Nothing types the value (the test wants `None`): a bare `.get(key)` is the repair.
+        key_bare_get_when_nothing_types_it {
+            files: &[("mod.py", b"def level(settings):\n    return settings[\"level\"]\n")],
+            line: 2,
+            func: Some("level"),
+            caret: None,
+            exc: "KeyError: 'level'",
+            test_line: "assert mod.level({}) is None",
         }
         // What the function declares it returns types the default: `""` before a bare `.get`.
         key_declared_default_before_bare_get {

@@ -8,12 +8,12 @@
 //!    `sum(d['k'] for d in ds)` → `0`, joined by `SEP.join(...)` or formatted by `.format` →
 //!    `""`); before those, the value the module itself gives the same key elsewhere
 //!    (`DEFAULTS = {"sep": ","}`, `.get("sep", ",")`) when of the use's type; for a returned
-//!    value with no use, what the function declares it returns (`-> str` → `""`);
+//!    value with no use, what the function declares or returns elsewhere (`-> str`,
+//!    `return ""` → `""`); `d.get('k')` only when nothing types the value;
 //! 2. in a loop, `if 'k' not in d: continue`;
 //! 3. a membership guard returning a default that fits the function
 //!    (`if 'k' not in d: return DEFAULT`);
-//! 4. the other defaults the use allows, then, when nothing types the value, `d.get('k')`
-//!    last: its `None` only moves the failure to whoever uses the value (issue 33).
+//! 4. the other defaults the use allows.
 //!
 //! When the statement returns the value and the failing test compares it with a literal, that
 //! literal is the default (it is what the missing key must yield). `d[k].append(x)` becomes
@@ -282,17 +282,20 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
         uses.retain(|u| *u != dv);
         uses.insert(0, dv);
     }
-    // Returned as is: what the function declares it returns (`-> str` → `""`) types the
-    // missing value for its callers, where a bare `.get(k)` would hand them `None`.
+    // Returned as is: what the function declares it returns (`-> str` → `""`) or returns on
+    // its other exits (`return ""`) types the missing value for its callers, where a bare
+    // `.get(k)` would hand them `None`.
     if returned && uses.is_empty() {
         if let Some(func) = shared::enclosing_function(ctx.module, ctx.located) {
             let text = ctx.module.text();
-            uses.extend(
-                shared::declared_defaults(func, text)
-                    .into_iter()
-                    .filter(|d| *d != "None")
-                    .map(String::from),
-            );
+            let declared = shared::declared_defaults(func, text)
+                .into_iter()
+                .map(String::from);
+            for dv in declared.chain(shared::other_literal_returns(ctx)) {
+                if dv != "None" && !uses.contains(&dv) {
+                    uses.push(dv);
+                }
+            }
         }
     }
     // Returned as is: the failing test's literal is, by definition, the missing key's value
@@ -314,17 +317,14 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
         Some(dv) => format!("use `{d}.get({key_arg}, {dv})`: `{dv}` when the key is missing"),
         None => format!("use `{d}.get({key_arg})`: None when the key is missing"),
     };
-    // 1. `.get` with the default the use needs; a mutated container was handled. Without
-    // one, a bare `.get(k)` comes last (issue 33): its `None` only moves the failure to
-    // whoever uses the value.
-    let bare = match (uses.first(), mutated) {
-        (_, Some(_)) => None,
-        (Some(dv), None) => {
-            out.push(fix(get_title(Some(dv)), vec![get(Some(dv))]));
-            None
-        }
-        (None, None) => Some(fix(get_title(None), vec![get(None)])),
-    };
+    // 1. `.get` with the default the use needs (or none); a mutated container was handled. A
+    // bare `.get(k)`, whose `None` only moves the failure to whoever uses the value, is
+    // proposed only when nothing types the value (issue 33).
+    match (uses.first(), mutated) {
+        (_, Some(_)) => {}
+        (Some(dv), None) => out.push(fix(get_title(Some(dv)), vec![get(Some(dv))])),
+        (None, None) => out.push(fix(get_title(None), vec![get(None)])),
+    }
     // 2-3. Membership guards.
     let guardable =
         (shared::is_simple_ref(&d)) && (shared::is_simple_ref(&k) || shared::is_plain_literal(&k));
@@ -354,7 +354,6 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
     for dv in uses.iter().skip(1).filter(|_| mutated.is_none()) {
         out.push(fix(get_title(Some(dv)), vec![get(Some(dv))]));
     }
-    out.extend(bare);
     out
 }
 
