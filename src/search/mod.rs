@@ -306,6 +306,85 @@ pub fn review_note() -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// The search's candidates for `source` (file `m.py`) at `lines`, with the test expecting
+    /// `expected`.
+    fn ranked(source: &str, lines: &[u32], expected: Option<&str>, test: &[Lit]) -> Vec<Ranked> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("m.py"), source).unwrap();
+        let suspicious: Vec<Suspicious> = lines
+            .iter()
+            .map(|&line| Suspicious {
+                file: "m.py".into(),
+                line,
+                score: 1.0,
+            })
+            .collect();
+        candidates(&SearchInput {
+            root: dir.path(),
+            suspicious: &suspicious,
+            expected,
+            expectation: None,
+            allow_tests: false,
+            frame: None,
+            words: &[],
+            test_literals: test,
+        })
+    }
+
+    /// Within a hint tier, every silencing edit (a deleted statement, a guard that returns
+    /// before the function's `log(...)`) comes after every other edit; the guards that would
+    /// write the test's `"hi"` into the module say so in `copied`, the others do not.
+    #[test]
+    fn silencing_edits_last_and_test_literals_marked() {
+        let src =
+            "def greeting(name):\n    text = f\"hi {name}\"\n    log(text)\n    return text\n";
+        let hi = [Lit::Str("hi".into())];
+        let all = ranked(src, &[2, 3, 4], Some("\"hi\""), &hi);
+        assert!(all.iter().any(|r| r.candidate.silencing.is_some()));
+        let first = all
+            .iter()
+            .position(|r| r.candidate.silencing.is_some())
+            .unwrap();
+        assert!(
+            all[first..].iter().all(|r| r.candidate.silencing.is_some()),
+            "{:#?}",
+            all.iter()
+                .map(|r| (&r.candidate.fix.title, r.candidate.silencing))
+                .collect::<Vec<_>>()
+        );
+        let deleted = all
+            .iter()
+            .find(|r| r.family == "delete-stmt")
+            .expect("a deleted statement");
+        assert_eq!(
+            deleted.candidate.silencing,
+            Some(crate::status::Silencing::Deleted)
+        );
+        let copying: Vec<&str> = all
+            .iter()
+            .filter(|r| r.copied.is_some())
+            .map(|r| r.candidate.fix.title.as_str())
+            .collect();
+        assert_eq!(
+            copying,
+            [
+                "guard `if not name: return \"hi\"` at m.py:2",
+                "guard `if name is None: return \"hi\"` at m.py:2"
+            ]
+        );
+        let none_guard = all
+            .iter()
+            .find(|r| r.candidate.fix.title == "guard `if not name: return None` at m.py:2")
+            .expect("the function's own value stands behind the test's");
+        assert_eq!(
+            none_guard.candidate.silencing,
+            Some(crate::status::Silencing::SkipsWork)
+        );
+        assert_eq!(none_guard.copied, None);
+    }
+
     /// The shipped priors (rules/search/priors.toml) name every family of edits.
     #[test]
     fn every_family_has_a_prior() {

@@ -190,7 +190,8 @@ pub fn function_mutants(
     // The test's literal, then what the function's other early exits return, else what it
     // declares (`-> int` → `0`), else `None`. A guard returning the test's literal is left out
     // before any run unless the module already holds it (`plan::literals`): the function's
-    // own value stands behind it.
+    // own value stands behind it. An empty expected value (`0`, `""`) is the type's and is
+    // never left out: it stands alone, as before.
     let early = early_return(body, text);
     let own = early
         .or_else(|| {
@@ -199,8 +200,9 @@ pub fn function_mutants(
                 .copied()
         })
         .unwrap_or("None");
+    let empty = |e: &str| crate::transform::common::empty_of_type(e) == Some(e);
     let mut values: Vec<&str> = expected.into_iter().collect();
-    if !values.contains(&own) {
+    if !values.contains(&own) && !expected.is_some_and(empty) {
         values.push(own);
     }
     let params: Vec<&str> = args

@@ -382,7 +382,9 @@ impl Work<'_, '_> {
             self.ctx.reason = Some(match stopped {
                 Some(Stop::SearchTime) => search::out_of_search_time(state.why, tried, self.s.opts),
                 Some(Stop::TimeBudget) => TIME_BUDGET_USED_UP.into(),
-                Some(Stop::Combine) | None => search::none_passed(state.why, tried),
+                Some(Stop::Combine) | None => {
+                    search::none_passed(state.why, tried, self.ctx.prechecked.test_literals)
+                }
             });
             if matches!(stopped, Some(Stop::Combine) | None) {
                 // No single edit fixed the cause: its best lead with a second edit (one at a

@@ -7,8 +7,9 @@
 //! 1. what another function assigns to the same name (`when = self.clock()` elsewhere);
 //! 2. what a call site passes for it (`fire(when=self.clock())`);
 //! 3. the default a sibling function gives the same parameter (`def due(self, when=0)`);
-//! 4. in a method, a call without arguments that the class makes on `self` elsewhere
-//!    (`self.clock()`): what the class computes on its own.
+//! 4. in a method, a call without arguments that the class makes on `self` elsewhere for its
+//!    value (`self.clock() + delay`; not `self.reset()` as a statement): what the class
+//!    computes on its own.
 //!
 //! A value must read only `self`/`cls` and names bound at module level (it is moved into
 //! another function), and is never `None`. At most [`MAX_VALUES`] are proposed. The
@@ -182,6 +183,14 @@ fn values_for(ctx: &Context, func: &Stmt, func_name: &str, name: &str) -> Vec<(S
         }
     };
     let roots: Vec<Node> = ctx.module.body().iter().map(Node::Stmt).collect();
+    // A call made as a statement is made for its effect (`self.reset()`), not for a value.
+    let mut for_effect: Vec<std::ops::Range<usize>> = Vec::new();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        if let Node::Stmt(Stmt::Expr(e)) = node {
+            for_effect.push(rng(e.value.range()));
+        }
+        matches!(node, Node::Stmt(_))
+    });
     let in_class = ctx.located.function.as_ref().is_some_and(|f| f.is_method);
     let class_range = ctx.located.class.as_ref().map(|c| c.range.clone());
     walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
@@ -231,7 +240,7 @@ fn values_for(ctx: &Context, func: &Stmt, func_name: &str, name: &str) -> Vec<(S
                 let same_class = class_range
                     .as_ref()
                     .is_some_and(|cr| cr.start <= r.start && r.end <= cr.end);
-                if in_class && self_call && same_class {
+                if in_class && self_call && same_class && !for_effect.contains(&r) {
                     add(3, call, "as the class computes it elsewhere".into());
                 }
             }

@@ -61,10 +61,12 @@ const PRICING: &str =
     "def total(price, qty, discount=0):\n    subtotal = price * qty\n    return subtotal + 2\n";
 
 /// The search's 3rd candidate (`2` → `1`) and its 4th (`price` → `qty`) both make
-/// `total(2, 1) == 3`; the 1st (`+` → `-`) and 2nd (`2` → `3`) do not. The expected value is
-/// a name, not a literal: an expected-value hint would move the 3rd candidate first. (`discount`
-/// shares the variable family's prior with `qty`: `price` has two alternatives, which puts
-/// `price` → `qty` 4th.)
+/// `total(2, 1) == 3`; the 1st (`+` → `-`) does not, and the 2nd (`2` → `3`) writes the test's
+/// expected 3 (the value pytest shows for `want`) into a module without a 3: it is left out
+/// before any run (issue 33), so the 3rd and 4th are the 2nd and 3rd tried. The expected value
+/// is a name, not a literal: an expected-value hint would move the 3rd candidate first.
+/// (`discount` shares the variable family's prior with `qty`: `price` has two alternatives,
+/// which puts `price` → `qty` 4th.)
 const PRICING_TEST: &str = "from pricing import total\n\n\ndef test_total():\n    want = 3\n    \
                             assert total(2, 1) == want\n";
 
@@ -130,10 +132,6 @@ fn the_best_ranked_passing_candidate_wins_though_a_worse_one_passes_first() {
                 "still_failing"
             ),
             (
-                "`2` → `3` at pricing.py:3 (1 test covers the line)",
-                "still_failing"
-            ),
-            (
                 "`2` → `1` at pricing.py:3 (1 test covers the line)",
                 "accepted"
             ),
@@ -146,7 +144,8 @@ fn the_best_ranked_passing_candidate_wins_though_a_worse_one_passes_first() {
         .iter()
         .map(|a| a["attempt"].as_u64().unwrap())
         .collect();
-    assert_eq!(attempt_numbers, [1, 2, 3]);
+    assert_eq!(attempt_numbers, [1, 2]);
+    assert_eq!(v["failures"][0]["test_literals"], 1);
     // The 4th candidate passed in its scratch copy before the 3rd's run had ended.
     let lines: Vec<String> = std::fs::read_to_string(&marker)
         .unwrap()

@@ -86,15 +86,24 @@ transform_cases! {
             exc: "KeyError: 'sep'",
             test_line: "assert mod.separator({})",
         }
-        // Nothing types the value: the membership guard (returning what the function's
-        // other exit returns) before a bare `.get(key)`, last.
-        key_bare_get_last {
+        // The function's other exit returns `""`: that types the value, and no bare
+        // `.get(key)` is proposed.
+        key_other_return_types_the_default {
             files: &[("mod.py", b"def option(options, key):\n    if not options:\n        return \"\"\n    return options[key]\n")],
             line: 4,
             func: Some("option"),
             caret: None,
             exc: "KeyError: 'sep'",
             test_line: "assert mod.option({\"x\": 1}, \"sep\")",
+        }
+        // Nothing types the value (the test wants `None`): a bare `.get(key)` is the repair.
+        key_bare_get_when_nothing_types_it {
+            files: &[("mod.py", b"def level(settings):\n    return settings[\"level\"]\n")],
+            line: 2,
+            func: Some("level"),
+            caret: None,
+            exc: "KeyError: 'level'",
+            test_line: "assert mod.level({}) is None",
         }
         // What the function declares it returns types the default: `""` before a bare `.get`.
         key_declared_default_before_bare_get {
@@ -140,6 +149,25 @@ fn the_assignment_ranks_before_every_guard() {
             cands[i].fix.title
         );
     }
+}
+
+#[test]
+fn a_call_made_for_its_effect_is_no_default() {
+    let case = Case {
+        files: &[("mod.py", b"class Timer:\n    def restart(self):\n        self.reset()\n\n    def reset(self):\n        self.start = 0\n\n    def elapsed(self, now=None):\n        return now - self.start\n")],
+        line: 9,
+        func: Some("elapsed"),
+        caret: Some("       ^^^^^^^^^^^^^^^^"),
+        exc: "TypeError: unsupported operand type(s) for -: 'NoneType' and 'int'",
+        test_line: "assert mod.Timer().elapsed() >= 0",
+        ..Case::MOD
+    };
+    let cands = plans::case_candidates("effect", &case);
+    assert!(
+        cands.iter().all(|c| !c.fix.title.starts_with("give")),
+        "{}",
+        render(&cands)
+    );
 }
 
 /// The candidates of `case` left after the test-literal filter, and those it dropped.
@@ -232,5 +260,30 @@ fn empty_values_are_the_types_not_the_tests() {
         kept.iter().any(|c| c.diff.contains("return 0")),
         "{}",
         render(&kept)
+    );
+}
+
+#[test]
+fn a_dict_of_data_is_no_table_of_defaults() {
+    let case = Case {
+        files: &[(
+            "mod.py",
+            b"ROWS = [{\"price\": 3}, {\"name\": \"gift\"}]\n\n\ndef total(rows):\n    return sum(row[\"price\"] for row in rows)\n",
+        )],
+        line: 5,
+        func: Some("total"),
+        exc: "KeyError: 'price'",
+        test_line: "assert mod.total(mod.ROWS) == 3",
+        ..Case::MOD
+    };
+    let cands = plans::case_candidates("data", &case);
+    assert_eq!(
+        cands[0].fix.title,
+        "use `row.get(\"price\", 0)`: `0` when the key is missing"
+    );
+    assert!(
+        cands.iter().all(|c| !c.diff.contains("\"price\", 3")),
+        "{}",
+        render(&cands)
     );
 }

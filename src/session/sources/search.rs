@@ -477,7 +477,8 @@ impl Work<'_, '_> {
             }
         }
         if plausible.is_empty() {
-            self.ctx.reason = Some(none_passed(why, tried));
+            let copied = self.ctx.prechecked.test_literals;
+            self.ctx.reason = Some(none_passed(why, tried, copied));
             // No single edit fixed the cause: its best lead with a second edit.
             return self.combine_lead(failure, why, test, deadline);
         }
@@ -772,11 +773,20 @@ pub(in crate::session) fn out_of_search_time(why: &str, tried: usize, opts: &Opt
     )
 }
 
-/// The reason when every candidate was tried.
-pub(in crate::session) fn none_passed(why: &str, tried: usize) -> String {
+/// The reason when every candidate was tried (`copied`: those left out for copying the
+/// test's expected literal, `plan::literals`).
+pub(in crate::session) fn none_passed(why: &str, tried: usize, copied: usize) -> String {
+    let left_out = match copied {
+        0 => String::new(),
+        n => format!(
+            " ({n} more left out before any run: {} the failing test's expected value into the \
+             code)",
+            if n == 1 { "it copies" } else { "they copy" }
+        ),
+    };
     format!(
         "{why}; the search tried all {tried} small edits at the suspicious statements and none \
-         passed"
+         passed{left_out}"
     )
 }
 

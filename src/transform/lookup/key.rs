@@ -6,14 +6,14 @@
 //! 1. `d.get('k', DEFAULT)` where the use shows a default (`d['k'] + 1` → `0`, `.append` →
 //!    `[]`, a string method → `""`, iterated or `len()` → `[]`, an element summed by
 //!    `sum(d['k'] for d in ds)` → `0`, joined by `SEP.join(...)` or formatted by `.format` →
-//!    `""`); before those, the value the module itself gives the same key elsewhere (`{"sep":
-//!    ","}`, `.get("sep", ",")`); for a returned value with no use, what the function
-//!    declares it returns (`-> str` → `""`);
+//!    `""`); before those, the value the module itself gives the same key elsewhere
+//!    (`DEFAULTS = {"sep": ","}`, `.get("sep", ",")`) when of the use's type; for a returned
+//!    value with no use, what the function declares or returns elsewhere (`-> str`,
+//!    `return ""` → `""`); `d.get('k')` only when nothing types the value;
 //! 2. in a loop, `if 'k' not in d: continue`;
 //! 3. a membership guard returning a default that fits the function
 //!    (`if 'k' not in d: return DEFAULT`);
-//! 4. the other defaults the use allows, then, when nothing types the value, `d.get('k')`
-//!    last: its `None` only moves the failure to whoever uses the value (issue 33).
+//! 4. the other defaults the use allows.
 //!
 //! When the statement returns the value and the failing test compares it with a literal, that
 //! literal is the default (it is what the missing key must yield). `d[k].append(x)` becomes
@@ -271,23 +271,31 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
     }
     let mut uses = use_defaults(ctx, t);
     let returned = shared::is_returned(ctx, &t.expr.range);
-    // What the code itself gives the key elsewhere (`{"sep": ","}`, `.get("sep", ",")`) is a
-    // value its consumers can use, of the type they expect: before any default of the type.
+    // What the code itself gives the key elsewhere (`DEFAULTS = {"sep": ","}`, `.get("sep",
+    // ",")`) is a value its consumers can use: before the default of the type the use shows,
+    // when it is of that type (or the use shows none).
+    let typed = uses.first().and_then(|u| shared::empty_of_type(u));
     for dv in key_defaults(ctx, t).into_iter().rev() {
+        if typed.is_some_and(|ty| shared::empty_of_type(&dv) != Some(ty)) {
+            continue;
+        }
         uses.retain(|u| *u != dv);
         uses.insert(0, dv);
     }
-    // Returned as is: what the function declares it returns (`-> str` → `""`) types the
-    // missing value for its callers, where a bare `.get(k)` would hand them `None`.
+    // Returned as is: what the function declares it returns (`-> str` → `""`) or returns on
+    // its other exits (`return ""`) types the missing value for its callers, where a bare
+    // `.get(k)` would hand them `None`.
     if returned && uses.is_empty() {
         if let Some(func) = shared::enclosing_function(ctx.module, ctx.located) {
             let text = ctx.module.text();
-            uses.extend(
-                shared::declared_defaults(func, text)
-                    .into_iter()
-                    .filter(|d| *d != "None")
-                    .map(String::from),
-            );
+            let declared = shared::declared_defaults(func, text)
+                .into_iter()
+                .map(String::from);
+            for dv in declared.chain(shared::other_literal_returns(ctx)) {
+                if dv != "None" && !uses.contains(&dv) {
+                    uses.push(dv);
+                }
+            }
         }
     }
     // Returned as is: the failing test's literal is, by definition, the missing key's value
@@ -309,17 +317,14 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
         Some(dv) => format!("use `{d}.get({key_arg}, {dv})`: `{dv}` when the key is missing"),
         None => format!("use `{d}.get({key_arg})`: None when the key is missing"),
     };
-    // 1. `.get` with the default the use needs; a mutated container was handled. Without
-    // one, a bare `.get(k)` comes last (issue 33): its `None` only moves the failure to
-    // whoever uses the value.
-    let bare = match (uses.first(), mutated) {
-        (_, Some(_)) => None,
-        (Some(dv), None) => {
-            out.push(fix(get_title(Some(dv)), vec![get(Some(dv))]));
-            None
-        }
-        (None, None) => Some(fix(get_title(None), vec![get(None)])),
-    };
+    // 1. `.get` with the default the use needs (or none); a mutated container was handled. A
+    // bare `.get(k)`, whose `None` only moves the failure to whoever uses the value, is
+    // proposed only when nothing types the value (issue 33).
+    match (uses.first(), mutated) {
+        (_, Some(_)) => {}
+        (Some(dv), None) => out.push(fix(get_title(Some(dv)), vec![get(Some(dv))])),
+        (None, None) => out.push(fix(get_title(None), vec![get(None)])),
+    }
     // 2-3. Membership guards.
     let guardable =
         (shared::is_simple_ref(&d)) && (shared::is_simple_ref(&k) || shared::is_plain_literal(&k));
@@ -349,12 +354,12 @@ fn fixes_for(ctx: &Context, t: &Target) -> Vec<Fix> {
     for dv in uses.iter().skip(1).filter(|_| mutated.is_none()) {
         out.push(fix(get_title(Some(dv)), vec![get(Some(dv))]));
     }
-    out.extend(bare);
     out
 }
 
-/// The literal values the module gives the same key elsewhere: in a dict display (`{"sep":
-/// ","}`) or as the default of a `.get("sep", ",")`, in source order, `None` left out.
+/// The literal values the module gives the same key elsewhere: in a dict display bound to a
+/// name that says defaults (`DEFAULTS = {"sep": ","}`) or as the default of a `.get("sep",
+/// ",")`, in source order, `None` left out.
 fn key_defaults(ctx: &Context, t: &Target) -> Vec<String> {
     use crate::syntax::walk::{self, Node};
     use rustpython_parser::ast::{Constant, Ranged};
@@ -373,9 +378,24 @@ fn key_defaults(ctx: &Context, t: &Target) -> Vec<String> {
     };
     let mut out: Vec<String> = Vec::new();
     let roots: Vec<Node> = ctx.module.body().iter().map(Node::Stmt).collect();
+    // A dict display is a table of defaults only when its name says so (`DEFAULTS = {...}`):
+    // elsewhere it is data (`ROWS = [{"price": 3}, ...]`), not what a missing key means.
+    let mut tables: Vec<Range<usize>> = Vec::new();
+    walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
+        if let Node::Stmt(rustpython_parser::ast::Stmt::Assign(a)) = node {
+            let named = a.targets.iter().any(|t| {
+                let name = ctx.module.text().get(shared::rng(t.range())).unwrap_or("");
+                name.to_ascii_lowercase().contains("default")
+            });
+            if named && matches!(a.value.as_ref(), Expr::Dict(_)) {
+                tables.push(shared::rng(a.value.range()));
+            }
+        }
+        true
+    });
     walk::walk(&roots, crate::syntax::MAX_AST_DEPTH, |node, _| {
         let found = match node {
-            Node::Expr(Expr::Dict(d)) => d
+            Node::Expr(Expr::Dict(d)) if tables.contains(&node.range()) => d
                 .keys
                 .iter()
                 .zip(&d.values)
