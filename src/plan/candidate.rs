@@ -47,6 +47,9 @@ pub struct Candidate {
 impl Candidate {
     /// Reads [`Candidate::silencing`] from the AST before and after (see [`super::shape`]).
     pub fn mark_silencing(&mut self) {
+        if !super::shape::may_change_shape(&self.fix.edits) {
+            return;
+        }
         let text = |b: &[u8]| {
             SourceFile::from_bytes(&self.path, b.to_vec())
                 .ok()

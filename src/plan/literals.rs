@@ -241,10 +241,29 @@ fn approx_args(c: &ast::ExprCall) -> Side {
     Side::Literals(out)
 }
 
+/// Whether `edits` can write one of `test` at all: a cheap textual test that spares the parse
+/// of the others (a number needs a digit, a string its text or a quote, `True` its word).
+pub fn may_introduce(edits: &[crate::edit::Edit], test: &[Lit]) -> bool {
+    edits.iter().any(|e| {
+        let c = e.content.as_str();
+        test.iter().any(|l| match l {
+            Lit::Num(_) => c.bytes().any(|b| b.is_ascii_digit()),
+            // A string that source writes with escapes may not appear as is.
+            Lit::Str(s) => {
+                c.contains(s.as_str())
+                    || (!s.chars().all(|ch| ch == ' ' || ch.is_ascii_graphic())
+                        && c.contains(['"', '\'']))
+            }
+            Lit::Bytes(_) => c.contains(['"', '\'']),
+            Lit::Bool(_) => c.contains("True"),
+        })
+    })
+}
+
 /// The first of `test` that `c` introduces into its module, if any (see the module docs). A
 /// file that does not decode or parse is not judged here.
 pub fn copied_literal(c: &Candidate, test: &[Lit]) -> Option<Lit> {
-    if test.is_empty() {
+    if test.is_empty() || !may_introduce(&c.fix.edits, test) {
         return None;
     }
     let before = SourceFile::from_bytes(&c.path, c.original.clone()).ok()?;

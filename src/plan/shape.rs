@@ -41,6 +41,19 @@ pub struct Shape {
     pub assigns: bool,
 }
 
+/// Whether an edit can make a candidate silence or assign at all (it writes `return`, `raise`,
+/// an exit, an assignment, or deletes): a cheap test that spares the parse of the others
+/// (an operator or a constant changed).
+pub fn may_change_shape(edits: &[Edit]) -> bool {
+    edits.iter().any(|e| {
+        let c = e.content.as_str();
+        (matches!(c.trim(), "" | "pass") && !e.range.is_empty())
+            || ["return", "raise", "exit", "abort", "quit", "="]
+                .iter()
+                .any(|w| c.contains(w))
+    })
+}
+
 /// The shape of the edit `original` → `patched` (decoded texts; `edits` are ranges of
 /// `original`). Nothing is said of a text that does not parse.
 pub fn shape(original: &str, patched: &str, edits: &[Edit]) -> Shape {

@@ -212,10 +212,13 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                 let diff = edit::unified_diff_bytes(file, source.bytes(), &patched);
                 // What the edit does to its function and which literals it brings (one parse:
                 // the original is at hand).
-                let after = fix
-                    .apply_text(&source)
-                    .ok()
-                    .and_then(|t| syntax::parse_text(&path, &t).ok());
+                // Most edits (an operator, a constant) can neither silence nor write the test's
+                // literal: they are not parsed again.
+                let after = (plan::shape::may_change_shape(&fix.edits)
+                    || plan::literals::may_introduce(&fix.edits, input.test_literals))
+                .then(|| fix.apply_text(&source).ok())
+                .flatten()
+                .and_then(|t| syntax::parse_text(&path, &t).ok());
                 let silencing = after
                     .as_ref()
                     .and_then(|a| plan::shape::shape_of(&module, a, &fix.edits).silencing);
