@@ -88,7 +88,19 @@ fn max_attempts_bounds_the_model_not_the_rules() {
         .iter()
         .map(|a| a["outcome"].as_str().unwrap())
         .collect();
-    assert_eq!(outcomes, ["still_failing", "accepted"]);
+    // The guard returning None ranks after the edits that keep the function's own kind of value
+    // (docs/proof.md, "What is never the first answer"): those are tried first and fail.
+    assert_eq!(
+        outcomes,
+        [
+            "still_failing",
+            "still_failing",
+            "progressed",
+            "still_failing",
+            "still_failing",
+            "accepted"
+        ]
+    );
     assert_eq!(
         p.read("words.py"),
         "def to_upper(text):\n    if text is None:\n        return None\n    words = text.split()\n    return \" \".join(w.upper() for w in words)\n"

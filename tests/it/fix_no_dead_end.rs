@@ -42,7 +42,8 @@ fn the_reason_names_the_transforms_that_declined_and_the_search_that_followed() 
              nothing that applies here (rule `attr-did-you-mean` (transform `attr_rename`): \
              proposed no edit at catalog.py:21; rule `attr-nearest` (transform `attr_rename`): \
              proposed no edit at catalog.py:21); the search tried all {} small edits at the \
-             suspicious statements and none passed",
+             suspicious statements and none passed (8 more left out before any run: they copy \
+             the failing test's expected value into the code)",
             tried.len()
         )
     );

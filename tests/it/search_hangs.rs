@@ -94,8 +94,10 @@ fn a_bisection_that_never_converges_is_fixed_at_the_loops_step() {
 fn a_recursion_that_steps_over_its_base_case_is_fixed() {
     let v = fixed("recursion_double_factorial");
     // 28 with the fix templates and one search for both tests (a cause of two tests runs each
-    // candidate to the end, for partial fitness); the bound keeps a runaway search visible.
-    assert!(v["pytest_runs"].as_u64().unwrap() <= 32, "{v}");
+    // candidate to the end, for partial fitness), 36 since the kept patch's two failing tests
+    // are repeated (proof-repeats) and the search weighs more plausible candidates; the bound
+    // keeps a runaway search visible.
+    assert!(v["pytest_runs"].as_u64().unwrap() <= 40, "{v}");
     let statuses: Vec<&str> = v["failures"]
         .as_array()
         .unwrap()

@@ -26,7 +26,7 @@ fn headline_project() -> Project {
 }
 
 /// `selfdebug fix --json FLAGS LOG` (the lazy baseline's path whatever the environment says),
-/// checked for the fix in three runs: exit 0, the guard's exact bytes, the log's test alone, the
+/// checked for the fix in four runs: exit 0, the guard's exact bytes, the log's test alone, the
 /// kept candidate's targeted run and the confirming full run, one attempt. Returns the JSON.
 fn fix_with_log(p: &Project, log: &std::path::Path, flags: &[&str]) -> serde_json::Value {
     let mut args = vec!["fix", "--json"];
@@ -42,7 +42,9 @@ fn fix_with_log(p: &Project, log: &std::path::Path, flags: &[&str]) -> serde_jso
     assert_eq!(out.status.code(), Some(0), "{j:#}");
     assert_eq!(j["final_status"], "pass");
     assert_eq!(p.read("pkg/text.py"), FIXED);
-    assert_eq!(j["pytest_runs"], 3, "{j:#}");
+    // The guard is unsafe: its test runs once more before the full run, the third run in a row
+    // (`proof-repeats`, docs/proof.md "Chance is not proof").
+    assert_eq!(j["pytest_runs"], 4, "{j:#}");
     let attempts = j["attempt_records"].as_array().unwrap();
     assert_eq!(attempts.len(), 1, "{j:#}");
     assert_eq!(attempts[0]["outcome"], "accepted");
@@ -100,7 +102,7 @@ fn sessions_conftest(marker: &std::path::Path) -> String {
 
 /// Cold runs and `--jobs 2`: the kept candidate's full run starts beside its targeted run
 /// (`session::alongside`), and the verdicts are those of one run after the other: the same
-/// bytes, the same three runs, one attempt. The phases' times do not overlap (their sum is
+/// bytes, the same four runs, one attempt. The phases' times do not overlap (their sum is
 /// within the run's duration).
 #[test]
 fn cold_runs_with_two_jobs_start_the_full_run_beside_the_candidates_targeted_run() {
@@ -118,7 +120,8 @@ fn cold_runs_with_two_jobs_start_the_full_run_beside_the_candidates_targeted_run
     assert!(sum <= j["duration_ms"].as_u64().unwrap(), "{j:#}");
     let sessions = std::fs::read_to_string(&marker).unwrap();
     let mut lines: Vec<&str> = sessions.lines().collect();
-    // The log's test alone on the original bytes, then the two runs of the candidate.
+    // The log's test alone on the original bytes, then the three runs of the candidate: its
+    // targeted run and its repeat (an unsafe guard, `proof-repeats`) beside the full run.
     assert_eq!(lines[..2], ["start targeted", "end targeted"], "{sessions}");
     lines[2..].sort();
     assert_eq!(
@@ -126,8 +129,11 @@ fn cold_runs_with_two_jobs_start_the_full_run_beside_the_candidates_targeted_run
         [
             "end full",
             "end targeted",
+            "end targeted",
             "start full",
             "start targeted",
+            "start targeted",
+            "together",
             "together"
         ],
         "{sessions}"
