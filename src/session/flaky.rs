@@ -106,7 +106,7 @@ impl Runs<'_> {
         if left.is_empty() {
             return Ok(Vec::new());
         }
-        let now = now_differs(ws);
+        let now = super::lazy::touched_now(ws);
         let Some(now) = now else {
             return Ok(Vec::new());
         };
@@ -168,21 +168,4 @@ impl Runs<'_> {
         self.flaky.stable.extend(left.iter().cloned());
         Ok(flaky)
     }
-}
-
-/// A touched file: its path, its original bytes and what it holds now.
-type Touched = (PathBuf, Vec<u8>, Vec<u8>);
-
-/// The touched files whose bytes are not the original's: (path, original, now); `None` when
-/// a touched file is gone (the original state cannot be rebuilt and put back exactly).
-fn now_differs(ws: &dyn Workspace) -> Option<Vec<Touched>> {
-    let mut now = Vec::new();
-    for (path, original) in ws.originals() {
-        match std::fs::read(&path) {
-            Ok(b) if b != original => now.push((path, original, b)),
-            Ok(_) => {}
-            Err(_) => return None,
-        }
-    }
-    Some(now)
 }

@@ -387,11 +387,11 @@ impl Runs<'_> {
 }
 
 /// A touched file: its path, its journaled original bytes, and what it holds now.
-type Touched = (PathBuf, Vec<u8>, Vec<u8>);
+pub(super) type Touched = (PathBuf, Vec<u8>, Vec<u8>);
 
 /// Every touched file whose bytes differ from its journaled original; `None` when one of them
 /// is gone (the original state cannot be rebuilt exactly).
-fn touched_now(ws: &dyn Workspace) -> Option<Vec<Touched>> {
+pub(super) fn touched_now(ws: &dyn Workspace) -> Option<Vec<Touched>> {
     let mut now = Vec::new();
     for (path, original) in ws.originals() {
         match std::fs::read(&path) {
