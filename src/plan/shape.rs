@@ -27,7 +27,7 @@ use crate::edit::Edit;
 use crate::status::Silencing;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{self, ParsedModule, MAX_AST_DEPTH};
-use crate::transform::common::{declared_defaults, rng};
+use crate::transform::common::{body_and_params, declared_defaults, rng};
 
 /// Deepest block nesting [`Finder`] descends (CPython's own limit is about 100).
 const MAX_BLOCK_DEPTH: usize = 200;
@@ -418,18 +418,9 @@ fn foreign_value(func: &Stmt, value: Option<&Expr>, text: &str, spans: &[Range<u
 /// Names the function binds itself (assigned, loop targets, `with ... as`), not its
 /// parameters: calls and stores on them stay inside the function.
 fn local_names(func: &Stmt) -> Vec<String> {
-    let (body, args) = match func {
-        Stmt::FunctionDef(f) => (&f.body, &f.args),
-        Stmt::AsyncFunctionDef(f) => (&f.body, &f.args),
-        _ => return Vec::new(),
+    let Some((body, params)) = body_and_params(func) else {
+        return Vec::new();
     };
-    let params: Vec<&str> = args
-        .posonlyargs
-        .iter()
-        .chain(&args.args)
-        .chain(&args.kwonlyargs)
-        .map(|a| a.def.arg.as_str())
-        .collect();
     let mut out: Vec<String> = Vec::new();
     let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
     walk::walk(&roots, MAX_AST_DEPTH, |node, _| match node {

@@ -377,6 +377,24 @@ pub fn other_literal_returns(ctx: &Context) -> Vec<String> {
     out
 }
 
+/// A function's body and the names of its parameters (positional-only, plain, keyword-only);
+/// `None` for any other statement.
+pub fn body_and_params(func: &Stmt) -> Option<(&[Stmt], Vec<&str>)> {
+    let (body, args) = match func {
+        Stmt::FunctionDef(f) => (&f.body, &f.args),
+        Stmt::AsyncFunctionDef(f) => (&f.body, &f.args),
+        _ => return None,
+    };
+    let params = args
+        .posonlyargs
+        .iter()
+        .chain(&args.args)
+        .chain(&args.kwonlyargs)
+        .map(|a| a.def.arg.as_str())
+        .collect();
+    Some((body, params))
+}
+
 /// What the enclosing function returns on its other early exits (`if ...: return X`, the
 /// `if` holding only the `return`), in source order: a parameter (`return default`), an
 /// attribute chain of `self`/`cls` (`return self._fallback`) or a plain literal other than
@@ -385,18 +403,9 @@ pub fn early_exit_values(ctx: &Context) -> Vec<String> {
     let Some(func) = enclosing_function(ctx.module, ctx.located) else {
         return Vec::new();
     };
-    let (body, args) = match func {
-        Stmt::FunctionDef(f) => (&f.body, &f.args),
-        Stmt::AsyncFunctionDef(f) => (&f.body, &f.args),
-        _ => return Vec::new(),
+    let Some((body, params)) = body_and_params(func) else {
+        return Vec::new();
     };
-    let params: Vec<&str> = args
-        .posonlyargs
-        .iter()
-        .chain(&args.args)
-        .chain(&args.kwonlyargs)
-        .map(|a| a.def.arg.as_str())
-        .collect();
     let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
     let mut out: Vec<String> = Vec::new();
     walk::walk(&roots, MAX_AST_DEPTH, |node, _| match node {
