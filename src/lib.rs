@@ -34,6 +34,7 @@ pub mod session;
 pub mod source;
 pub mod status;
 pub mod stdio;
+pub mod suggest;
 pub mod syntax;
 pub mod trace_times;
 pub mod traceback;

@@ -185,8 +185,16 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
 pub fn settings(root: &ProjectRoot, flags: &Flags) -> Result<(Settings, RuleSet), String> {
     let config = Config::load(root.path()).map_err(|e| e.to_string())?;
     let mut rules = RuleSet::load(root.path()).map_err(|e| e.to_string())?;
-    let settings = Settings::resolve(root, &config, flags, &rules).map_err(|e| e.to_string())?;
-    settings.selection.apply(&mut rules);
+    // Config sits below the engines: the ids its selectors may name are handed to it.
+    let selectable: Vec<String> = rules
+        .rules()
+        .iter()
+        .map(|r| r.id.clone())
+        .chain(crate::search::rule_ids())
+        .collect();
+    let settings =
+        Settings::resolve(root, &config, flags, &selectable).map_err(|e| e.to_string())?;
+    rules.retain(|r| settings.selection.enabled(&r.id));
     Ok((settings, rules))
 }
 

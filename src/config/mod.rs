@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::rules::Category;
+use crate::status::Category;
 use tree::{Located, Node};
 
 pub use glob::Pattern;
@@ -284,13 +284,9 @@ impl Reader<'_> {
 
     fn unknown(&self, key: &Located<String>, known: &[&str], table: &str) -> ConfigError {
         let k = key.value.as_str();
-        let hint = crate::transform::suggest::best_match(
-            known,
-            k,
-            crate::transform::suggest::Impl::Traceback,
-        )
-        .map(|m| format!(" (did you mean '{m}'?)"))
-        .unwrap_or_default();
+        let hint = crate::suggest::best_match(known, k, crate::suggest::Impl::Traceback)
+            .map(|m| format!(" (did you mean '{m}'?)"))
+            .unwrap_or_default();
         let place = if table == "the top level" {
             String::new()
         } else {

@@ -6,8 +6,6 @@
 //! specificity `ignore` wins, as in Ruff. A selector that matches no rule is an error, as
 //! Ruff's unknown rule selectors are (a typo would silently select nothing).
 
-use crate::rules::RuleSet;
-
 /// A selector as written, and the line it is on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selector {
@@ -73,21 +71,11 @@ impl RuleSelection {
         }
     }
 
-    /// The rules of `set` this selection keeps.
-    pub fn apply(&self, set: &mut RuleSet) {
-        set.retain(|r| self.enabled(&r.id));
-    }
-
-    /// Every selector must match a rule of `set` (built in or the project's own). The error is
-    /// the offending selector's line and a message with the nearest id or prefix.
-    pub fn check(&self, set: &RuleSet) -> Result<(), (usize, String)> {
-        let search = crate::search::rule_ids();
-        let ids: Vec<&str> = set
-            .rules()
-            .iter()
-            .map(|r| r.id.as_str())
-            .chain(search.iter().map(String::as_str))
-            .collect();
+    /// Every selector must match one of `ids`, the selectable rule ids (built in, the project's
+    /// own, and the search's families). The error is the offending selector's line and a
+    /// message with the nearest id or prefix.
+    pub fn check(&self, ids: &[String]) -> Result<(), (usize, String)> {
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
         let lists = [
             ("select", self.select.as_deref().unwrap_or(&[])),
             ("extend-select", &self.extend_select[..]),
@@ -125,8 +113,7 @@ fn nearest(ids: &[&str], wrong: &str) -> Option<String> {
     }
     // Prefixes of the same length as the typo first: `nul-guard` is `null-guard`, not `null`.
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    crate::transform::suggest::best_match(&refs, wrong, crate::transform::suggest::Impl::Traceback)
-        .map(str::to_string)
+    crate::suggest::best_match(&refs, wrong, crate::suggest::Impl::Traceback).map(str::to_string)
 }
 
 #[cfg(test)]
@@ -181,7 +168,9 @@ mod tests {
 
     #[test]
     fn unknown_selectors_are_errors_with_a_suggestion() {
-        let set = RuleSet::builtin().unwrap();
+        let ids: Vec<String> = ["null-guard-call", "null-guard-attribute", "type-str-concat"]
+            .map(String::from)
+            .to_vec();
         let s = RuleSelection {
             ignore: vec![Selector {
                 text: "nul-guard".into(),
@@ -190,16 +179,16 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            s.check(&set),
+            s.check(&ids),
             Err((
                 7,
                 "'nul-guard' in ignore matches no rule (did you mean 'null-guard'?)".into()
             ))
         );
         let ok = RuleSelection {
-            select: Some(sel(&["ALL", "type", "zero-div-guard"])),
+            select: Some(sel(&["ALL", "type", "null-guard-call"])),
             ..Default::default()
         };
-        assert_eq!(ok.check(&set), Ok(()));
+        assert_eq!(ok.check(&ids), Ok(()));
     }
 }

@@ -14,8 +14,8 @@ use super::{At, Config, ConfigError, ConfigFile, LlmConfig, Pattern, RuleSelecti
 use crate::category::Budgets;
 use crate::command::CommandJudge;
 use crate::project::ProjectRoot;
-use crate::rules::{Category, RuleSet};
 use crate::sandbox::Sandbox;
+use crate::status::Category;
 use crate::worker::Mode;
 
 /// The default of `--max-attempts` (the original design's).
@@ -131,15 +131,18 @@ pub const WORKER: Setting<Mode> = setting("worker", "--worker", Mode::Auto);
 pub const XDIST: Setting<bool> = setting("xdist", "--no-xdist", true);
 
 /// The file's rule selection names rules that exist (a `file:line` error otherwise).
-fn check_selection(config: &Config, rules: &RuleSet) -> Result<(), SettingsError> {
+fn check_selection(config: &Config, selectable: &[String]) -> Result<(), SettingsError> {
     if let Some(file) = &config.file {
-        config.selection.check(rules).map_err(|(line, problem)| {
-            SettingsError::Config(ConfigError {
-                file: super::shown_path(&file.path),
-                line: Some(line),
-                problem,
-            })
-        })?;
+        config
+            .selection
+            .check(selectable)
+            .map_err(|(line, problem)| {
+                SettingsError::Config(ConfigError {
+                    file: super::shown_path(&file.path),
+                    line: Some(line),
+                    problem,
+                })
+            })?;
     }
     Ok(())
 }
@@ -383,8 +386,9 @@ impl Merge {
 }
 
 impl Settings {
-    /// Merges `flags` over `config` for the project at `root`. `rules` (built in and the
-    /// project's own, before the selection) checks that every rule selector names a rule. A bad
+    /// Merges `flags` over `config` for the project at `root`. `selectable` (the ids of the
+    /// rules, built in and the project's own, before the selection, and of the search's
+    /// families) checks that every rule selector names a rule. A bad
     /// `--budget` spec is an `Err` of the flag's own. What the command finds out after its
     /// other checks (the log, the judge, bwrap, the checked pytest arguments and their notes)
     /// is left empty here.
@@ -392,9 +396,9 @@ impl Settings {
         root: &ProjectRoot,
         config: &Config,
         flags: &Flags,
-        rules: &RuleSet,
+        selectable: &[String],
     ) -> Result<Settings, SettingsError> {
-        check_selection(config, rules)?;
+        check_selection(config, selectable)?;
         let mut m = Merge { shown: Vec::new() };
         // In `selfdebug config`'s order: sorted by key.
         let all_or_nothing = m.pick(
@@ -525,12 +529,10 @@ impl Settings {
             file: config.file.clone(),
             shadowed: config.shadowed.clone(),
             shown: m.shown,
-            rules_off: rules
-                .rules()
+            rules_off: selectable
                 .iter()
-                .map(|r| r.id.clone())
-                .chain(crate::search::rule_ids())
                 .filter(|id| !config.selection.enabled(id))
+                .cloned()
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect(),
@@ -617,8 +619,8 @@ mod tests {
         }
         let root = ProjectRoot::find(Some(d.path())).unwrap();
         let config = Config::load(root.path()).unwrap();
-        let rules = RuleSet::builtin().unwrap();
-        Settings::resolve(&root, &config, flags, &rules).unwrap()
+        let ids = ["null-guard-call".to_string()];
+        Settings::resolve(&root, &config, flags, &ids).unwrap()
     }
 
     fn shown<'a>(s: &'a Settings, key: &str) -> &'a Shown {

@@ -426,7 +426,7 @@ impl DataMutator<'_> {
             // The misspelled key closest to the word.
             let near = keys
                 .iter()
-                .map(|(e, k)| (crate::transform::suggest::distance(k, w), *e, *k))
+                .map(|(e, k)| (crate::suggest::distance(k, w), *e, *k))
                 .filter(|(d, _, k)| {
                     let n = k.chars().count().min(w.chars().count());
                     n >= 3 && *d <= 4 && *d < n

@@ -457,7 +457,7 @@ impl FormatMutator<'_, '_> {
             }
             let mut near: Vec<(usize, &String)> = unused
                 .iter()
-                .map(|n| (crate::transform::suggest::distance(field, n), *n))
+                .map(|n| (crate::suggest::distance(field, n), *n))
                 .collect();
             near.sort();
             near.dedup();

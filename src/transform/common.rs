@@ -8,9 +8,9 @@ use regex::Regex;
 use rustpython_parser::ast::{Expr, Ranged, Stmt};
 
 use crate::edit::Edit;
+use crate::suggest::distance;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{Clause, Located, ParsedModule, StmtKind, SubExpr, MAX_AST_DEPTH};
-use crate::transform::suggest::distance;
 use crate::transform::Context;
 
 pub fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {

@@ -14,7 +14,6 @@ pub mod null_keys;
 mod null_target;
 pub mod sinks;
 pub mod stdlib;
-pub mod suggest;
 pub mod syntax_fix;
 pub mod types;
 

@@ -5,7 +5,7 @@
 //! say how safe its fix is:
 //! - `hint`: Python's own `Did you mean: 'Y'?` (`Y` may be `self.y`); when the message has
 //!   none (pytest's long style never prints it), the one CPython would make, computed with its
-//!   own algorithm ([`super::suggest`]) from the frame's names the probe saw, else from the
+//!   own algorithm ([`crate::suggest`]) from the frame's names the probe saw, else from the
 //!   names the source binds;
 //! - `nearest`: the names visible at the statement nearest to `X` by edit distance: locals
 //!   and parameters bound before the statement, enclosing functions, module globals and
@@ -38,9 +38,9 @@ use rustpython_parser::ast::{Expr, Stmt};
 use serde::{Deserialize, Serialize};
 
 use super::imports::{self, NewImport};
-use super::suggest;
 use super::Context;
 use crate::edit::{Edit, Fix};
+use crate::suggest;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{SubExprKind, MAX_AST_DEPTH};
 use scope::Scope;

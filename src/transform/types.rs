@@ -28,9 +28,10 @@ use rustpython_parser::ast::{self, Expr, Ranged, Stmt};
 use serde::{Deserialize, Serialize};
 
 use super::common::one_line;
-use super::{suggest, Context};
+use super::Context;
 use crate::edit::{Edit, Fix};
 use crate::source::SourceFile;
+use crate::suggest;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{self, ParsedModule, StmtKind, SubExpr, SubExprKind, MAX_AST_DEPTH};
 

@@ -2,7 +2,7 @@
 //! transpositions, long names, names over 40 characters, 750 candidates and more, non-ASCII,
 //! hidden `_names`, no match), every Python 3.12+ interpreter found formats real
 //! `NameError`/`AttributeError`/`TypeError` exceptions with `traceback.TracebackException`, in
-//! one run per interpreter, and `selfdebug::transform::suggest` must print the same suggestion.
+//! one run per interpreter, and `selfdebug::suggest` must print the same suggestion.
 //!
 //! Interpreters: `$SELFDEBUG_TEST_PYTHONS` (`:`-separated), `python3.12`..`python3.15` and
 //! `python3` on PATH, and pyenv's versions; only those that run and are 3.12+ count.
@@ -12,7 +12,7 @@ use crate::support;
 use std::path::PathBuf;
 use std::process::Command;
 
-use selfdebug::transform::suggest::{self, Impl, NameScope};
+use selfdebug::suggest::{self, Impl, NameScope};
 use serde_json::{json, Value};
 
 /// One typo and the names around it.

@@ -25,11 +25,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::edit::{Edit, Fix};
 use crate::source::SourceFile;
+use crate::suggest;
 use crate::syntax::mangle;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{self, ParsedModule, SubExpr, SubExprKind, MAX_AST_DEPTH};
 use crate::transform::common::{self as shared, rng};
-use crate::transform::{suggest, Context};
+use crate::transform::Context;
 
 /// Modules read to find a class or module definition, at most.
 const MAX_FILES: usize = 12;

@@ -6,9 +6,9 @@ use std::ops::Range;
 
 use rustpython_parser::ast::{self, Constant, Expr, ExprContext, Operator, Pattern, Ranged, Stmt};
 
+use crate::suggest::{distance, MOVE_COST};
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
-use crate::transform::suggest::{distance, MOVE_COST};
 
 pub(crate) fn range_of<T: Ranged>(n: &T) -> Range<usize> {
     n.range().start().to_usize()..n.range().end().to_usize()
