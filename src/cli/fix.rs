@@ -140,9 +140,10 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
     }
 }
 
-/// The command line's values, `None` where a flag was not given (the file or default then
-/// decides).
+/// The command line's values: each declared setting a flag gives (the file or the default
+/// decides the others).
 fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
+    use crate::config::declared::*;
     let tri = |on: bool, off: bool| match (on, off) {
         (true, _) => Some(true),
         (_, true) => Some(false),
@@ -152,30 +153,35 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
         test: args.test.clone(),
         dry_run: args.dry_run,
         no_validate: args.no_validate,
-        max_attempts: args.max_attempts,
         budget: args.budget.clone(),
-        timeout: args.python.timeout,
-        test_timeout: args.test_timeout,
-        time_budget: args.time_budget,
-        search_time: args.search_time,
-        proof_repeats: args.proof_repeats,
-        jobs: args.jobs.map(|n| (n, "--jobs")),
-        // Typed relative to where the user is; pytest runs in the root.
-        pytest_args: (!args.pytest_args.is_empty())
-            .then(|| root.rebase_args(&args.pytest_args, cwd)),
-        python: args.python.python.clone(),
-        safe_only: tri(args.safe_only, args.no_safe_only),
-        allow_tests: tri(args.allow_tests, args.no_allow_tests),
-        all_or_nothing: tri(args.all_or_nothing, args.no_all_or_nothing),
-        backup_dir: args.backup_dir.clone(),
-        backup_max_age: args.backup_max_age,
-        audit_log: args.audit_log.clone(),
-        sandbox: args.sandbox.then_some(true),
-        install_missing: args.install_missing.then_some(true),
-        xdist: args.no_xdist.then_some(false),
-        worker: args.worker.map(|m| (m, "--worker")),
         ..Flags::default()
     };
+    flags.given(&MAX_ATTEMPTS, args.max_attempts);
+    flags.given(&TIMEOUT, args.python.timeout.map(Some));
+    flags.given(&TEST_TIMEOUT, args.test_timeout);
+    flags.given(&TIME_BUDGET, args.time_budget);
+    flags.given(&SEARCH_TIME, args.search_time);
+    flags.given(&PROOF_REPEATS, args.proof_repeats);
+    flags.given(&JOBS, args.jobs.map(Some));
+    // Typed relative to where the user is; pytest runs in the root.
+    flags.given(
+        &PYTEST_ARGS,
+        (!args.pytest_args.is_empty()).then(|| root.rebase_args(&args.pytest_args, cwd)),
+    );
+    flags.given(&PYTHON, args.python.python.clone().map(Some));
+    flags.given(&SAFE_ONLY, tri(args.safe_only, args.no_safe_only));
+    flags.given(&ALLOW_TESTS, tri(args.allow_tests, args.no_allow_tests));
+    flags.given(
+        &ALL_OR_NOTHING,
+        tri(args.all_or_nothing, args.no_all_or_nothing),
+    );
+    flags.given(&BACKUP_DIR, args.backup_dir.clone().map(Some));
+    flags.given(&BACKUP_MAX_AGE, args.backup_max_age);
+    flags.given(&AUDIT_LOG, args.audit_log.clone().map(Some));
+    flags.given(&SANDBOX, args.sandbox.then_some(true));
+    flags.given(&INSTALL_MISSING, args.install_missing.then_some(true));
+    flags.given(&XDIST, args.no_xdist.then_some(false));
+    flags.given(&WORKER, args.worker);
     args.llm.given(&mut flags);
     flags
 }
@@ -200,13 +206,13 @@ pub fn settings(root: &ProjectRoot, flags: &Flags) -> Result<(Settings, RuleSet)
 
 /// `SELFDEBUG_JOBS`, as `--jobs` (a flag given wins); set but not a whole number ≥ 1 is bad
 /// input, as `--jobs 0` is.
-fn jobs_from_env() -> Result<Option<(u64, &'static str)>, String> {
+fn jobs_from_env() -> Result<Option<u64>, String> {
     let Some(v) = std::env::var_os("SELFDEBUG_JOBS") else {
         return Ok(None);
     };
     let text = v.to_string_lossy();
     match text.trim().parse::<u64>() {
-        Ok(n) if n >= 1 => Ok(Some((n, "SELFDEBUG_JOBS"))),
+        Ok(n) if n >= 1 => Ok(Some(n)),
         _ => Err(format!(
             "SELFDEBUG_JOBS={text:?}: expected a whole number of jobs, at least 1"
         )),
@@ -215,13 +221,13 @@ fn jobs_from_env() -> Result<Option<(u64, &'static str)>, String> {
 
 /// `SELFDEBUG_WORKER`, as `--worker` (a flag given wins); set but neither auto nor off is bad
 /// input.
-fn worker_from_env() -> Result<Option<(crate::worker::Mode, &'static str)>, String> {
+fn worker_from_env() -> Result<Option<crate::worker::Mode>, String> {
     let Some(v) = std::env::var_os("SELFDEBUG_WORKER") else {
         return Ok(None);
     };
     let text = v.to_string_lossy();
     crate::worker::Mode::parse(&text)
-        .map(|m| Some((m, "SELFDEBUG_WORKER")))
+        .map(Some)
         .ok_or_else(|| format!("SELFDEBUG_WORKER={text:?}: expected auto or off"))
 }
 
@@ -234,11 +240,16 @@ fn run_in(
     let dry_run = args.dry_run || args.no_validate;
     let cwd = std::env::current_dir().unwrap_or_else(|_| root.path().to_path_buf());
     let mut flags = flags(args, root, &cwd);
-    if flags.jobs.is_none() {
-        flags.jobs = jobs_from_env().map_err(Stop::bad)?;
+    use crate::config::declared::{JOBS, WORKER};
+    if flags.given.get(&JOBS).is_none() {
+        if let Some(n) = jobs_from_env().map_err(Stop::bad)? {
+            flags.set_by(&JOBS, Some(n), "SELFDEBUG_JOBS");
+        }
     }
-    if flags.worker.is_none() {
-        flags.worker = worker_from_env().map_err(Stop::bad)?;
+    if flags.given.get(&WORKER).is_none() {
+        if let Some(mode) = worker_from_env().map_err(Stop::bad)? {
+            flags.set_by(&WORKER, mode, "SELFDEBUG_WORKER");
+        }
     }
     let t = crate::trace_times::span("settings read");
     let (mut settings, rules) = settings(root, &flags).map_err(Stop::bad)?;

@@ -37,26 +37,28 @@ impl LlmArgs {
     /// Puts what the flags and the `SELFDEBUG_LLM*` variables say (they win over the file's
     /// `[tool.selfdebug.llm]`) into `flags`, with the name that said each.
     pub fn given(&self, flags: &mut Flags) {
-        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        flags.llm = if self.llm {
-            Some((true, "--llm"))
-        } else if llm::enabled_by_env() {
-            Some((true, "SELFDEBUG_LLM"))
-        } else {
-            None
+        use crate::config::declared::{
+            LLM_ENABLED, LLM_MAX_CALLS, LLM_MAX_TOKENS, LLM_MODEL, LLM_URL,
         };
-        flags.llm_url = self
-            .llm_url
-            .clone()
-            .map(|u| (u, "--llm-url"))
-            .or_else(|| env("SELFDEBUG_LLM_URL").map(|u| (u, "SELFDEBUG_LLM_URL")));
-        flags.llm_model = self
-            .llm_model
-            .clone()
-            .map(|m| (m, "--llm-model"))
-            .or_else(|| env("SELFDEBUG_LLM_MODEL").map(|m| (m, "SELFDEBUG_LLM_MODEL")));
-        flags.llm_max_calls = self.llm_max_calls;
-        flags.llm_max_tokens = self.llm_max_tokens;
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        if self.llm {
+            flags.set(&LLM_ENABLED, true);
+        } else if llm::enabled_by_env() {
+            flags.set_by(&LLM_ENABLED, true, "SELFDEBUG_LLM");
+        }
+        // A flag, else its variable.
+        for (setting, flag, var) in [
+            (&LLM_URL, &self.llm_url, "SELFDEBUG_LLM_URL"),
+            (&LLM_MODEL, &self.llm_model, "SELFDEBUG_LLM_MODEL"),
+        ] {
+            match (flag, env(var)) {
+                (Some(v), _) => flags.set(setting, v.clone()),
+                (None, Some(v)) => flags.set_by(setting, v, var),
+                (None, None) => {}
+            }
+        }
+        flags.given(&LLM_MAX_CALLS, self.llm_max_calls);
+        flags.given(&LLM_MAX_TOKENS, self.llm_max_tokens);
         flags.llm_cache = self.llm_no_cache.then_some(false);
     }
 }

@@ -481,39 +481,33 @@ fn parse_worker(s: &str) -> Result<crate::worker::Mode, String> {
 mod tests {
     use clap::CommandFactory;
 
-    /// The defaults the help of `fix` names are the ones `config` resolves to.
+    /// Every declared setting's flag is an argument of `fix`, and a whole-number default is the
+    /// one its help names (`(default 4)`): the help and the declaration say the same.
     #[test]
-    fn fix_help_names_the_config_defaults() {
+    fn fix_takes_every_declared_flag_and_its_help_names_the_default() {
+        use crate::config::declared::{Raw, DECLARED, JOBS};
         let cli = super::Cli::command();
         let fix = cli.find_subcommand("fix").unwrap();
-        let help = |id: &str| {
-            let arg = fix.get_arguments().find(|a| a.get_id() == id).unwrap();
-            arg.get_help().unwrap().to_string()
-        };
-        for (id, default) in [
-            (
-                "max_attempts",
-                u64::from(crate::config::DEFAULT_MAX_ATTEMPTS),
-            ),
-            ("time_budget", crate::config::DEFAULT_TIME_BUDGET.as_secs()),
-            ("search_time", crate::config::DEFAULT_SEARCH_TIME.as_secs()),
-            (
-                "proof_repeats",
-                u64::from(crate::config::settings::DEFAULT_PROOF_REPEATS),
-            ),
-            (
-                "backup_max_age",
-                crate::config::settings::DEFAULT_BACKUP_MAX_AGE_DAYS,
-            ),
-            (
-                "test_timeout",
-                crate::runner::DEFAULT_TEST_TIMEOUT.as_secs(),
-            ),
-        ] {
-            assert!(help(id).contains(&format!("(default {default}")), "{id}");
+        for d in DECLARED {
+            // `-- PYTEST_ARGS` is the trailing argument, not a flag; the file-only keys have none.
+            let Some(long) = d.flag.strip_prefix("--").filter(|l| !l.starts_with(' ')) else {
+                continue;
+            };
+            let arg = fix
+                .get_arguments()
+                .find(|a| a.get_long() == Some(long))
+                .unwrap_or_else(|| panic!("{} declares {}, which fix lacks", d.key, d.flag));
+            if let Raw::Int(n) = (d.default)() {
+                let help = arg.get_help().unwrap().to_string();
+                assert!(help.contains(&format!("(default {n}")), "{}: {help}", d.key);
+            }
         }
+        let help = |long: &str| {
+            let arg = fix.get_arguments().find(|a| a.get_long() == Some(long));
+            arg.unwrap().get_help().unwrap().to_string()
+        };
         let jobs = format!("at most {}", crate::config::MAX_DEFAULT_JOBS);
         assert!(help("jobs").contains(&jobs));
-        assert!(crate::config::settings::JOBS.unset.contains(&jobs));
+        assert!(JOBS.unset.contains(&jobs));
     }
 }

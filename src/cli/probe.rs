@@ -2,6 +2,7 @@
 //! probe saw.
 
 use super::{error, log_name, read_log, ProbeArgs};
+use crate::config::declared;
 use crate::probe::{self, ProbeError, ProbeRequest};
 use crate::report::format::wants_json;
 use crate::runner::{self, RunSpec};
@@ -53,11 +54,9 @@ fn env_err(msg: impl ToString) -> Failed {
 fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
     let project = crate::project::ProjectRoot::find(args.root.as_deref()).map_err(bad)?;
     // `python` and `timeout` of the configuration file apply here too (flags first).
-    let flags = crate::config::Flags {
-        python: args.python.python.clone(),
-        timeout: args.python.timeout,
-        ..Default::default()
-    };
+    let mut flags = crate::config::Flags::default();
+    flags.given(&declared::PYTHON, args.python.python.clone().map(Some));
+    flags.given(&declared::TIMEOUT, args.python.timeout.map(Some));
     let (settings, _rules) = super::fix::settings(&project, &flags).map_err(bad)?;
     let root = project.path().to_path_buf();
     // Bad input is found before anything runs.

@@ -8,6 +8,7 @@
 //! file and line: `pyproject.toml:12: unknown key 'max-atempts' in [tool.selfdebug] (did you
 //! mean 'max-attempts'?)`.
 
+pub mod declared;
 pub mod glob;
 pub mod select;
 pub mod settings;
@@ -20,47 +21,16 @@ use std::path::{Path, PathBuf};
 use crate::status::Category;
 use tree::{Located, Node};
 
+pub use declared::{
+    Declared, Kind, Layer, Raw, Setting, Value, DEFAULT_MAX_ATTEMPTS, DEFAULT_SEARCH_TIME,
+    DEFAULT_TIME_BUDGET, MAX_DEFAULT_JOBS,
+};
 pub use glob::Pattern;
 pub use select::{RuleSelection, Selector};
-pub use settings::{
-    default_jobs, Flags, Setting, Settings, SettingsError, Shown, Source, DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_SEARCH_TIME, DEFAULT_TIME_BUDGET, MAX_DEFAULT_JOBS,
-};
+pub use settings::{default_jobs, Flags, Settings, SettingsError, Shown, Source};
 
 /// The file names looked for in the root, strongest first.
 pub const FILES: [&str; 3] = [".selfdebug.toml", "selfdebug.toml", "pyproject.toml"];
-
-/// The keys of the settings table, sorted (for "did you mean" and the docs).
-pub const KEYS: [&str; 25] = [
-    "all-or-nothing",
-    "allow-tests",
-    "audit-log",
-    "backup-dir",
-    "backup-max-age",
-    "budget",
-    "extend-exclude",
-    "extend-select",
-    "ignore",
-    "install-missing",
-    "jobs",
-    "llm",
-    "max-attempts",
-    "proof-repeats",
-    "pytest-args",
-    "python",
-    "safe-only",
-    "sandbox",
-    "search-time",
-    "select",
-    "test-timeout",
-    "time-budget",
-    "timeout",
-    "worker",
-    "xdist",
-];
-
-/// The keys of the `llm` sub-table (the LLM fallback's settings).
-pub const LLM_KEYS: [&str; 5] = ["enabled", "max-calls", "max-tokens", "model", "url"];
 
 /// A value and the 1-based line it was written on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,53 +59,27 @@ impl ConfigFile {
     }
 }
 
-/// `[tool.selfdebug.llm]`: the OpenAI-compatible fallback's settings. The key is never
-/// read from a file (only from the environment), so a committed pyproject.toml cannot leak it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LlmConfig {
-    pub enabled: Option<At<bool>>,
-    pub url: Option<At<String>>,
-    pub model: Option<At<String>>,
-    pub max_calls: Option<At<u32>>,
-    pub max_tokens: Option<At<u32>>,
-}
-
 /// What the file says; `None` or empty: not set there.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
     pub file: Option<ConfigFile>,
     /// Weaker files in the root that also hold settings and are ignored (Ruff's precedence).
     pub shadowed: Vec<&'static str>,
-    pub max_attempts: Option<At<u32>>,
+    /// Every declared setting the file sets, with its line (paths already resolved against
+    /// the file's directory; `python`'s bare name left for PATH).
+    pub values: Layer<usize>,
     pub budget: BTreeMap<Category, At<u32>>,
-    pub timeout: Option<At<u64>>,
-    pub test_timeout: Option<At<u64>>,
-    pub time_budget: Option<At<u64>>,
-    pub search_time: Option<At<u64>>,
-    pub proof_repeats: Option<At<u32>>,
-    /// Candidates proven at once (`--jobs`).
-    pub jobs: Option<At<u64>>,
-    pub pytest_args: Option<At<Vec<String>>>,
-    /// Resolved against the file's directory when it has a `/`; a bare name is looked up on
-    /// PATH (as `--python python3.12`).
-    pub python: Option<At<PathBuf>>,
-    pub safe_only: Option<At<bool>>,
-    pub allow_tests: Option<At<bool>>,
-    pub all_or_nothing: Option<At<bool>>,
-    /// Absolute (relative paths are resolved against the file's directory).
-    pub backup_dir: Option<At<PathBuf>>,
-    /// Days after which backups of ended runs are pruned (0: never).
-    pub backup_max_age: Option<At<u64>>,
-    pub audit_log: Option<At<PathBuf>>,
-    pub sandbox: Option<At<bool>>,
-    pub install_missing: Option<At<bool>>,
-    /// `worker = "auto" | "off"`: the warm pytest worker ([`crate::worker`]).
-    pub worker: Option<At<crate::worker::Mode>>,
-    /// `xdist = false`: never `-n` on the full confirming run ([`crate::xdist`]).
-    pub xdist: Option<At<bool>>,
     pub selection: RuleSelection,
     pub extend_exclude: Vec<At<Pattern>>,
-    pub llm: LlmConfig,
+}
+
+impl Config {
+    /// The file's value of `setting`, and its line.
+    pub fn get<T: Value>(&self, setting: &Setting<T>) -> Option<At<T>> {
+        self.values
+            .get(setting)
+            .map(|(value, line)| At { value, line })
+    }
 }
 
 /// A configuration file that cannot be used. Displays as one line: `FILE:LINE: PROBLEM`.
@@ -380,84 +324,125 @@ impl Reader<'_> {
         let mut c = Config::default();
         for (key, v) in entries {
             let k = key.value.as_str();
-            match k {
-                "max-attempts" => c.max_attempts = Some(self.int32(k, v, 1)?),
-                "timeout" => c.timeout = Some(self.int(k, v, 1)?),
-                "test-timeout" => c.test_timeout = Some(self.int(k, v, 1)?),
-                "time-budget" => c.time_budget = Some(self.int(k, v, 1)?),
-                "search-time" => c.search_time = Some(self.int(k, v, 1)?),
-                "proof-repeats" => c.proof_repeats = Some(self.int32(k, v, 1)?),
-                "jobs" => c.jobs = Some(self.int(k, v, 1)?),
-                "safe-only" => c.safe_only = Some(self.boolean(k, v)?),
-                "allow-tests" => c.allow_tests = Some(self.boolean(k, v)?),
-                "all-or-nothing" => c.all_or_nothing = Some(self.boolean(k, v)?),
-                "backup-dir" => c.backup_dir = Some(self.path(k, v)?),
-                "backup-max-age" => c.backup_max_age = Some(self.int(k, v, 0)?),
-                "audit-log" => c.audit_log = Some(self.path(k, v)?),
-                "sandbox" => c.sandbox = Some(self.boolean(k, v)?),
-                "install-missing" => c.install_missing = Some(self.boolean(k, v)?),
-                "xdist" => c.xdist = Some(self.boolean(k, v)?),
-                "worker" => {
-                    let s = self.string(k, v)?;
-                    let value = crate::worker::Mode::parse(&s.value).ok_or_else(|| {
-                        self.err(
-                            v.start(),
-                            format!("'worker' is \"auto\" or \"off\", not {:?}", s.value),
-                        )
-                    })?;
-                    c.worker = Some(At {
-                        value,
-                        line: s.line,
-                    });
+            // `llm.url` is a key of the sub-table, not a quoted key of this one.
+            if let Some(d) = declared::find(k).filter(|d| !d.key.contains('.')) {
+                self.read_declared(&mut c, d, k, v)?;
+                continue;
+            }
+            let sub = declared::sub_keys(k);
+            if sub.is_empty() {
+                return Err(self.unknown(key, &declared::keys(), self.table));
+            }
+            // A sub-table of settings (`[tool.selfdebug.llm]`): its keys are `llm.KEY`.
+            let Node::Table(entries) = &v.value else {
+                return Err(self.type_err(k, v, "a table"));
+            };
+            for (sub_key, v) in entries {
+                let name = format!("{k}.{}", sub_key.value);
+                match declared::find(&name) {
+                    Some(d) => self.read_declared(&mut c, d, &name, v)?,
+                    None => return Err(self.unknown(sub_key, &sub, &self.sub_table(k))),
                 }
-                "python" => {
-                    let s = self.string(k, v)?;
-                    if s.value.is_empty() {
-                        return Err(self.err(v.start(), "'python' must not be empty".into()));
-                    }
-                    let p = PathBuf::from(&s.value);
-                    // A bare name is a command on PATH; a path is the file's directory's.
-                    let value = if p.components().count() == 1 {
-                        p
-                    } else {
-                        self.dir.join(p)
-                    };
-                    c.python = Some(At {
-                        value,
-                        line: s.line,
-                    });
-                }
-                "pytest-args" => {
-                    let items = self.strings(k, v)?;
-                    c.pytest_args = Some(At {
-                        value: items.into_iter().map(|a| a.value).collect(),
-                        line: self.line_at(v),
-                    });
-                }
-                "budget" => c.budget = self.budget(v)?,
-                "select" => {
-                    c.selection.select = Some(self.selectors(k, v)?);
-                }
-                "extend-select" => c.selection.extend_select = self.selectors(k, v)?,
-                "ignore" => c.selection.ignore = self.selectors(k, v)?,
-                "extend-exclude" => {
-                    for item in self.strings(k, v)? {
-                        let pattern = Pattern::new(&item.value).map_err(|p| ConfigError {
-                            file: self.file.clone(),
-                            line: Some(item.line),
-                            problem: format!("extend-exclude: {p}"),
-                        })?;
-                        c.extend_exclude.push(At {
-                            value: pattern,
-                            line: item.line,
-                        });
-                    }
-                }
-                "llm" => c.llm = self.llm(v)?,
-                _ => return Err(self.unknown(key, &KEYS, self.table)),
             }
         }
         Ok(c)
+    }
+
+    /// One declared setting's value, read and checked as its [`Kind`] says.
+    fn read_declared(
+        &self,
+        c: &mut Config,
+        d: &Declared,
+        k: &str,
+        v: &Located<Node>,
+    ) -> Result<(), ConfigError> {
+        let (raw, line) = match d.kind {
+            Kind::Bool => self.boolean(k, v).map(|b| (Raw::Bool(b.value), b.line))?,
+            Kind::Int { min } => self.int(k, v, min).map(|n| (Raw::Int(n.value), n.line))?,
+            Kind::Int32 { min } => self
+                .int32(k, v, min)
+                .map(|n| (Raw::Int(u64::from(n.value)), n.line))?,
+            Kind::Str => self.string(k, v).map(|s| (Raw::Str(s.value), s.line))?,
+            Kind::Path => self.path(k, v).map(|p| (Raw::Path(p.value), p.line))?,
+            Kind::Python => self.python(v).map(|p| (Raw::Path(p.value), p.line))?,
+            Kind::Strings => {
+                let items = self.strings(k, v)?;
+                let items = items.into_iter().map(|a| a.value).collect();
+                (Raw::Strings(items), self.line_at(v))
+            }
+            Kind::Worker => self.worker(v).map(|m| (Raw::Worker(m.value), m.line))?,
+            Kind::Budget => {
+                c.budget = self.budget(v)?;
+                return Ok(());
+            }
+            Kind::Select => {
+                c.selection.select = Some(self.selectors(k, v)?);
+                return Ok(());
+            }
+            Kind::ExtendSelect => {
+                c.selection.extend_select = self.selectors(k, v)?;
+                return Ok(());
+            }
+            Kind::Ignore => {
+                c.selection.ignore = self.selectors(k, v)?;
+                return Ok(());
+            }
+            Kind::Exclude => {
+                c.extend_exclude = self.patterns(k, v)?;
+                return Ok(());
+            }
+        };
+        c.values.set_raw(d.key, raw, line);
+        Ok(())
+    }
+
+    fn worker(&self, v: &Located<Node>) -> Result<At<crate::worker::Mode>, ConfigError> {
+        let s = self.string("worker", v)?;
+        let value = crate::worker::Mode::parse(&s.value).ok_or_else(|| {
+            self.err(
+                v.start(),
+                format!("'worker' is \"auto\" or \"off\", not {:?}", s.value),
+            )
+        })?;
+        Ok(At {
+            value,
+            line: s.line,
+        })
+    }
+
+    fn python(&self, v: &Located<Node>) -> Result<At<PathBuf>, ConfigError> {
+        let s = self.string("python", v)?;
+        if s.value.is_empty() {
+            return Err(self.err(v.start(), "'python' must not be empty".into()));
+        }
+        let p = PathBuf::from(&s.value);
+        // A bare name is a command on PATH; a path is the file's directory's.
+        let value = if p.components().count() == 1 {
+            p
+        } else {
+            self.dir.join(p)
+        };
+        Ok(At {
+            value,
+            line: s.line,
+        })
+    }
+
+    fn patterns(&self, k: &str, v: &Located<Node>) -> Result<Vec<At<Pattern>>, ConfigError> {
+        self.strings(k, v)?
+            .into_iter()
+            .map(|item| {
+                let pattern = Pattern::new(&item.value).map_err(|p| ConfigError {
+                    file: self.file.clone(),
+                    line: Some(item.line),
+                    problem: format!("extend-exclude: {p}"),
+                })?;
+                Ok(At {
+                    value: pattern,
+                    line: item.line,
+                })
+            })
+            .collect()
     }
 
     fn selectors(&self, key: &str, v: &Located<Node>) -> Result<Vec<Selector>, ConfigError> {
@@ -490,28 +475,7 @@ impl Reader<'_> {
         Ok(out)
     }
 
-    fn llm(&self, v: &Located<Node>) -> Result<LlmConfig, ConfigError> {
-        let Node::Table(entries) = &v.value else {
-            return Err(self.type_err("llm", v, "a table"));
-        };
-        let table = self.sub_table("llm");
-        let mut llm = LlmConfig::default();
-        for (key, v) in entries {
-            let k = key.value.as_str();
-            let name = format!("llm.{k}");
-            match k {
-                "enabled" => llm.enabled = Some(self.boolean(&name, v)?),
-                "url" => llm.url = Some(self.string(&name, v)?),
-                "model" => llm.model = Some(self.string(&name, v)?),
-                "max-calls" => llm.max_calls = Some(self.int32(&name, v, 0)?),
-                "max-tokens" => llm.max_tokens = Some(self.int32(&name, v, 1)?),
-                _ => return Err(self.unknown(key, &LLM_KEYS, &table)),
-            }
-        }
-        Ok(llm)
-    }
-
-    /// `[tool.selfdebug.llm]` in a pyproject.toml, `[llm]` in a selfdebug.toml.
+    /// `[tool.selfdebug.llm]` in a pyproject.toml, `[llm]` in a selfdebug.toml (or budget's).
     fn sub_table(&self, name: &str) -> String {
         if self.table == "[tool.selfdebug]" {
             format!("[tool.selfdebug.{name}]")
@@ -523,6 +487,7 @@ impl Reader<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::declared::*;
     use super::*;
 
     fn load(files: &[(&str, &str)]) -> (tempfile::TempDir, Result<Config, ConfigError>) {
@@ -547,32 +512,41 @@ mod tests {
         let c = c.unwrap();
         let file = c.file.as_ref().unwrap();
         assert_eq!(file.name, "pyproject.toml");
-        assert_eq!(c.max_attempts, Some(At { value: 6, line: 5 }));
+        assert_eq!(c.get(&MAX_ATTEMPTS), Some(At { value: 6, line: 5 }));
         assert_eq!(c.budget[&Category::Logic], At { value: 5, line: 6 });
         assert_eq!(c.budget[&Category::Data], At { value: 0, line: 6 });
-        assert_eq!(c.timeout.unwrap().value, 30);
-        assert_eq!(c.test_timeout.unwrap().value, 5);
-        assert_eq!(c.time_budget.unwrap().line, 9);
-        assert_eq!(c.pytest_args.unwrap().value, ["-x", "-q"]);
-        assert_eq!(c.python.unwrap().value, d.path().join(".venv/bin/python"));
-        assert!(c.safe_only.unwrap().value);
-        assert!(!c.allow_tests.unwrap().value);
-        assert!(c.all_or_nothing.unwrap().value);
-        assert_eq!(c.backup_dir.unwrap().value, d.path().join("bak"));
-        assert_eq!(c.audit_log.unwrap().value, d.path().join("audit.jsonl"));
-        assert_eq!(c.selection.select.unwrap()[0].line, 17);
+        assert_eq!(c.get(&TIMEOUT).unwrap().value, Some(30));
+        assert_eq!(c.get(&TEST_TIMEOUT).unwrap().value, 5);
+        assert_eq!(c.get(&TIME_BUDGET).unwrap().line, 9);
+        assert_eq!(c.get(&PYTEST_ARGS).unwrap().value, ["-x", "-q"]);
+        assert_eq!(
+            c.get(&PYTHON).unwrap().value,
+            Some(d.path().join(".venv/bin/python"))
+        );
+        assert!(c.get(&SAFE_ONLY).unwrap().value);
+        assert!(!c.get(&ALLOW_TESTS).unwrap().value);
+        assert!(c.get(&ALL_OR_NOTHING).unwrap().value);
+        assert_eq!(
+            c.get(&BACKUP_DIR).unwrap().value,
+            Some(d.path().join("bak"))
+        );
+        assert_eq!(
+            c.get(&AUDIT_LOG).unwrap().value,
+            Some(d.path().join("audit.jsonl"))
+        );
+        assert_eq!(c.selection.select.as_ref().unwrap()[0].line, 17);
         assert_eq!(c.selection.extend_select[0].text, "zero-div-guard");
         assert_eq!(c.selection.ignore[0].text, "null-guard-call");
         assert!(c.extend_exclude[0].value.matches("vendor/x.py"));
         assert_eq!(
-            c.llm.enabled,
+            c.get(&LLM_ENABLED),
             Some(At {
                 value: true,
                 line: 23
             })
         );
-        assert_eq!(c.llm.max_calls.unwrap().value, 3);
-        assert_eq!(c.llm.model.unwrap().value, "m");
+        assert_eq!(c.get(&LLM_MAX_CALLS).unwrap().value, 3);
+        assert_eq!(c.get(&LLM_MODEL).unwrap().value, "m");
     }
 
     #[test]
@@ -583,14 +557,14 @@ mod tests {
             ("selfdebug.toml", "max-attempts = 3\n"),
         ]);
         let c = c.unwrap();
-        assert_eq!(c.file.unwrap().name, "selfdebug.toml");
-        assert_eq!(c.max_attempts.unwrap().value, 3);
+        assert_eq!(c.file.as_ref().unwrap().name, "selfdebug.toml");
+        assert_eq!(c.get(&MAX_ATTEMPTS).unwrap().value, 3);
         assert_eq!(c.shadowed, ["pyproject.toml"]);
         let (_d, c) = load(&[
             ("selfdebug.toml", "max-attempts = 3\n"),
             (".selfdebug.toml", "max-attempts = 4\n"),
         ]);
-        assert_eq!(c.unwrap().max_attempts.unwrap().value, 4);
+        assert_eq!(c.unwrap().get(&MAX_ATTEMPTS).unwrap().value, 4);
         // A pyproject.toml without the table is not a config file, and shadows nothing.
         let (_d, c) = load(&[
             ("pyproject.toml", "[project]\nname = \"selfdebug-demo\"\n"),

@@ -1,16 +1,16 @@
 //! The settings of a run, in two layers (as ripgrep's low and high arguments). The raw layer is
-//! what the command line said ([`Flags`], an `Option` per flag) and what the configuration file
-//! said ([`super::Config`]); [`Settings::resolve`] merges them, a flag over the file over the
-//! default, into the one value the session reads, each with where it came from
-//! (`selfdebug config`, `fix --show-settings`). Every setting's key, flag and default is
-//! declared once, as a [`Setting`] below.
+//! what the command line said ([`Flags`]) and what the configuration file said
+//! ([`super::Config`]), each a [`Layer`] of the settings declared in [`super::declared`];
+//! [`Settings::resolve`] merges them, a flag over the file over the default, into the one value
+//! the session reads, each with where it came from (`selfdebug config`, `fix --show-settings`).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{json, Value as Json};
 
-use super::{At, Config, ConfigError, ConfigFile, LlmConfig, Pattern, RuleSelection};
+use super::declared::{self, Kind, Layer, Setting, Value, MAX_DEFAULT_JOBS};
+use super::{Config, ConfigError, ConfigFile, Pattern, RuleSelection};
 use crate::category::Budgets;
 use crate::command::CommandJudge;
 use crate::project::ProjectRoot;
@@ -18,117 +18,12 @@ use crate::sandbox::Sandbox;
 use crate::status::Category;
 use crate::worker::Mode;
 
-/// The default of `--max-attempts` (the original design's).
-pub const DEFAULT_MAX_ATTEMPTS: u32 = 4;
-
-/// `--time-budget` when none is given: a CI job or a hook gets its answer within 15 minutes.
-pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(900);
-
-/// `--backup-max-age` when none is given: backups of ended runs older than this many days are
-/// pruned at the start of a run (see [`crate::journal::prune_backups`]).
-pub const DEFAULT_BACKUP_MAX_AGE_DAYS: u64 = 14;
-
-/// `--search-time` when none is given (see [`crate::search`]).
-pub const DEFAULT_SEARCH_TIME: Duration = Duration::from_secs(60);
-
-/// `--proof-repeats` when none is given: a kept unsafe patch passes its failing tests this many
-/// times in a row (see `docs/proof.md`, "Chance is not proof").
-pub const DEFAULT_PROOF_REPEATS: u32 = 3;
-
-/// `--jobs` when none is given: the machine's cores, at most this many (each job is a pytest
-/// process and a scratch copy; past a few, the full runs and the disk are what wait).
-pub const MAX_DEFAULT_JOBS: usize = 4;
-
 /// The default of `--jobs`: the number of cores, capped at [`MAX_DEFAULT_JOBS`].
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, MAX_DEFAULT_JOBS)
 }
-
-/// One setting as each side names it: its key (in the file and in `selfdebug config`), the
-/// flag that overrides the file, and its default.
-pub struct Setting<T> {
-    pub key: &'static str,
-    pub flag: &'static str,
-    pub default: T,
-    /// What `selfdebug config` shows when a setting without a default is unset.
-    pub unset: &'static str,
-}
-
-const fn setting<T>(key: &'static str, flag: &'static str, default: T) -> Setting<T> {
-    Setting {
-        key,
-        flag,
-        default,
-        unset: "(none)",
-    }
-}
-
-// Sorted by key, as `selfdebug config` lists them.
-pub const ALL_OR_NOTHING: Setting<bool> = setting("all-or-nothing", "--all-or-nothing", false);
-pub const ALLOW_TESTS: Setting<bool> = setting("allow-tests", "--allow-tests", false);
-pub const AUDIT_LOG: Setting<Option<PathBuf>> = setting("audit-log", "--audit-log", None);
-pub const BACKUP_DIR: Setting<Option<PathBuf>> = setting("backup-dir", "--backup-dir", None);
-pub const BACKUP_MAX_AGE: Setting<u64> = setting(
-    "backup-max-age",
-    "--backup-max-age",
-    DEFAULT_BACKUP_MAX_AGE_DAYS,
-);
-/// One line per category (`budget.logic`); the defaults are [`Budgets::default`]'s.
-pub const BUDGET: Setting<()> = setting("budget", "--budget", ());
-pub const INSTALL_MISSING: Setting<bool> = setting("install-missing", "--install-missing", false);
-pub const JOBS: Setting<Option<u64>> = Setting {
-    unset: "(auto: the cores, at most 4)",
-    ..setting("jobs", "--jobs", None)
-};
-pub const LLM_ENABLED: Setting<bool> = setting("llm.enabled", "--llm", false);
-pub const LLM_MAX_CALLS: Setting<u32> = setting(
-    "llm.max-calls",
-    "--llm-max-calls",
-    crate::llm::DEFAULT_MAX_CALLS,
-);
-pub const LLM_MAX_TOKENS: Setting<u32> = setting(
-    "llm.max-tokens",
-    "--llm-max-tokens",
-    crate::llm::DEFAULT_MAX_TOKENS,
-);
-pub const LLM_MODEL: Setting<&str> = setting("llm.model", "--llm-model", crate::llm::DEFAULT_MODEL);
-pub const LLM_URL: Setting<&str> = setting("llm.url", "--llm-url", crate::llm::DEFAULT_URL);
-pub const MAX_ATTEMPTS: Setting<u32> =
-    setting("max-attempts", "--max-attempts", DEFAULT_MAX_ATTEMPTS);
-pub const PROOF_REPEATS: Setting<u32> =
-    setting("proof-repeats", "--proof-repeats", DEFAULT_PROOF_REPEATS);
-pub const PYTEST_ARGS: Setting<Vec<String>> = setting("pytest-args", "-- PYTEST_ARGS", Vec::new());
-pub const PYTHON: Setting<Option<PathBuf>> = Setting {
-    key: "python",
-    flag: "--python",
-    default: None,
-    unset: "(auto: $VIRTUAL_ENV, .venv/, venv/, python3)",
-};
-pub const SAFE_ONLY: Setting<bool> = setting("safe-only", "--safe-only", false);
-pub const SANDBOX: Setting<bool> = setting("sandbox", "--sandbox", false);
-pub const SEARCH_TIME: Setting<u64> = setting(
-    "search-time",
-    "--search-time",
-    DEFAULT_SEARCH_TIME.as_secs(),
-);
-pub const TEST_TIMEOUT: Setting<u64> = setting(
-    "test-timeout",
-    "--test-timeout",
-    crate::runner::DEFAULT_TEST_TIMEOUT.as_secs(),
-);
-pub const TIME_BUDGET: Setting<u64> = setting(
-    "time-budget",
-    "--time-budget",
-    DEFAULT_TIME_BUDGET.as_secs(),
-);
-pub const TIMEOUT: Setting<Option<u64>> = Setting {
-    unset: "(auto: 10x the baseline run, 30-600 s)",
-    ..setting("timeout", "--timeout", None)
-};
-pub const WORKER: Setting<Mode> = setting("worker", "--worker", Mode::Auto);
-pub const XDIST: Setting<bool> = setting("xdist", "--no-xdist", true);
 
 /// The file's rule selection names rules that exist (a `file:line` error otherwise).
 fn check_selection(config: &Config, selectable: &[String]) -> Result<(), SettingsError> {
@@ -147,8 +42,8 @@ fn check_selection(config: &Config, selectable: &[String]) -> Result<(), Setting
     Ok(())
 }
 
-/// What the command line said (and the `SELFDEBUG_*` variables that stand for flags); `None`:
-/// not given, the file or the default decides.
+/// What the command line said (and the `SELFDEBUG_*` variables that stand for flags): the
+/// declared settings it gives in [`Self::given`], and what only a command line can say.
 #[derive(Debug, Default, Clone)]
 pub struct Flags {
     /// `--module`: only this failing test.
@@ -156,40 +51,31 @@ pub struct Flags {
     pub dry_run: bool,
     /// `--no-validate` (a dry run that proves nothing).
     pub no_validate: bool,
-    pub max_attempts: Option<u32>,
     /// `CATEGORY=N` specs, applied over the file's budgets.
     pub budget: Vec<String>,
-    pub timeout: Option<u64>,
-    pub test_timeout: Option<u64>,
-    pub time_budget: Option<u64>,
-    pub search_time: Option<u64>,
-    pub proof_repeats: Option<u32>,
-    pub backup_max_age: Option<u64>,
-    /// `--jobs`, else `SELFDEBUG_JOBS`, with the name that said it.
-    pub jobs: Option<(u64, &'static str)>,
-    /// After `--` (already rebased onto the root); `None` when nothing followed `--`.
-    pub pytest_args: Option<Vec<String>>,
-    pub python: Option<PathBuf>,
-    pub safe_only: Option<bool>,
-    pub allow_tests: Option<bool>,
-    pub all_or_nothing: Option<bool>,
-    pub backup_dir: Option<PathBuf>,
-    pub audit_log: Option<PathBuf>,
-    pub sandbox: Option<bool>,
-    pub install_missing: Option<bool>,
-    /// `--worker`, else `SELFDEBUG_WORKER`.
-    pub worker: Option<(Mode, &'static str)>,
-    /// `--no-xdist` (`Some(false)`).
-    pub xdist: Option<bool>,
-    /// `--llm` or `SELFDEBUG_LLM=1`, with the name that said it.
-    pub llm: Option<(bool, &'static str)>,
-    /// `--llm-url`, else `SELFDEBUG_LLM_URL` (with the name that said it); likewise the model.
-    pub llm_url: Option<(String, &'static str)>,
-    pub llm_model: Option<(String, &'static str)>,
-    pub llm_max_calls: Option<u32>,
-    pub llm_max_tokens: Option<u32>,
     /// `--llm-no-cache` (`Some(false)`).
     pub llm_cache: Option<bool>,
+    /// Each declared setting a flag (or a variable standing for one) gives, with its name.
+    pub given: Layer<&'static str>,
+}
+
+impl Flags {
+    /// `setting`'s own flag gave `value`.
+    pub fn set<T: Value>(&mut self, setting: &Setting<T>, value: T) {
+        self.given.set(setting, value, setting.flag);
+    }
+
+    /// `setting`'s own flag gave `value`, if it was given.
+    pub fn given<T: Value>(&mut self, setting: &Setting<T>, value: Option<T>) {
+        if let Some(v) = value {
+            self.set(setting, v);
+        }
+    }
+
+    /// A flag or a variable (`SELFDEBUG_JOBS`) named `by` gave `value`.
+    pub fn set_by<T: Value>(&mut self, setting: &Setting<T>, value: T, by: &'static str) {
+        self.given.set(setting, value, by);
+    }
 }
 
 /// Where a setting's value came from.
@@ -207,7 +93,7 @@ pub enum Source {
 pub struct Shown {
     pub key: String,
     /// `null`: not set, the tool decides (an auto-detected interpreter, a derived timeout).
-    pub value: Value,
+    pub value: Json,
     pub source: Source,
     /// What a `null` value means, as shown to a person.
     pub unset: &'static str,
@@ -290,233 +176,137 @@ pub struct Settings {
     pub rules_off: Vec<String>,
 }
 
+/// The resolution: each declared setting's value and source, in `selfdebug config`'s order.
 struct Merge {
     shown: Vec<Shown>,
+    values: Layer<Source>,
 }
 
 impl Merge {
-    /// Flag, else file, else default; recorded for display as JSON.
-    fn merge<T: Clone + serde::Serialize>(
-        &mut self,
-        (key, unset): (&str, &'static str),
-        flag: Option<(T, &'static str)>,
-        file: Option<&At<T>>,
-        default: T,
-    ) -> T {
-        let (value, source) = match (flag, file) {
-            (Some((v, name)), _) => (v, Source::Flag(name)),
-            (None, Some(at)) => (at.value.clone(), Source::File(at.line)),
-            (None, None) => (default, Source::Default),
-        };
-        self.shown.push(Shown {
-            key: key.to_string(),
-            value: json!(value),
-            source,
-            unset,
-        });
-        value
-    }
-
-    /// A setting only its own flag can give.
-    fn pick<T, D>(&mut self, s: &Setting<D>, flag: Option<T>, file: Option<&At<T>>) -> T
-    where
-        T: Clone + serde::Serialize,
-        D: Clone + Into<T>,
-    {
-        self.pick_named(s, flag.map(|v| (v, s.flag)), file)
-    }
-
-    /// A setting that a variable can give too: the value comes with the name that said it.
-    fn pick_named<T, D>(
-        &mut self,
-        s: &Setting<D>,
-        flag: Option<(T, &'static str)>,
-        file: Option<&At<T>>,
-    ) -> T
-    where
-        T: Clone + serde::Serialize,
-        D: Clone + Into<T>,
-    {
-        self.merge((s.key, s.unset), flag, file, s.default.clone().into())
-    }
-
-    /// A setting without a default (`null` when neither the flag nor the file sets it).
-    fn pick_opt<T: Clone + serde::Serialize, D>(
-        &mut self,
-        s: &Setting<D>,
-        flag: Option<(T, &'static str)>,
-        file: Option<&At<T>>,
-    ) -> Option<T> {
-        let file = file.map(|a| At {
-            value: Some(a.value.clone()),
-            line: a.line,
-        });
-        self.merge(
-            (s.key, s.unset),
-            flag.map(|(v, name)| (Some(v), name)),
-            file.as_ref(),
-            None,
-        )
-    }
-
-    /// An optional path, shown lossily (a path need not be UTF-8).
-    fn pick_path(
-        &mut self,
-        s: &Setting<Option<PathBuf>>,
-        flag: Option<PathBuf>,
-        file: Option<&At<PathBuf>>,
-    ) -> Option<PathBuf> {
-        let shown = |p: &PathBuf| p.to_string_lossy().into_owned();
-        let at = file.map(|a| At {
-            value: shown(&a.value),
-            line: a.line,
-        });
-        self.pick_opt(s, flag.as_ref().map(|p| (shown(p), s.flag)), at.as_ref());
-        flag.or_else(|| file.map(|a| a.value.clone()))
-    }
-
-    fn file_only(&mut self, key: &str, value: Value, line: Option<usize>) {
+    fn show(&mut self, key: &str, value: Json, source: Source, unset: &'static str) {
         self.shown.push(Shown {
             key: key.to_string(),
             value,
-            source: line.map_or(Source::Default, Source::File),
-            unset: "(none)",
+            source,
+            unset,
         });
+    }
+
+    /// Flag, else file, else default.
+    fn pick(&mut self, d: &declared::Declared, flags: &Flags, config: &Config) {
+        let flag = flags
+            .given
+            .raw(d.key)
+            .map(|(raw, name)| (raw, Source::Flag(name)));
+        let file = config
+            .values
+            .raw(d.key)
+            .map(|(raw, line)| (raw, Source::File(*line)));
+        let (raw, source) = match flag.or(file) {
+            Some((raw, source)) => (raw.clone(), source),
+            None => ((d.default)(), Source::Default),
+        };
+        self.show(d.key, raw.shown(), source.clone(), d.unset);
+        self.values.set_raw(d.key, raw, source);
+    }
+
+    /// A setting only the file gives (the selection, the exclusions): its first line.
+    fn file_only(&mut self, d: &declared::Declared, config: &Config) {
+        let sel = &config.selection;
+        let texts = |list: &[super::Selector]| -> (Json, Option<usize>) {
+            let texts: Vec<&str> = list.iter().map(|s| s.text.as_str()).collect();
+            (json!(texts), list.first().map(|s| s.line))
+        };
+        let (value, line) = match d.kind {
+            Kind::Exclude => {
+                let texts: Vec<&str> = config
+                    .extend_exclude
+                    .iter()
+                    .map(|p| p.value.text.as_str())
+                    .collect();
+                (json!(texts), config.extend_exclude.first().map(|p| p.line))
+            }
+            Kind::ExtendSelect => texts(&sel.extend_select),
+            Kind::Ignore => texts(&sel.ignore),
+            _ => match sel.select.as_deref() {
+                Some(list) => texts(list),
+                None => (json!(["ALL"]), None),
+            },
+        };
+        self.show(
+            d.key,
+            value,
+            line.map_or(Source::Default, Source::File),
+            d.unset,
+        );
+    }
+
+    /// The resolved value of `setting` (its default if it was never picked).
+    fn get<T: Value>(&self, setting: &Setting<T>) -> T {
+        self.values
+            .get(setting)
+            .map_or_else(setting.default, |(value, _)| value)
     }
 }
 
 impl Settings {
     /// Merges `flags` over `config` for the project at `root`. `selectable` (the ids of the
     /// rules, built in and the project's own, before the selection, and of the search's
-    /// families) checks that every rule selector names a rule. A bad
-    /// `--budget` spec is an `Err` of the flag's own. What the command finds out after its
-    /// other checks (the log, the judge, bwrap, the checked pytest arguments and their notes)
-    /// is left empty here.
+    /// families) checks that every rule selector names a rule. A bad `--budget` spec is an
+    /// `Err` of the flag's own. What the command finds out after its other checks (the log,
+    /// the judge, bwrap, the checked pytest arguments and their notes) is left empty here.
     pub fn resolve(
         root: &ProjectRoot,
         config: &Config,
         flags: &Flags,
         selectable: &[String],
     ) -> Result<Settings, SettingsError> {
+        use declared::*;
         check_selection(config, selectable)?;
-        let mut m = Merge { shown: Vec::new() };
-        // In `selfdebug config`'s order: sorted by key.
-        let all_or_nothing = m.pick(
-            &ALL_OR_NOTHING,
-            flags.all_or_nothing,
-            config.all_or_nothing.as_ref(),
-        );
-        let allow_tests = m.pick(&ALLOW_TESTS, flags.allow_tests, config.allow_tests.as_ref());
-        let audit_log = m.pick_path(
-            &AUDIT_LOG,
-            flags.audit_log.clone(),
-            config.audit_log.as_ref(),
-        );
-        let backup_dir = m.pick_path(
-            &BACKUP_DIR,
-            flags.backup_dir.clone(),
-            config.backup_dir.as_ref(),
-        );
-        let backup_max_age_days = m.pick(
-            &BACKUP_MAX_AGE,
-            flags.backup_max_age,
-            config.backup_max_age.as_ref(),
-        );
-        let budgets = resolve_budgets(&mut m, config, flags)?;
-        m.file_only(
-            "extend-exclude",
-            json!(config
-                .extend_exclude
-                .iter()
-                .map(|p| p.value.text.clone())
-                .collect::<Vec<_>>()),
-            config.extend_exclude.first().map(|p| p.line),
-        );
-        let sel = &config.selection;
-        let texts = |list: &[super::Selector]| -> Value {
-            json!(list.iter().map(|s| s.text.clone()).collect::<Vec<_>>())
+        let mut m = Merge {
+            shown: Vec::new(),
+            values: Layer::default(),
         };
-        m.file_only(
-            "extend-select",
-            texts(&sel.extend_select),
-            sel.extend_select.first().map(|s| s.line),
-        );
-        m.file_only(
-            "ignore",
-            texts(&sel.ignore),
-            sel.ignore.first().map(|s| s.line),
-        );
-        let install_missing = m.pick(
-            &INSTALL_MISSING,
-            flags.install_missing,
-            config.install_missing.as_ref(),
-        );
-        let jobs = m.pick_opt(&JOBS, flags.jobs, config.jobs.as_ref());
-        let llm = resolve_llm(&mut m, &config.llm, flags);
-        let max_attempts = m.pick(
-            &MAX_ATTEMPTS,
-            flags.max_attempts,
-            config.max_attempts.as_ref(),
-        );
-        let proof_repeats = m.pick(
-            &PROOF_REPEATS,
-            flags.proof_repeats,
-            config.proof_repeats.as_ref(),
-        );
-        let pytest_args = m.pick(
-            &PYTEST_ARGS,
-            flags.pytest_args.clone(),
-            config.pytest_args.as_ref(),
-        );
-        let python = m.pick_path(&PYTHON, flags.python.clone(), config.python.as_ref());
-        let safe_only = m.pick(&SAFE_ONLY, flags.safe_only, config.safe_only.as_ref());
-        let sandbox_asked = m.pick(&SANDBOX, flags.sandbox, config.sandbox.as_ref());
-        let search_time = m.pick(&SEARCH_TIME, flags.search_time, config.search_time.as_ref());
-        m.file_only(
-            "select",
-            sel.select.as_deref().map_or(json!(["ALL"]), texts),
-            sel.select.as_ref().and_then(|s| s.first()).map(|s| s.line),
-        );
-        let test_timeout = m.pick(
-            &TEST_TIMEOUT,
-            flags.test_timeout,
-            config.test_timeout.as_ref(),
-        );
-        let time_budget = m.pick(&TIME_BUDGET, flags.time_budget, config.time_budget.as_ref());
-        let timeout = m.pick_opt(
-            &TIMEOUT,
-            flags.timeout.map(|t| (t, TIMEOUT.flag)),
-            config.timeout.as_ref(),
-        );
-        let worker = m.pick_named(&WORKER, flags.worker, config.worker.as_ref());
-        let xdist = m.pick(&XDIST, flags.xdist, config.xdist.as_ref());
+        let mut budgets = Budgets::default();
+        for d in DECLARED {
+            match d.kind {
+                Kind::Budget => budgets = resolve_budgets(&mut m, config, flags)?,
+                Kind::Select | Kind::ExtendSelect | Kind::Ignore | Kind::Exclude => {
+                    m.file_only(d, config)
+                }
+                _ => m.pick(d, flags, config),
+            }
+        }
+        let llm = llm_client(&m, flags);
         Ok(Settings {
             root: root.clone(),
             log: None,
             test: flags.test.clone(),
-            max_attempts,
+            max_attempts: m.get(&MAX_ATTEMPTS),
             budgets,
             validate: !flags.no_validate,
             dry_run: flags.dry_run || flags.no_validate,
-            safe_only,
-            all_or_nothing,
-            allow_tests,
-            python,
-            timeout: timeout.map(Duration::from_secs),
-            test_timeout: Duration::from_secs(test_timeout),
-            pytest_args,
-            backup_dir,
-            backup_max_age_days,
-            time_budget: Duration::from_secs(time_budget),
-            search_time: Duration::from_secs(search_time),
-            proof_repeats: proof_repeats.max(1),
-            jobs: jobs.map_or_else(default_jobs, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+            safe_only: m.get(&SAFE_ONLY),
+            all_or_nothing: m.get(&ALL_OR_NOTHING),
+            allow_tests: m.get(&ALLOW_TESTS),
+            python: m.get(&PYTHON),
+            timeout: m.get(&TIMEOUT).map(Duration::from_secs),
+            test_timeout: Duration::from_secs(m.get(&TEST_TIMEOUT)),
+            pytest_args: m.get(&PYTEST_ARGS),
+            backup_dir: m.get(&BACKUP_DIR),
+            backup_max_age_days: m.get(&BACKUP_MAX_AGE),
+            time_budget: Duration::from_secs(m.get(&TIME_BUDGET)),
+            search_time: Duration::from_secs(m.get(&SEARCH_TIME)),
+            proof_repeats: m.get(&PROOF_REPEATS).max(1),
+            jobs: m
+                .get(&JOBS)
+                .map_or_else(default_jobs, |n| usize::try_from(n).unwrap_or(usize::MAX)),
             notes: Vec::new(),
             judge: None,
             sandbox: None,
-            worker,
-            xdist,
-            install_missing,
+            worker: m.get(&WORKER),
+            xdist: m.get(&XDIST),
+            install_missing: m.get(&INSTALL_MISSING),
             selection: config.selection.clone(),
             exclude: config
                 .extend_exclude
@@ -524,8 +314,8 @@ impl Settings {
                 .map(|p| p.value.clone())
                 .collect(),
             llm,
-            sandbox_asked,
-            audit_log,
+            sandbox_asked: m.get(&SANDBOX),
+            audit_log: m.get(&AUDIT_LOG),
             file: config.file.clone(),
             shadowed: config.shadowed.clone(),
             shown: m.shown,
@@ -570,39 +360,34 @@ fn resolve_budgets(
     config: &Config,
     flags: &Flags,
 ) -> Result<Budgets, SettingsError> {
+    let budget = &declared::BUDGET;
     let mut budgets = Budgets::default();
     let mut from_flag = Budgets(Default::default());
     for spec in &flags.budget {
         from_flag.set(spec).map_err(SettingsError::Flag)?;
     }
     for cat in Category::ALL {
-        let value = m.merge(
-            (&format!("{}.{}", BUDGET.key, cat.as_str()), BUDGET.unset),
-            from_flag.0.get(&cat).map(|&n| (n, BUDGET.flag)),
-            config.budget.get(&cat),
-            budgets.get(cat),
-        );
+        let (value, source) = match (from_flag.0.get(&cat), config.budget.get(&cat)) {
+            (Some(&n), _) => (n, Source::Flag(budget.flag)),
+            (None, Some(at)) => (at.value, Source::File(at.line)),
+            (None, None) => (budgets.get(cat), Source::Default),
+        };
+        let key = format!("{}.{}", budget.key, cat.as_str());
+        m.show(&key, json!(value), source, budget.unset);
         budgets.0.insert(cat, value);
     }
     Ok(budgets)
 }
 
-/// `[tool.selfdebug.llm]` under the flags and the `SELFDEBUG_LLM*` variables; the client's
-/// configuration (with the key, only ever read from the environment) when the fallback is on.
-fn resolve_llm(m: &mut Merge, file: &LlmConfig, flags: &Flags) -> Option<crate::llm::LlmConfig> {
-    let enabled = m.pick_named(&LLM_ENABLED, flags.llm, file.enabled.as_ref());
-    let max_calls = m.pick(&LLM_MAX_CALLS, flags.llm_max_calls, file.max_calls.as_ref());
-    let max_tokens = m.pick(
-        &LLM_MAX_TOKENS,
-        flags.llm_max_tokens,
-        file.max_tokens.as_ref(),
-    );
-    let model = m.pick_named(&LLM_MODEL, flags.llm_model.clone(), file.model.as_ref());
-    let url = m.pick_named(&LLM_URL, flags.llm_url.clone(), file.url.as_ref());
-    enabled.then(|| {
-        let mut c = crate::llm::LlmConfig::from_env(Some(url), Some(model));
-        c.max_calls = max_calls;
-        c.max_tokens = max_tokens;
+/// The model client's configuration (with the key, only ever read from the environment) when
+/// the fallback is on: `[tool.selfdebug.llm]` under the flags and the `SELFDEBUG_LLM*`
+/// variables.
+fn llm_client(m: &Merge, flags: &Flags) -> Option<crate::llm::LlmConfig> {
+    use declared::{LLM_ENABLED, LLM_MAX_CALLS, LLM_MAX_TOKENS, LLM_MODEL, LLM_URL};
+    m.get(&LLM_ENABLED).then(|| {
+        let mut c = crate::llm::LlmConfig::from_env(Some(m.get(&LLM_URL)), Some(m.get(&LLM_MODEL)));
+        c.max_calls = m.get(&LLM_MAX_CALLS);
+        c.max_tokens = m.get(&LLM_MAX_TOKENS);
         c.cache = flags.llm_cache.unwrap_or(true);
         c
     })
@@ -610,6 +395,7 @@ fn resolve_llm(m: &mut Merge, file: &LlmConfig, flags: &Flags) -> Option<crate::
 
 #[cfg(test)]
 mod tests {
+    use super::super::declared::*;
     use super::*;
 
     fn resolve(file: Option<&str>, flags: &Flags) -> Settings {
@@ -638,13 +424,13 @@ mod tests {
             .map(|r| r.key.split('.').next().unwrap())
             .collect();
         top.dedup();
-        assert_eq!(top, super::super::KEYS);
+        assert_eq!(top, keys());
         let llm: Vec<&str> = s
             .shown
             .iter()
             .filter_map(|r| r.key.strip_prefix("llm."))
             .collect();
-        assert_eq!(llm, super::super::LLM_KEYS);
+        assert_eq!(llm, sub_keys("llm"));
     }
 
     #[test]
@@ -659,7 +445,7 @@ mod tests {
         assert_eq!(s.budgets, Budgets::default());
         assert_eq!(s.timeout, None);
         assert!(s.validate && !s.dry_run && !s.sandbox_asked && s.llm.is_none());
-        assert_eq!(shown(&s, "jobs").value, Value::Null);
+        assert_eq!(shown(&s, "jobs").value, Json::Null);
         assert_eq!(shown(&s, "jobs").unset, JOBS.unset);
         assert_eq!(shown(&s, "search-time").source, Source::Default);
     }
@@ -677,14 +463,14 @@ mod tests {
             s.llm.as_ref().map(|c| (c.max_calls, c.cache)),
             Some((3, true))
         );
-        let flags = Flags {
-            search_time: Some(9),
-            jobs: Some((5, "SELFDEBUG_JOBS")),
+        let mut flags = Flags {
             no_validate: true,
             llm_cache: Some(false),
             budget: vec!["logic=7".into()],
             ..Flags::default()
         };
+        flags.set(&SEARCH_TIME, 9);
+        flags.set_by(&JOBS, Some(5), "SELFDEBUG_JOBS");
         let s = resolve(Some(file), &flags);
         assert_eq!(s.search_time, Duration::from_secs(9));
         assert_eq!(
