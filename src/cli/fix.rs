@@ -79,7 +79,7 @@ impl From<SessionError> for Stop {
     }
 }
 
-pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
+pub fn run(args: &FixArgs, matches: &clap::ArgMatches, color: ColorChoice) -> i32 {
     let started = std::time::Instant::now();
     crate::process::install_interrupt_handler();
     let format = output_format(args.json, args.output_format);
@@ -94,7 +94,7 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
     let result = root
         .as_ref()
         .map_err(|m| Stop::bad(m.clone()))
-        .and_then(|root| run_in(args, root, format, color));
+        .and_then(|root| run_in(args, matches, root, format, color));
     crate::progress::clear();
     match result {
         Ok(code) => code,
@@ -141,47 +141,25 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
 }
 
 /// The command line's values: each declared setting a flag gives (the file or the default
-/// decides the others).
-fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
-    use crate::config::declared::*;
-    let tri = |on: bool, off: bool| match (on, off) {
-        (true, _) => Some(true),
-        (_, true) => Some(false),
-        _ => None,
-    };
+/// decides the others), and what only a command line says.
+fn flags(
+    args: &FixArgs,
+    matches: &clap::ArgMatches,
+    root: &ProjectRoot,
+    cwd: &std::path::Path,
+) -> Flags {
     let mut flags = Flags {
         test: args.test.clone(),
         dry_run: args.dry_run,
         no_validate: args.no_validate,
-        budget: args.budget.clone(),
         ..Flags::default()
     };
-    flags.given(&MAX_ATTEMPTS, args.max_attempts);
-    flags.given(&TIMEOUT, args.python.timeout.map(Some));
-    flags.given(&TEST_TIMEOUT, args.test_timeout);
-    flags.given(&TIME_BUDGET, args.time_budget);
-    flags.given(&SEARCH_TIME, args.search_time);
-    flags.given(&PROOF_REPEATS, args.proof_repeats);
-    flags.given(&JOBS, args.jobs.map(Some));
+    super::given::read("fix", matches, &mut flags);
     // Typed relative to where the user is; pytest runs in the root.
     flags.given(
-        &PYTEST_ARGS,
+        &crate::config::declared::PYTEST_ARGS,
         (!args.pytest_args.is_empty()).then(|| root.rebase_args(&args.pytest_args, cwd)),
     );
-    flags.given(&PYTHON, args.python.python.clone().map(Some));
-    flags.given(&SAFE_ONLY, tri(args.safe_only, args.no_safe_only));
-    flags.given(&ALLOW_TESTS, tri(args.allow_tests, args.no_allow_tests));
-    flags.given(
-        &ALL_OR_NOTHING,
-        tri(args.all_or_nothing, args.no_all_or_nothing),
-    );
-    flags.given(&BACKUP_DIR, args.backup_dir.clone().map(Some));
-    flags.given(&BACKUP_MAX_AGE, args.backup_max_age);
-    flags.given(&AUDIT_LOG, args.audit_log.clone().map(Some));
-    flags.given(&SANDBOX, args.sandbox.then_some(true));
-    flags.given(&INSTALL_MISSING, args.install_missing.then_some(true));
-    flags.given(&XDIST, args.no_xdist.then_some(false));
-    flags.given(&WORKER, args.worker);
     args.llm.given(&mut flags);
     flags
 }
@@ -233,13 +211,14 @@ fn worker_from_env() -> Result<Option<crate::worker::Mode>, String> {
 
 fn run_in(
     args: &FixArgs,
+    matches: &clap::ArgMatches,
     root: &ProjectRoot,
     format: OutputFormat,
     color: ColorChoice,
 ) -> Result<i32, Stop> {
     let dry_run = args.dry_run || args.no_validate;
     let cwd = std::env::current_dir().unwrap_or_else(|_| root.path().to_path_buf());
-    let mut flags = flags(args, root, &cwd);
+    let mut flags = flags(args, matches, root, &cwd);
     use crate::config::declared::{JOBS, WORKER};
     if flags.given.get(&JOBS).is_none() {
         if let Some(n) = jobs_from_env().map_err(Stop::bad)? {

@@ -34,31 +34,25 @@ pub struct LlmArgs {
 }
 
 impl LlmArgs {
-    /// Puts what the flags and the `SELFDEBUG_LLM*` variables say (they win over the file's
-    /// `[tool.selfdebug.llm]`) into `flags`, with the name that said each.
+    /// Puts what the `SELFDEBUG_LLM*` variables say into `flags` where no flag said it (the
+    /// flags themselves are read by [`super::given`]); both win over the file's
+    /// `[tool.selfdebug.llm]`.
     pub fn given(&self, flags: &mut Flags) {
-        use crate::config::declared::{
-            LLM_ENABLED, LLM_MAX_CALLS, LLM_MAX_TOKENS, LLM_MODEL, LLM_URL,
-        };
+        use crate::config::declared::{LLM_ENABLED, LLM_MODEL, LLM_URL};
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        if self.llm {
-            flags.set(&LLM_ENABLED, true);
-        } else if llm::enabled_by_env() {
+        if flags.given.get(&LLM_ENABLED).is_none() && llm::enabled_by_env() {
             flags.set_by(&LLM_ENABLED, true, "SELFDEBUG_LLM");
         }
-        // A flag, else its variable.
-        for (setting, flag, var) in [
-            (&LLM_URL, &self.llm_url, "SELFDEBUG_LLM_URL"),
-            (&LLM_MODEL, &self.llm_model, "SELFDEBUG_LLM_MODEL"),
+        for (setting, var) in [
+            (&LLM_URL, "SELFDEBUG_LLM_URL"),
+            (&LLM_MODEL, "SELFDEBUG_LLM_MODEL"),
         ] {
-            match (flag, env(var)) {
-                (Some(v), _) => flags.set(setting, v.clone()),
-                (None, Some(v)) => flags.set_by(setting, v, var),
-                (None, None) => {}
+            if flags.given.get(setting).is_none() {
+                if let Some(v) = env(var) {
+                    flags.set_by(setting, v, var);
+                }
             }
         }
-        flags.given(&LLM_MAX_CALLS, self.llm_max_calls);
-        flags.given(&LLM_MAX_TOKENS, self.llm_max_tokens);
         flags.llm_cache = self.llm_no_cache.then_some(false);
     }
 }

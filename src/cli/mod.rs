@@ -3,6 +3,7 @@
 
 mod config;
 mod fix;
+mod given;
 mod llm;
 mod mcp;
 mod parse;
@@ -13,7 +14,7 @@ mod rules;
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
-use clap::{Parser, Subcommand};
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::report::format::{ColorChoice, OutputFormat, TextOrJson};
 
@@ -356,8 +357,13 @@ pub struct ParseArgs {
 /// Runs the command line and returns the process exit code.
 pub fn run() -> i32 {
     crate::trace_times::init();
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    // As `Cli::try_parse`, keeping the matches: the declared settings are read from them.
+    let parsed = Cli::command().try_get_matches().and_then(|m| {
+        let cli = Cli::from_arg_matches(&m).map_err(|e| e.format(&mut Cli::command()))?;
+        Ok((cli, m))
+    });
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let code = if e.use_stderr() {
                 crate::exit::BAD_INPUT
@@ -383,14 +389,23 @@ pub fn run() -> i32 {
     };
     let code = match cli.command {
         Command::Parse(args) => parse::run(&args),
-        Command::Probe(args) => probe::run(&args),
+        Command::Probe(args) => probe::run(&args, sub_matches(&matches)),
         Command::Rules(args) => rules::run(&args),
-        Command::Fix(args) => fix::run(&args, cli.color),
+        Command::Fix(args) => fix::run(&args, sub_matches(&matches), cli.color),
         Command::Restore(args) => restore::run(&args),
         Command::Config(args) => config::run(&args),
         Command::Mcp => mcp::run(),
     };
     finish(code)
+}
+
+/// The matches of the subcommand given.
+fn sub_matches(matches: &ArgMatches) -> &ArgMatches {
+    static NONE: std::sync::OnceLock<ArgMatches> = std::sync::OnceLock::new();
+    match matches.subcommand() {
+        Some((_, m)) => m,
+        None => NONE.get_or_init(ArgMatches::default),
+    }
 }
 
 /// A command whose reader went away ends with the conventional status (docs/json.md, exit

@@ -2,7 +2,6 @@
 //! probe saw.
 
 use super::{error, log_name, read_log, ProbeArgs};
-use crate::config::declared;
 use crate::probe::{self, ProbeError, ProbeRequest};
 use crate::report::format::wants_json;
 use crate::runner::{self, RunSpec};
@@ -26,8 +25,8 @@ schema_version, exit_code and error.
 
 The probed file is restored byte for byte (and its mtime) before anything else happens.";
 
-pub fn run(args: &ProbeArgs) -> i32 {
-    match run_inner(args) {
+pub fn run(args: &ProbeArgs, matches: &clap::ArgMatches) -> i32 {
+    match run_inner(args, matches) {
         Ok(code) => code,
         Err((code, msg)) => {
             error(&msg);
@@ -51,12 +50,11 @@ fn env_err(msg: impl ToString) -> Failed {
     (exit::ENVIRONMENT, msg.to_string())
 }
 
-fn run_inner(args: &ProbeArgs) -> Result<i32, Failed> {
+fn run_inner(args: &ProbeArgs, matches: &clap::ArgMatches) -> Result<i32, Failed> {
     let project = crate::project::ProjectRoot::find(args.root.as_deref()).map_err(bad)?;
     // `python` and `timeout` of the configuration file apply here too (flags first).
     let mut flags = crate::config::Flags::default();
-    flags.given(&declared::PYTHON, args.python.python.clone().map(Some));
-    flags.given(&declared::TIMEOUT, args.python.timeout.map(Some));
+    super::given::read("probe", matches, &mut flags);
     let (settings, _rules) = super::fix::settings(&project, &flags).map_err(bad)?;
     let root = project.path().to_path_buf();
     // Bad input is found before anything runs.

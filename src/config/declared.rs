@@ -101,29 +101,25 @@ pub trait Value: Sized {
     fn from_raw(raw: &Raw) -> Option<Self>;
 }
 
-impl Value for bool {
-    fn into_raw(self) -> Raw {
-        Raw::Bool(self)
-    }
-    fn from_raw(raw: &Raw) -> Option<Self> {
-        match raw {
-            Raw::Bool(b) => Some(*b),
-            _ => None,
+/// A type held in one [`Raw`] variant as it is.
+macro_rules! raw_value {
+    ($($ty:ty => $variant:ident),* $(,)?) => {$(
+        impl Value for $ty {
+            fn into_raw(self) -> Raw {
+                Raw::$variant(self)
+            }
+            fn from_raw(raw: &Raw) -> Option<Self> {
+                match raw {
+                    Raw::$variant(v) => Some(Clone::clone(v)),
+                    _ => None,
+                }
+            }
         }
-    }
+    )*};
 }
 
-impl Value for u64 {
-    fn into_raw(self) -> Raw {
-        Raw::Int(self)
-    }
-    fn from_raw(raw: &Raw) -> Option<Self> {
-        match raw {
-            Raw::Int(n) => Some(*n),
-            _ => None,
-        }
-    }
-}
+raw_value!(bool => Bool, u64 => Int, String => Str, PathBuf => Path, Vec<String> => Strings,
+    Mode => Worker);
 
 impl Value for u32 {
     fn into_raw(self) -> Raw {
@@ -131,54 +127,6 @@ impl Value for u32 {
     }
     fn from_raw(raw: &Raw) -> Option<Self> {
         u64::from_raw(raw).and_then(|n| u32::try_from(n).ok())
-    }
-}
-
-impl Value for String {
-    fn into_raw(self) -> Raw {
-        Raw::Str(self)
-    }
-    fn from_raw(raw: &Raw) -> Option<Self> {
-        match raw {
-            Raw::Str(s) => Some(s.clone()),
-            _ => None,
-        }
-    }
-}
-
-impl Value for PathBuf {
-    fn into_raw(self) -> Raw {
-        Raw::Path(self)
-    }
-    fn from_raw(raw: &Raw) -> Option<Self> {
-        match raw {
-            Raw::Path(p) => Some(p.clone()),
-            _ => None,
-        }
-    }
-}
-
-impl Value for Vec<String> {
-    fn into_raw(self) -> Raw {
-        Raw::Strings(self)
-    }
-    fn from_raw(raw: &Raw) -> Option<Self> {
-        match raw {
-            Raw::Strings(v) => Some(v.clone()),
-            _ => None,
-        }
-    }
-}
-
-impl Value for Mode {
-    fn into_raw(self) -> Raw {
-        Raw::Worker(self)
-    }
-    fn from_raw(raw: &Raw) -> Option<Self> {
-        match raw {
-            Raw::Worker(m) => Some(*m),
-            _ => None,
-        }
     }
 }
 
@@ -245,7 +193,7 @@ impl<S: Clone> Layer<S> {
         self.values.insert(setting.key, (value.into_raw(), by));
     }
 
-    pub(super) fn set_raw(&mut self, key: &'static str, value: Raw, by: S) {
+    pub fn set_raw(&mut self, key: &'static str, value: Raw, by: S) {
         self.values.insert(key, (value, by));
     }
 
@@ -254,7 +202,7 @@ impl<S: Clone> Layer<S> {
         Some((T::from_raw(raw)?, by.clone()))
     }
 
-    pub(super) fn raw(&self, key: &str) -> Option<&(Raw, S)> {
+    pub fn raw(&self, key: &str) -> Option<&(Raw, S)> {
         self.values.get(key)
     }
 }
