@@ -207,6 +207,8 @@ impl<S: Clone> Layer<S> {
     }
 }
 
+/// One row per setting: `NAME: TYPE = "key", "flag", KIND, DEFAULT, "unset text";` gives the
+/// typed constant `NAME` and its entry of [`DECLARED`].
 macro_rules! settings {
     ($( $(#[$doc:meta])* $name:ident: $ty:ty = $key:literal, $flag:literal, $kind:expr,
         $default:expr, $unset:literal; )*) => {
@@ -345,6 +347,41 @@ mod tests {
             sub_keys("llm"),
             ["enabled", "max-calls", "max-tokens", "model", "url"]
         );
+    }
+
+    /// A setting's kind reads the file's value into the variant its type takes back (else the
+    /// file's value would be dropped for the default): checked on each default.
+    #[test]
+    fn each_kind_reads_what_its_type_takes() {
+        for d in DECLARED {
+            let agree = matches!(
+                (d.kind, (d.default)()),
+                (Kind::Bool, Raw::Bool(_))
+                    | (Kind::Str, Raw::Str(_))
+                    | (
+                        Kind::Int { .. } | Kind::Int32 { .. },
+                        Raw::Int(_) | Raw::Null
+                    )
+                    | (Kind::Path | Kind::Python, Raw::Null)
+                    | (Kind::Strings, Raw::Strings(_))
+                    | (Kind::Worker, Raw::Worker(_))
+                    | (
+                        Kind::Budget
+                            | Kind::Select
+                            | Kind::ExtendSelect
+                            | Kind::Ignore
+                            | Kind::Exclude,
+                        Raw::Null
+                    )
+            );
+            assert!(
+                agree,
+                "{}: {:?} does not read a {:?}",
+                d.key,
+                d.kind,
+                (d.default)()
+            );
+        }
     }
 
     /// Every declared key has its line in the table of `docs/configuration.md` (its first
