@@ -37,7 +37,7 @@ impl Budgets {
         let (name, n) = spec
             .split_once('=')
             .ok_or_else(|| format!("--budget {spec}: expected CATEGORY=N, e.g. logic=6"))?;
-        let cat = Category::from_name(name.trim()).ok_or_else(|| {
+        let cat = Category::from_word(name.trim()).ok_or_else(|| {
             let all: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
             format!(
                 "--budget {spec}: unknown category (one of {})",

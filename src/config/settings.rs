@@ -573,7 +573,7 @@ fn resolve_budgets(
     for spec in &flags.budget {
         from_flag.set(spec).map_err(SettingsError::Flag)?;
     }
-    for cat in Category::ALL {
+    for &cat in Category::ALL {
         let value = m.merge(
             (&format!("{}.{}", BUDGET.key, cat.as_str()), BUDGET.unset),
             from_flag.0.get(&cat).map(|&n| (n, BUDGET.flag)),
