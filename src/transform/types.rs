@@ -614,7 +614,7 @@ fn not_subscriptable(ctx: &Context) -> Vec<Fix> {
             SubExprKind::Subscript {
                 value,
                 slice,
-                ctx: "load",
+                ctx: ast::ExprContext::Load,
             } => Some((e.range.clone(), value.clone(), slice.clone())),
             _ => None,
         })
