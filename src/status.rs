@@ -3,14 +3,12 @@
 //! cannot drift), with `as_str` for the human log. The exit code is a total function of
 //! [`FinalStatus`].
 
-use serde::Serialize;
-
 /// Declares a closed set: the enum, its JSON words (serde), `as_str` and the list of every
 /// value (for the schema check), from one table.
 macro_rules! closed_set {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $word:literal,)+ }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
         pub enum $name {
             $($(#[$vmeta])* #[serde(rename = $word)] $variant,)+
         }
@@ -299,6 +297,7 @@ pub fn all() -> Vec<(&'static str, Vec<&'static str>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Serialize;
 
     #[test]
     fn serde_words_are_the_as_str_words() {
