@@ -7,7 +7,7 @@ pub mod literals;
 pub mod raises;
 pub mod shape;
 
-pub use candidate::{confined_path, Candidate, PlanError, PlanInput};
+pub use candidate::{confined_path, Candidate, Coverage, PlanError, PlanInput};
 
 use std::path::Path;
 
@@ -113,6 +113,7 @@ pub fn plan_explained(
                 diff: diff.text,
                 diff_encoding: diff.encoding,
                 silencing: None,
+                coverage: None,
                 fix,
                 category: m.rule.category,
                 safe: m.rule.safe,

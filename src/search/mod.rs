@@ -239,6 +239,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                         diff: diff.text,
                         diff_encoding: diff.encoding,
                         silencing,
+                        coverage: None,
                         path: path.clone(),
                         original: source.bytes().to_vec(),
                         patched,
