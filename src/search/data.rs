@@ -22,7 +22,7 @@ use rustpython_parser::ast::{self, Constant, Expr, Ranged, Stmt};
 use crate::edit::Edit;
 use crate::syntax::queries;
 use crate::syntax::walk::{self, Node};
-use crate::syntax::{ParsedModule, MAX_AST_DEPTH};
+use crate::syntax::{rng, ParsedModule, MAX_AST_DEPTH};
 use crate::traceback::Failure;
 
 use super::family::Family;
@@ -60,10 +60,6 @@ const RE_FUNCS: &[&str] = &[
     "sub",
     "subn",
 ];
-
-pub(super) fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
-    r.start().to_usize()..r.end().to_usize()
-}
 
 /// The strings a failure quotes: in its message (`unknown parameter 'backoff'`, a `KeyError`'s
 /// `'email'`) and in the failing test's own lines (`parse_label("build_id=1234")`), first seen

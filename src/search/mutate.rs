@@ -12,7 +12,7 @@ use rustpython_parser::ast::{
 use crate::edit::Edit;
 use crate::syntax::queries::statement_at;
 use crate::syntax::walk::{self, Node};
-use crate::syntax::{self, ParsedModule, MAX_AST_DEPTH};
+use crate::syntax::{self, rng, ParsedModule, MAX_AST_DEPTH};
 
 use super::family::Family;
 use super::hint::Effect;
@@ -55,10 +55,6 @@ impl Mutant {
             .map(|e| e.range.len() + e.content.len())
             .sum()
     }
-}
-
-pub(crate) fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
-    r.start().to_usize()..r.end().to_usize()
 }
 
 /// Every mutant of the statement on `line`. `expected` is the literal the failing test compares

@@ -17,7 +17,7 @@ use rustpython_parser::ast::{self, CmpOp, Expr, ExprContext, Operator, Stmt, Una
 use serde::Serialize;
 
 use super::walk::{self, Node};
-use super::{ParsedModule, MAX_AST_DEPTH};
+use super::{rng, ParsedModule, MAX_AST_DEPTH};
 
 /// The statement kinds of Python's `ast` module, named as there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -405,10 +405,6 @@ struct Ctx {
     in_loop: bool,
     parent_is_class: bool,
     depth: usize,
-}
-
-fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
-    r.start().to_usize()..r.end().to_usize()
 }
 
 fn node_range<T: ast::Ranged>(n: &T) -> Range<usize> {

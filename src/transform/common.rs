@@ -8,14 +8,11 @@ use regex::Regex;
 use rustpython_parser::ast::{Expr, Ranged, Stmt};
 
 use crate::edit::Edit;
+pub use crate::syntax::rng;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{Clause, Located, ParsedModule, StmtKind, SubExpr, MAX_AST_DEPTH};
 use crate::transform::suggest::distance;
 use crate::transform::Context;
-
-pub fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
-    r.start().to_usize()..r.end().to_usize()
-}
 
 /// `if COND:` + `body` inserted as new lines before the located statement, at its indentation
 /// and with the file's newline. `None` where no statement can go before it: inside a lambda or

@@ -21,7 +21,8 @@ use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
 use crate::search::family::Family;
-use super::super::mutate::{kinds_of, names_of, one_line, rng};
+use crate::syntax::rng;
+use super::super::mutate::{kinds_of, names_of, one_line};
 use super::insert::{enclosing, func_body, func_name, loop_body, read_in};
 use super::{Mutant, Site};
 

@@ -14,7 +14,8 @@ use crate::search::hint::Effect;
 use crate::search::mutate::{in_loop, kinds_of, names_of, one_line, with_probed};
 
 use crate::search::family::Family;
-use super::operators::{mutant, own_exprs, rng};
+use crate::syntax::rng;
+use super::operators::{mutant, own_exprs};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.

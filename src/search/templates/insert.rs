@@ -20,7 +20,8 @@ use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
 use crate::search::family::Family;
-use super::super::mutate::{names_of, one_line, rng};
+use crate::syntax::rng;
+use super::super::mutate::{names_of, one_line};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.

@@ -11,7 +11,8 @@ use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
 use crate::search::family::Family;
-use super::operators::{func_sig, mutant, own_exprs, rng};
+use crate::syntax::rng;
+use super::operators::{func_sig, mutant, own_exprs};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.

@@ -20,7 +20,7 @@ use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
 use crate::search::family::Family;
-use super::super::mutate::rng;
+use crate::syntax::rng;
 use super::insert::{enclosing, func_body, indent_at, insert_line_after, nl};
 use super::{Mutant, Site};
 

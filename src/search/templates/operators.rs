@@ -15,6 +15,7 @@ use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
 use crate::search::family::Family;
+use crate::syntax::rng;
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.
@@ -137,10 +138,6 @@ fn bitwise_symbol(op: &Operator) -> Option<&'static str> {
 }
 
 // Helpers shared by this group's templates (expressions, literals, swaps).
-
-pub(super) fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
-    r.start().to_usize()..r.end().to_usize()
-}
 
 /// A mutant of `family` whose prior is the family's × `weight`.
 pub(super) fn mutant(

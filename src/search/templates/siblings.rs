@@ -19,7 +19,8 @@ use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
 use crate::search::family::Family;
-use super::super::mutate::{one_line, rng, value_kind};
+use crate::syntax::rng;
+use super::super::mutate::{one_line, value_kind};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.

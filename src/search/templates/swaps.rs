@@ -13,7 +13,8 @@ use crate::edit::Edit;
 use crate::search::mutate::{kinds_of, one_line, with_probed};
 
 use crate::search::family::Family;
-use super::operators::{func_sig, mutant, own_exprs, rng};
+use crate::syntax::rng;
+use super::operators::{func_sig, mutant, own_exprs};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.

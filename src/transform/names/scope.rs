@@ -11,7 +11,7 @@ use crate::syntax::MAX_AST_DEPTH;
 use crate::transform::suggest::{distance, MOVE_COST};
 
 pub(crate) fn range_of<T: Ranged>(n: &T) -> Range<usize> {
-    n.range().start().to_usize()..n.range().end().to_usize()
+    crate::syntax::rng(n.range())
 }
 
 /// The statement lists directly below `stmt` (bodies, `else`, handlers, `finally`, cases).
