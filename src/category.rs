@@ -128,7 +128,7 @@ pub fn categorize_in(
     let (category, reason) = categorize_plain(failure, root);
     if sandboxed && category == Category::Environment {
         let short = failure.exc_type.rsplit('.').next().unwrap_or("");
-        let first = failure.msg.lines().next().unwrap_or("");
+        let first = crate::traceback::first_line(&failure.msg);
         if short == "PermissionError" {
             return (category, Some(denial_reason(Denial::Access, first, true)));
         }
@@ -228,7 +228,7 @@ fn categorize_plain(failure: &Failure, root: &Path) -> (Category, Option<String>
         .rsplit('.')
         .next()
         .unwrap_or(&failure.exc_type);
-    let first = failure.msg.lines().next().unwrap_or("");
+    let first = crate::traceback::first_line(&failure.msg);
     if failure.exc_type == crate::plugin::TIMEOUT_EXC {
         let place = failure
             .location

@@ -491,7 +491,7 @@ impl Rule {
 /// The part of an exception message that rules match: its first line, without trailing
 /// whitespace (multi-line messages carry notes and context after it).
 pub fn first_line(msg: &str) -> &str {
-    msg.lines().next().unwrap_or("").trim_end()
+    crate::traceback::first_line(msg).trim_end()
 }
 
 /// The rules in force, sorted by id; ids are unique.

@@ -77,7 +77,7 @@ pub fn plan_explained(
     let raised = out.len();
     let matches = input.rules.matching(&failure.exc_type, &failure.msg);
     if matches.is_empty() && out.is_empty() {
-        let first = failure.msg.lines().next().unwrap_or("");
+        let first = crate::traceback::first_line(&failure.msg);
         return Err(PlanError::NoRule(format!("{}: {first}", failure.exc_type)));
     }
     for m in matches {

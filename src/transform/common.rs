@@ -626,7 +626,7 @@ fn bare_conditional_ok(module: &ParsedModule, range: &Range<usize>) -> bool {
 }
 
 pub fn one_line(s: &str) -> String {
-    let first = s.lines().next().unwrap_or("");
+    let first = crate::traceback::first_line(s);
     if first.len() < s.len() {
         format!("{first} ...")
     } else {
