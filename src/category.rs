@@ -37,7 +37,7 @@ impl Budgets {
         let (name, n) = spec
             .split_once('=')
             .ok_or_else(|| format!("--budget {spec}: expected CATEGORY=N, e.g. logic=6"))?;
-        let cat = Category::from_name(name.trim()).ok_or_else(|| {
+        let cat = Category::from_word(name.trim()).ok_or_else(|| {
             let all: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
             format!(
                 "--budget {spec}: unknown category (one of {})",
@@ -128,7 +128,7 @@ pub fn categorize_in(
     let (category, reason) = categorize_plain(failure, root);
     if sandboxed && category == Category::Environment {
         let short = failure.exc_type.rsplit('.').next().unwrap_or("");
-        let first = failure.msg.lines().next().unwrap_or("");
+        let first = crate::traceback::first_line(&failure.msg);
         if short == "PermissionError" {
             return (category, Some(denial_reason(Denial::Access, first, true)));
         }
@@ -228,7 +228,7 @@ fn categorize_plain(failure: &Failure, root: &Path) -> (Category, Option<String>
         .rsplit('.')
         .next()
         .unwrap_or(&failure.exc_type);
-    let first = failure.msg.lines().next().unwrap_or("");
+    let first = crate::traceback::first_line(&failure.msg);
     if failure.exc_type == crate::plugin::TIMEOUT_EXC {
         let place = failure
             .location

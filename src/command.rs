@@ -90,7 +90,7 @@ impl OutputMismatch {
             ),
             _ => format!(
                 "the command exited 0 but printed to stderr (--stderr-empty): {}",
-                self.actual.lines().next().unwrap_or("").trim()
+                crate::traceback::first_line(&self.actual).trim()
             ),
         }
     }

@@ -48,14 +48,15 @@ impl Edit {
     }
 }
 
-/// How sure a rule is that its fix is right. Ordered: `Low < Medium < High`, so candidates can
-/// be sorted; pytest decides in the end, this only orders the tries. Serialized in lowercase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Confidence {
-    Low,
-    Medium,
-    High,
+crate::status::closed_set! {
+    /// How sure a rule is that its fix is right. Ordered: `Low < Medium < High`, so candidates
+    /// can be sorted; pytest decides in the end, this only orders the tries. Its words are the
+    /// rule files' and the JSON's.
+    Confidence {
+        Low => "low",
+        Medium => "medium",
+        High => "high",
+    }
 }
 
 /// A candidate repair: one or more non-overlapping edits of one file.

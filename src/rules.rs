@@ -28,24 +28,6 @@ pub const PROJECT_RULES_DIR: &str = ".selfdebug/rules";
 
 pub use crate::status::Category;
 
-/// `high`, `medium`, `low` (the rule file spelling of [`Confidence`]).
-pub fn confidence_name(c: Confidence) -> &'static str {
-    match c {
-        Confidence::High => "high",
-        Confidence::Medium => "medium",
-        Confidence::Low => "low",
-    }
-}
-
-fn confidence_from_name(name: &str) -> Option<Confidence> {
-    match name {
-        "high" => Some(Confidence::High),
-        "medium" => Some(Confidence::Medium),
-        "low" => Some(Confidence::Low),
-        _ => None,
-    }
-}
-
 /// Where a rule came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuleSource {
@@ -366,13 +348,17 @@ impl Rule {
                 "title must be one non-empty line".into(),
             ));
         }
-        let category = Category::from_name(raw.category.get_ref()).ok_or_else(|| {
+        let category = Category::from_word(raw.category.get_ref()).ok_or_else(|| {
             err(
                 Some(raw.category.span()),
                 format!(
                     "unknown category `{}` (expected one of: {})",
                     raw.category.get_ref(),
-                    Category::ALL.map(Category::as_str).join(", ")
+                    Category::ALL
+                        .iter()
+                        .map(|c| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             )
         })?;
@@ -407,7 +393,7 @@ impl Rule {
                     format!("`{name}` params: {}", one_line(e.message())),
                 )
             })?;
-        let confidence = confidence_from_name(raw.confidence.get_ref()).ok_or_else(|| {
+        let confidence = Confidence::from_word(raw.confidence.get_ref()).ok_or_else(|| {
             err(
                 Some(raw.confidence.span()),
                 format!(
@@ -505,7 +491,7 @@ impl Rule {
 /// The part of an exception message that rules match: its first line, without trailing
 /// whitespace (multi-line messages carry notes and context after it).
 pub fn first_line(msg: &str) -> &str {
-    msg.lines().next().unwrap_or("").trim_end()
+    crate::traceback::first_line(msg).trim_end()
 }
 
 /// The rules in force, sorted by id; ids are unique.

@@ -411,14 +411,9 @@ impl RunSpec {
 /// The outcome of one pytest run.
 #[derive(Debug, Clone)]
 pub struct PytestRun {
-    /// pytest's exit code: 0 all passed, 1 tests failed, 2 interrupted, 3 internal error,
-    /// 4 usage error, 5 nothing collected. `None` when killed (timeout).
-    pub exit_code: Option<i32>,
-    pub signal: Option<i32>,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-    pub duration: Duration,
-    pub timed_out: bool,
+    /// The process: its `exit_code` is pytest's (0 all passed, 1 tests failed, 2 interrupted,
+    /// 3 internal error, 4 usage error, 5 nothing collected; `None` when killed by a timeout).
+    pub process: CommandRun,
     /// The node ids that were asked for (empty: the whole suite).
     pub node_ids: Vec<String>,
     /// Every argument after `python -m pytest`.
@@ -426,6 +421,22 @@ pub struct PytestRun {
     /// A test the plugin's backstop found stuck in code that never returned to Python (the
     /// run was ended because of it).
     pub hang: Option<crate::plugin::Hang>,
+}
+
+/// A pytest run reads as its process (`run.stdout`, `run.exit_code`): the fields every run
+/// of a child has are [`CommandRun`]'s, declared once.
+impl std::ops::Deref for PytestRun {
+    type Target = CommandRun;
+
+    fn deref(&self) -> &CommandRun {
+        &self.process
+    }
+}
+
+impl std::ops::DerefMut for PytestRun {
+    fn deref_mut(&mut self) -> &mut CommandRun {
+        &mut self.process
+    }
 }
 
 impl PytestRun {
@@ -438,12 +449,7 @@ impl PytestRun {
         hang: Option<crate::plugin::Hang>,
     ) -> PytestRun {
         PytestRun {
-            exit_code: run.exit_code,
-            signal: run.signal,
-            stdout: run.stdout,
-            stderr: run.stderr,
-            duration: run.duration,
-            timed_out: run.timed_out,
+            process: run,
             node_ids,
             args,
             hang,
@@ -629,12 +635,14 @@ mod tests {
     #[test]
     fn log_joins_streams() {
         let run = PytestRun {
-            exit_code: Some(1),
-            signal: None,
-            stdout: b"out".to_vec(),
-            stderr: b"err\n".to_vec(),
-            duration: Duration::ZERO,
-            timed_out: false,
+            process: CommandRun {
+                exit_code: Some(1),
+                signal: None,
+                stdout: b"out".to_vec(),
+                stderr: b"err\n".to_vec(),
+                duration: Duration::ZERO,
+                timed_out: false,
+            },
             node_ids: vec![],
             args: vec![],
             hang: None,

@@ -3,14 +3,12 @@
 //! cannot drift), with `as_str` for the human log. The exit code is a total function of
 //! [`FinalStatus`].
 
-use serde::Serialize;
-
 /// Declares a closed set: the enum, its JSON words (serde), `as_str` and the list of every
 /// value (for the schema check), from one table.
 macro_rules! closed_set {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $word:literal,)+ }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
         pub enum $name {
             $($(#[$vmeta])* #[serde(rename = $word)] $variant,)+
         }
@@ -25,6 +23,12 @@ macro_rules! closed_set {
                     $($name::$variant => $word,)+
                 }
             }
+
+            /// The value whose word is `word` (as a data file spells it).
+            #[allow(dead_code)]
+            pub fn from_word(word: &str) -> Option<$name> {
+                $name::ALL.iter().copied().find(|v| v.as_str() == word)
+            }
         }
 
         impl std::fmt::Display for $name {
@@ -34,6 +38,7 @@ macro_rules! closed_set {
         }
     };
 }
+pub(crate) use closed_set;
 
 closed_set! {
     /// The fate of one failure (`failures[].status`).
@@ -230,47 +235,19 @@ impl FinalStatus {
     }
 }
 
-/// What kind of failure a rule repairs; decides the attempt budget and whether the tool patches
-/// at all (environment and dependency failures are reported, not patched).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Category {
-    Environment,
-    Data,
-    Logic,
-    Syntax,
-    Dependency,
-    /// A test ran past the per-test limit (see [`crate::plugin`]): reported with the frame it
-    /// was stuck in, not patched.
-    Timeout,
-    Unknown,
-}
-
-impl Category {
-    pub const ALL: [Category; 7] = [
-        Category::Environment,
-        Category::Data,
-        Category::Logic,
-        Category::Syntax,
-        Category::Dependency,
-        Category::Timeout,
-        Category::Unknown,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Category::Environment => "environment",
-            Category::Data => "data",
-            Category::Logic => "logic",
-            Category::Syntax => "syntax",
-            Category::Dependency => "dependency",
-            Category::Timeout => "timeout",
-            Category::Unknown => "unknown",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Category> {
-        Category::ALL.into_iter().find(|c| c.as_str() == name)
+closed_set! {
+    /// What kind of failure a rule repairs; decides the attempt budget and whether the tool
+    /// patches at all (environment and dependency failures are reported, not patched).
+    Category {
+        Environment => "environment",
+        Data => "data",
+        Logic => "logic",
+        Syntax => "syntax",
+        Dependency => "dependency",
+        /// A test ran past the per-test limit (see [`crate::plugin`]): reported with the frame
+        /// it was stuck in, not patched.
+        Timeout => "timeout",
+        Unknown => "unknown",
     }
 }
 
@@ -320,6 +297,7 @@ pub fn all() -> Vec<(&'static str, Vec<&'static str>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Serialize;
 
     #[test]
     fn serde_words_are_the_as_str_words() {

@@ -469,7 +469,7 @@ impl Reader<'_> {
         let mut out = BTreeMap::new();
         for (key, n) in entries {
             let cat =
-                Category::from_name(&key.value).ok_or_else(|| self.unknown(key, &names, &table))?;
+                Category::from_word(&key.value).ok_or_else(|| self.unknown(key, &names, &table))?;
             out.insert(cat, self.int32(&format!("budget.{}", key.value), n, 0)?);
         }
         Ok(out)

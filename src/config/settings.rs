@@ -366,7 +366,7 @@ fn resolve_budgets(
     for spec in &flags.budget {
         from_flag.set(spec).map_err(SettingsError::Flag)?;
     }
-    for cat in Category::ALL {
+    for &cat in Category::ALL {
         let (value, source) = match (from_flag.0.get(&cat), config.budget.get(&cat)) {
             (Some(&n), _) => (n, Source::Flag(budget.flag)),
             (None, Some(at)) => (at.value, Source::File(at.line)),

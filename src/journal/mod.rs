@@ -114,27 +114,28 @@ pub struct PendingJournal {
     pub journal: PathBuf,
 }
 
-/// Where a restored file's original bytes came from.
-#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    JournalCopy,
-    BackupCopy,
-    GitBlob,
-    /// The bytes the running process still held (only when every copy on disk was lost).
-    Memory,
+crate::status::closed_set! {
+    /// Where a restored file's original bytes came from (`files[].source` of the restore
+    /// report).
+    Origin {
+        JournalCopy => "journal_copy",
+        BackupCopy => "backup_copy",
+        GitBlob => "git_blob",
+        /// The bytes the running process still held (only when every copy on disk was lost).
+        Memory => "memory",
+    }
 }
 
-/// What restoring did to a file.
-#[derive(Serialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    /// The file had other bytes: the original was written back.
-    Rewritten,
-    /// The file was gone: it was created again.
-    Recreated,
-    /// The file already had the original bytes: only mtime and permissions were set.
-    Unchanged,
+crate::status::closed_set! {
+    /// What restoring did to a file.
+    Action {
+        /// The file had other bytes: the original was written back.
+        Rewritten => "rewritten",
+        /// The file was gone: it was created again.
+        Recreated => "recreated",
+        /// The file already had the original bytes: only mtime and permissions were set.
+        Unchanged => "unchanged",
+    }
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -144,7 +145,7 @@ pub struct RestoredFile {
     /// The verified hash of the bytes now on disk (equal to the recorded one).
     pub hash: String,
     pub size: u64,
-    pub source: Source,
+    pub source: Origin,
     pub action: Action,
 }
 
@@ -1210,9 +1211,9 @@ fn load_original(
     e: &Entry,
     repo: Option<&Repository>,
     held: Option<&[u8]>,
-) -> Result<(Vec<u8>, Source), String> {
+) -> Result<(Vec<u8>, Origin), String> {
     let mut why = Vec::new();
-    let mut from_file = |path: &Path, what: &str, source: Source| match fs::read(path) {
+    let mut from_file = |path: &Path, what: &str, source: Origin| match fs::read(path) {
         Ok(b) if disk::hash(&b) == e.hash => Some((b, source)),
         Ok(_) => {
             why.push(format!("{what} {} has other bytes", path.display()));
@@ -1223,18 +1224,18 @@ fn load_original(
             None
         }
     };
-    if let Some(found) = from_file(&e.journal_copy, "journal copy", Source::JournalCopy) {
+    if let Some(found) = from_file(&e.journal_copy, "journal copy", Origin::JournalCopy) {
         return Ok(found);
     }
     if let Some(backup) = &e.backup {
-        if let Some(found) = from_file(backup, "backup copy", Source::BackupCopy) {
+        if let Some(found) = from_file(backup, "backup copy", Origin::BackupCopy) {
             return Ok(found);
         }
     }
     match (repo, &e.git_blob) {
         (Some(repo), Some(oid)) => match Oid::from_str(oid).and_then(|o| repo.find_blob(o)) {
             Ok(blob) if disk::hash(blob.content()) == e.hash => {
-                return Ok((blob.content().to_vec(), Source::GitBlob))
+                return Ok((blob.content().to_vec(), Origin::GitBlob))
             }
             Ok(_) => why.push(format!("git blob {oid} has other bytes")),
             Err(err) => why.push(format!("git blob {oid}: {}", err.message())),
@@ -1243,7 +1244,7 @@ fn load_original(
         _ => why.push("no git blob (not a git repository)".into()),
     }
     if let Some(b) = held.filter(|b| disk::hash(b) == e.hash) {
-        return Ok((b.to_vec(), Source::Memory));
+        return Ok((b.to_vec(), Origin::Memory));
     }
     Err(why.join("; "))
 }

@@ -85,6 +85,7 @@ pub fn from_answer(
         diff: diff.text,
         diff_encoding: diff.encoding,
         silencing: None,
+        coverage: None,
         fix,
         category,
         safe: false,

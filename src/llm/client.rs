@@ -126,7 +126,7 @@ pub fn content_of(body: &str) -> Result<String, LlmError> {
 
 /// At most 200 characters of the first line, for a report line.
 fn first_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("").trim();
+    let line = crate::traceback::first_line(s).trim();
     let mut out: String = line.chars().take(200).collect();
     if out.len() < line.len() {
         out.push_str("...");

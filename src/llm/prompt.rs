@@ -78,7 +78,7 @@ lines, then a line `>>>>>>> REPLACE`. Keep each edit minimal; do not reprint who
 pub fn build(input: &PromptInput) -> Vec<Message> {
     let f = input.failure;
     let mut out = String::new();
-    let first = f.msg.lines().next().unwrap_or("");
+    let first = crate::traceback::first_line(&f.msg);
     out.push_str("## The failure\n\n");
     if let Some(t) = &f.test {
         out.push_str(&format!("Test: {t}\n"));
@@ -102,7 +102,7 @@ pub fn build(input: &PromptInput) -> Vec<Message> {
             "\n## Values just before {}:{} (`{}`)\n\n",
             p.file,
             p.statement_line,
-            p.statement.lines().next().unwrap_or("").trim()
+            crate::traceback::first_line(&p.statement).trim()
         ));
         for v in &p.locals {
             out.push_str(&format!(

@@ -36,12 +36,27 @@ pub struct Candidate {
     /// candidates of its source, and reported on its attempt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub silencing: Option<Silencing>,
+    /// What tests run a search candidate's edited line (set when the session titles it; `None`
+    /// for a rule's or the model's candidate): what its patch's review warns about.
+    #[serde(skip)]
+    pub coverage: Option<Coverage>,
     #[serde(skip)]
     pub path: PathBuf,
     #[serde(skip)]
     pub original: Vec<u8>,
     #[serde(skip)]
     pub patched: Vec<u8>,
+}
+
+/// What tests run a search candidate's edited line (its title says it too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coverage {
+    /// A hang: searched without a coverage run.
+    NotMeasured,
+    /// This many tests run it.
+    Tests(usize),
+    /// A command-mode run: no test covers it, the command's output decided.
+    CommandOnly,
 }
 
 impl Candidate {
@@ -143,6 +158,7 @@ pub(crate) fn push_candidate(
         diff: diff.text,
         diff_encoding: diff.encoding,
         silencing: None,
+        coverage: None,
         fix,
         category: rule.category,
         safe: rule.safe,

@@ -7,7 +7,7 @@ pub mod literals;
 pub mod raises;
 pub mod shape;
 
-pub use candidate::{confined_path, Candidate, PlanError, PlanInput};
+pub use candidate::{confined_path, Candidate, Coverage, PlanError, PlanInput};
 
 use std::path::Path;
 
@@ -77,7 +77,7 @@ pub fn plan_explained(
     let raised = out.len();
     let matches = input.rules.matching(&failure.exc_type, &failure.msg);
     if matches.is_empty() && out.is_empty() {
-        let first = failure.msg.lines().next().unwrap_or("");
+        let first = crate::traceback::first_line(&failure.msg);
         return Err(PlanError::NoRule(format!("{}: {first}", failure.exc_type)));
     }
     for m in matches {
@@ -113,6 +113,7 @@ pub fn plan_explained(
                 diff: diff.text,
                 diff_encoding: diff.encoding,
                 silencing: None,
+                coverage: None,
                 fix,
                 category: m.rule.category,
                 safe: m.rule.safe,

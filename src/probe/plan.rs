@@ -291,10 +291,10 @@ fn is_pure(
     match &e.kind {
         SubExprKind::Name { .. } => true,
         SubExprKind::Attribute { receiver, ctx, .. } => {
-            (any_ctx || *ctx == "load") && is_pure(exprs, receiver, text, depth + 1, false)
+            (any_ctx || ctx.is_load()) && is_pure(exprs, receiver, text, depth + 1, false)
         }
         SubExprKind::Subscript { value, slice, ctx } => {
-            (any_ctx || *ctx == "load")
+            (any_ctx || ctx.is_load())
                 && is_constant(&text[slice.clone()])
                 && is_pure(exprs, value, text, depth + 1, false)
         }

@@ -259,7 +259,7 @@ fn write_failure(out: &mut String, report: &Report, f: &FailureOutcome) {
         (Some(file), Some(line)) => format!(" at {file}:{line}"),
         _ => String::new(),
     };
-    let first = f.msg.lines().next().unwrap_or("");
+    let first = crate::traceback::first_line(&f.msg);
     let _ = writeln!(
         out,
         "selfdebug: {test}: {}: {first}{at} [{}]",

@@ -62,7 +62,7 @@ fn failure(out: &mut String, f: &Failure) {
             out,
             "  after {}: {}",
             link.exception.exc_type,
-            link.exception.msg.lines().next().unwrap_or("")
+            crate::traceback::first_line(&link.exception.msg)
         );
     }
     for sub in &f.sub_exceptions {
@@ -70,7 +70,7 @@ fn failure(out: &mut String, f: &Failure) {
             out,
             "  member {}: {}",
             sub.exc_type,
-            sub.msg.lines().next().unwrap_or("")
+            crate::traceback::first_line(&sub.msg)
         );
     }
     match &f.location {

@@ -12,7 +12,7 @@ pub fn json(report: &ProbeReport, exit_code: i32) -> String {
 pub fn human(r: &ProbeReport) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "probe of {}:{} for {}", r.file, r.line, r.test);
-    let first = r.msg.lines().next().unwrap_or("");
+    let first = crate::traceback::first_line(&r.msg);
     if first.is_empty() {
         let _ = writeln!(out, "  {}", r.exc_type);
     } else {

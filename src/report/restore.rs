@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::journal::{Action, JournalError, RestoreReport, RestoredFile, Source, HASH_ALGORITHM};
+use crate::journal::{Action, JournalError, Origin, RestoreReport, RestoredFile, HASH_ALGORITHM};
 
 /// Bumped only when a field is renamed or removed; fields may be added.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -95,10 +95,10 @@ pub fn human(r: &RestoreReport) -> String {
                 Action::Unchanged => "unchanged",
             };
             let source = match f.source {
-                Source::JournalCopy => "journal copy",
-                Source::BackupCopy => "backup copy",
-                Source::GitBlob => "git blob",
-                Source::Memory => "memory",
+                Origin::JournalCopy => "journal copy",
+                Origin::BackupCopy => "backup copy",
+                Origin::GitBlob => "git blob",
+                Origin::Memory => "memory",
             };
             let _ = writeln!(
                 out,

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::edit::Confidence;
-use crate::rules::{confidence_name, Category, Rule, RuleDocs, RuleSet, RuleSource};
+use crate::rules::{Category, Rule, RuleDocs, RuleSet, RuleSource};
 
 /// Bumped only when a field is renamed or removed; fields may be added.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -136,7 +136,7 @@ pub fn human(set: &RuleSet) -> String {
             [
                 r.id.clone(),
                 r.exception.join(", "),
-                confidence_name(r.confidence).to_string(),
+                r.confidence.as_str().to_string(),
                 yes_no(r.safe).to_string(),
                 short_source(r).to_string(),
             ]
@@ -162,7 +162,7 @@ pub fn human(set: &RuleSet) -> String {
         field(&mut out, "message", r.message.as_str());
         field(&mut out, "category", r.category.as_str());
         field(&mut out, "transform", &transform_line(r));
-        field(&mut out, "confidence", confidence_name(r.confidence));
+        field(&mut out, "confidence", r.confidence.as_str());
         field(
             &mut out,
             "safe",
@@ -288,7 +288,7 @@ pub fn markdown(set: &RuleSet) -> String {
                 .map(|e| code(e))
                 .collect::<Vec<_>>()
                 .join(", "),
-            confidence_name(r.confidence),
+            r.confidence.as_str(),
             yes_no(r.safe),
             id = r.id,
         );
@@ -307,7 +307,7 @@ pub fn markdown(set: &RuleSet) -> String {
         let _ = writeln!(out, "- Message: {}", code(r.message.as_str()));
         let _ = writeln!(out, "- Category: {}", r.category.as_str());
         let _ = writeln!(out, "- Transform: {}", code(&transform_line(r)));
-        let _ = writeln!(out, "- Confidence: {}", confidence_name(r.confidence));
+        let _ = writeln!(out, "- Confidence: {}", r.confidence.as_str());
         let _ = writeln!(
             out,
             "- Safe: {}",

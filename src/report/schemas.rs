@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::edit::Confidence;
-use crate::journal::{Action, Source as RestoreSource};
+use crate::journal::{Action, Origin};
 use crate::probe::{InjectionKind, ProbeSource};
 use crate::rules::RuleSource;
 use crate::status::Category;
@@ -195,7 +195,7 @@ fn every_schema_enum_is_its_rust_enum() {
         (
             "restore",
             "/$defs/file/properties/source",
-            words!(RestoreSource {
+            words!(Origin {
                 JournalCopy,
                 BackupCopy,
                 GitBlob,

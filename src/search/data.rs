@@ -22,25 +22,26 @@ use rustpython_parser::ast::{self, Constant, Expr, Ranged, Stmt};
 use crate::edit::Edit;
 use crate::syntax::queries;
 use crate::syntax::walk::{self, Node};
-use crate::syntax::{ParsedModule, MAX_AST_DEPTH};
+use crate::syntax::{rng, ParsedModule, MAX_AST_DEPTH};
 use crate::traceback::Failure;
 
+use super::family::Family;
 use super::mutate::Mutant;
 use super::priors::Priors;
 
 /// This file's families and [`super::formats`]'s, as named in `rules/search/priors.toml`.
-pub const FAMILIES: &[&str] = &[
-    "regex-class",
-    "regex-quantifier",
-    "regex-anchor",
-    "known-key",
-    "format-swap",
-    "format-directive",
-    "format-field",
+pub const FAMILIES: &[Family] = &[
+    Family::RegexClass,
+    Family::RegexQuantifier,
+    Family::RegexAnchor,
+    Family::KnownKey,
+    Family::FormatSwap,
+    Family::FormatDirective,
+    Family::FormatField,
 ];
 
 /// Whether a family edits data (its edit is on the data's line, not the checked statement's).
-pub fn is_data_family(family: &str) -> bool {
+pub fn is_data_family(family: Family) -> bool {
     FAMILIES.contains(&family)
 }
 
@@ -59,10 +60,6 @@ const RE_FUNCS: &[&str] = &[
     "sub",
     "subn",
 ];
-
-pub(super) fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
-    r.start().to_usize()..r.end().to_usize()
-}
 
 /// The strings a failure quotes: in its message (`unknown parameter 'backoff'`, a `KeyError`'s
 /// `'email'`) and in the failing test's own lines (`parse_label("build_id=1234")`), first seen
@@ -362,7 +359,7 @@ struct DataMutator<'a> {
 }
 
 impl DataMutator<'_> {
-    fn push(&mut self, family: &'static str, title: String, edits: Vec<Edit>, weight: f64) {
+    fn push(&mut self, family: Family, title: String, edits: Vec<Edit>, weight: f64) {
         self.out.push(Mutant {
             family,
             title: format!("{}: {title}", self.name),
@@ -436,7 +433,7 @@ impl DataMutator<'_> {
                 let r = rng(e.range());
                 let lit = self.text[r.clone()].replacen(k, w, 1);
                 self.push(
-                    "known-key",
+                    Family::KnownKey,
                     format!("key `{k}` → `{w}`"),
                     vec![Edit::replacement(r, lit)],
                     1.0,
@@ -452,7 +449,7 @@ impl DataMutator<'_> {
                     continue;
                 }
                 self.push(
-                    "known-key",
+                    Family::KnownKey,
                     format!("add the key `{w}`"),
                     vec![Edit::insertion(r.end, format!(", {q}{w}{q}"))],
                     0.7,
@@ -513,7 +510,7 @@ impl DataMutator<'_> {
                     // Before a trailing `-` (a literal dash stays last).
                     let end = range.end - 1 - usize::from(inner.ends_with('-') && inner.len() > 1);
                     self.push(
-                        "regex-class",
+                        Family::RegexClass,
                         format!("add `{c}` to `[{inner}]`"),
                         vec![Edit::insertion(at(end), add)],
                         1.0,
@@ -531,7 +528,7 @@ impl DataMutator<'_> {
                     let what = &body[atom.range().clone()];
                     let weight = if q.1.is_empty() { 0.5 } else { 1.0 };
                     self.push(
-                        "regex-quantifier",
+                        Family::RegexQuantifier,
                         format!("`{what}{}` → `{what}{w}`", q.1),
                         vec![Edit::replacement(span(q.0.clone()), w.to_string())],
                         weight,
@@ -542,7 +539,7 @@ impl DataMutator<'_> {
         // A `$` that refuses a trailing part the tests accept.
         if body.ends_with('$') && !body.ends_with("\\$") {
             self.push(
-                "regex-anchor",
+                Family::RegexAnchor,
                 "drop the end anchor `$`".to_string(),
                 vec![Edit::replacement(
                     span(body.len() - 1..body.len()),

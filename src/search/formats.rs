@@ -30,6 +30,7 @@ use crate::syntax::walk::{self, Node};
 use crate::syntax::{ParsedModule, MAX_AST_DEPTH};
 
 use super::data::{self, plain_literal, Literal};
+use super::family::Family;
 use super::mutate::Mutant;
 use super::priors::Priors;
 
@@ -291,7 +292,7 @@ struct FormatMutator<'a, 'o> {
 }
 
 impl FormatMutator<'_, '_> {
-    fn push(&mut self, family: &'static str, title: String, edits: Vec<Edit>, weight: f64) {
+    fn push(&mut self, family: Family, title: String, edits: Vec<Edit>, weight: f64) {
         self.out.push(Mutant {
             family,
             title: format!("{}: {title}", self.label),
@@ -320,7 +321,7 @@ impl FormatMutator<'_, '_> {
                 ];
                 let weight = if j == i + 1 { near } else { far };
                 self.push(
-                    "format-swap",
+                    Family::FormatSwap,
                     format!("swap `{a}` and `{b}`"),
                     edits,
                     weight,
@@ -342,7 +343,7 @@ impl FormatMutator<'_, '_> {
             let new = format!("{}{partner}", &text[..text.len() - 1]);
             let edit = Edit::replacement(self.at(d), new.clone());
             self.push(
-                "format-directive",
+                Family::FormatDirective,
                 format!("`{text}` → `{new}`"),
                 vec![edit],
                 1.0,
@@ -366,7 +367,7 @@ impl FormatMutator<'_, '_> {
                 let new = format!("{}{to}", &text[..text.len() - 1]);
                 let edit = Edit::replacement(self.at(s), new.clone());
                 self.push(
-                    "format-directive",
+                    Family::FormatDirective,
                     format!("`{text}` → `{new}`"),
                     vec![edit],
                     0.5,
@@ -394,7 +395,7 @@ impl FormatMutator<'_, '_> {
                 None => (Edit::insertion(self.body.body_start, *to), String::new()),
             };
             self.push(
-                "format-directive",
+                Family::FormatDirective,
                 format!("byte order `{what}` → `{to}`"),
                 vec![edit],
                 1.0,
@@ -416,7 +417,7 @@ impl FormatMutator<'_, '_> {
             let new = format!("{}{flipped}", &text[..text.len() - 1]);
             let edit = Edit::replacement(self.at(c), new.clone());
             self.push(
-                "format-directive",
+                Family::FormatDirective,
                 format!("`{text}` → `{new}`"),
                 vec![edit],
                 0.6,
@@ -471,7 +472,7 @@ impl FormatMutator<'_, '_> {
                 };
                 let edit = Edit::replacement(self.at(name), to.clone());
                 self.push(
-                    "format-field",
+                    Family::FormatField,
                     format!("field `{{{field}}}` → `{{{to}}}`"),
                     vec![edit],
                     weight,

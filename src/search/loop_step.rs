@@ -7,6 +7,7 @@
 
 use rustpython_parser::ast::{Expr, Ranged, Stmt};
 
+use super::family::Family;
 use super::hint::Effect;
 use super::mutate::Mutant;
 use super::priors::Priors;
@@ -15,7 +16,7 @@ use crate::syntax::queries;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{ParsedModule, MAX_AST_DEPTH};
 
-const FAMILY: &str = "plus-minus-one";
+const FAMILY: Family = Family::PlusMinusOne;
 
 /// `value ± 1` for the assignment on `line` when it is a step of its innermost `while`.
 pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors) -> Vec<Mutant> {

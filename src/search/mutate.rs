@@ -12,30 +12,31 @@ use rustpython_parser::ast::{
 use crate::edit::Edit;
 use crate::syntax::queries::statement_at;
 use crate::syntax::walk::{self, Node};
-use crate::syntax::{self, ParsedModule, MAX_AST_DEPTH};
+use crate::syntax::{self, rng, ParsedModule, MAX_AST_DEPTH};
 
+use super::family::Family;
 use super::hint::Effect;
 use super::priors::Priors;
 
 /// Every family of edits, as named in `rules/search/priors.toml`.
-pub const FAMILIES: &[&str] = &[
-    "plus-minus-one",
-    "compare-op",
-    "variable",
-    "arith-op",
-    "constant",
-    "negate",
-    "bool-op",
-    "missing-return",
-    "swap-args",
-    "guard",
-    "delete-stmt",
+pub const FAMILIES: &[Family] = &[
+    Family::PlusMinusOne,
+    Family::CompareOp,
+    Family::Variable,
+    Family::ArithOp,
+    Family::Constant,
+    Family::Negate,
+    Family::BoolOp,
+    Family::MissingReturn,
+    Family::SwapArgs,
+    Family::Guard,
+    Family::DeleteStmt,
 ];
 
 /// One proposed edit at one statement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mutant {
-    pub family: &'static str,
+    pub family: Family,
     /// What changes, e.g. "`<` → `<=`".
     pub title: String,
     pub edits: Vec<Edit>,
@@ -54,10 +55,6 @@ impl Mutant {
             .map(|e| e.range.len() + e.content.len())
             .sum()
     }
-}
-
-pub(crate) fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
-    r.start().to_usize()..r.end().to_usize()
 }
 
 /// Every mutant of the statement on `line`. `expected` is the literal the failing test compares
@@ -219,13 +216,13 @@ pub fn function_mutants(
     {
         for (cond, w) in [(format!("not {p}"), 1.0), (format!("{p} is None"), 0.6)] {
             out.push(Mutant {
-                family: "guard",
+                family: Family::Guard,
                 title: format!("guard `if {cond}: return {value}`"),
                 edits: vec![Edit::insertion(
                     line_start,
                     format!("{indent}if {cond}:{nl}{indent}{inner}return {value}{nl}"),
                 )],
-                prior: priors.family("guard") * w / params.len() as f64,
+                prior: priors.family(Family::Guard) * w / params.len() as f64,
                 // Built from the expected value already: no further hint.
                 effects: Vec::new(),
             });
@@ -411,13 +408,13 @@ enum ConstKind {
 }
 
 impl Mutator<'_> {
-    fn push(&mut self, family: &'static str, title: String, edits: Vec<Edit>, weight: f64) {
+    fn push(&mut self, family: Family, title: String, edits: Vec<Edit>, weight: f64) {
         self.push_with(family, title, edits, weight, Vec::new());
     }
 
     fn push_with(
         &mut self,
-        family: &'static str,
+        family: Family,
         title: String,
         edits: Vec<Edit>,
         weight: f64,
@@ -492,9 +489,9 @@ impl Mutator<'_> {
             return;
         }
         let family = if table == "compare" {
-            "compare-op"
+            Family::CompareOp
         } else {
-            "arith-op"
+            Family::ArithOp
         };
         for (to, w) in self.priors.replacements(table, from) {
             let fx = effects(&to);
@@ -573,7 +570,7 @@ impl Mutator<'_> {
                     if let Some(op) = op_in_gap(self.text, gap) {
                         if self.src(&op) == from {
                             self.push(
-                                "bool-op",
+                                Family::BoolOp,
                                 format!("`{from}` → `{to}`"),
                                 vec![Edit::replacement(op, to)],
                                 1.0,
@@ -587,7 +584,7 @@ impl Mutator<'_> {
                     for (keep, drop) in [(&a, &z), (&z, &a)] {
                         let keep_text = self.src(keep).to_string();
                         self.push(
-                            "bool-op",
+                            Family::BoolOp,
                             format!("drop `{}` from the condition", one_line(self.src(drop))),
                             vec![Edit::replacement(whole.clone(), keep_text)],
                             0.5,
@@ -600,7 +597,7 @@ impl Mutator<'_> {
                 let operand = rng(u.operand.range()).start;
                 // `not (x)` keeps its parentheses: `(x)`.
                 self.push(
-                    "negate",
+                    Family::Negate,
                     "drop `not`".to_string(),
                     vec![Edit::deletion(
                         start..operand_start(self.text, start, operand),
@@ -673,7 +670,7 @@ impl Mutator<'_> {
         for name in &read {
             for (op, w) in [("+=", 1.0), ("-=", 0.5)] {
                 self.push(
-                    "plus-minus-one",
+                    Family::PlusMinusOne,
                     format!("add `{name} {op} 1` at the end of the loop"),
                     vec![Edit::insertion(end, format!("{nl}{indent}{name} {op} 1"))],
                     w / n,
@@ -695,7 +692,7 @@ impl Mutator<'_> {
             format!("not {inner}")
         };
         self.push(
-            "negate",
+            Family::Negate,
             format!("negate `{}`", one_line(&inner)),
             vec![Edit::replacement(r, new)],
             1.0,
@@ -728,7 +725,7 @@ impl Mutator<'_> {
                     None => vec![Effect::OffByOne],
                 };
                 self.push_with(
-                    "plus-minus-one",
+                    Family::PlusMinusOne,
                     format!("drop `{op} {k}`"),
                     vec![Edit::deletion(left_end..r.end)],
                     scale,
@@ -744,7 +741,7 @@ impl Mutator<'_> {
                 };
                 for (op, w) in [("- 1", 1.0), ("+ 1", 0.9)] {
                     self.push_with(
-                        "plus-minus-one",
+                        Family::PlusMinusOne,
                         format!("`{}` → `{} {op}`", one_line(&inner), one_line(&wrapped)),
                         vec![Edit::replacement(r.clone(), format!("{wrapped} {op}"))],
                         w * scale,
@@ -762,7 +759,7 @@ impl Mutator<'_> {
             Constant::Bool(b) => {
                 let to = if *b { "False" } else { "True" };
                 self.push(
-                    "constant",
+                    Family::Constant,
                     format!("`{written}` → `{to}`"),
                     vec![Edit::replacement(r, to)],
                     1.0,
@@ -785,7 +782,7 @@ impl Mutator<'_> {
                             None => vec![Effect::OffByOne],
                         };
                         self.push_with(
-                            "plus-minus-one",
+                            Family::PlusMinusOne,
                             format!("drop `{}`", normalize_ws(&self.text[start..r.end])),
                             vec![Edit::deletion(start..r.end)],
                             1.0,
@@ -800,7 +797,7 @@ impl Mutator<'_> {
                         }
                         let fx = self.literal_effects(&r, &written, &m.to_string());
                         self.push_with(
-                            "plus-minus-one",
+                            Family::PlusMinusOne,
                             format!("`{n}` → `{m}`"),
                             vec![Edit::replacement(r.clone(), m.to_string())],
                             w,
@@ -827,7 +824,7 @@ impl Mutator<'_> {
         for t in others {
             let fx = self.literal_effects(&r, &written, &t);
             self.push_with(
-                "constant",
+                Family::Constant,
                 format!("`{}` → `{}`", one_line(&written), one_line(&t)),
                 vec![Edit::replacement(r.clone(), t.clone())],
                 1.0 / n,
@@ -859,7 +856,7 @@ impl Mutator<'_> {
         let n = others.len() as f64;
         for other in others {
             self.push(
-                "variable",
+                Family::Variable,
                 format!("`{name}` → `{other}`"),
                 vec![Edit::replacement(r.clone(), other)],
                 1.0 / n,
@@ -875,7 +872,7 @@ impl Mutator<'_> {
             let (a, b) = (rng(pair[0].range()), rng(pair[1].range()));
             let (ta, tb) = (self.src(&a).to_string(), self.src(&b).to_string());
             self.push(
-                "swap-args",
+                Family::SwapArgs,
                 format!("swap `{}` and `{}`", one_line(&ta), one_line(&tb)),
                 vec![Edit::replacement(a, tb), Edit::replacement(b, ta)],
                 1.0,
@@ -897,7 +894,7 @@ impl Mutator<'_> {
         match stmt {
             Stmt::Expr(e) if !matches!(e.value.as_ref(), Expr::Constant(_)) => {
                 self.push(
-                    "missing-return",
+                    Family::MissingReturn,
                     "return the last expression".to_string(),
                     vec![Edit::insertion(r.start, "return ")],
                     1.0,
@@ -916,7 +913,7 @@ impl Mutator<'_> {
                     "\n"
                 };
                 self.push(
-                    "missing-return",
+                    Family::MissingReturn,
                     format!("return `{}`", n.id.as_str()),
                     vec![Edit::insertion(
                         r.end,
@@ -956,7 +953,7 @@ impl Mutator<'_> {
             .unwrap_or("")
             .to_string();
         self.push(
-            "delete-stmt",
+            Family::DeleteStmt,
             format!("delete `{}`", one_line(&first)),
             vec![Edit::deletion(line_start..line_end)],
             1.0,
@@ -1399,7 +1396,7 @@ mod tests {
         let names = |probed: Option<&BTreeMap<String, String>>| -> Vec<String> {
             mutants(&pm, 3, Priors::builtin(), probed)
                 .into_iter()
-                .filter(|m| m.family == "variable")
+                .filter(|m| m.family == Family::Variable)
                 .map(|m| m.title)
                 .collect()
         };

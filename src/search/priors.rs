@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
+
+use super::family::Family;
 
 /// The data file, as shipped.
 pub const SOURCE: &str = include_str!("../../rules/search/priors.toml");
@@ -12,29 +14,27 @@ pub const SOURCE: &str = include_str!("../../rules/search/priors.toml");
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Priors {
-    pub families: BTreeMap<String, f64>,
+    /// Every family's prior: the file must name each [`Family`] and no other word.
+    #[serde(deserialize_with = "every_family")]
+    pub families: BTreeMap<Family, f64>,
     pub compare: BTreeMap<String, BTreeMap<String, f64>>,
     pub arith: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
 impl Priors {
-    /// The shipped priors (parsed once; a unit test keeps the file valid).
+    /// The shipped priors, parsed once. The file is compiled in and a unit test reads it with
+    /// the same check, so the `expect` cannot fire in a built binary; a file that names an
+    /// unknown family or misses one fails that test loudly instead of ranking with a default.
     pub fn builtin() -> &'static Priors {
         static P: OnceLock<Priors> = OnceLock::new();
-        P.get_or_init(|| toml::from_str(SOURCE).unwrap_or_else(|_| Priors::empty()))
+        P.get_or_init(|| {
+            toml::from_str(SOURCE).expect("rules/search/priors.toml is checked by a unit test")
+        })
     }
 
-    fn empty() -> Priors {
-        Priors {
-            families: BTreeMap::new(),
-            compare: BTreeMap::new(),
-            arith: BTreeMap::new(),
-        }
-    }
-
-    /// A family's prior; an unknown family gets a small one rather than none.
-    pub fn family(&self, name: &str) -> f64 {
-        self.families.get(name).copied().unwrap_or(0.01)
+    /// A family's prior (every family has one: [`every_family`] checked it).
+    pub fn family(&self, family: Family) -> f64 {
+        self.families.get(&family).copied().unwrap_or_default()
     }
 
     /// `(to, weight)` for an operator of `table` (`compare` or `arith`).
@@ -52,6 +52,25 @@ impl Priors {
     }
 }
 
+/// The `[families]` table, refused unless it gives a prior to exactly the families of
+/// [`Family`].
+fn every_family<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<Family, f64>, D::Error> {
+    use serde::de::Error;
+    let raw = BTreeMap::<String, f64>::deserialize(d)?;
+    let mut out = BTreeMap::new();
+    for (word, prior) in raw {
+        let family = Family::from_word(&word)
+            .ok_or_else(|| D::Error::custom(format!("unknown search family `{word}`")))?;
+        out.insert(family, prior);
+    }
+    if let Some(missing) = Family::ALL.iter().find(|f| !out.contains_key(f)) {
+        return Err(D::Error::custom(format!(
+            "no prior for search family `{missing}`"
+        )));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +79,27 @@ mod tests {
     fn shipped_priors_parse_and_cover_every_family() {
         let p: Priors = toml::from_str(SOURCE).expect("rules/search/priors.toml");
         assert_eq!(p.replacements("compare", "<")[0], ("<=".to_string(), 1.0));
+        assert_eq!(p.families.len(), Family::ALL.len());
+    }
+
+    /// A word no generator makes, or a family left out, is an error, not a default prior.
+    #[test]
+    fn an_unknown_or_missing_family_is_refused() {
+        let unknown = SOURCE.replacen("[families]\n", "[families]\nswap-everything = 0.5\n", 1);
+        let err = toml::from_str::<Priors>(&unknown).unwrap_err().to_string();
+        assert!(
+            err.contains("unknown search family `swap-everything`"),
+            "{err}"
+        );
+        let missing: String = SOURCE
+            .lines()
+            .filter(|l| !l.starts_with("compare-op ="))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let err = toml::from_str::<Priors>(&missing).unwrap_err().to_string();
+        assert!(
+            err.contains("no prior for search family `compare-op`"),
+            "{err}"
+        );
     }
 }

@@ -886,7 +886,7 @@ fn patch_of(c: &Candidate, rules: &RuleSet) -> Patch {
         Source::Llm => vec![llm::REVIEW.to_string()],
         _ => review_notes(rules, std::slice::from_ref(&c.fix.rule))
             .into_iter()
-            .chain(search::review(&c.fix))
+            .chain(search::review(c))
             .collect(),
     };
     Patch {

@@ -17,7 +17,7 @@ use rustpython_parser::ast::{self, CmpOp, Expr, ExprContext, Operator, Stmt, Una
 use serde::Serialize;
 
 use super::walk::{self, Node};
-use super::{ParsedModule, MAX_AST_DEPTH};
+use super::{rng, ParsedModule, MAX_AST_DEPTH};
 
 /// The statement kinds of Python's `ast` module, named as there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -190,13 +190,15 @@ pub enum SubExprKind {
         receiver: Range<usize>,
         name: String,
         name_range: Range<usize>,
-        ctx: &'static str,
+        #[serde(serialize_with = "ctx_word")]
+        ctx: ExprContext,
     },
     /// `value[slice]`.
     Subscript {
         value: Range<usize>,
         slice: Range<usize>,
-        ctx: &'static str,
+        #[serde(serialize_with = "ctx_word")]
+        ctx: ExprContext,
     },
     /// `left op right`, op as written (`/`, `//`, `+`, `**`...).
     BinOp {
@@ -403,10 +405,6 @@ struct Ctx {
     in_loop: bool,
     parent_is_class: bool,
     depth: usize,
-}
-
-fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
-    r.start().to_usize()..r.end().to_usize()
 }
 
 fn node_range<T: ast::Ranged>(n: &T) -> Range<usize> {
@@ -862,12 +860,13 @@ fn make(
     }
 }
 
-fn ctx_str(ctx: &ExprContext) -> &'static str {
-    match ctx {
+/// The context's word in the located JSON (`load`, `store`, `del`).
+fn ctx_word<S: serde::Serializer>(ctx: &ExprContext, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match ctx {
         ExprContext::Load => "load",
         ExprContext::Store => "store",
         ExprContext::Del => "del",
-    }
+    })
 }
 
 fn op_str(op: &Operator) -> &'static str {
@@ -969,12 +968,12 @@ fn sub_exprs(pm: &ParsedModule, roots: &[Node<'_>]) -> Vec<SubExpr> {
                     receiver: node_range(&*a.value),
                     name: a.attr.to_string(),
                     name_range: attr_name_range(&pm.text, &range),
-                    ctx: ctx_str(&a.ctx),
+                    ctx: a.ctx,
                 }),
                 Expr::Subscript(s) => Some(SubExprKind::Subscript {
                     value: node_range(&*s.value),
                     slice: node_range(&*s.slice),
-                    ctx: ctx_str(&s.ctx),
+                    ctx: s.ctx,
                 }),
                 Expr::BinOp(b) => Some(SubExprKind::BinOp {
                     op: op_str(&b.op),

@@ -179,6 +179,11 @@ pub enum ColumnUnit {
 }
 
 /// Parses a source file. See the module docs for masking and depth limits.
+/// A node's byte range (rustpython's `TextRange`) as the `Range` edits use.
+pub fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
+    r.start().to_usize()..r.end().to_usize()
+}
+
 pub fn parse(source: &SourceFile) -> Result<ParsedModule, SyntaxError> {
     parse_text(source.path(), source.text())
 }

@@ -26,7 +26,7 @@ impl Node<'_> {
             Node::Pattern(p) => p.range(),
             Node::Handler(h) => h.range(),
         };
-        r.start().to_usize()..r.end().to_usize()
+        super::rng(r)
     }
 }
 

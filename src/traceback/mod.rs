@@ -21,6 +21,7 @@ use std::hash::Hasher;
 use std::path::Path;
 
 pub use model::*;
+pub use text::first_line;
 
 /// FNV-1a for the parser's maps (paths, test names), which are hit for every frame and every
 /// failure: SipHash's DoS resistance buys nothing for keys read from the user's own log.

@@ -245,7 +245,7 @@ pub fn parse_line_style(lines: &[&str]) -> Vec<LineEntry> {
         if let Some(loc) = text::location_line(line) {
             if expected.is_none() && !e_lines.is_empty() {
                 // Computed once per E block, however many lookalike lines follow it.
-                expected = Some(dedent(&e_lines).lines().next().unwrap_or("").to_string());
+                expected = Some(super::first_line(&dedent(&e_lines)).to_string());
             }
             if expected.as_deref() == Some(loc.rest.trim_end()) {
                 let mut frame = text::frame(loc.path, loc.line, None);
@@ -286,7 +286,7 @@ pub fn is_captured_header(line: &str) -> bool {
 }
 
 fn first_line(record: &ExceptionRecord) -> String {
-    let msg_first = record.msg.lines().next().unwrap_or("");
+    let msg_first = super::first_line(&record.msg);
     if record.msg.is_empty() {
         record.exc_type.clone()
     } else {

@@ -6,6 +6,12 @@ use regex::Regex;
 
 use super::model::{Caret, Frame, Relation};
 
+/// The first line of `s` (`""` when it is empty): what one-line reports and matchers show of
+/// a multi-line exception message.
+pub fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
 /// `File "path", line N, in func` (the `in func` part is absent for SyntaxError displays).
 static FILE_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"^\s*File "(.*)", line (\d{1,9})(?:, in (.*))?$"#).expect("valid regex")
@@ -201,7 +207,7 @@ pub fn split_summary_message(msg: &str) -> (String, String) {
     if msg.starts_with("assert ") {
         return ("AssertionError".to_string(), msg.to_string());
     }
-    match EXC_HEAD.captures(msg.lines().next().unwrap_or("")) {
+    match EXC_HEAD.captures(first_line(msg)) {
         Some(c) if c.get(2).is_some() || looks_like_exception_name(&c[1]) => {
             split_exception(msg, None)
         }

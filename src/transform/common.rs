@@ -9,13 +9,10 @@ use rustpython_parser::ast::{Expr, Ranged, Stmt};
 
 use crate::edit::Edit;
 use crate::suggest::distance;
+pub use crate::syntax::rng;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::{Clause, Located, ParsedModule, StmtKind, SubExpr, MAX_AST_DEPTH};
 use crate::transform::Context;
-
-pub fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
-    r.start().to_usize()..r.end().to_usize()
-}
 
 /// `if COND:` + `body` inserted as new lines before the located statement, at its indentation
 /// and with the file's newline. `None` where no statement can go before it: inside a lambda or
@@ -629,7 +626,7 @@ fn bare_conditional_ok(module: &ParsedModule, range: &Range<usize>) -> bool {
 }
 
 pub fn one_line(s: &str) -> String {
-    let first = s.lines().next().unwrap_or("");
+    let first = crate::traceback::first_line(s);
     if first.len() < s.len() {
         format!("{first} ...")
     } else {

@@ -118,7 +118,7 @@ pub(super) fn flow_targets(ctx: &Context) -> Vec<Target> {
     for e in &ctx.located.exprs {
         let store = match &e.kind {
             SubExprKind::Attribute { ctx: c, .. } | SubExprKind::Subscript { ctx: c, .. } => {
-                *c != "load"
+                !c.is_load()
             }
             SubExprKind::Name { .. } => false,
             _ => continue,

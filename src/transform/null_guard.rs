@@ -254,7 +254,7 @@ fn attribute_targets(ctx: &Context) -> Vec<Target> {
         out.push(Target {
             receiver: receiver.clone(),
             failing,
-            store: *store_ctx != "load",
+            store: !store_ctx.is_load(),
             nested: e.in_lambda || e.in_comprehension,
             receiver_default: receiver_default_for(name),
             result_default,
@@ -273,7 +273,7 @@ fn subscript_targets(ctx: &Context) -> Vec<Target> {
             out.push(Target {
                 receiver: value.clone(),
                 failing: e.range.clone(),
-                store: *c != "load",
+                store: !c.is_load(),
                 nested: e.in_lambda || e.in_comprehension,
                 receiver_default: None,
                 result_default: "None",

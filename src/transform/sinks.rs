@@ -9,19 +9,13 @@
 //! `None` items are left to the null guards (`str(None)` is `"None"`, rarely what is meant)
 //! and `bytes` items are not converted (`str(b"x")` is `"b'x'"`).
 
-use std::ops::Range;
-
 use rustpython_parser::ast::{Expr, Ranged};
 
 use super::common::one_line;
 use super::Context;
 use crate::edit::{Edit, Fix};
 use crate::syntax::walk::{self, Node};
-use crate::syntax::MAX_AST_DEPTH;
-
-fn rng<T: Ranged>(n: &T) -> Range<usize> {
-    n.range().start().to_usize()..n.range().end().to_usize()
-}
+use crate::syntax::{rng, MAX_AST_DEPTH};
 
 /// The calls inside the failing statement, outermost first, those under the carets first.
 pub(super) fn calls<'a>(ctx: &'a Context) -> Vec<&'a rustpython_parser::ast::ExprCall> {
@@ -41,7 +35,7 @@ pub(super) fn calls<'a>(ctx: &'a Context) -> Vec<&'a rustpython_parser::ast::Exp
     if let Some(f) = &ctx.focus {
         // Stable: the focused calls move to the front, each group keeps source order.
         out.sort_by_key(|c| {
-            let r = rng(*c);
+            let r = rng(c.range());
             !(r.start <= f.start && f.end <= r.end)
         });
     }
@@ -69,7 +63,7 @@ pub fn join_str(ctx: &Context) -> Vec<Fix> {
         };
         match elt {
             Some(elt) => {
-                let r = rng(elt.as_ref());
+                let r = rng(elt.range());
                 let text = ctx.text(&r).to_string();
                 if text.starts_with("str(") {
                     continue;
@@ -85,7 +79,7 @@ pub fn join_str(ctx: &Context) -> Vec<Fix> {
                 if matches!(arg, Expr::Starred(_)) {
                     continue;
                 }
-                let r = rng(arg);
+                let r = rng(arg.range());
                 let text = ctx.text(&r).to_string();
                 out.push(Fix::new(
                     format!("join the items as str: `map(str, {})`", one_line(&text)),
@@ -103,7 +97,7 @@ pub fn index_int(ctx: &Context) -> Vec<Fix> {
     let mut out = Vec::new();
     for call in calls(ctx) {
         for arg in &call.args {
-            let r = rng(arg);
+            let r = rng(arg.range());
             if ctx.probe_type(&r) != Some("str") {
                 continue;
             }

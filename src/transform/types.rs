@@ -33,7 +33,7 @@ use crate::edit::{Edit, Fix};
 use crate::source::SourceFile;
 use crate::suggest;
 use crate::syntax::walk::{self, Node};
-use crate::syntax::{self, ParsedModule, StmtKind, SubExpr, SubExprKind, MAX_AST_DEPTH};
+use crate::syntax::{self, rng, ParsedModule, StmtKind, SubExpr, SubExprKind, MAX_AST_DEPTH};
 
 /// The rule's params: which form of wrong type the rule's message names.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -82,10 +82,6 @@ pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
 
 fn fix(ctx: &Context, title: String, edits: Vec<Edit>) -> Fix {
     Fix::new(title, ctx.rule, ctx.confidence, edits)
-}
-
-fn rng<T: Ranged>(n: &T) -> Range<usize> {
-    n.range().start().to_usize()..n.range().end().to_usize()
 }
 
 /// The expressions of the located statement and of its one-line header.
@@ -574,8 +570,8 @@ fn not_iterable(ctx: &Context) -> Vec<Fix> {
     walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
         if let Node::Stmt(s) = node {
             let parts = match s {
-                Stmt::For(f) => Some((rng(&*f.target), rng(&*f.iter))),
-                Stmt::AsyncFor(f) => Some((rng(&*f.target), rng(&*f.iter))),
+                Stmt::For(f) => Some((rng(f.target.range()), rng(f.iter.range()))),
+                Stmt::AsyncFor(f) => Some((rng(f.target.range()), rng(f.iter.range()))),
                 _ => None,
             };
             if let Some(p) = parts.filter(|_| node.range().start == start) {
@@ -615,7 +611,7 @@ fn not_subscriptable(ctx: &Context) -> Vec<Fix> {
             SubExprKind::Subscript {
                 value,
                 slice,
-                ctx: "load",
+                ctx: ast::ExprContext::Load,
             } => Some((e.range.clone(), value.clone(), slice.clone())),
             _ => None,
         })
@@ -723,7 +719,7 @@ fn call_sites(ctx: &Context) -> Vec<CallSite> {
         if let Node::Expr(Expr::Call(c)) = node {
             let r = node.range();
             if ranges.contains(&r) {
-                let func_text = ctx.text(&rng(&*c.func)).to_string();
+                let func_text = ctx.text(&rng(c.func.range())).to_string();
                 // A bound call (`obj.m(...)`, `C(...)`) does not pass self.
                 let mut d = def.0.clone();
                 let bound = def.1 && (func_text.contains('.') || last == "__init__");
@@ -733,11 +729,11 @@ fn call_sites(ctx: &Context) -> Vec<CallSite> {
                 out.push(CallSite {
                     call: r,
                     func_text,
-                    args: c.args.iter().map(rng).collect(),
+                    args: c.args.iter().map(|a| rng(a.range())).collect(),
                     keywords: c
                         .keywords
                         .iter()
-                        .map(|k| (k.arg.as_ref().map(|a| a.to_string()), rng(k)))
+                        .map(|k| (k.arg.as_ref().map(|a| a.to_string()), rng(k.range())))
                         .collect(),
                     starred: c.args.iter().any(|a| matches!(a, Expr::Starred(_)))
                         || c.keywords.iter().any(|k| k.arg.is_none()),
@@ -993,8 +989,8 @@ fn keyword_hint(ctx: &Context) -> Vec<Fix> {
         if let Node::Expr(Expr::Call(c)) = node {
             for k in &c.keywords {
                 if k.arg.as_ref().is_some_and(|a| a.as_str() == kw) {
-                    let at = rng(k).start;
-                    calls.push((rng(&*c.func), at..at + kw.len()));
+                    let at = rng(k.range()).start;
+                    calls.push((rng(c.func.range()), at..at + kw.len()));
                 }
             }
         }

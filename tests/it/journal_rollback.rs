@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use selfdebug::journal::{self, Action, Journal, JournalError, Source};
+use selfdebug::journal::{self, Action, Journal, JournalError, Origin};
 use tempfile::TempDir;
 
 use crate::support::own_cache::own_cache;
@@ -233,7 +233,7 @@ fn rollback_of_a_dirty_git_tree_is_byte_for_byte() {
     assert_eq!(report.files.len(), 2);
     assert_eq!(report.files[0].path, Path::new("src/b.py"));
     assert_eq!(report.files[0].hash, hash_b);
-    assert_eq!(report.files[0].source, Source::JournalCopy);
+    assert_eq!(report.files[0].source, Origin::JournalCopy);
     assert_eq!(report.files[0].action, Action::Rewritten);
     assert_eq!(report.files[1].hash, hash_s);
 
@@ -338,9 +338,9 @@ fn non_git_rollback_falls_back_to_the_backup_copy_and_recreates_deleted_files() 
     fs::remove_file(env.journal_copy(0)).unwrap();
 
     let report = j.rollback().unwrap();
-    assert_eq!(report.files[0].source, Source::BackupCopy);
+    assert_eq!(report.files[0].source, Origin::BackupCopy);
     assert_eq!(report.files[0].action, Action::Rewritten);
-    assert_eq!(report.files[1].source, Source::JournalCopy);
+    assert_eq!(report.files[1].source, Origin::JournalCopy);
     assert_eq!(report.files[1].action, Action::Recreated);
     assert_eq!(before, snapshot(&root));
 }
@@ -356,7 +356,7 @@ fn git_blob_is_the_last_copy_on_disk() {
     fs::remove_file(env.journal_copy(0)).unwrap();
     fs::remove_dir_all(env.backups.path().join("agent-self-debugger-loop")).unwrap();
     let report = j.rollback().unwrap();
-    assert_eq!(report.files[0].source, Source::GitBlob);
+    assert_eq!(report.files[0].source, Origin::GitBlob);
     assert_eq!(before, snapshot(&root));
 }
 

@@ -114,7 +114,7 @@ fn simple_statement_in_method_in_loop() {
         } => {
             assert_eq!(slice(&pm, receiver), "open(name)");
             assert_eq!(slice(&pm, name_range), "read");
-            assert_eq!(*ctx, "load");
+            assert_eq!(*ctx, rustpython_parser::ast::ExprContext::Load);
         }
         other => panic!("{other:?}"),
     }

@@ -20,12 +20,14 @@ use crate::syntax::queries::consumed_in;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
-use super::super::mutate::{kinds_of, names_of, one_line, rng};
+use crate::search::family::Family;
+use crate::syntax::rng;
+use super::super::mutate::{kinds_of, names_of, one_line};
 use super::insert::{enclosing, func_body, func_name, loop_body, read_in};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.
-pub const FAMILIES: &[&str] = &["loop-exit", "guard-term", "return-condition", "base-case"];
+pub const FAMILIES: &[Family] = &[Family::LoopExit, Family::GuardTerm, Family::ReturnCondition, Family::BaseCase];
 
 /// Terms taken from the function's other conditions at most.
 const MAX_TERMS: usize = 4;
@@ -42,13 +44,13 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
             let n = consumed.len() as f64;
             for name in consumed {
                 out.push(Mutant {
-                    family: "loop-exit",
+                    family: Family::LoopExit,
                     title: format!(
                         "`while {}:` → `while {name}:`",
                         one_line(&text[rng(w.test.range())])
                     ),
                     edits: vec![Edit::replacement(rng(w.test.range()), name)],
-                    prior: site.priors.family("loop-exit") / n,
+                    prior: site.priors.family(Family::LoopExit) / n,
                     effects: Vec::new(),
                 });
             }
@@ -186,10 +188,10 @@ fn guard_terms(site: &Site, func: &Stmt, test: &Expr, out: &mut Vec<Mutant>) {
         let n = props.iter().filter(|(_, k, _)| k == kind).count() as f64;
         let share = if *kind == "guard" { 2.0 } else { 3.0 };
         out.push(Mutant {
-            family: "guard-term",
+            family: Family::GuardTerm,
             title: format!("`{}` → `{}`", one_line(written), one_line(new)),
             edits: vec![Edit::replacement(tr.clone(), new.clone())],
-            prior: site.priors.family("guard-term") * w * (share / n).min(1.0),
+            prior: site.priors.family(Family::GuardTerm) * w * (share / n).min(1.0),
             effects: Vec::new(),
         });
     }
@@ -259,10 +261,10 @@ fn return_condition(
     let written = &site.module.text()[at.clone()];
     for (v, w) in props {
         out.push(Mutant {
-            family: "return-condition",
+            family: Family::ReturnCondition,
             title: format!("`return {written}` → `return {v}`"),
             edits: vec![Edit::replacement(at.clone(), v)],
-            prior: site.priors.family("return-condition") * w / n,
+            prior: site.priors.family(Family::ReturnCondition) * w / n,
             effects: Vec::new(),
         });
     }
@@ -330,10 +332,10 @@ fn base_case(site: &Site, func: &Stmt, i: &rustpython_parser::ast::StmtIf, out: 
     let written = &text[tr.clone()];
     for (v, w) in props {
         out.push(Mutant {
-            family: "base-case",
+            family: Family::BaseCase,
             title: format!("base case `{}` → `{v}`", one_line(written)),
             edits: vec![Edit::replacement(tr.clone(), v)],
-            prior: site.priors.family("base-case") * w / n.max(1.0),
+            prior: site.priors.family(Family::BaseCase) * w / n.max(1.0),
             effects: Vec::new(),
         });
     }

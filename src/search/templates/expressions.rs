@@ -13,11 +13,13 @@ use crate::edit::Edit;
 use crate::search::hint::Effect;
 use crate::search::mutate::{in_loop, kinds_of, names_of, one_line, with_probed};
 
-use super::operators::{mutant, own_exprs, rng};
+use crate::search::family::Family;
+use crate::syntax::rng;
+use super::operators::{mutant, own_exprs};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.
-pub const FAMILIES: &[&str] = &["clamp", "drop-term", "offset", "call-arg", "combine-locals"];
+pub const FAMILIES: &[Family] = &[Family::Clamp, Family::DropTerm, Family::Offset, Family::CallArg, Family::CombineLocals];
 
 /// Builtins whose call may be a slip for its argument, or the reverse.
 const UNWRAP: &[&str] = &[
@@ -80,7 +82,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                 {
                     out.push(mutant(
                         site,
-                        "drop-term",
+                        Family::DropTerm,
                         format!("drop `{}`", one_line(&text[rng(l.range()).end..whole.end])),
                         vec![Edit::replacement(whole.clone(), src(l))],
                         1.0,
@@ -93,11 +95,11 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                     let lit = int_value(text, l).filter(|_| matches!(b.op, Operator::Add));
                     let (family, w, fx) = match lit {
                         Some(c) if root == Some(whole.clone()) => {
-                            ("plus-minus-one", 1.0, vec![Effect::Add(-c)])
+                            (Family::PlusMinusOne, 1.0, vec![Effect::Add(-c)])
                         }
-                        Some(1.0) => ("plus-minus-one", 1.0, vec![Effect::OffByOne]),
-                        Some(_) => ("plus-minus-one", 1.0, Vec::new()),
-                        None => ("drop-term", 0.8, Vec::new()),
+                        Some(1.0) => (Family::PlusMinusOne, 1.0, vec![Effect::OffByOne]),
+                        Some(_) => (Family::PlusMinusOne, 1.0, Vec::new()),
+                        None => (Family::DropTerm, 0.8, Vec::new()),
                     };
                     out.push(mutant(
                         site,
@@ -131,7 +133,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                     };
                     out.push(mutant(
                         site,
-                        "call-arg",
+                        Family::CallArg,
                         format!("`{name}({})` → `{}`", one_line(&at), one_line(&at)),
                         vec![Edit::replacement(rng(c.range), new)],
                         1.0,
@@ -144,7 +146,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                     for (op, w) in [("-", 1.0), ("+", 0.6)] {
                         out.push(mutant(
                             site,
-                            "offset",
+                            Family::Offset,
                             format!("`{ct}` → `{ct} {op} 1`"),
                             vec![Edit::replacement(
                                 rng(c.range),
@@ -192,7 +194,7 @@ fn combine_locals(
             for b in &others {
                 out.push(mutant(
                     site,
-                    "combine-locals",
+                    Family::CombineLocals,
                     format!("`{a}` → `{a} + {b}`"),
                     vec![Edit::replacement(rng(n.range), format!("{a} + {b}"))],
                     1.0 / others.len() as f64,
@@ -226,7 +228,7 @@ fn clamp(site: &Site, bound: &dyn Fn(&str) -> bool, out: &mut Vec<Mutant>) {
                         for (f, w) in [("max", 1.0), ("min", 0.7)] {
                             out.push(mutant(
                                 site,
-                                "clamp",
+                                Family::Clamp,
                                 format!("`{x} = {}` → `{x} = {f}({x}, …)`", one_line(&vt)),
                                 vec![Edit::replacement(vr.clone(), format!("{f}({x}, {vt})"))],
                                 w,
@@ -236,7 +238,7 @@ fn clamp(site: &Site, bound: &dyn Fn(&str) -> bool, out: &mut Vec<Mutant>) {
                         let gap = rng(t.range).end..vr.start;
                         out.push(mutant(
                             site,
-                            "clamp",
+                            Family::Clamp,
                             format!("`{x} =` → `{x} +=`"),
                             vec![Edit::replacement(gap, " += ")],
                             0.6,
@@ -245,7 +247,7 @@ fn clamp(site: &Site, bound: &dyn Fn(&str) -> bool, out: &mut Vec<Mutant>) {
                     }
                     out.push(mutant(
                         site,
-                        "clamp",
+                        Family::Clamp,
                         format!("`{}` → `max(0, …)`", one_line(&vt)),
                         vec![Edit::replacement(vr, format!("max(0, {vt})"))],
                         0.4,
@@ -260,7 +262,7 @@ fn clamp(site: &Site, bound: &dyn Fn(&str) -> bool, out: &mut Vec<Mutant>) {
                 // An accumulation that should keep the best (`best += gain` → `max`).
                 out.push(mutant(
                     site,
-                    "clamp",
+                    Family::Clamp,
                     format!("`{x} += …` → `{x} = max({x}, …)`"),
                     vec![Edit::replacement(
                         rng(a.range),
@@ -276,7 +278,7 @@ fn clamp(site: &Site, bound: &dyn Fn(&str) -> bool, out: &mut Vec<Mutant>) {
                 ) {
                     out.push(mutant(
                         site,
-                        "offset",
+                        Family::Offset,
                         format!("`{vt}` → `{vt} ** 2`"),
                         vec![Edit::replacement(
                             rng(a.value.range()),
@@ -313,7 +315,7 @@ fn wrap_returned(
             for w in wraps.iter().filter(|w| !shadowed(w)) {
                 out.push(mutant(
                     site,
-                    "call-arg",
+                    Family::CallArg,
                     format!("`{x}` → `{w}({x})`"),
                     vec![Edit::replacement(rng(n.range), format!("{w}({x})"))],
                     0.5 / wraps.len() as f64,

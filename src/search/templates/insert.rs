@@ -19,11 +19,13 @@ use crate::syntax::queries::stored_in_expr;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
-use super::super::mutate::{names_of, one_line, rng};
+use crate::search::family::Family;
+use crate::syntax::rng;
+use super::super::mutate::{names_of, one_line};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.
-pub const FAMILIES: &[&str] = &["insert-call", "carry"];
+pub const FAMILIES: &[Family] = &[Family::InsertCall, Family::Carry];
 
 /// Statements copied at most per site (nearest first).
 const MAX_DONORS: usize = 3;
@@ -396,12 +398,12 @@ fn bookkeeping(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
     let n = points.len() as f64;
     for (content, edit, w, place) in points {
         out.push(Mutant {
-            family: "insert-call",
+            family: Family::InsertCall,
             title: format!("insert `{}` {place}", one_line(&content)),
             edits: vec![edit],
             // Split like other families with many alternatives per site, but not below a
             // third of the family's prior: the best-placed copy is a strong guess.
-            prior: site.priors.family("insert-call") * w * (3.0 / n).min(1.0),
+            prior: site.priors.family(Family::InsertCall) * w * (3.0 / n).min(1.0),
             effects: Vec::new(),
         });
     }
@@ -543,10 +545,10 @@ fn carry(site: &Site, func: &Stmt, out: &mut Vec<Mutant>) {
             continue;
         };
         out.push(Mutant {
-            family: "carry",
+            family: Family::Carry,
             title: format!("add `{content}` at the end of the loop"),
             edits: vec![edit],
-            prior: site.priors.family("carry") * w / n,
+            prior: site.priors.family(Family::Carry) * w / n,
             effects: Vec::new(),
         });
     }

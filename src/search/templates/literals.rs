@@ -10,11 +10,13 @@ use crate::search::hint::Effect;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
-use super::operators::{func_sig, mutant, own_exprs, rng};
+use crate::search::family::Family;
+use crate::syntax::rng;
+use super::operators::{func_sig, mutant, own_exprs};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.
-pub const FAMILIES: &[&str] = &["literal-shape"];
+pub const FAMILIES: &[Family] = &[Family::LiteralShape];
 
 pub fn mutants(site: &Site) -> Vec<Mutant> {
     let text = site.module.text();
@@ -40,7 +42,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
         };
         out.push(mutant(
             site,
-            "literal-shape",
+            Family::LiteralShape,
             format!("`{}` → `{to}`", &text[r.clone()]),
             vec![Edit::replacement(r, to)],
             w,

@@ -19,12 +19,13 @@ use crate::edit::Edit;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
-use super::super::mutate::rng;
+use crate::search::family::Family;
+use crate::syntax::rng;
 use super::insert::{enclosing, func_body, indent_at, insert_line_after, nl};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.
-pub const FAMILIES: &[&str] = &["membership-add"];
+pub const FAMILIES: &[Family] = &[Family::MembershipAdd];
 
 pub fn mutants(site: &Site) -> Vec<Mutant> {
     let Some(func) = site.func else {
@@ -61,7 +62,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
         return Vec::new();
     }
     let content = format!("{coll}.{method}({element})");
-    let prior = site.priors.family("membership-add");
+    let prior = site.priors.family(Family::MembershipAdd);
     let title = |place: &str| format!("insert `{content}` {place}");
     let mut out = Vec::new();
     match op {
@@ -100,7 +101,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
 
 fn mutant(title: String, edit: Edit, prior: f64) -> Mutant {
     Mutant {
-        family: "membership-add",
+        family: Family::MembershipAdd,
         title,
         edits: vec![edit],
         prior,

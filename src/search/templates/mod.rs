@@ -3,9 +3,11 @@
 //! [`super::mutate`]'s single-token changes, each built from what the function or the file
 //! already holds (a statement to copy, a comparison it already makes, a sibling attribute).
 //!
-//! One file per group of templates; each exposes `FAMILIES` (its names in
-//! `rules/search/priors.toml`) and `mutants(&Site) -> Vec<Mutant>`. Nothing here runs code or
-//! checks that the result parses: [`crate::edit::Fix::apply_to`] re-parses every candidate.
+//! One file per group of templates, each named once in the [`templates!`] table below; each
+//! exposes `FAMILIES` (its [`Family`]s) and `mutants(&Site) -> Vec<Mutant>`, which the table
+//! makes the compiler check, and a test fails on a file of this folder the table leaves out.
+//! Nothing here runs code or checks that the result parses: [`crate::edit::Fix::apply_to`]
+//! re-parses every candidate.
 
 use std::collections::BTreeMap;
 
@@ -13,18 +15,9 @@ use rustpython_parser::ast::Stmt;
 
 use crate::syntax::ParsedModule;
 
+use super::family::Family;
 use super::mutate::Mutant;
 use super::priors::Priors;
-
-pub mod conditions;
-pub mod expressions;
-pub mod insert;
-pub mod literals;
-pub mod membership;
-pub mod numbers;
-pub mod operators;
-pub mod siblings;
-pub mod swaps;
 
 /// Where the templates work: one suspicious statement of a parsed file.
 pub struct Site<'a> {
@@ -41,20 +34,41 @@ pub struct Site<'a> {
     pub expected: Option<&'a str>,
 }
 
-/// Every template family, as named in `rules/search/priors.toml`.
-pub fn families() -> Vec<&'static str> {
-    [
-        operators::FAMILIES,
-        expressions::FAMILIES,
-        literals::FAMILIES,
-        numbers::FAMILIES,
-        swaps::FAMILIES,
-        insert::FAMILIES,
-        membership::FAMILIES,
-        conditions::FAMILIES,
-        siblings::FAMILIES,
-    ]
-    .concat()
+/// Declares the template files: each line is a module of this folder (declared here, nowhere
+/// else), whose `FAMILIES` and `mutants` join [`families`] and [`mutants`] in table order
+/// (the order candidates are made in, which ties keep).
+macro_rules! templates {
+    ($($(#[$doc:meta])* $module:ident,)+) => {
+        $($(#[$doc])* pub mod $module;)+
+
+        /// Every template family.
+        pub fn families() -> Vec<Family> {
+            [$($module::FAMILIES,)+].concat()
+        }
+
+        /// Every template's mutants at `site`, in table order.
+        fn site_mutants(site: &Site) -> Vec<Mutant> {
+            let mut out = Vec::new();
+            $(out.extend($module::mutants(site));)+
+            out
+        }
+
+        /// The table's modules (what the test compares the folder with).
+        #[cfg(test)]
+        const MODULES: &[&str] = &[$(stringify!($module)),+];
+    };
+}
+
+templates! {
+    operators,
+    expressions,
+    literals,
+    numbers,
+    swaps,
+    insert,
+    membership,
+    conditions,
+    siblings,
 }
 
 /// Every template's mutants at the statement on `line` (none when the line starts no statement).
@@ -77,17 +91,7 @@ pub fn mutants(
         probed,
         expected,
     };
-    let mut out = Vec::new();
-    out.extend(operators::mutants(&site));
-    out.extend(expressions::mutants(&site));
-    out.extend(literals::mutants(&site));
-    out.extend(numbers::mutants(&site));
-    out.extend(swaps::mutants(&site));
-    out.extend(insert::mutants(&site));
-    out.extend(membership::mutants(&site));
-    out.extend(conditions::mutants(&site));
-    out.extend(siblings::mutants(&site));
-    out
+    site_mutants(&site)
 }
 
 /// The mutants `f` proposes at `line` of `src` (a module `m.py`, builtin priors, no probe, no
@@ -108,4 +112,23 @@ pub(super) fn mutants_at(src: &str, line: u32, f: fn(&Site) -> Vec<Mutant>) -> V
         expected: None,
     };
     f(&site)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every file of this folder is a line of the [`templates!`] table: a template file left
+    /// out would compile nowhere and never propose anything.
+    #[test]
+    fn every_template_file_is_in_the_table() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/search/templates");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "mod.rs")
+            .collect();
+        files.sort();
+        let mut listed: Vec<String> = super::MODULES.iter().map(|m| format!("{m}.rs")).collect();
+        listed.sort();
+        assert_eq!(files, listed);
+    }
 }

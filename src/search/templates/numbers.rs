@@ -26,11 +26,13 @@ use crate::edit::Edit;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
-use super::operators::{mutant, own_exprs, rng};
+use crate::search::family::Family;
+use crate::syntax::rng;
+use super::operators::{mutant, own_exprs};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.
-pub const FAMILIES: &[&str] = &["decimal-shift", "percent-fraction", "last-digit"];
+pub const FAMILIES: &[Family] = &[Family::DecimalShift, Family::PercentFraction, Family::LastDigit];
 
 pub fn mutants(site: &Site) -> Vec<Mutant> {
     let text = site.module.text();
@@ -62,7 +64,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
         let Some(num) = Decimal::parse(written) else {
             continue;
         };
-        let mut push = |family: &'static str, to: String, w: f64| {
+        let mut push = |family: Family, to: String, w: f64| {
             if to != written {
                 out.push(mutant(
                     site,
@@ -76,7 +78,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
         };
         if float {
             for (k, w) in [(-1, 1.0), (1, 0.8)] {
-                push("decimal-shift", num.shifted(k).text(true), w);
+                push(Family::DecimalShift, num.shifted(k).text(true), w);
             }
         }
         // The name this literal is the value of, when it is a module constant's whole value.
@@ -88,18 +90,18 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
             || name.is_some_and(|n| uses.per_100_names.contains(n));
         let value = num.value();
         if per_100 && value > 0.0 && value < 1.0 {
-            push("percent-fraction", num.shifted(2).text(true), 1.0);
+            push(Family::PercentFraction, num.shifted(2).text(true), 1.0);
         }
         let multiplied = name
             .is_some_and(|n| uses.multiplied_names.contains(n) && !uses.per_100_names.contains(n));
         // A percent is a whole number (`20`, `20.0`); `25.4` is some other factor.
         if multiplied && num.frac.is_empty() && value > 1.0 && value <= 100.0 {
-            push("percent-fraction", num.shifted(-2).text(true), 1.0);
+            push(Family::PercentFraction, num.shifted(-2).text(true), 1.0);
         }
         if float && !num.frac.is_empty() {
             for (d, w) in [(-1, 0.5), (1, 0.5)] {
                 if let Some(n) = num.nudged(d) {
-                    push("last-digit", n.text(true), w);
+                    push(Family::LastDigit, n.text(true), w);
                 }
             }
         }

@@ -14,10 +14,12 @@ use crate::search::hint::Effect;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
+use crate::search::family::Family;
+use crate::syntax::rng;
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.
-pub const FAMILIES: &[&str] = &["bitwise-op", "builtin-swap"];
+pub const FAMILIES: &[Family] = &[Family::BitwiseOp, Family::BuiltinSwap];
 
 /// Bitwise operator → its replacements, likeliest first (a slip between `&` and `|`, or the
 /// shift's direction, is the usual one; `^` is rarer).
@@ -77,7 +79,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                     }
                     out.push(mutant(
                         site,
-                        "builtin-swap",
+                        Family::BuiltinSwap,
                         format!("`{name}` → `{to}`"),
                         vec![Edit::replacement(rng(n.range), *to)],
                         1.0,
@@ -115,7 +117,7 @@ fn bitwise(site: &Site, out: &mut Vec<Mutant>, written: &str, gap: Range<usize>,
         };
         out.push(mutant(
             site,
-            "bitwise-op",
+            Family::BitwiseOp,
             format!("`{written}` → `{to}`"),
             vec![Edit::replacement(op.clone(), to)],
             *w,
@@ -137,14 +139,10 @@ fn bitwise_symbol(op: &Operator) -> Option<&'static str> {
 
 // Helpers shared by this group's templates (expressions, literals, swaps).
 
-pub(super) fn rng(r: rustpython_parser::text_size::TextRange) -> Range<usize> {
-    r.start().to_usize()..r.end().to_usize()
-}
-
 /// A mutant of `family` whose prior is the family's × `weight`.
 pub(super) fn mutant(
     site: &Site,
-    family: &'static str,
+    family: Family,
     title: String,
     edits: Vec<Edit>,
     weight: f64,

@@ -18,11 +18,13 @@ use crate::edit::Edit;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
-use super::super::mutate::{one_line, rng, value_kind};
+use crate::search::family::Family;
+use crate::syntax::rng;
+use super::super::mutate::{one_line, value_kind};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.
-pub const FAMILIES: &[&str] = &["sibling-attr"];
+pub const FAMILIES: &[Family] = &[Family::SiblingAttr];
 
 pub fn mutants(site: &Site) -> Vec<Mutant> {
     let Some(func) = site.func else {
@@ -83,14 +85,14 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
             let start = start + (text[start..r.end].len() - text[start..r.end].trim_start().len());
             for o in others {
                 out.push(Mutant {
-                    family: "sibling-attr",
+                    family: Family::SiblingAttr,
                     title: format!(
                         "`{}` → `{}.{o}`",
                         one_line(&text[r.clone()]),
                         recv.id.as_str()
                     ),
                     edits: vec![Edit::replacement(start..r.end, o.clone())],
-                    prior: site.priors.family("sibling-attr") / n,
+                    prior: site.priors.family(Family::SiblingAttr) / n,
                     effects: Vec::new(),
                 });
             }

@@ -12,11 +12,13 @@ use rustpython_parser::ast::{Constant, Expr, Operator, Ranged, Stmt};
 use crate::edit::Edit;
 use crate::search::mutate::{kinds_of, one_line, with_probed};
 
-use super::operators::{func_sig, mutant, own_exprs, rng};
+use crate::search::family::Family;
+use crate::syntax::rng;
+use super::operators::{func_sig, mutant, own_exprs};
 use super::{Mutant, Site};
 
 /// This file's families, as named in `rules/search/priors.toml`.
-pub const FAMILIES: &[&str] = &["swap-operands", "swap-index", "advance-both"];
+pub const FAMILIES: &[Family] = &[Family::SwapOperands, Family::SwapIndex, Family::AdvanceBoth];
 
 pub fn mutants(site: &Site) -> Vec<Mutant> {
     let text = site.module.text();
@@ -44,7 +46,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                 let v = paren(&a.value, 1, false, text);
                 out.push(mutant(
                     site,
-                    "swap-operands",
+                    Family::SwapOperands,
                     format!("`{x} += {}` → `{x} = {} + {x}`", one_line(&v), one_line(&v)),
                     vec![Edit::replacement(rng(a.range), format!("{x} = {v} + {x}"))],
                     0.6,
@@ -83,7 +85,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                 let (lt, rt) = (paren(r, p, false, text), paren(l, p, true, text));
                 out.push(mutant(
                     site,
-                    "swap-operands",
+                    Family::SwapOperands,
                     format!("swap `{}` and `{}`", one_line(&src(l)), one_line(&src(r))),
                     vec![Edit::replacement(
                         rng(b.range),
@@ -110,7 +112,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                 }
                 out.push(mutant(
                     site,
-                    "swap-index",
+                    Family::SwapIndex,
                     format!("`[{}][{}]` → `[{}][{}]`", src(i), src(k), src(k), src(i)),
                     vec![
                         Edit::replacement(rng(i.range()), src(k)),
@@ -228,7 +230,7 @@ fn advance_both(
     for (r, new) in found {
         out.push(mutant(
             site,
-            "advance-both",
+            Family::AdvanceBoth,
             format!("`{}` → `{new}` in the recursive call", &text[r.clone()]),
             vec![Edit::replacement(r, new)],
             1.0 / count,

@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::localize::{self, Spectrum};
-use crate::plan::PlanError;
-use crate::search::{self as engine, choose, Ranked, SearchInput, RULE_PREFIX};
+use crate::plan::{Coverage, PlanError};
+use crate::search::{self as engine, choose, Ranked, SearchInput};
 
 /// A coverage run of the whole suite when the baseline took at most this long; else only the
 /// files of the failing tests (their neighbours are the tests most likely to touch the same
@@ -819,15 +819,17 @@ fn crashed_in_test_code(failure: &Failure) -> bool {
     exc != "AssertionError" && exc != "Failed"
 }
 
-/// The candidate, its title saying how many tests cover the edited line (read back by
-/// [`review`]).
+/// The candidate, its title and [`Candidate::coverage`] saying how many tests cover the
+/// edited line.
 pub(in crate::session) fn titled(r: Ranked, covering: usize) -> Candidate {
     let mut c = r.candidate;
     if covering == 0 {
         // Only a hang is searched without a coverage run.
         c.fix.title = format!("{} (a hang: no coverage run)", c.fix.title);
+        c.coverage = Some(Coverage::NotMeasured);
         return c;
     }
+    c.coverage = Some(Coverage::Tests(covering));
     c.fix.title = format!(
         "{} ({covering} test{} cover{} the line)",
         c.fix.title,
@@ -837,13 +839,15 @@ pub(in crate::session) fn titled(r: Ranked, covering: usize) -> Candidate {
     c
 }
 
-/// Suffix of a command-mode search candidate's title (read back by [`review`]).
-const NO_TEST_COVERS: &str = "(no test covers the line: the command's output decided)";
-
-/// A command-mode candidate, its title saying that no test covers the edited line.
+/// A command-mode candidate, its title and [`Candidate::coverage`] saying that no test covers
+/// the edited line.
 fn titled_command(r: Ranked) -> Candidate {
     let mut c = r.candidate;
-    c.fix.title = format!("{} {NO_TEST_COVERS}", c.fix.title);
+    c.fix.title = format!(
+        "{} (no test covers the line: the command's output decided)",
+        c.fix.title
+    );
+    c.coverage = Some(Coverage::CommandOnly);
     c
 }
 
@@ -923,12 +927,12 @@ pub(in crate::session) fn alternatives_of(
 
 /// The review lines of a search patch: what to check, and a warning when one test alone
 /// decided.
-pub(in crate::session) fn review(fix: &edit::Fix) -> Vec<String> {
-    if !fix.rule.starts_with(RULE_PREFIX) {
+pub(in crate::session) fn review(c: &Candidate) -> Vec<String> {
+    if c.source != Source::Search {
         return Vec::new();
     }
     let mut out = vec![engine::review_note()];
-    if fix.title.ends_with(NO_TEST_COVERS) {
+    if c.coverage == Some(Coverage::CommandOnly) {
         out.push(
             "no test covers the edited line: only the command's output checks decided, so the \
              patch may fit that output and not the intent (overfitting); add a test that pins \
@@ -936,7 +940,7 @@ pub(in crate::session) fn review(fix: &edit::Fix) -> Vec<String> {
                 .to_string(),
         );
     }
-    if fix.title.ends_with("(1 test covers the line)") {
+    if c.coverage == Some(Coverage::Tests(1)) {
         out.push(
             "only one test covers the edited line: the patch may fit that test and not the \
              intent (overfitting); add a test that pins the behaviour"

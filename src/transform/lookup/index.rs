@@ -88,7 +88,7 @@ fn subscript_targets<'a>(ctx: &'a Context) -> Vec<Sub<'a>> {
                 value,
                 slice,
                 ctx: c,
-            } if *c == "load" => Some(Sub {
+            } if c.is_load() => Some(Sub {
                 expr: e,
                 value: value.clone(),
                 slice: slice.clone(),

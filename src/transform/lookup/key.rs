@@ -126,7 +126,7 @@ fn targets<'a>(ctx: &'a Context) -> Vec<Target<'a>> {
             }
             _ => None,
         });
-        if *sctx != "load" && aug.is_none() {
+        if !sctx.is_load() && aug.is_none() {
             continue;
         }
         all.push(Target {

@@ -11,7 +11,7 @@ use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
 pub(crate) fn range_of<T: Ranged>(n: &T) -> Range<usize> {
-    n.range().start().to_usize()..n.range().end().to_usize()
+    crate::syntax::rng(n.range())
 }
 
 /// The statement lists directly below `stmt` (bodies, `else`, handlers, `finally`, cases).
