@@ -156,26 +156,18 @@ pub struct RuleMatch<'a> {
 }
 
 /// A rule file that cannot be used. Displays as one line: `FILE[:LINE:COL]: PROBLEM`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}:{} {problem}",
+    file.display(),
+    position.map_or(String::new(), |(line, col)| format!("{line}:{col}:"))
+)]
 pub struct RuleError {
     pub file: PathBuf,
     /// 1-based line and column (in characters) of the offending value, when known.
     pub position: Option<(usize, usize)>,
     pub problem: String,
 }
-
-impl fmt::Display for RuleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.position {
-            Some((line, col)) => {
-                write!(f, "{}:{line}:{col}: {}", self.file.display(), self.problem)
-            }
-            None => write!(f, "{}: {}", self.file.display(), self.problem),
-        }
-    }
-}
-
-impl std::error::Error for RuleError {}
 
 // The file as written. Spans let every problem point at its line and column.
 #[derive(Deserialize)]

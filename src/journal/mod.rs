@@ -192,99 +192,69 @@ pub struct CommitReport {
     pub warnings: Vec<String>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     /// Another live run holds the lock of this root.
+    #[error(
+        "{}: another selfdebug run (pid {pid}, started {}) is working on this project; \
+         wait for it to finish (if it hangs, stop it, then run `selfdebug restore`)",
+        root.display(),
+        ago(*since)
+    )]
     Locked { root: PathBuf, pid: u32, since: u64 },
     /// A run that was killed left a journal; `selfdebug restore` brings the files back.
+    #[error(
+        "{}: a selfdebug run started {} was killed and may have left {} half-patched; \
+         run `selfdebug restore --root {}` to bring the originals back",
+        root.display(),
+        ago(*started),
+        list(files),
+        root.display()
+    )]
     Pending {
         root: PathBuf,
         files: Vec<PathBuf>,
         started: u64,
     },
     /// The path may not be written (outside the root, symlink out, virtualenv, ...).
+    #[error("refusing to write {}: {reason}", path.display())]
     Refused { path: PathBuf, reason: String },
+    #[error("could not {action} {}: {source}", path.display())]
     Io {
         path: PathBuf,
         action: &'static str,
         source: io::Error,
     },
     /// The backup dir cannot hold the backup copies (not ours, a symlink, not writable).
+    #[error("cannot keep the backup copies: {reason}; choose another dir with --backup-dir")]
     BackupDir { reason: String },
     /// `journal.json` cannot be understood.
+    #[error(
+        "journal {} cannot be read ({reason}); the backup copies it lists are under \
+         {BACKUP_SUBDIR}/ in the backup dir: restore by hand, then delete the journal",
+        path.display()
+    )]
     Corrupt { path: PathBuf, reason: String },
     /// Some files could not be restored; the journal is kept for another try.
+    #[error(
+        "could not restore {}; the journal is kept at {}: fix the cause and run \
+         `selfdebug restore` again",
+        unrestored(failures),
+        journal.display()
+    )]
     Unrecoverable {
         failures: Vec<(PathBuf, String)>,
         journal: PathBuf,
     },
 }
 
-impl fmt::Display for JournalError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            JournalError::Locked { root, pid, since } => write!(
-                f,
-                "{}: another selfdebug run (pid {pid}, started {}) is working on this project; \
-                 wait for it to finish (if it hangs, stop it, then run `selfdebug restore`)",
-                root.display(),
-                ago(*since)
-            ),
-            JournalError::Pending {
-                root,
-                files,
-                started,
-            } => write!(
-                f,
-                "{}: a selfdebug run started {} was killed and may have left {} half-patched; \
-                 run `selfdebug restore --root {}` to bring the originals back",
-                root.display(),
-                ago(*started),
-                list(files),
-                root.display()
-            ),
-            JournalError::Refused { path, reason } => {
-                write!(f, "refusing to write {}: {reason}", path.display())
-            }
-            JournalError::Io {
-                path,
-                action,
-                source,
-            } => write!(f, "could not {action} {}: {source}", path.display()),
-            JournalError::BackupDir { reason } => write!(
-                f,
-                "cannot keep the backup copies: {reason}; choose another dir with --backup-dir"
-            ),
-            JournalError::Corrupt { path, reason } => write!(
-                f,
-                "journal {} cannot be read ({reason}); the backup copies it lists are under \
-                 {BACKUP_SUBDIR}/ in the backup dir: restore by hand, then delete the journal",
-                path.display()
-            ),
-            JournalError::Unrecoverable { failures, journal } => {
-                let what: Vec<String> = failures
-                    .iter()
-                    .map(|(p, why)| format!("{} ({why})", p.display()))
-                    .collect();
-                write!(
-                    f,
-                    "could not restore {}; the journal is kept at {}: fix the cause and run \
-                     `selfdebug restore` again",
-                    what.join("; "),
-                    journal.display()
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for JournalError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            JournalError::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
+/// The files a restore left, each with why.
+fn unrestored(failures: &[(PathBuf, String)]) -> String {
+    let what: Vec<String> = failures
+        .iter()
+        .map(|(p, why)| format!("{} ({why})", p.display()))
+        .collect();
+    what.join("; ")
 }
 
 fn ago(since: u64) -> String {
