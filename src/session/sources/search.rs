@@ -1017,13 +1017,13 @@ impl Runs<'_> {
         let out = tempfile::Builder::new()
             .prefix(&format!("selfdebug-cover-{}-", std::process::id()))
             .tempdir()
-            .map_err(|e| SessionError::Environment(format!("coverage output dir: {e}")))?;
+            .map_err(SessionError::CoverageDir)?;
         let file = out.path().join("cover.json");
         let spec = self.spec(ws, &[], &[]);
         let run = match judge.run_traced(&self.python, &spec, dir, &file) {
             Ok(Ok(run)) => run,
             Ok(Err(why)) => return Ok(Err(why)),
-            Err(e) => return Err(SessionError::Environment(e.to_string())),
+            Err(e) => return Err(SessionError::Runner(e)),
         };
         self.tally(Phase::Probe, &run);
         let spectrum = Spectrum::read(&file, ws.root())
@@ -1046,7 +1046,7 @@ impl Runs<'_> {
         let out = tempfile::Builder::new()
             .prefix(&format!("selfdebug-cover-{}-", std::process::id()))
             .tempdir()
-            .map_err(|e| SessionError::Environment(format!("coverage output dir: {e}")))?;
+            .map_err(SessionError::CoverageDir)?;
         let file = out.path().join("cover.json");
         let node_ids: Vec<String> = if self.baseline <= whole_suite_coverage() {
             Vec::new()
