@@ -50,11 +50,12 @@ struct Stop {
 }
 
 impl Stop {
-    fn bad(message: impl Into<String>) -> Stop {
+    /// Bad input (exit 2): an error, or the message itself.
+    fn bad(message: impl std::fmt::Display) -> Stop {
         Stop {
             status: FinalStatus::BadInput,
             code: exit::BAD_INPUT,
-            message: message.into(),
+            message: message.to_string(),
             pytest: (0, 0),
         }
     }

@@ -330,19 +330,21 @@ impl Runs<'_> {
         spec.timeout = limit + Duration::from_secs(10);
         let flag = self.timeout_flag();
         let _t = crate::trace_times::span(Phase::Baseline.trace_label());
-        let run = judge
-            .run_hang(&self.python, &spec, dir, limit, flag)
-            .map_err(SessionError::Runner)?;
-        Ok(match run {
-            Ok(run) => {
-                self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
-                    .then(|| judge.mismatch(&run))
-                    .flatten();
-                self.tally(Phase::Baseline, &run);
-                Some(run)
-            }
-            Err(_) => None,
-        })
+        Ok(
+            match judge.run_hang(&self.python, &spec, dir, limit, flag) {
+                Ok(run) => {
+                    self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
+                        .then(|| judge.mismatch(&run))
+                        .flatten();
+                    self.tally(Phase::Baseline, &run);
+                    Some(run)
+                }
+                Err(crate::command::WrappedRunError::Runner(e)) => {
+                    return Err(SessionError::Runner(e))
+                }
+                Err(crate::command::WrappedRunError::Untraceable(_)) => None,
+            },
+        )
     }
 
     /// The per-run limit, cut to what is left of the time budget (a run never outlives it).
