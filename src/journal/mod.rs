@@ -226,8 +226,15 @@ pub enum JournalError {
         source: io::Error,
     },
     /// The backup dir cannot hold the backup copies (not ours, a symlink, not writable).
-    #[error("cannot keep the backup copies: {reason}; choose another dir with --backup-dir")]
-    BackupDir { reason: String },
+    #[error("cannot keep the backup copies: {0}; choose another dir with --backup-dir")]
+    BackupDir(#[source] disk::PrivateDirError),
+    /// A backup copy could not be written in the backup folder `dir`.
+    #[error(
+        "cannot keep the backup copies: cannot write one in {}: {source}; choose another dir \
+         with --backup-dir",
+        dir.display()
+    )]
+    BackupCopy { dir: PathBuf, source: io::Error },
     /// `journal.json` cannot be understood.
     #[error(
         "journal {} cannot be read ({reason}); the backup copies it lists are under \
@@ -243,13 +250,70 @@ pub enum JournalError {
         journal.display()
     )]
     Unrecoverable {
-        failures: Vec<(PathBuf, String)>,
+        failures: Vec<(PathBuf, RestoreFailure)>,
         journal: PathBuf,
     },
 }
 
+/// Why one file could not be restored.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreFailure {
+    /// No copy of the original was found with its hash; why not, for each place looked at.
+    #[error("{}", join(.0))]
+    NoOriginal(Vec<NoCopy>),
+    #[error("not a file path")]
+    NotAFilePath,
+    #[error("cannot recreate its dir: {0}")]
+    RecreateDir(#[source] io::Error),
+    #[error("cannot open its dir: {0}")]
+    OpenDir(#[source] io::Error),
+    #[error("its dir now leads out of the project root (to {})", .0.display())]
+    DirLeadsOut(PathBuf),
+    #[error("a directory is in its place now")]
+    DirInPlace,
+    /// What is in its place now could not be looked at.
+    #[error("{0}")]
+    Stat(#[source] io::Error),
+    #[error("cannot write it: {0}")]
+    Write(#[source] io::Error),
+    #[error("cannot set its mtime or mode: {0}")]
+    Metadata(#[source] io::Error),
+    #[error("cannot read it back: {0}")]
+    ReadBack(#[source] io::Error),
+    #[error("verification failed: {found} on disk after writing, expected {expected}")]
+    Verification { found: String, expected: String },
+}
+
+/// Why one place did not give the original bytes (see [`RestoreFailure::NoOriginal`]).
+#[derive(Debug, thiserror::Error)]
+pub enum NoCopy {
+    /// The journal or backup copy (`what`) holds other bytes.
+    #[error("{what} {} has other bytes", path.display())]
+    OtherBytes { what: &'static str, path: PathBuf },
+    #[error("{what} {}: {source}", path.display())]
+    Unreadable {
+        what: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error("git blob {0} has other bytes")]
+    BlobOtherBytes(String),
+    /// git could not find or read the blob (its message).
+    #[error("git blob {oid}: {message}")]
+    Blob { oid: String, message: String },
+    #[error("git blob {0}: repository not available")]
+    NoRepository(String),
+    #[error("no git blob (not a git repository)")]
+    NoBlob,
+}
+
+fn join(why: &[NoCopy]) -> String {
+    let each: Vec<String> = why.iter().map(ToString::to_string).collect();
+    each.join("; ")
+}
+
 /// The files a restore left, each with why.
-fn unrestored(failures: &[(PathBuf, String)]) -> String {
+fn unrestored(failures: &[(PathBuf, RestoreFailure)]) -> String {
     let what: Vec<String> = failures
         .iter()
         .map(|(p, why)| format!("{} ({why})", p.display()))
@@ -321,9 +385,9 @@ impl Journal {
         let root = canonical_root(root)?;
         let backup_dir = match backup_dir {
             Some(d) => absolute(d),
-            None => disk::user_temp_dir().map_err(|reason| JournalError::BackupDir { reason })?,
+            None => disk::user_temp_dir().map_err(JournalError::BackupDir)?,
         };
-        disk::backup_folder(&backup_dir).map_err(|reason| JournalError::BackupDir { reason })?;
+        disk::backup_folder(&backup_dir).map_err(JournalError::BackupDir)?;
         let dir = disk::journal_dir(&root);
         disk::make_private_dir(&dir).map_err(io_err(&dir, "create the journal dir"))?;
         let guard = acquire_unlocked(&root, &dir)?;
@@ -584,15 +648,12 @@ impl Journal {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-        let backup =
-            disk::backup_copy(&self.doc.backup_dir, &basename, &bytes, mtime).map_err(|e| {
-                JournalError::BackupDir {
-                    reason: format!(
-                        "cannot write one in {}: {e}",
-                        self.doc.backup_dir.join(BACKUP_SUBDIR).display()
-                    ),
-                }
-            })?;
+        let backup = disk::backup_copy(&self.doc.backup_dir, &basename, &bytes, mtime).map_err(
+            |source| JournalError::BackupCopy {
+                dir: self.doc.backup_dir.join(BACKUP_SUBDIR),
+                source,
+            },
+        )?;
         let (git_blob, git_ref) = self.store_in_git(n, &rel, &bytes, &hash);
 
         self.doc.files.push(Entry {
@@ -1147,7 +1208,7 @@ fn restore_entries(
     repo: Option<&Repository>,
     memory: Option<&[Vec<u8>]>,
     warnings: &mut Vec<String>,
-) -> (Vec<RestoredFile>, Vec<(PathBuf, String)>) {
+) -> (Vec<RestoredFile>, Vec<(PathBuf, RestoreFailure)>) {
     let mut restored = Vec::new();
     let mut failures = Vec::new();
     for (i, e) in doc.files.iter().enumerate() {
@@ -1180,16 +1241,23 @@ fn load_original(
     e: &Entry,
     repo: Option<&Repository>,
     held: Option<&[u8]>,
-) -> Result<(Vec<u8>, Source), String> {
+) -> Result<(Vec<u8>, Source), RestoreFailure> {
     let mut why = Vec::new();
-    let mut from_file = |path: &Path, what: &str, source: Source| match fs::read(path) {
+    let mut from_file = |path: &Path, what: &'static str, source: Source| match fs::read(path) {
         Ok(b) if disk::hash(&b) == e.hash => Some((b, source)),
         Ok(_) => {
-            why.push(format!("{what} {} has other bytes", path.display()));
+            why.push(NoCopy::OtherBytes {
+                what,
+                path: path.to_path_buf(),
+            });
             None
         }
         Err(err) => {
-            why.push(format!("{what} {}: {err}", path.display()));
+            why.push(NoCopy::Unreadable {
+                what,
+                path: path.to_path_buf(),
+                source: err,
+            });
             None
         }
     };
@@ -1206,16 +1274,19 @@ fn load_original(
             Ok(blob) if disk::hash(blob.content()) == e.hash => {
                 return Ok((blob.content().to_vec(), Source::GitBlob))
             }
-            Ok(_) => why.push(format!("git blob {oid} has other bytes")),
-            Err(err) => why.push(format!("git blob {oid}: {}", err.message())),
+            Ok(_) => why.push(NoCopy::BlobOtherBytes(oid.clone())),
+            Err(err) => why.push(NoCopy::Blob {
+                oid: oid.clone(),
+                message: err.message().to_string(),
+            }),
         },
-        (None, Some(oid)) => why.push(format!("git blob {oid}: repository not available")),
-        _ => why.push("no git blob (not a git repository)".into()),
+        (None, Some(oid)) => why.push(NoCopy::NoRepository(oid.clone())),
+        _ => why.push(NoCopy::NoBlob),
     }
     if let Some(b) = held.filter(|b| disk::hash(b) == e.hash) {
         return Ok((b.to_vec(), Source::Memory));
     }
-    Err(why.join("; "))
+    Err(RestoreFailure::NoOriginal(why))
 }
 
 /// Writes one original back (unless the file already has those bytes), sets mtime and mode,
@@ -1227,27 +1298,24 @@ fn restore_one(
     bytes: &[u8],
     run_id: &str,
     warnings: &mut Vec<String>,
-) -> Result<Action, String> {
+) -> Result<Action, RestoreFailure> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err("not a file path".into());
+        return Err(RestoreFailure::NotAFilePath);
     };
     if !parent.exists() {
-        fs::create_dir_all(parent).map_err(|err| format!("cannot recreate its dir: {err}"))?;
+        fs::create_dir_all(parent).map_err(RestoreFailure::RecreateDir)?;
     }
     // Never write through a dir that now leads out of the root.
-    let parent = fs::canonicalize(parent).map_err(|err| format!("cannot open its dir: {err}"))?;
+    let parent = fs::canonicalize(parent).map_err(RestoreFailure::OpenDir)?;
     if !parent.starts_with(root) {
-        return Err(format!(
-            "its dir now leads out of the project root (to {})",
-            parent.display()
-        ));
+        return Err(RestoreFailure::DirLeadsOut(parent));
     }
     let target = parent.join(name);
     // A temp file of the killed run's last write, if it died between create and rename.
     let _ = fs::remove_file(parent.join(disk::tmp_name(&target, run_id)));
 
     let action = match fs::symlink_metadata(&target) {
-        Ok(m) if m.is_dir() => return Err("a directory is in its place now".into()),
+        Ok(m) if m.is_dir() => return Err(RestoreFailure::DirInPlace),
         Ok(m) if m.is_file() => match fs::read(&target) {
             Ok(now) if disk::hash(&now) == e.hash => Action::Unchanged,
             _ => Action::Rewritten,
@@ -1255,20 +1323,20 @@ fn restore_one(
         // A symlink or other node in its place is replaced, never followed.
         Ok(_) => Action::Rewritten,
         Err(err) if err.kind() == io::ErrorKind::NotFound => Action::Recreated,
-        Err(err) => return Err(err.to_string()),
+        Err(err) => return Err(RestoreFailure::Stat(err)),
     };
     if action != Action::Unchanged {
         disk::replace_atomic(&target, bytes, e.mode, &disk::tmp_name(&target, run_id))
-            .map_err(|err| format!("cannot write it: {err}"))?;
+            .map_err(RestoreFailure::Write)?;
     }
-    reset_metadata(&target, e).map_err(|err| format!("cannot set its mtime or mode: {err}"))?;
-    let now = fs::read(&target).map_err(|err| format!("cannot read it back: {err}"))?;
+    reset_metadata(&target, e).map_err(RestoreFailure::Metadata)?;
+    let now = fs::read(&target).map_err(RestoreFailure::ReadBack)?;
     let hash = disk::hash(&now);
     if hash != e.hash {
-        return Err(format!(
-            "verification failed: {hash} on disk after writing, expected {}",
-            e.hash
-        ));
+        return Err(RestoreFailure::Verification {
+            found: hash,
+            expected: e.hash.clone(),
+        });
     }
     if let Ok(m) = fs::metadata(&target) {
         if disk::mtime_ns(&m) != e.mtime_ns {
