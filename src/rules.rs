@@ -369,7 +369,7 @@ impl Rule {
             )
         })?;
         let exception = exception_names(raw.exception.get_ref())
-            .map_err(|p| err(Some(raw.exception.span()), p))?;
+            .map_err(|p| err(Some(raw.exception.span()), p.to_string()))?;
         let message = if source == RuleSource::Builtin {
             MessagePattern::lazy(raw.message.get_ref())
         } else {
@@ -625,7 +625,22 @@ impl RuleSet {
     }
 }
 
-fn exception_names(value: &toml::Value) -> Result<Vec<String>, String> {
+/// Why a rule's `exception` value names no exceptions.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ExceptionError {
+    #[error("exception list must hold only strings")]
+    NotAString,
+    #[error("exception must be a string or a list of strings")]
+    WrongType,
+    #[error("exception list is empty")]
+    Empty,
+    #[error(
+        "exception `{0}` is not a Python exception name (e.g. `KeyError`, `pkg.errors.Error`)"
+    )]
+    NotAName(String),
+}
+
+fn exception_names(value: &toml::Value) -> Result<Vec<String>, ExceptionError> {
     let names: Vec<String> = match value {
         toml::Value::String(s) => vec![s.clone()],
         toml::Value::Array(items) => items
@@ -633,20 +648,16 @@ fn exception_names(value: &toml::Value) -> Result<Vec<String>, String> {
             .map(|v| {
                 v.as_str()
                     .map(str::to_string)
-                    .ok_or_else(|| "exception list must hold only strings".to_string())
+                    .ok_or(ExceptionError::NotAString)
             })
             .collect::<Result<_, _>>()?,
-        _ => return Err("exception must be a string or a list of strings".into()),
+        _ => return Err(ExceptionError::WrongType),
     };
     if names.is_empty() {
-        return Err("exception list is empty".into());
+        return Err(ExceptionError::Empty);
     }
-    for name in &names {
-        if !name.split('.').all(is_identifier) {
-            return Err(format!(
-                "exception `{name}` is not a Python exception name (e.g. `KeyError`, `pkg.errors.Error`)"
-            ));
-        }
+    if let Some(name) = names.iter().find(|n| !n.split('.').all(is_identifier)) {
+        return Err(ExceptionError::NotAName(name.clone()));
     }
     Ok(names)
 }
