@@ -2,7 +2,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use super::{error, read_log, FixArgs};
+use super::{error, read_log, FixArgs, InputError};
 use crate::command::{CommandJudge, OutputChecks};
 use crate::config::{Config, Flags, Settings};
 use crate::project::ProjectRoot;
@@ -94,7 +94,7 @@ pub fn run(args: &FixArgs, color: ColorChoice) -> i32 {
     let root = ProjectRoot::find(args.root.as_deref());
     let result = root
         .as_ref()
-        .map_err(|m| Stop::bad(m.clone()))
+        .map_err(Stop::bad)
         .and_then(|root| run_in(args, root, format, color));
     crate::progress::clear();
     match result {
@@ -183,39 +183,37 @@ fn flags(args: &FixArgs, root: &ProjectRoot, cwd: &std::path::Path) -> Flags {
 
 /// The configuration file, the rules it selects from and the flags, merged (bad input: exit 2).
 /// The rules are loaded once per command and come back with the selection applied.
-pub fn settings(root: &ProjectRoot, flags: &Flags) -> Result<(Settings, RuleSet), String> {
-    let config = Config::load(root.path()).map_err(|e| e.to_string())?;
-    let mut rules = RuleSet::load(root.path()).map_err(|e| e.to_string())?;
-    let settings = Settings::resolve(root, &config, flags, &rules).map_err(|e| e.to_string())?;
+pub fn settings(root: &ProjectRoot, flags: &Flags) -> Result<(Settings, RuleSet), InputError> {
+    let config = Config::load(root.path())?;
+    let mut rules = RuleSet::load(root.path())?;
+    let settings = Settings::resolve(root, &config, flags, &rules)?;
     settings.selection.apply(&mut rules);
     Ok((settings, rules))
 }
 
 /// `SELFDEBUG_JOBS`, as `--jobs` (a flag given wins); set but not a whole number ≥ 1 is bad
 /// input, as `--jobs 0` is.
-fn jobs_from_env() -> Result<Option<(u64, &'static str)>, String> {
+fn jobs_from_env() -> Result<Option<(u64, &'static str)>, InputError> {
     let Some(v) = std::env::var_os("SELFDEBUG_JOBS") else {
         return Ok(None);
     };
     let text = v.to_string_lossy();
     match text.trim().parse::<u64>() {
         Ok(n) if n >= 1 => Ok(Some((n, "SELFDEBUG_JOBS"))),
-        _ => Err(format!(
-            "SELFDEBUG_JOBS={text:?}: expected a whole number of jobs, at least 1"
-        )),
+        _ => Err(InputError::JobsEnv(text.into_owned())),
     }
 }
 
 /// `SELFDEBUG_WORKER`, as `--worker` (a flag given wins); set but neither auto nor off is bad
 /// input.
-fn worker_from_env() -> Result<Option<(crate::worker::Mode, &'static str)>, String> {
+fn worker_from_env() -> Result<Option<(crate::worker::Mode, &'static str)>, InputError> {
     let Some(v) = std::env::var_os("SELFDEBUG_WORKER") else {
         return Ok(None);
     };
     let text = v.to_string_lossy();
     crate::worker::Mode::parse(&text)
         .map(|m| Some((m, "SELFDEBUG_WORKER")))
-        .ok_or_else(|| format!("SELFDEBUG_WORKER={text:?}: expected auto or off"))
+        .ok_or_else(|| InputError::WorkerEnv(text.into_owned()))
 }
 
 fn run_in(
@@ -411,10 +409,10 @@ fn judge_options(
         }
     };
     let sandbox = if settings.sandbox_asked {
-        Some(Sandbox::find().map_err(|message| Stop {
+        Some(Sandbox::find().map_err(|e| Stop {
             status: FinalStatus::Error,
             code: exit::ENVIRONMENT,
-            message,
+            message: e.to_string(),
             pytest: (0, 0),
         })?)
     } else {
