@@ -48,6 +48,47 @@ pub struct OutputChecks {
     pub stderr_empty: bool,
 }
 
+/// Why `--cmd`'s line is no command (bad input).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    #[error("--cmd: the command is empty")]
+    Empty,
+    #[error("--cmd: unclosed single quote")]
+    UnclosedSingleQuote,
+    #[error("--cmd: unclosed double quote")]
+    UnclosedDoubleQuote,
+    #[error("--cmd: the command ends with a lone backslash")]
+    LoneBackslash,
+}
+
+/// Why a command cannot run under selfdebug's wrapper (the tracer, the hang timer).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Untraceable {
+    /// The first word (given) is not `python...`.
+    #[error(
+        "the search needs a Python command to trace (`python SCRIPT ARGS` or `python -m \
+         MODULE ARGS`), and `{0}` is not the project's interpreter"
+    )]
+    NotPython(String),
+    #[error(
+        "the search traces `python SCRIPT ARGS` or `python -m MODULE ARGS` only, not a \
+         command with other interpreter options or code given with -c"
+    )]
+    InterpreterOptions,
+    #[error("selfdebug's private directory has a name that is not UTF-8")]
+    PluginDirNotUtf8,
+}
+
+/// Why a wrapped run ([`CommandJudge::run_traced`], [`CommandJudge::run_hang`]) gave no run:
+/// the command cannot be wrapped (nothing was run), or running it failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WrappedRunError {
+    #[error(transparent)]
+    Untraceable(#[from] Untraceable),
+    #[error(transparent)]
+    Runner(#[from] RunnerError),
+}
+
 /// The command that judges candidates.
 #[derive(Debug, Clone)]
 pub struct CommandJudge {
@@ -102,10 +143,10 @@ fn first_difference(a: &[u8], b: &[u8]) -> usize {
 
 impl CommandJudge {
     /// Splits `line` (see the module docs). An empty line or an unclosed quote is bad input.
-    pub fn new(line: &str, checks: OutputChecks) -> Result<CommandJudge, String> {
+    pub fn new(line: &str, checks: OutputChecks) -> Result<CommandJudge, CommandError> {
         let argv = split_words(line)?;
         if argv.is_empty() {
-            return Err("--cmd: the command is empty".into());
+            return Err(CommandError::Empty);
         }
         Ok(CommandJudge {
             line: line.to_string(),
@@ -139,7 +180,7 @@ impl CommandJudge {
     /// Runs the command once under selfdebug's line tracer (`_selfdebug_trace` in the plugin
     /// directory `plugin_dir`), the lines of the project going to `out` as the coverage
     /// plugin writes them. Only `python SCRIPT ARGS` and `python -m MODULE ARGS` can be traced:
-    /// anything else is `Ok(Err(why))`, without a run. The script sees the `sys.argv`,
+    /// anything else is [`WrappedRunError::Untraceable`], without a run. The script sees the `sys.argv`,
     /// `sys.path[0]` and `__main__` it sees untraced, and its exit status is its own.
     pub fn run_traced(
         &self,
@@ -147,11 +188,8 @@ impl CommandJudge {
         spec: &RunSpec,
         plugin_dir: &Path,
         out: &Path,
-    ) -> Result<Result<PytestRun, String>, RunnerError> {
-        let args = match self.traced_args(plugin_dir) {
-            Ok(a) => a,
-            Err(why) => return Ok(Err(why)),
-        };
+    ) -> Result<PytestRun, WrappedRunError> {
+        let args = self.traced_args(plugin_dir)?;
         let mut spec = spec.clone();
         spec.env
             .push(("SELFDEBUG_COVER_OUT".into(), out.as_os_str().to_os_string()));
@@ -159,12 +197,12 @@ impl CommandJudge {
         spec.env.push(("SELFDEBUG_COVER_ROOT".into(), root));
         spec.env.push(("PATH".into(), path_with(python)));
         let run = runner::run_program(&python.path, &args, &spec)?;
-        Ok(Ok(PytestRun::of(run, Vec::new(), self.argv.clone(), None)))
+        Ok(PytestRun::of(run, Vec::new(), self.argv.clone(), None))
     }
 
     /// The interpreter's arguments for [`CommandJudge::run_traced`]: `-c CODE` and the
     /// command's own words after `python`; why not, for a command that cannot be traced.
-    pub fn traced_args(&self, plugin_dir: &Path) -> Result<Vec<String>, String> {
+    pub fn traced_args(&self, plugin_dir: &Path) -> Result<Vec<String>, Untraceable> {
         self.wrapped_args(plugin_dir, "")
     }
 
@@ -175,7 +213,8 @@ impl CommandJudge {
     /// any other run reads as the unwrapped one (the wrapper's frames are left out of an
     /// uncaught exception's traceback).
     /// `flag` is the option that set the limit (for the message). `spec.timeout` must leave
-    /// the timer room to fire. A command that cannot be wrapped is `Ok(Err(why))`, not run.
+    /// the timer room to fire. A command that cannot be wrapped is
+    /// [`WrappedRunError::Untraceable`], not run.
     pub fn run_hang(
         &self,
         python: &Interpreter,
@@ -183,45 +222,33 @@ impl CommandJudge {
         plugin_dir: &Path,
         limit: std::time::Duration,
         flag: &str,
-    ) -> Result<Result<PytestRun, String>, RunnerError> {
+    ) -> Result<PytestRun, WrappedRunError> {
         let flag = serde_json::to_string(flag).unwrap_or_else(|_| "\"\"".into());
         let extra = format!(", {}, {flag}", limit.as_secs_f64());
-        let args = match self.wrapped_args(plugin_dir, &extra) {
-            Ok(a) => a,
-            Err(why) => return Ok(Err(why)),
-        };
+        let args = self.wrapped_args(plugin_dir, &extra)?;
         let mut spec = spec.clone();
         spec.env.push(("PATH".into(), path_with(python)));
         let run = runner::run_program(&python.path, &args, &spec)?;
-        Ok(Ok(PytestRun::of(run, Vec::new(), self.argv.clone(), None)))
+        Ok(PytestRun::of(run, Vec::new(), self.argv.clone(), None))
     }
 
     /// `-c CODE` calling `run_command(sys.argv[1:]EXTRA)`, and the command's own words.
-    fn wrapped_args(&self, plugin_dir: &Path, extra: &str) -> Result<Vec<String>, String> {
+    fn wrapped_args(&self, plugin_dir: &Path, extra: &str) -> Result<Vec<String>, Untraceable> {
         let first = &self.argv[0];
         if !is_python_word(first) {
-            return Err(format!(
-                "the search needs a Python command to trace (`python SCRIPT ARGS` or `python -m \
-                 MODULE ARGS`), and `{first}` is not the project's interpreter"
-            ));
+            return Err(Untraceable::NotPython(first.clone()));
         }
         let rest = &self.argv[1..];
         match rest.first().map(String::as_str) {
             Some("-m") if rest.len() >= 2 => {}
             Some(w) if !w.starts_with('-') => {}
-            _ => {
-                return Err(
-                    "the search traces `python SCRIPT ARGS` or `python -m MODULE ARGS` only, \
-                     not a command with other interpreter options or code given with -c"
-                        .to_string(),
-                )
-            }
+            _ => return Err(Untraceable::InterpreterOptions),
         }
         // A JSON string is a Python string literal; a path that is not UTF-8 cannot be one.
         let dir = plugin_dir
             .to_str()
             .and_then(|d| serde_json::to_string(d).ok())
-            .ok_or("selfdebug's private directory has a name that is not UTF-8")?;
+            .ok_or(Untraceable::PluginDirNotUtf8)?;
         let code = format!(
             "import sys; sys.path.insert(0, {dir}); import {} as t; del sys.path[0]; \
              t.run_command(sys.argv[1:]{extra})",
@@ -361,7 +388,7 @@ fn path_with(python: &Interpreter) -> OsString {
 /// POSIX shell word splitting without expansions: blanks separate words, `'...'` is literal,
 /// `"..."` keeps `\"`, `\\`, `\$` and `` \` `` as escapes, `\` outside quotes escapes the next
 /// character. An unclosed quote or a trailing `\` is an error.
-pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+pub fn split_words(line: &str) -> Result<Vec<String>, CommandError> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
@@ -380,7 +407,7 @@ pub fn split_words(line: &str) -> Result<Vec<String>, String> {
                     match chars.next() {
                         Some('\'') => break,
                         Some(c) => cur.push(c),
-                        None => return Err("--cmd: unclosed single quote".into()),
+                        None => return Err(CommandError::UnclosedSingleQuote),
                     }
                 }
             }
@@ -396,10 +423,10 @@ pub fn split_words(line: &str) -> Result<Vec<String>, String> {
                                 cur.push('\\');
                                 cur.push(o);
                             }
-                            None => return Err("--cmd: unclosed double quote".into()),
+                            None => return Err(CommandError::UnclosedDoubleQuote),
                         },
                         Some(c) => cur.push(c),
-                        None => return Err("--cmd: unclosed double quote".into()),
+                        None => return Err(CommandError::UnclosedDoubleQuote),
                     }
                 }
             }
@@ -409,7 +436,7 @@ pub fn split_words(line: &str) -> Result<Vec<String>, String> {
                     in_word = true;
                     cur.push(e);
                 }
-                None => return Err("--cmd: the command ends with a lone backslash".into()),
+                None => return Err(CommandError::LoneBackslash),
             },
             c => {
                 in_word = true;

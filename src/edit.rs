@@ -5,7 +5,6 @@
 //! list of edits made by one rule. [`Fix::apply_to`] applies it, checks that the result still
 //! parses, and re-encodes with the file's encoding and BOM.
 
-use std::fmt;
 use std::ops::Range;
 
 use serde::Serialize;
@@ -71,14 +70,23 @@ pub struct Fix {
 }
 
 /// Why edits could not be applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EditError {
     /// An edit's range ends past the text or starts after it ends.
+    #[error("edit range {}..{} is outside the text (length {len})", range.start, range.end)]
     OutOfBounds { range: Range<usize>, len: usize },
     /// An edit boundary falls inside a multi-byte character.
+    #[error("edit boundary {offset} is inside a character")]
     NotCharBoundary { offset: usize },
     /// Two edits overlap (indices in the given list). Two insertions at the same point, or an
     /// insertion at the boundary of a replacement, do not overlap.
+    #[error(
+        "edits {first} ({}..{}) and {second} ({}..{}) overlap",
+        first_range.start,
+        first_range.end,
+        second_range.start,
+        second_range.end
+    )]
     Overlap {
         first: usize,
         second: usize,
@@ -86,38 +94,6 @@ pub enum EditError {
         second_range: Range<usize>,
     },
 }
-
-impl fmt::Display for EditError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EditError::OutOfBounds { range, len } => write!(
-                f,
-                "edit range {}..{} is outside the text (length {})",
-                range.start, range.end, len
-            ),
-            EditError::NotCharBoundary { offset } => {
-                write!(f, "edit boundary {offset} is inside a character")
-            }
-            EditError::Overlap {
-                first,
-                second,
-                first_range,
-                second_range,
-            } => write!(
-                f,
-                "edits {} ({}..{}) and {} ({}..{}) overlap",
-                first,
-                first_range.start,
-                first_range.end,
-                second,
-                second_range.start,
-                second_range.end
-            ),
-        }
-    }
-}
-
-impl std::error::Error for EditError {}
 
 /// Applies non-overlapping edits to `text`. Edits may come in any order; insertions at the same
 /// offset keep their given order, and an insertion at the start of a replacement goes before
@@ -171,26 +147,17 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, EditError> {
 }
 
 /// Why a fix could not be applied to a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FixError {
+    #[error("cannot apply fix: {0}")]
     Edit(EditError),
     /// The edited text does not parse: the fix is rejected.
+    #[error("fix rejected, the result does not parse: {0}")]
     Reparse(SyntaxError),
     /// The edited text cannot be written in the file's encoding.
+    #[error("fix rejected: {0}")]
     Encode(SourceError),
 }
-
-impl fmt::Display for FixError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FixError::Edit(e) => write!(f, "cannot apply fix: {e}"),
-            FixError::Reparse(e) => write!(f, "fix rejected, the result does not parse: {e}"),
-            FixError::Encode(e) => write!(f, "fix rejected: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for FixError {}
 
 impl Fix {
     pub fn new(

@@ -34,24 +34,40 @@ pub struct ProjectRoot {
     marker: Option<String>,
 }
 
+/// Why there is no project root (bad input). Displays as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum RootError {
+    #[error("cannot read the current directory: {0}")]
+    Cwd(#[source] std::io::Error),
+    /// `--root` (as given) is not a directory.
+    #[error("--root {}: not a directory", .0.display())]
+    NotADir(PathBuf),
+    /// `--root` (as given) could not be resolved.
+    #[error("--root {}: {source}", given.display())]
+    Unresolved {
+        given: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 impl ProjectRoot {
     /// `--root DIR` when given, else discovery from the current directory.
-    pub fn find(explicit: Option<&Path>) -> Result<ProjectRoot, String> {
-        let cwd = std::env::current_dir()
-            .map_err(|e| format!("cannot read the current directory: {e}"))?;
+    pub fn find(explicit: Option<&Path>) -> Result<ProjectRoot, RootError> {
+        let cwd = std::env::current_dir().map_err(RootError::Cwd)?;
         match explicit {
             Some(dir) => ProjectRoot::from_flag(&cwd.join(dir), dir),
             None => Ok(ProjectRoot::discover(&cwd)),
         }
     }
 
-    fn from_flag(abs: &Path, given: &Path) -> Result<ProjectRoot, String> {
+    fn from_flag(abs: &Path, given: &Path) -> Result<ProjectRoot, RootError> {
         if !abs.is_dir() {
-            return Err(format!("--root {}: not a directory", given.display()));
+            return Err(RootError::NotADir(given.to_path_buf()));
         }
-        let path = abs
-            .canonicalize()
-            .map_err(|e| format!("--root {}: {e}", given.display()))?;
+        let path = abs.canonicalize().map_err(|source| RootError::Unresolved {
+            given: given.to_path_buf(),
+            source,
+        })?;
         Ok(ProjectRoot {
             path,
             source: RootSource::Flag,

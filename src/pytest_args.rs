@@ -43,8 +43,21 @@ const DROPPED_LONG: &[(&str, bool)] = &[
 /// Short options that take a value (the rest of the cluster, or the next argument).
 const SHORT_WITH_VALUE: &[char] = &['k', 'm', 'p', 'o', 'c', 'r', 'n', 'W'];
 
-/// The arguments to use and a note for each one set aside, or the refusal message.
-pub fn check(args: &[String]) -> Result<(Vec<String>, Vec<String>), String> {
+/// A pytest argument that makes pytest run no test (as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunsNoTest {
+    #[error(
+        "pytest argument {0} runs no test (or waits for a person); selfdebug needs the tests to \
+         run"
+    )]
+    Refused(String),
+    /// A cluster of short options with `-h` in it.
+    #[error("pytest argument {0} prints help and runs no test; selfdebug needs the tests to run")]
+    Help(String),
+}
+
+/// The arguments to use and a note for each one set aside, or the refusal.
+pub fn check(args: &[String]) -> Result<(Vec<String>, Vec<String>), RunsNoTest> {
     let mut kept = Vec::new();
     let mut notes = Vec::new();
     let mut i = 0;
@@ -53,10 +66,7 @@ pub fn check(args: &[String]) -> Result<(Vec<String>, Vec<String>), String> {
         i += 1;
         let name = a.split('=').next().unwrap_or(a);
         if REFUSED.contains(&name) {
-            return Err(format!(
-                "pytest argument {a} runs no test (or waits for a person); selfdebug needs the \
-                 tests to run"
-            ));
+            return Err(RunsNoTest::Refused(a.clone()));
         }
         if let Some(&(_, takes)) = DROPPED_LONG.iter().find(|(n, _)| *n == name) {
             let mut shown = a.clone();
@@ -108,10 +118,7 @@ pub fn check(args: &[String]) -> Result<(Vec<String>, Vec<String>), String> {
             if c == 'x' {
                 notes.push(note("-x"));
             } else if c == 'h' {
-                return Err(format!(
-                    "pytest argument {a} prints help and runs no test; selfdebug needs the \
-                     tests to run"
-                ));
+                return Err(RunsNoTest::Help(a.clone()));
             } else {
                 out.push(c);
             }
@@ -288,7 +295,7 @@ mod tests {
             "--version",
             "-qh",
         ] {
-            let e = check(&s(&[a])).unwrap_err();
+            let e = check(&s(&[a])).unwrap_err().to_string();
             assert!(e.contains(a), "{e}");
         }
     }

@@ -138,26 +138,18 @@ pub struct RuleMatch<'a> {
 }
 
 /// A rule file that cannot be used. Displays as one line: `FILE[:LINE:COL]: PROBLEM`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}:{} {problem}",
+    file.display(),
+    position.map_or(String::new(), |(line, col)| format!("{line}:{col}:"))
+)]
 pub struct RuleError {
     pub file: PathBuf,
     /// 1-based line and column (in characters) of the offending value, when known.
     pub position: Option<(usize, usize)>,
     pub problem: String,
 }
-
-impl fmt::Display for RuleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.position {
-            Some((line, col)) => {
-                write!(f, "{}:{line}:{col}: {}", self.file.display(), self.problem)
-            }
-            None => write!(f, "{}: {}", self.file.display(), self.problem),
-        }
-    }
-}
-
-impl std::error::Error for RuleError {}
 
 // The file as written. Spans let every problem point at its line and column.
 #[derive(Deserialize)]
@@ -363,7 +355,7 @@ impl Rule {
             )
         })?;
         let exception = exception_names(raw.exception.get_ref())
-            .map_err(|p| err(Some(raw.exception.span()), p))?;
+            .map_err(|p| err(Some(raw.exception.span()), p.to_string()))?;
         let message = if source == RuleSource::Builtin {
             MessagePattern::lazy(raw.message.get_ref())
         } else {
@@ -619,7 +611,22 @@ impl RuleSet {
     }
 }
 
-fn exception_names(value: &toml::Value) -> Result<Vec<String>, String> {
+/// Why a rule's `exception` value names no exceptions.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ExceptionError {
+    #[error("exception list must hold only strings")]
+    NotAString,
+    #[error("exception must be a string or a list of strings")]
+    WrongType,
+    #[error("exception list is empty")]
+    Empty,
+    #[error(
+        "exception `{0}` is not a Python exception name (e.g. `KeyError`, `pkg.errors.Error`)"
+    )]
+    NotAName(String),
+}
+
+fn exception_names(value: &toml::Value) -> Result<Vec<String>, ExceptionError> {
     let names: Vec<String> = match value {
         toml::Value::String(s) => vec![s.clone()],
         toml::Value::Array(items) => items
@@ -627,20 +634,16 @@ fn exception_names(value: &toml::Value) -> Result<Vec<String>, String> {
             .map(|v| {
                 v.as_str()
                     .map(str::to_string)
-                    .ok_or_else(|| "exception list must hold only strings".to_string())
+                    .ok_or(ExceptionError::NotAString)
             })
             .collect::<Result<_, _>>()?,
-        _ => return Err("exception must be a string or a list of strings".into()),
+        _ => return Err(ExceptionError::WrongType),
     };
     if names.is_empty() {
-        return Err("exception list is empty".into());
+        return Err(ExceptionError::Empty);
     }
-    for name in &names {
-        if !name.split('.').all(is_identifier) {
-            return Err(format!(
-                "exception `{name}` is not a Python exception name (e.g. `KeyError`, `pkg.errors.Error`)"
-            ));
-        }
+    if let Some(name) = names.iter().find(|n| !n.split('.').all(is_identifier)) {
+        return Err(ExceptionError::NotAName(name.clone()));
     }
     Ok(names)
 }

@@ -14,6 +14,31 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+/// Why `--sandbox` cannot be had here: what to install or what failed. Displays as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "--sandbox needs Linux: it runs the judge under bubblewrap, which uses Linux namespaces"
+    )]
+    NotLinux,
+    #[error(
+        "--sandbox needs bubblewrap (`bwrap`), which is not on PATH: install it \
+         (Debian/Ubuntu: `apt-get install bubblewrap`)"
+    )]
+    NoBwrap,
+    #[error("--sandbox: cannot run {}: {source}", bwrap.display())]
+    CannotRun {
+        bwrap: PathBuf,
+        source: crate::process::RunnerError,
+    },
+    /// bwrap ran but could not start a sandbox (the last line it printed).
+    #[error(
+        "--sandbox: bubblewrap cannot start a sandbox on this machine ({0}); it needs \
+         unprivileged user namespaces (kernel.unprivileged_userns_clone=1) or root"
+    )]
+    CannotStart(String),
+}
+
 /// A bubblewrap that was seen to work on this machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
@@ -23,13 +48,9 @@ pub struct Sandbox {
 impl Sandbox {
     /// Finds `bwrap` on `PATH` and checks that it can start a sandbox here. The error says
     /// what to install or what failed, in one line.
-    pub fn find() -> Result<Sandbox, String> {
+    pub fn find() -> Result<Sandbox, SandboxError> {
         if !cfg!(target_os = "linux") {
-            return Err(
-                "--sandbox needs Linux: it runs the judge under bubblewrap, which uses Linux \
-                 namespaces"
-                    .into(),
-            );
+            return Err(SandboxError::NotLinux);
         }
         let found = std::env::var_os("PATH").and_then(|p| {
             std::env::split_paths(&p)
@@ -38,11 +59,7 @@ impl Sandbox {
                 .find(|p| p.is_file())
         });
         let Some(bwrap) = found else {
-            return Err(
-                "--sandbox needs bubblewrap (`bwrap`), which is not on PATH: install \
-                        it (Debian/Ubuntu: `apt-get install bubblewrap`)"
-                    .into(),
-            );
+            return Err(SandboxError::NoBwrap);
         };
         let sb = Sandbox { bwrap };
         let tmp = std::env::temp_dir();
@@ -50,7 +67,10 @@ impl Sandbox {
             sb.command(Path::new("true"), &tmp),
             Duration::from_secs(30),
         )
-        .map_err(|e| format!("--sandbox: cannot run {}: {e}", sb.bwrap.display()))?;
+        .map_err(|source| SandboxError::CannotRun {
+            bwrap: sb.bwrap.clone(),
+            source,
+        })?;
         if run.exit_code != Some(0) {
             let why = String::from_utf8_lossy(&run.stderr)
                 .lines()
@@ -59,10 +79,7 @@ impl Sandbox {
                 .unwrap_or("no message")
                 .trim()
                 .to_string();
-            return Err(format!(
-                "--sandbox: bubblewrap cannot start a sandbox on this machine ({why}); it needs \
-                 unprivileged user namespaces (kernel.unprivileged_userns_clone=1) or root"
-            ));
+            return Err(SandboxError::CannotStart(why));
         }
         Ok(sb)
     }

@@ -11,7 +11,6 @@
 //! Lines follow Python's tokenizer: `\n`, `\r\n` and a lone `\r` each end a line. Line numbers
 //! are 1-based; columns are 0-based byte offsets within the line unless a name says `char`.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The UTF-8 byte order mark.
@@ -86,11 +85,17 @@ impl NewlineStyle {
 }
 
 /// Why a source file could not be read, decoded or encoded. Displays as one line naming the file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SourceError {
     /// Reading the file failed.
+    #[error("cannot read {}: {message}", path.display())]
     Io { path: PathBuf, message: String },
     /// The bytes are not valid in the file's encoding. `offset` is a byte offset in the file.
+    #[error(
+        "cannot decode {}: invalid {} at byte {offset} (line {line})",
+        path.display(),
+        encoding.name()
+    )]
     Undecodable {
         path: PathBuf,
         encoding: Encoding,
@@ -98,15 +103,31 @@ pub enum SourceError {
         line: usize,
     },
     /// A PEP 263 cookie names an encoding we do not implement exactly.
+    #[error(
+        "cannot decode {}: unsupported encoding {name:?} in coding cookie on line {line} \
+         (supported: utf-8, latin-1/iso-8859-1, ascii)",
+        path.display()
+    )]
     UnsupportedEncoding {
         path: PathBuf,
         name: String,
         line: usize,
     },
     /// A UTF-8 BOM together with a cookie naming another encoding (CPython refuses this too).
+    #[error(
+        "cannot decode {}: UTF-8 byte order mark with a coding cookie for {name:?}",
+        path.display()
+    )]
     BomConflict { path: PathBuf, name: String },
     /// New text has a character the file's encoding cannot represent. `offset` is a byte offset
     /// in the new text.
+    #[error(
+        "cannot encode {}: {ch:?} (U+{:04X}) at line {line} (text byte {offset}) is not \
+         representable in {}",
+        path.display(),
+        *ch as u32,
+        encoding.name()
+    )]
     Unencodable {
         path: PathBuf,
         encoding: Encoding,
@@ -115,61 +136,6 @@ pub enum SourceError {
         line: usize,
     },
 }
-
-impl fmt::Display for SourceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SourceError::Io { path, message } => {
-                write!(f, "cannot read {}: {}", path.display(), message)
-            }
-            SourceError::Undecodable {
-                path,
-                encoding,
-                offset,
-                line,
-            } => write!(
-                f,
-                "cannot decode {}: invalid {} at byte {} (line {})",
-                path.display(),
-                encoding.name(),
-                offset,
-                line
-            ),
-            SourceError::UnsupportedEncoding { path, name, line } => write!(
-                f,
-                "cannot decode {}: unsupported encoding {:?} in coding cookie on line {} \
-                 (supported: utf-8, latin-1/iso-8859-1, ascii)",
-                path.display(),
-                name,
-                line
-            ),
-            SourceError::BomConflict { path, name } => write!(
-                f,
-                "cannot decode {}: UTF-8 byte order mark with a coding cookie for {:?}",
-                path.display(),
-                name
-            ),
-            SourceError::Unencodable {
-                path,
-                encoding,
-                ch,
-                offset,
-                line,
-            } => write!(
-                f,
-                "cannot encode {}: {:?} (U+{:04X}) at line {} (text byte {}) is not representable in {}",
-                path.display(),
-                ch,
-                *ch as u32,
-                line,
-                offset,
-                encoding.name()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for SourceError {}
 
 /// A Python source file: exact original bytes plus decoded text and layout facts.
 #[derive(Debug, Clone)]

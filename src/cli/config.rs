@@ -21,6 +21,7 @@ the defaults.";
 pub fn run(args: &ConfigArgs) -> i32 {
     let json = wants_json(args.json, args.output_format);
     let resolved = crate::project::ProjectRoot::find(args.root.as_deref())
+        .map_err(super::InputError::from)
         .and_then(|root| super::fix::settings(&root, &Flags::default()));
     match resolved {
         Ok((settings, _rules)) => {
@@ -31,7 +32,8 @@ pub fn run(args: &ConfigArgs) -> i32 {
             });
             exit::OK
         }
-        Err(msg) => {
+        Err(e) => {
+            let msg = e.to_string();
             error(&msg);
             // With --json, one object on every exit: the envelope with the error.
             if json {

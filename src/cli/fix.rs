@@ -2,7 +2,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use super::{error, read_log, FixArgs};
+use super::{error, read_log, FixArgs, InputError};
 use crate::command::{CommandJudge, OutputChecks};
 use crate::config::{Config, Flags, Settings};
 use crate::project::ProjectRoot;
@@ -50,11 +50,12 @@ struct Stop {
 }
 
 impl Stop {
-    fn bad(message: impl Into<String>) -> Stop {
+    /// Bad input (exit 2): an error, or the message itself.
+    fn bad(message: impl std::fmt::Display) -> Stop {
         Stop {
             status: FinalStatus::BadInput,
             code: exit::BAD_INPUT,
-            message: message.into(),
+            message: message.to_string(),
             pytest: (0, 0),
         }
     }
@@ -93,7 +94,7 @@ pub fn run(args: &FixArgs, matches: &clap::ArgMatches, color: ColorChoice) -> i3
     let root = ProjectRoot::find(args.root.as_deref());
     let result = root
         .as_ref()
-        .map_err(|m| Stop::bad(m.clone()))
+        .map_err(Stop::bad)
         .and_then(|root| run_in(args, matches, root, format, color));
     crate::progress::clear();
     match result {
@@ -166,9 +167,9 @@ fn flags(
 
 /// The configuration file, the rules it selects from and the flags, merged (bad input: exit 2).
 /// The rules are loaded once per command and come back with the selection applied.
-pub fn settings(root: &ProjectRoot, flags: &Flags) -> Result<(Settings, RuleSet), String> {
-    let config = Config::load(root.path()).map_err(|e| e.to_string())?;
-    let mut rules = RuleSet::load(root.path()).map_err(|e| e.to_string())?;
+pub fn settings(root: &ProjectRoot, flags: &Flags) -> Result<(Settings, RuleSet), InputError> {
+    let config = Config::load(root.path())?;
+    let mut rules = RuleSet::load(root.path())?;
     // Config sits below the engines: the ids its selectors may name are handed to it.
     let selectable: Vec<String> = rules
         .rules()
@@ -176,37 +177,34 @@ pub fn settings(root: &ProjectRoot, flags: &Flags) -> Result<(Settings, RuleSet)
         .map(|r| r.id.clone())
         .chain(crate::search::rule_ids())
         .collect();
-    let settings =
-        Settings::resolve(root, &config, flags, &selectable).map_err(|e| e.to_string())?;
+    let settings = Settings::resolve(root, &config, flags, &selectable)?;
     rules.retain(|r| settings.selection.enabled(&r.id));
     Ok((settings, rules))
 }
 
 /// `SELFDEBUG_JOBS`, as `--jobs` (a flag given wins); set but not a whole number ≥ 1 is bad
 /// input, as `--jobs 0` is.
-fn jobs_from_env() -> Result<Option<u64>, String> {
+fn jobs_from_env() -> Result<Option<u64>, InputError> {
     let Some(v) = std::env::var_os("SELFDEBUG_JOBS") else {
         return Ok(None);
     };
     let text = v.to_string_lossy();
     match text.trim().parse::<u64>() {
         Ok(n) if n >= 1 => Ok(Some(n)),
-        _ => Err(format!(
-            "SELFDEBUG_JOBS={text:?}: expected a whole number of jobs, at least 1"
-        )),
+        _ => Err(InputError::JobsEnv(text.into_owned())),
     }
 }
 
 /// `SELFDEBUG_WORKER`, as `--worker` (a flag given wins); set but neither auto nor off is bad
 /// input.
-fn worker_from_env() -> Result<Option<crate::worker::Mode>, String> {
+fn worker_from_env() -> Result<Option<crate::worker::Mode>, InputError> {
     let Some(v) = std::env::var_os("SELFDEBUG_WORKER") else {
         return Ok(None);
     };
     let text = v.to_string_lossy();
     crate::worker::Mode::parse(&text)
         .map(Some)
-        .ok_or_else(|| format!("SELFDEBUG_WORKER={text:?}: expected auto or off"))
+        .ok_or_else(|| InputError::WorkerEnv(text.into_owned()))
 }
 
 fn run_in(
@@ -408,10 +406,10 @@ fn judge_options(
         }
     };
     let sandbox = if settings.sandbox_asked {
-        Some(Sandbox::find().map_err(|message| Stop {
+        Some(Sandbox::find().map_err(|e| Stop {
             status: FinalStatus::Error,
             code: exit::ENVIRONMENT,
-            message,
+            message: e.to_string(),
             pytest: (0, 0),
         })?)
     } else {

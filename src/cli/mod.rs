@@ -2,6 +2,7 @@
 //! into the library; the process exit code is returned, never `exit`ed from deep inside.
 
 mod config;
+mod error;
 mod fix;
 mod given;
 mod llm;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::report::format::{ColorChoice, OutputFormat, TextOrJson};
+use error::{BadWorker, InputError, LogError};
 
 const PARSE_EXIT_CODES: &str = "\
 Exit codes of `parse`:
@@ -459,19 +461,22 @@ fn first_error_line(rendered: &str) -> String {
 
 /// The LOG argument's bytes: a file, or standard input for `-` (refused when it is a terminal,
 /// which would wait forever).
-fn read_log(path: &Path) -> Result<Vec<u8>, String> {
+fn read_log(path: &Path) -> Result<Vec<u8>, LogError> {
     if path.as_os_str() != "-" {
-        return std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()));
+        return std::fs::read(path).map_err(|source| LogError::Read {
+            path: path.to_path_buf(),
+            source,
+        });
     }
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
-        return Err("no log given: pass a file, or pipe pytest output into `-`".into());
+        return Err(LogError::Terminal);
     }
     let mut buf = Vec::new();
     stdin
         .lock()
         .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read standard input: {e}"))?;
+        .map_err(LogError::Stdin)?;
     Ok(buf)
 }
 
@@ -488,8 +493,8 @@ fn error(msg: impl std::fmt::Display) {
     crate::stdio::errln(&format!("selfdebug: error: {msg}"));
 }
 
-fn parse_worker(s: &str) -> Result<crate::worker::Mode, String> {
-    crate::worker::Mode::parse(s).ok_or_else(|| format!("{s:?}: expected auto or off"))
+fn parse_worker(s: &str) -> Result<crate::worker::Mode, BadWorker> {
+    crate::worker::Mode::parse(s).ok_or_else(|| BadWorker(s.to_string()))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{error, log_name, read_log, ParseArgs};
+use super::{error, log_name, read_log, InputError, ParseArgs};
 use crate::report::format::{output_format, OutputFormat};
 use crate::traceback::{ParsedLog, PARSE_SCHEMA_VERSION};
 use crate::{exit, report, traceback};
@@ -23,7 +23,8 @@ pub fn run(args: &ParseArgs) -> i32 {
             });
             code
         }
-        Err(msg) => {
+        Err(e) => {
+            let msg = e.to_string();
             error(&msg);
             // With --json, one object on every exit: the envelope with the error.
             if format == OutputFormat::Json {
@@ -35,10 +36,12 @@ pub fn run(args: &ParseArgs) -> i32 {
     }
 }
 
-/// The log read and parsed, or the one-line message of bad input.
-fn read(args: &ParseArgs) -> Result<ParsedLog, String> {
+/// The log read and parsed, or why not (bad input).
+fn read(args: &ParseArgs) -> Result<ParsedLog, InputError> {
     let bytes = read_log(args.log.as_deref().unwrap_or(Path::new("-")))?;
     let root = crate::project::ProjectRoot::find(args.root.as_deref())?;
-    traceback::parse(&bytes, root.path())
-        .map_err(|e| format!("{}: {e}", log_name(args.log.as_deref())))
+    traceback::parse(&bytes, root.path()).map_err(|source| InputError::NotALog {
+        name: log_name(args.log.as_deref()),
+        source,
+    })
 }

@@ -42,8 +42,8 @@ pub fn run(args: &ProbeArgs, matches: &clap::ArgMatches) -> i32 {
 
 type Failed = (i32, String);
 
-fn bad(msg: impl Into<String>) -> Failed {
-    (exit::BAD_INPUT, msg.into())
+fn bad(msg: impl ToString) -> Failed {
+    (exit::BAD_INPUT, msg.to_string())
 }
 
 fn env_err(msg: impl ToString) -> Failed {
@@ -152,28 +152,41 @@ fn run_inner(args: &ProbeArgs, matches: &clap::ArgMatches) -> Result<i32, Failed
 
 /// The first failure with a location; with `--module`, among those of that node id (or of
 /// the tests under it: a file, a class, a parametrized test).
-fn pick<'a>(failures: &'a [Failure], module: Option<&str>) -> Result<&'a Failure, String> {
+fn pick<'a>(failures: &'a [Failure], module: Option<&str>) -> Result<&'a Failure, NoPick> {
     let matching: Vec<&Failure> = failures
         .iter()
         .filter(|f| module.is_none_or(|m| names_test(f.test.as_deref(), m)))
         .collect();
     if let Some(m) = module {
         if matching.is_empty() {
-            let names: Vec<&str> = failures.iter().filter_map(|f| f.test.as_deref()).collect();
-            return Err(format!(
-                "--module {m}: no such failure (failures: {})",
-                if names.is_empty() {
-                    "none named".to_string()
-                } else {
-                    names.join(", ")
-                }
-            ));
+            return Err(NoPick::NoSuchFailure {
+                module: m.to_string(),
+                names: failures.iter().filter_map(|f| f.test.clone()).collect(),
+            });
         }
     }
     matching
         .into_iter()
         .find(|f| f.location.is_some())
-        .ok_or_else(|| "no failure has a location in the project's code to probe".to_string())
+        .ok_or(NoPick::NoLocation)
+}
+
+/// Why no failure of the log is the one to probe.
+#[derive(Debug, thiserror::Error)]
+enum NoPick {
+    /// `--module` names none of the failures (the test ids there are).
+    #[error("--module {module}: no such failure (failures: {})", named(names))]
+    NoSuchFailure { module: String, names: Vec<String> },
+    #[error("no failure has a location in the project's code to probe")]
+    NoLocation,
+}
+
+fn named(names: &[String]) -> String {
+    if names.is_empty() {
+        "none named".to_string()
+    } else {
+        names.join(", ")
+    }
 }
 
 fn names_test(test: Option<&str>, m: &str) -> bool {

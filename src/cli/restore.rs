@@ -23,7 +23,8 @@ pub fn run(args: &RestoreArgs) -> i32 {
     let json = wants_json(args.json, args.output_format);
     let root = match crate::project::ProjectRoot::find(args.root.as_deref()) {
         Ok(r) => r,
-        Err(msg) => {
+        Err(e) => {
+            let msg = e.to_string();
             error(&msg);
             if json {
                 let doc = report::restore::json_bad_input(&msg, exit::BAD_INPUT);

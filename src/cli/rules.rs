@@ -1,6 +1,6 @@
 //! `selfdebug rules`: list the rules in force (built in and the project's own).
 
-use super::{error, RulesArgs};
+use super::{error, InputError, RulesArgs};
 use crate::report::format::wants_json;
 use crate::rules::RuleSet;
 use crate::{exit, report};
@@ -8,11 +8,13 @@ use crate::{exit, report};
 pub fn run(args: &RulesArgs) -> i32 {
     let json = wants_json(args.json, args.output_format);
     let loaded = crate::project::ProjectRoot::find(args.root.as_deref())
-        .and_then(|root| RuleSet::load(root.path()).map_err(|e| e.to_string()));
+        .map_err(InputError::from)
+        .and_then(|root| RuleSet::load(root.path()).map_err(InputError::from));
     let set = match loaded {
         Ok(set) => set,
-        Err(msg) => {
+        Err(e) => {
             // One line naming the file and the problem; with --json the envelope on stdout.
+            let msg = e.to_string();
             error(&msg);
             if json {
                 let doc =

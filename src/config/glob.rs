@@ -4,6 +4,19 @@
 //! matches a directory excludes everything under it. `*` and `?` stay within one path
 //! component; `**` spans any number of them.
 
+/// Why a text is no `extend-exclude` pattern (the text as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    #[error("'{0}' is not a path pattern")]
+    Empty(String),
+    #[error("'{0}' is absolute; patterns are relative to the project root")]
+    Absolute(String),
+    #[error("'{0}' must stay under the project root")]
+    OutsideRoot(String),
+    #[error("'{0}': only `*`, `?` and `**` are supported in patterns")]
+    Unsupported(String),
+}
+
 /// One compiled pattern (its components; a leading `./` and a trailing `/` are dropped).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pattern {
@@ -14,24 +27,20 @@ pub struct Pattern {
 
 impl Pattern {
     /// Refuses what cannot be a path under the root: empty, absolute, or with `..`.
-    pub fn new(text: &str) -> Result<Pattern, String> {
+    pub fn new(text: &str) -> Result<Pattern, PatternError> {
         let trimmed = text.trim_start_matches("./").trim_end_matches('/');
         if trimmed.is_empty() {
-            return Err(format!("'{text}' is not a path pattern"));
+            return Err(PatternError::Empty(text.to_string()));
         }
         if trimmed.starts_with('/') {
-            return Err(format!(
-                "'{text}' is absolute; patterns are relative to the project root"
-            ));
+            return Err(PatternError::Absolute(text.to_string()));
         }
         let parts: Vec<String> = trimmed.split('/').map(str::to_string).collect();
         if parts.iter().any(|p| p == ".." || p.is_empty()) {
-            return Err(format!("'{text}' must stay under the project root"));
+            return Err(PatternError::OutsideRoot(text.to_string()));
         }
         if parts.iter().any(|p| p.contains('[') || p.contains('{')) {
-            return Err(format!(
-                "'{text}': only `*`, `?` and `**` are supported in patterns"
-            ));
+            return Err(PatternError::Unsupported(text.to_string()));
         }
         Ok(Pattern {
             text: text.to_string(),

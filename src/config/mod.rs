@@ -15,7 +15,6 @@ pub mod settings;
 mod tree;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::status::Category;
@@ -83,24 +82,14 @@ impl Config {
 }
 
 /// A configuration file that cannot be used. Displays as one line: `FILE:LINE: PROBLEM`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{} {problem}", line.map_or(String::new(), |l| format!("{l}:")))]
 pub struct ConfigError {
     /// As it is shown: relative to the current directory when under it, else absolute.
     pub file: String,
     pub line: Option<usize>,
     pub problem: String,
 }
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}:{line}: {}", self.file, self.problem),
-            None => write!(f, "{}: {}", self.file, self.problem),
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// How a path is shown in messages: relative to the current directory when it is under it.
 pub fn shown_path(path: &Path) -> String {

@@ -331,21 +331,14 @@ impl Settings {
 }
 
 /// Why the settings cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
     /// A problem in the configuration file (one line, with the file and line).
+    #[error(transparent)]
     Config(ConfigError),
     /// A bad flag value (`--budget x=1`).
+    #[error("{0}")]
     Flag(String),
-}
-
-impl std::fmt::Display for SettingsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SettingsError::Config(e) => e.fmt(f),
-            SettingsError::Flag(m) => f.write_str(m),
-        }
-    }
 }
 
 /// Whether `rel` (relative to the root, `/`-separated) is never to be patched, and by which

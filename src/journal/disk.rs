@@ -126,17 +126,35 @@ pub fn write_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {
     replace_atomic(path, bytes, 0o600, &name)
 }
 
+/// Why a dir cannot hold private copies. Displays as one line naming the dir.
+#[derive(Debug, thiserror::Error)]
+pub enum PrivateDirError {
+    #[error("cannot create {}: {source}", path.display())]
+    Create { path: PathBuf, source: io::Error },
+    /// Its metadata could not be read.
+    #[error("{}: {source}", path.display())]
+    Stat { path: PathBuf, source: io::Error },
+    #[error("{} is a symlink, not a directory", path.display())]
+    Symlink { path: PathBuf },
+    #[error("{} is not a directory", path.display())]
+    NotADir { path: PathBuf },
+    #[error("{} belongs to uid {owner}, not to you (uid {me})", path.display())]
+    NotOurs { path: PathBuf, owner: u32, me: u32 },
+    #[error("cannot make {} private: {source}", path.display())]
+    Chmod { path: PathBuf, source: io::Error },
+}
+
 /// The per-user temp dir, `{temp dir}/selfdebug-{uid}`: the default backup dir, so users of one machine
 /// never share (or lock each other out of) the original design's backup folder. Created 0700;
 /// an existing one must be a real directory (not a symlink) owned by us, else another user
 /// could read or plant our backups: then the error says why, in words fit for one line.
-pub fn user_temp_dir() -> Result<PathBuf, String> {
+pub fn user_temp_dir() -> Result<PathBuf, PrivateDirError> {
     let dir = std::env::temp_dir().join(format!("selfdebug-{}", uid()));
     // Not recursive: the temp dir itself is the system's; only our own folder is made here.
     match fs::DirBuilder::new().mode(0o700).create(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+        Err(source) => return Err(PrivateDirError::Create { path: dir, source }),
     }
     check_private(&dir)?;
     Ok(dir)
@@ -144,25 +162,32 @@ pub fn user_temp_dir() -> Result<PathBuf, String> {
 
 /// `dir` is a directory (not a symlink) owned by the current user; group and others lose any
 /// access it gave them (it holds copies of source code).
-pub fn check_private(dir: &Path) -> Result<(), String> {
-    let meta = fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn check_private(dir: &Path) -> Result<(), PrivateDirError> {
+    let path = || dir.to_path_buf();
+    let meta = fs::symlink_metadata(dir).map_err(|source| PrivateDirError::Stat {
+        path: path(),
+        source,
+    })?;
     if meta.file_type().is_symlink() {
-        return Err(format!("{} is a symlink, not a directory", dir.display()));
+        return Err(PrivateDirError::Symlink { path: path() });
     }
     if !meta.is_dir() {
-        return Err(format!("{} is not a directory", dir.display()));
+        return Err(PrivateDirError::NotADir { path: path() });
     }
     if meta.uid() != uid() {
-        return Err(format!(
-            "{} belongs to uid {}, not to you (uid {})",
-            dir.display(),
-            meta.uid(),
-            uid()
-        ));
+        return Err(PrivateDirError::NotOurs {
+            path: path(),
+            owner: meta.uid(),
+            me: uid(),
+        });
     }
     if meta.mode() & 0o077 != 0 {
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("cannot make {} private: {e}", dir.display()))?;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(|source| {
+            PrivateDirError::Chmod {
+                path: path(),
+                source,
+            }
+        })?;
     }
     Ok(())
 }
@@ -173,13 +198,15 @@ fn uid() -> u32 {
 }
 
 /// Creates `{backup_dir}/agent-self-debugger-loop` if needed and checks that it is ours.
-pub fn backup_folder(backup_dir: &Path) -> Result<PathBuf, String> {
+pub fn backup_folder(backup_dir: &Path) -> Result<PathBuf, PrivateDirError> {
     let dir = backup_dir.join(BACKUP_SUBDIR);
-    fs::DirBuilder::new()
+    if let Err(source) = fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(&dir)
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    {
+        return Err(PrivateDirError::Create { path: dir, source });
+    }
     check_private(&dir)?;
     Ok(dir)
 }
@@ -307,7 +334,7 @@ mod tests {
         let other = tempfile::tempdir().unwrap();
         let planted = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(other.path(), planted.path().join(BACKUP_SUBDIR)).unwrap();
-        let err = backup_folder(planted.path()).unwrap_err();
+        let err = backup_folder(planted.path()).unwrap_err().to_string();
         assert!(err.ends_with("is a symlink, not a directory"), "{err}");
         // Someone else's folder (only root can make one here) is refused.
         if uid() == 0 {
@@ -315,7 +342,7 @@ mod tests {
             let f = theirs.path().join(BACKUP_SUBDIR);
             fs::create_dir(&f).unwrap();
             std::os::unix::fs::chown(&f, Some(65534), None).unwrap();
-            let err = backup_folder(theirs.path()).unwrap_err();
+            let err = backup_folder(theirs.path()).unwrap_err().to_string();
             assert!(
                 err.ends_with("belongs to uid 65534, not to you (uid 0)"),
                 "{err}"

@@ -193,99 +193,133 @@ pub struct CommitReport {
     pub warnings: Vec<String>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     /// Another live run holds the lock of this root.
+    #[error(
+        "{}: another selfdebug run (pid {pid}, started {}) is working on this project; \
+         wait for it to finish (if it hangs, stop it, then run `selfdebug restore`)",
+        root.display(),
+        ago(*since)
+    )]
     Locked { root: PathBuf, pid: u32, since: u64 },
     /// A run that was killed left a journal; `selfdebug restore` brings the files back.
+    #[error(
+        "{}: a selfdebug run started {} was killed and may have left {} half-patched; \
+         run `selfdebug restore --root {}` to bring the originals back",
+        root.display(),
+        ago(*started),
+        list(files),
+        root.display()
+    )]
     Pending {
         root: PathBuf,
         files: Vec<PathBuf>,
         started: u64,
     },
     /// The path may not be written (outside the root, symlink out, virtualenv, ...).
+    #[error("refusing to write {}: {reason}", path.display())]
     Refused { path: PathBuf, reason: String },
+    #[error("could not {action} {}: {source}", path.display())]
     Io {
         path: PathBuf,
         action: &'static str,
         source: io::Error,
     },
     /// The backup dir cannot hold the backup copies (not ours, a symlink, not writable).
-    BackupDir { reason: String },
+    #[error("cannot keep the backup copies: {0}; choose another dir with --backup-dir")]
+    BackupDir(#[source] disk::PrivateDirError),
+    /// A backup copy could not be written in the backup folder `dir`.
+    #[error(
+        "cannot keep the backup copies: cannot write one in {}: {source}; choose another dir \
+         with --backup-dir",
+        dir.display()
+    )]
+    BackupCopy { dir: PathBuf, source: io::Error },
     /// `journal.json` cannot be understood.
+    #[error(
+        "journal {} cannot be read ({reason}); the backup copies it lists are under \
+         {BACKUP_SUBDIR}/ in the backup dir: restore by hand, then delete the journal",
+        path.display()
+    )]
     Corrupt { path: PathBuf, reason: String },
     /// Some files could not be restored; the journal is kept for another try.
+    #[error(
+        "could not restore {}; the journal is kept at {}: fix the cause and run \
+         `selfdebug restore` again",
+        unrestored(failures),
+        journal.display()
+    )]
     Unrecoverable {
-        failures: Vec<(PathBuf, String)>,
+        failures: Vec<(PathBuf, RestoreFailure)>,
         journal: PathBuf,
     },
 }
 
-impl fmt::Display for JournalError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            JournalError::Locked { root, pid, since } => write!(
-                f,
-                "{}: another selfdebug run (pid {pid}, started {}) is working on this project; \
-                 wait for it to finish (if it hangs, stop it, then run `selfdebug restore`)",
-                root.display(),
-                ago(*since)
-            ),
-            JournalError::Pending {
-                root,
-                files,
-                started,
-            } => write!(
-                f,
-                "{}: a selfdebug run started {} was killed and may have left {} half-patched; \
-                 run `selfdebug restore --root {}` to bring the originals back",
-                root.display(),
-                ago(*started),
-                list(files),
-                root.display()
-            ),
-            JournalError::Refused { path, reason } => {
-                write!(f, "refusing to write {}: {reason}", path.display())
-            }
-            JournalError::Io {
-                path,
-                action,
-                source,
-            } => write!(f, "could not {action} {}: {source}", path.display()),
-            JournalError::BackupDir { reason } => write!(
-                f,
-                "cannot keep the backup copies: {reason}; choose another dir with --backup-dir"
-            ),
-            JournalError::Corrupt { path, reason } => write!(
-                f,
-                "journal {} cannot be read ({reason}); the backup copies it lists are under \
-                 {BACKUP_SUBDIR}/ in the backup dir: restore by hand, then delete the journal",
-                path.display()
-            ),
-            JournalError::Unrecoverable { failures, journal } => {
-                let what: Vec<String> = failures
-                    .iter()
-                    .map(|(p, why)| format!("{} ({why})", p.display()))
-                    .collect();
-                write!(
-                    f,
-                    "could not restore {}; the journal is kept at {}: fix the cause and run \
-                     `selfdebug restore` again",
-                    what.join("; "),
-                    journal.display()
-                )
-            }
-        }
-    }
+/// Why one file could not be restored.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreFailure {
+    /// No copy of the original was found with its hash; why not, for each place looked at.
+    #[error("{}", join(.0))]
+    NoOriginal(Vec<NoCopy>),
+    #[error("not a file path")]
+    NotAFilePath,
+    #[error("cannot recreate its dir: {0}")]
+    RecreateDir(#[source] io::Error),
+    #[error("cannot open its dir: {0}")]
+    OpenDir(#[source] io::Error),
+    #[error("its dir now leads out of the project root (to {})", .0.display())]
+    DirLeadsOut(PathBuf),
+    #[error("a directory is in its place now")]
+    DirInPlace,
+    /// What is in its place now could not be looked at.
+    #[error("{0}")]
+    Stat(#[source] io::Error),
+    #[error("cannot write it: {0}")]
+    Write(#[source] io::Error),
+    #[error("cannot set its mtime or mode: {0}")]
+    Metadata(#[source] io::Error),
+    #[error("cannot read it back: {0}")]
+    ReadBack(#[source] io::Error),
+    #[error("verification failed: {found} on disk after writing, expected {expected}")]
+    Verification { found: String, expected: String },
 }
 
-impl std::error::Error for JournalError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            JournalError::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
+/// Why one place did not give the original bytes (see [`RestoreFailure::NoOriginal`]).
+#[derive(Debug, thiserror::Error)]
+pub enum NoCopy {
+    /// The journal or backup copy (`what`) holds other bytes.
+    #[error("{what} {} has other bytes", path.display())]
+    OtherBytes { what: &'static str, path: PathBuf },
+    #[error("{what} {}: {source}", path.display())]
+    Unreadable {
+        what: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
+    #[error("git blob {0} has other bytes")]
+    BlobOtherBytes(String),
+    /// git could not find or read the blob (its message).
+    #[error("git blob {oid}: {message}")]
+    Blob { oid: String, message: String },
+    #[error("git blob {0}: repository not available")]
+    NoRepository(String),
+    #[error("no git blob (not a git repository)")]
+    NoBlob,
+}
+
+fn join(why: &[NoCopy]) -> String {
+    let each: Vec<String> = why.iter().map(ToString::to_string).collect();
+    each.join("; ")
+}
+
+/// The files a restore left, each with why.
+fn unrestored(failures: &[(PathBuf, RestoreFailure)]) -> String {
+    let what: Vec<String> = failures
+        .iter()
+        .map(|(p, why)| format!("{} ({why})", p.display()))
+        .collect();
+    what.join("; ")
 }
 
 fn ago(since: u64) -> String {
@@ -352,9 +386,9 @@ impl Journal {
         let root = canonical_root(root)?;
         let backup_dir = match backup_dir {
             Some(d) => absolute(d),
-            None => disk::user_temp_dir().map_err(|reason| JournalError::BackupDir { reason })?,
+            None => disk::user_temp_dir().map_err(JournalError::BackupDir)?,
         };
-        disk::backup_folder(&backup_dir).map_err(|reason| JournalError::BackupDir { reason })?;
+        disk::backup_folder(&backup_dir).map_err(JournalError::BackupDir)?;
         let dir = disk::journal_dir(&root);
         disk::make_private_dir(&dir).map_err(io_err(&dir, "create the journal dir"))?;
         let guard = acquire_unlocked(&root, &dir)?;
@@ -615,15 +649,12 @@ impl Journal {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-        let backup =
-            disk::backup_copy(&self.doc.backup_dir, &basename, &bytes, mtime).map_err(|e| {
-                JournalError::BackupDir {
-                    reason: format!(
-                        "cannot write one in {}: {e}",
-                        self.doc.backup_dir.join(BACKUP_SUBDIR).display()
-                    ),
-                }
-            })?;
+        let backup = disk::backup_copy(&self.doc.backup_dir, &basename, &bytes, mtime).map_err(
+            |source| JournalError::BackupCopy {
+                dir: self.doc.backup_dir.join(BACKUP_SUBDIR),
+                source,
+            },
+        )?;
         let (git_blob, git_ref) = self.store_in_git(n, &rel, &bytes, &hash);
 
         self.doc.files.push(Entry {
@@ -1178,7 +1209,7 @@ fn restore_entries(
     repo: Option<&Repository>,
     memory: Option<&[Vec<u8>]>,
     warnings: &mut Vec<String>,
-) -> (Vec<RestoredFile>, Vec<(PathBuf, String)>) {
+) -> (Vec<RestoredFile>, Vec<(PathBuf, RestoreFailure)>) {
     let mut restored = Vec::new();
     let mut failures = Vec::new();
     for (i, e) in doc.files.iter().enumerate() {
@@ -1211,16 +1242,23 @@ fn load_original(
     e: &Entry,
     repo: Option<&Repository>,
     held: Option<&[u8]>,
-) -> Result<(Vec<u8>, Origin), String> {
+) -> Result<(Vec<u8>, Origin), RestoreFailure> {
     let mut why = Vec::new();
-    let mut from_file = |path: &Path, what: &str, source: Origin| match fs::read(path) {
+    let mut from_file = |path: &Path, what: &'static str, source: Origin| match fs::read(path) {
         Ok(b) if disk::hash(&b) == e.hash => Some((b, source)),
         Ok(_) => {
-            why.push(format!("{what} {} has other bytes", path.display()));
+            why.push(NoCopy::OtherBytes {
+                what,
+                path: path.to_path_buf(),
+            });
             None
         }
         Err(err) => {
-            why.push(format!("{what} {}: {err}", path.display()));
+            why.push(NoCopy::Unreadable {
+                what,
+                path: path.to_path_buf(),
+                source: err,
+            });
             None
         }
     };
@@ -1237,16 +1275,19 @@ fn load_original(
             Ok(blob) if disk::hash(blob.content()) == e.hash => {
                 return Ok((blob.content().to_vec(), Origin::GitBlob))
             }
-            Ok(_) => why.push(format!("git blob {oid} has other bytes")),
-            Err(err) => why.push(format!("git blob {oid}: {}", err.message())),
+            Ok(_) => why.push(NoCopy::BlobOtherBytes(oid.clone())),
+            Err(err) => why.push(NoCopy::Blob {
+                oid: oid.clone(),
+                message: err.message().to_string(),
+            }),
         },
-        (None, Some(oid)) => why.push(format!("git blob {oid}: repository not available")),
-        _ => why.push("no git blob (not a git repository)".into()),
+        (None, Some(oid)) => why.push(NoCopy::NoRepository(oid.clone())),
+        _ => why.push(NoCopy::NoBlob),
     }
     if let Some(b) = held.filter(|b| disk::hash(b) == e.hash) {
         return Ok((b.to_vec(), Origin::Memory));
     }
-    Err(why.join("; "))
+    Err(RestoreFailure::NoOriginal(why))
 }
 
 /// Writes one original back (unless the file already has those bytes), sets mtime and mode,
@@ -1258,27 +1299,24 @@ fn restore_one(
     bytes: &[u8],
     run_id: &str,
     warnings: &mut Vec<String>,
-) -> Result<Action, String> {
+) -> Result<Action, RestoreFailure> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err("not a file path".into());
+        return Err(RestoreFailure::NotAFilePath);
     };
     if !parent.exists() {
-        fs::create_dir_all(parent).map_err(|err| format!("cannot recreate its dir: {err}"))?;
+        fs::create_dir_all(parent).map_err(RestoreFailure::RecreateDir)?;
     }
     // Never write through a dir that now leads out of the root.
-    let parent = fs::canonicalize(parent).map_err(|err| format!("cannot open its dir: {err}"))?;
+    let parent = fs::canonicalize(parent).map_err(RestoreFailure::OpenDir)?;
     if !parent.starts_with(root) {
-        return Err(format!(
-            "its dir now leads out of the project root (to {})",
-            parent.display()
-        ));
+        return Err(RestoreFailure::DirLeadsOut(parent));
     }
     let target = parent.join(name);
     // A temp file of the killed run's last write, if it died between create and rename.
     let _ = fs::remove_file(parent.join(disk::tmp_name(&target, run_id)));
 
     let action = match fs::symlink_metadata(&target) {
-        Ok(m) if m.is_dir() => return Err("a directory is in its place now".into()),
+        Ok(m) if m.is_dir() => return Err(RestoreFailure::DirInPlace),
         Ok(m) if m.is_file() => match fs::read(&target) {
             Ok(now) if disk::hash(&now) == e.hash => Action::Unchanged,
             _ => Action::Rewritten,
@@ -1286,20 +1324,20 @@ fn restore_one(
         // A symlink or other node in its place is replaced, never followed.
         Ok(_) => Action::Rewritten,
         Err(err) if err.kind() == io::ErrorKind::NotFound => Action::Recreated,
-        Err(err) => return Err(err.to_string()),
+        Err(err) => return Err(RestoreFailure::Stat(err)),
     };
     if action != Action::Unchanged {
         disk::replace_atomic(&target, bytes, e.mode, &disk::tmp_name(&target, run_id))
-            .map_err(|err| format!("cannot write it: {err}"))?;
+            .map_err(RestoreFailure::Write)?;
     }
-    reset_metadata(&target, e).map_err(|err| format!("cannot set its mtime or mode: {err}"))?;
-    let now = fs::read(&target).map_err(|err| format!("cannot read it back: {err}"))?;
+    reset_metadata(&target, e).map_err(RestoreFailure::Metadata)?;
+    let now = fs::read(&target).map_err(RestoreFailure::ReadBack)?;
     let hash = disk::hash(&now);
     if hash != e.hash {
-        return Err(format!(
-            "verification failed: {hash} on disk after writing, expected {}",
-            e.hash
-        ));
+        return Err(RestoreFailure::Verification {
+            found: hash,
+            expected: e.hash.clone(),
+        });
     }
     if let Ok(m) = fs::metadata(&target) {
         if disk::mtime_ns(&m) != e.mtime_ns {

@@ -12,7 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::{disk, read_doc, BACKUP_SUBDIR};
+use super::{disk, read_doc, JournalError, BACKUP_SUBDIR};
 
 /// What pruning did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -112,7 +112,7 @@ pub fn recorded_secs(name: &str) -> Option<u64> {
 
 /// Every backup copy a journal lists (those of runs that have not ended: a finished run's
 /// journal is removed). An unreadable journal is an error: it may list any copy.
-fn listed_backups() -> Result<HashSet<PathBuf>, String> {
+fn listed_backups() -> Result<HashSet<PathBuf>, JournalError> {
     let mut set = HashSet::new();
     let Ok(dirs) = fs::read_dir(disk::journals_home()) else {
         return Ok(set);
@@ -130,7 +130,7 @@ fn listed_backups() -> Result<HashSet<PathBuf>, String> {
                     .map(key),
             ),
             Ok(None) => {}
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e),
         }
     }
     Ok(set)

@@ -140,19 +140,12 @@ fn path_above(lines: &[&str]) -> Option<String> {
 }
 
 /// Why a block cannot be applied to its file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MatchError {
+    #[error("its SEARCH part is empty")]
     EmptySearch,
+    #[error("its SEARCH lines are not in the file")]
     NotFound,
-}
-
-impl std::fmt::Display for MatchError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            MatchError::EmptySearch => f.write_str("its SEARCH part is empty"),
-            MatchError::NotFound => f.write_str("its SEARCH lines are not in the file"),
-        }
-    }
 }
 
 /// The minimal [`Edit`] of `text` (a file's decoded text, any newline style) that the block

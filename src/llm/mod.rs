@@ -101,27 +101,28 @@ pub fn enabled_by_env() -> bool {
 }
 
 /// Why no answer could be had. None of these carries the key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LlmError {
     /// Connection refused, DNS, TLS, a timeout (not retried, or not retryable).
+    #[error("cannot reach the model: {0}")]
     Transport(String),
     /// A status that is not retried (401, 404, ...) and the first line the server said.
+    #[error("the model's server said HTTP {0}{said}", said = said(.1))]
     Http(u16, String),
     /// Retries used up: tries made and the last failure.
+    #[error("gave up after {0} tries (last: {1})")]
     GaveUp(u32, String),
     /// Not JSON, no message, empty.
+    #[error("malformed answer: {0}")]
     Malformed(String),
 }
 
-impl std::fmt::Display for LlmError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LlmError::Transport(m) => write!(f, "cannot reach the model: {m}"),
-            LlmError::Http(s, m) if m.is_empty() => write!(f, "the model's server said HTTP {s}"),
-            LlmError::Http(s, m) => write!(f, "the model's server said HTTP {s}: {m}"),
-            LlmError::GaveUp(n, m) => write!(f, "gave up after {n} tries (last: {m})"),
-            LlmError::Malformed(m) => write!(f, "malformed answer: {m}"),
-        }
+/// What the server said, as the tail of an [`LlmError::Http`] message (nothing when nothing).
+fn said(m: &str) -> String {
+    if m.is_empty() {
+        String::new()
+    } else {
+        format!(": {m}")
     }
 }
 

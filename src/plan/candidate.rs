@@ -77,25 +77,38 @@ impl Candidate {
 }
 
 /// Why no candidate could even be proposed. Each says what a user can do about it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
     /// The traceback has no frame in the project's own code.
+    #[error("no frame of the traceback is in the project's own code")]
     NoLocation,
     /// The log is older than the code: the printed source of the frame to repair (file, line
     /// as printed) is no longer in the file near that line.
+    #[error(
+        "the log does not match the code: the source line it prints at {0}:{1} is no longer \
+         there (the log is older than the code); run pytest again for a fresh log"
+    )]
     SourceChanged(String, u32),
     /// The location is a test file and tests may not be edited.
+    #[error("{0} is a test file; pass --allow-tests to let selfdebug edit it")]
     TestFile(String),
     /// The file is outside the root, behind a symlink leading out of it, or unreadable.
+    #[error("{0}")]
     Confined(String),
     /// The file does not parse as Python 3 and no text-level rule made it parse (file, the
     /// parser's message): reported, never written.
+    #[error(
+        "{0} does not parse as Python 3 ({1}) and no rule could repair it; it was not touched"
+    )]
     Unparseable(String, String),
     /// The source could not be read.
+    #[error("{0}")]
     Unreadable(String),
     /// No statement at the line (the file changed since the log was written?).
+    #[error("{0}:{1}: no statement there (has the file changed since the log was written?)")]
     NotLocated(String, u32),
     /// No rule knows this failure.
+    #[error("no rule matches {0}")]
     NoRule(String),
 }
 
@@ -105,21 +118,6 @@ impl PlanError {
         match failure.source_changed() {
             Some(r) => PlanError::SourceChanged(r.file.clone(), r.line),
             None => PlanError::NoLocation,
-        }
-    }
-}
-
-impl std::fmt::Display for PlanError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PlanError::NoLocation => f.write_str("no frame of the traceback is in the project's own code"),
-            PlanError::SourceChanged(file, line) => write!(f, "the log does not match the code: the source line it prints at {file}:{line} is no longer there (the log is older than the code); run pytest again for a fresh log"),
-            PlanError::TestFile(file) => write!(f, "{file} is a test file; pass --allow-tests to let selfdebug edit it"),
-            PlanError::Confined(msg) => f.write_str(msg),
-            PlanError::Unparseable(file, msg) => write!(f, "{file} does not parse as Python 3 ({msg}) and no rule could repair it; it was not touched"),
-            PlanError::Unreadable(msg) => f.write_str(msg),
-            PlanError::NotLocated(file, line) => write!(f, "{file}:{line}: no statement there (has the file changed since the log was written?)"),
-            PlanError::NoRule(sig) => write!(f, "no rule matches {sig}"),
         }
     }
 }

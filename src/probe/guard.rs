@@ -17,26 +17,19 @@ pub fn hash(bytes: &[u8]) -> String {
 
 /// Why the original could not be put back. The file may be left probed: the message names
 /// the backup copy to restore from by hand.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("could not restore {}: {message}{}", path.display(), saved_at(backup.as_deref()))]
 pub struct RestoreError {
     pub path: PathBuf,
     pub backup: Option<PathBuf>,
     pub message: String,
 }
 
-impl std::fmt::Display for RestoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "could not restore {}: {}",
-            self.path.display(),
-            self.message
-        )?;
-        if let Some(b) = &self.backup {
-            write!(f, "; the original is saved at {}", b.display())?;
-        }
-        Ok(())
-    }
+/// Where the original is saved, as the tail of a [`RestoreError`]'s message.
+fn saved_at(backup: Option<&Path>) -> String {
+    backup.map_or(String::new(), |b| {
+        format!("; the original is saved at {}", b.display())
+    })
 }
 
 /// Holds a file's original bytes and times while it carries other bytes; puts them back on

@@ -18,7 +18,6 @@ pub mod plan;
 pub mod pysrc;
 
 use std::ffi::OsString;
-use std::fmt;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -229,72 +228,45 @@ impl ProbeReport {
 }
 
 /// Why there is no report. Displays as one line.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProbeError {
     /// The failure has no location in the project's code.
+    #[error("the failure has no location in the project's code to probe")]
     NoLocation,
     /// Neither the request nor the failure names a test to run.
+    #[error("the failure names no test to run; pass --module")]
     NoTest,
     /// The file is outside the project dir, behind a symlink out of it, or in a virtualenv or
     /// site-packages.
-    NotConfined {
-        path: PathBuf,
-        reason: String,
-    },
+    #[error("will not probe {}: {reason}", path.display())]
+    NotConfined { path: PathBuf, reason: String },
+    #[error(transparent)]
     Source(SourceError),
+    #[error(transparent)]
     Syntax(SyntaxError),
     /// No statement at the line (a stale log?).
-    NotLocated {
-        path: PathBuf,
-        line: usize,
-    },
+    #[error(
+        "{}:{line}: no statement there (is the log older than the file?)",
+        path.display()
+    )]
+    NotLocated { path: PathBuf, line: usize },
     /// No legal place for the probe line, or the probed file would not parse.
+    #[error("{}:{line}: cannot place a probe: {why}", path.display())]
     NoInjectionPoint {
         path: PathBuf,
         line: usize,
         why: String,
     },
     /// The file could not be written (nothing was changed).
-    Write {
-        path: PathBuf,
-        message: String,
-    },
+    #[error("cannot write {}: {message}", path.display())]
+    Write { path: PathBuf, message: String },
     /// Running pytest failed (the file was restored).
+    #[error(transparent)]
     Runner(RunnerError),
     /// The original could not be put back: a hard error.
+    #[error(transparent)]
     Restore(guard::RestoreError),
 }
-
-impl fmt::Display for ProbeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ProbeError::NoLocation => {
-                f.write_str("the failure has no location in the project's code to probe")
-            }
-            ProbeError::NoTest => f.write_str("the failure names no test to run; pass --module"),
-            ProbeError::NotConfined { path, reason } => {
-                write!(f, "will not probe {}: {reason}", path.display())
-            }
-            ProbeError::Source(e) => e.fmt(f),
-            ProbeError::Syntax(e) => e.fmt(f),
-            ProbeError::NotLocated { path, line } => write!(
-                f,
-                "{}:{line}: no statement there (is the log older than the file?)",
-                path.display()
-            ),
-            ProbeError::NoInjectionPoint { path, line, why } => {
-                write!(f, "{}:{line}: cannot place a probe: {why}", path.display())
-            }
-            ProbeError::Write { path, message } => {
-                write!(f, "cannot write {}: {message}", path.display())
-            }
-            ProbeError::Runner(e) => e.fmt(f),
-            ProbeError::Restore(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for ProbeError {}
 
 /// Everything decided before the file is touched.
 #[derive(Debug, Clone)]

@@ -81,7 +81,7 @@ impl Runs<'_> {
         let run = along
             .join()
             .unwrap_or(Err(RunnerError::Interrupted))
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
+            .map_err(SessionError::Runner)?;
         let d = waited.elapsed();
         self.count += 1;
         self.total += d;

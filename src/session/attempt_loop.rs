@@ -23,7 +23,7 @@ pub fn run_loop(
     let log_failures = match &opts.log {
         Some(bytes) => Some(
             traceback::parse(bytes, opts.root.path())
-                .map_err(|e| SessionError::BadInput(format!("log: {e}")))?
+                .map_err(SessionError::Log)?
                 .failures,
         ),
         None => None,
@@ -172,38 +172,31 @@ fn baseline(
 fn no_verdict(s: &Runs, verdict: Verdict) -> SessionError {
     let opts = s.opts;
     match verdict {
-        Verdict::Usage(m) => SessionError::BadInput(format!("pytest refused the run: {m}")),
-        Verdict::Error(m) => SessionError::Pytest(format!("the baseline run gave no verdict: {m}")),
+        Verdict::Usage(m) => SessionError::PytestRefused(m),
+        Verdict::Error(m) => SessionError::BaselineNoVerdict(m),
         Verdict::TimedOut => {
             let what = if opts.judge.is_some() {
                 "the command"
             } else {
                 "the test suite"
             };
-            SessionError::Pytest(if s.out_of_time() {
-                format!(
-                    "{what} did not finish within the time budget of {} s (--time-budget)",
-                    opts.time_budget.as_secs()
-                )
+            if s.out_of_time() {
+                SessionError::OutOfTimeBudget {
+                    what,
+                    budget: opts.time_budget,
+                }
             } else {
-                format!(
-                    "{what} did not finish within {} s ({})",
-                    s.timeout.as_secs_f64(),
-                    s.timeout_flag()
-                )
-            })
+                SessionError::TimedOut {
+                    what,
+                    timeout: s.timeout,
+                    flag: s.timeout_flag(),
+                }
+            }
         }
         // A green or failed verdict has failures to read and never gets here.
         Verdict::NoTests | Verdict::Green | Verdict::Failed(_) => SessionError::NoTests {
-            message: format!(
-                "no tests were collected under {}{}",
-                opts.root.path().display(),
-                if opts.pytest_args.is_empty() {
-                    String::new()
-                } else {
-                    format!(" with pytest arguments `{}`", opts.pytest_args.join(" "))
-                }
-            ),
+            root: opts.root.path().to_path_buf(),
+            pytest_args: opts.pytest_args.clone(),
             // The report of a run that found nothing still counts the runs that found it.
             pytest_runs: s.count,
             pytest_ms: s.total.as_millis() as u64,

@@ -218,12 +218,7 @@ pub(super) fn audit(
         *a.current = match s.read(&run, ws.root()) {
             Verdict::Green => BTreeSet::new(),
             Verdict::Failed(f) => failure_keys(&f),
-            other => {
-                return Err(SessionError::Pytest(format!(
-                    "the run after restoring a cause's files gave no verdict: {}",
-                    other.describe()
-                )))
-            }
+            other => return Err(SessionError::CauseRunNoVerdict(other.describe())),
         };
     }
     settle_statuses(&mut causes, &restored, a.current);

@@ -17,8 +17,8 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
     runner::remove_stale_temp_dirs();
     drop(t);
     let t = crate::trace_times::span("journal begun");
-    let journal = Journal::begin(&root, opts.backup_dir.as_deref())
-        .map_err(|e| SessionError::Environment(e.to_string()))?;
+    let journal =
+        Journal::begin(&root, opts.backup_dir.as_deref()).map_err(SessionError::Journal)?;
     drop(t);
     // With our own journal in place, so every run that has not ended is listed in one.
     let pruned = journal::prune_backups(
@@ -36,19 +36,20 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
         Ok(r) if !crate::process::interrupted() => r,
         Ok(_) => {
             let restored = journal.rollback();
-            return Err(SessionError::Environment(match restored {
-                Ok(_) => "interrupted: every touched file was restored byte for byte".into(),
-                Err(e) => format!("interrupted, and restoring failed: {e}"),
-            }));
+            return Err(match restored {
+                Ok(_) => SessionError::InterruptedRestored,
+                Err(e) => SessionError::InterruptedRestoreFailed(e),
+            });
         }
         Err(e) => {
             let interrupted = crate::process::interrupted();
             return Err(match journal.rollback() {
-                Ok(_) if interrupted => SessionError::Environment(
-                    "interrupted: every touched file was restored byte for byte".into(),
-                ),
+                Ok(_) if interrupted => SessionError::InterruptedRestored,
                 Ok(_) => e,
-                Err(r) => SessionError::Environment(format!("{e}; restoring failed too: {r}")),
+                Err(restore) => SessionError::RestoreFailedToo {
+                    error: Box::new(e),
+                    restore,
+                },
             });
         }
     };
@@ -64,9 +65,7 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
         report.patches = combine(&root, &report.patches, |file| {
             originals.get(&root.join(file)).cloned()
         });
-        let committed = journal
-            .commit()
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        let committed = journal.commit().map_err(SessionError::Journal)?;
         // Exactly the copies that remain: those of files that keep a change.
         report.backups = committed
             .files
@@ -80,9 +79,7 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
             })
             .collect();
     } else {
-        let restored = journal
-            .rollback()
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        let restored = journal.rollback().map_err(SessionError::Journal)?;
         // Normally none: a restored file needs no backup; one that could not be removed is listed.
         report.backups = restored
             .backups
@@ -142,33 +139,29 @@ pub fn dry_run(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> 
     if !opts.validate {
         // It reads the project's files: under the lock, like the copy of a dry run.
         return journal::while_locked_for_copy(&root, || propose_only(opts, &root, rules, started))
-            .map_err(|e| SessionError::Environment(dry_run_refused(&e)))?;
+            .map_err(SessionError::DryRunRefused)?;
     }
     let python = interpreter(&root, opts)?;
     prewarm(opts, &python);
     runner::remove_stale_temp_dirs();
     // Under the project's lock, so no real run has a probe or a candidate in a file meanwhile.
     let scratch = journal::while_locked_for_copy(&root, || Scratch::copy_of(&root))
-        .map_err(|e| SessionError::Environment(dry_run_refused(&e)))?
-        .map_err(|e| {
-            SessionError::Environment(format!("cannot copy the project to a scratch dir: {e}"))
-        })?;
+        .map_err(SessionError::DryRunRefused)?
+        .map_err(SessionError::ScratchCopy)?;
     let mut ws = ScratchWorkspace {
         scratch,
         originals: BTreeMap::new(),
     };
     let mut report = run_loop(opts, rules, python, &mut ws, started).map_err(|e| {
         if crate::process::interrupted() {
-            SessionError::Environment("interrupted: the project was not changed (dry run)".into())
+            SessionError::InterruptedDryRun
         } else {
             e
         }
     })?;
     if crate::process::interrupted() {
         // The loop stopped early: its report would leave failures out.
-        return Err(SessionError::Environment(
-            "interrupted: the project was not changed (dry run)".into(),
-        ));
+        return Err(SessionError::InterruptedDryRun);
     }
     let all_fixed = report.failures.iter().all(|f| f.status.is_fixed());
     if opts.all_or_nothing && !all_fixed && !report.patches.is_empty() {
@@ -214,12 +207,4 @@ pub fn dry_run(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> 
     }
     report.finish(started);
     Ok(report)
-}
-
-/// Why a dry run did not start, and why it does not just go ahead.
-pub(super) fn dry_run_refused(e: &JournalError) -> String {
-    format!(
-        "{e}; a dry run does not read a project while another run may have a probe or an \
-         unproven candidate in its files"
-    )
 }

@@ -25,8 +25,7 @@ use crate::runner::{self, Interpreter, PytestRun, RunSpec};
 use crate::scratch::Scratch;
 use crate::source::{Encoding, SourceFile};
 use crate::status::{
-    Applicability, AttemptOutcome, ConfirmedBy, DiffEncoding, FailureStatus, FinalStatus, Judge,
-    Source,
+    Applicability, AttemptOutcome, ConfirmedBy, DiffEncoding, FailureStatus, Judge, Source,
 };
 use crate::traceback::{self, Failure, When};
 use crate::transform::stdlib::Stdlib;
@@ -39,6 +38,7 @@ mod attempt_loop;
 mod batch;
 mod causes;
 mod chain;
+mod error;
 mod fix;
 mod flaky;
 mod groups;
@@ -54,6 +54,7 @@ mod work;
 mod workspace;
 
 pub use causes::{Cause, CausePatch};
+pub use error::SessionError;
 pub use fix::{dry_run, fix};
 pub use flaky::FlakyRuns;
 pub use groups::{Group, GroupKey};
@@ -78,50 +79,6 @@ fn excluded(opts: &Options, rel: &str) -> Option<String> {
             p.text
         )
     })
-}
-
-/// Why the session could not run at all. Nothing is left changed in any of these cases.
-#[derive(Debug)]
-pub enum SessionError {
-    /// Exit 2: bad flags or log, or pytest refused its arguments.
-    BadInput(String),
-    /// Exit 6: the tool could not do its work (no interpreter, pytest missing, I/O).
-    Environment(String),
-    /// Exit 6: pytest ran but gave no verdict (internal error, interrupted, killed, output
-    /// that cannot be read, the suite did not finish in time).
-    Pytest(String),
-    /// Exit 7: pytest collected no test, in `pytest_runs` runs that took `pytest_ms`.
-    NoTests {
-        message: String,
-        pytest_runs: usize,
-        pytest_ms: u64,
-    },
-}
-
-impl SessionError {
-    /// The `final_status` of a run that stopped with this error.
-    pub fn status(&self) -> FinalStatus {
-        match self {
-            SessionError::BadInput(_) => FinalStatus::BadInput,
-            SessionError::NoTests { .. } => FinalStatus::NoTests,
-            SessionError::Environment(_) | SessionError::Pytest(_) => FinalStatus::Error,
-        }
-    }
-
-    pub fn exit_code(&self) -> i32 {
-        self.status().exit_code()
-    }
-}
-
-impl std::fmt::Display for SessionError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SessionError::BadInput(m)
-            | SessionError::Environment(m)
-            | SessionError::Pytest(m)
-            | SessionError::NoTests { message: m, .. } => f.write_str(m),
-        }
-    }
 }
 
 /// Up to this many other tests in a failure's group, their check rides on the candidate's
@@ -173,13 +130,13 @@ fn is_conftest(f: &Failure) -> bool {
 
 /// The project's interpreter, with pytest importable.
 pub fn interpreter(root: &Path, opts: &Options) -> Result<Interpreter, SessionError> {
-    let python = runner::find_interpreter(root, opts.python.as_deref())
-        .map_err(|e| SessionError::Environment(e.to_string()))?;
+    let python =
+        runner::find_interpreter(root, opts.python.as_deref()).map_err(SessionError::Runner)?;
     if opts.judge.is_some() {
         // A command needs no pytest.
         return Ok(python);
     }
-    runner::prepare(&python).map_err(|e| SessionError::Environment(e.to_string()))
+    runner::prepare(&python).map_err(SessionError::Runner)
 }
 
 fn now_ms() -> u64 {

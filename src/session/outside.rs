@@ -250,7 +250,7 @@ impl Runs<'_> {
         let out = tempfile::Builder::new()
             .prefix(&format!("selfdebug-outside-{}-", std::process::id()))
             .tempdir()
-            .map_err(|e| SessionError::Environment(format!("coverage output dir: {e}")))?;
+            .map_err(SessionError::CoverageDir)?;
         let file = out.path().join("cover.json");
         let mut spec = self.spec_with_args(ws, node_ids, &[], args);
         if !localize::cover(&mut spec, &file) {

@@ -56,7 +56,7 @@ pub(super) struct Done {
     pub runs: Vec<(PytestRun, Verdict)>,
     /// A run that could not be made (Ctrl-C included): the session stops as it would with
     /// `--jobs 1`.
-    pub error: Option<String>,
+    pub error: Option<SessionError>,
     /// The job's wall time in the worker.
     pub took: Duration,
     /// When it started (ms since the epoch), for the attempt record.
@@ -141,15 +141,13 @@ impl Pool {
     /// not be made (Ctrl-C included), or workers gone, stop the session as with `--jobs 1`.
     pub(super) fn take_counted(&mut self, s: &mut Runs, rank: usize) -> Result<Done, SessionError> {
         let Some(mut done) = self.take(rank) else {
-            return Err(SessionError::Environment(
-                "the parallel proofs' workers ended unexpectedly".into(),
-            ));
+            return Err(SessionError::WorkersEnded);
         };
         for (run, _) in &done.runs {
             s.count_run(run, Phase::Candidate);
         }
         match done.error.take() {
-            Some(e) => Err(SessionError::Environment(e)),
+            Some(e) => Err(e),
             None => Ok(done),
         }
     }
@@ -223,18 +221,20 @@ fn run_job(job: Job, root: &Path, env: &(OsString, OsString), python: &Interpret
     let original = match std::fs::read(&path) {
         Ok(b) => b,
         Err(e) => {
-            done.error = Some(format!(
-                "cannot read the scratch copy {}: {e}",
-                path.display()
-            ));
+            done.error = Some(SessionError::ScratchFile {
+                action: "read",
+                path,
+                source: e,
+            });
             return done;
         }
     };
     if let Err(e) = std::fs::write(&path, &job.patched) {
-        done.error = Some(format!(
-            "cannot write the scratch copy {}: {e}",
-            path.display()
-        ));
+        done.error = Some(SessionError::ScratchFile {
+            action: "write",
+            path,
+            source: e,
+        });
         return done;
     }
     for (stage, mut spec) in job.stages.into_iter().enumerate() {
@@ -256,17 +256,18 @@ fn run_job(job: Job, root: &Path, env: &(OsString, OsString), python: &Interpret
                 }
             }
             Err(e) => {
-                done.error = Some(e.to_string());
+                done.error = Some(SessionError::Runner(e));
                 break;
             }
         }
     }
     // The next job starts from the copy's own bytes.
     if let Err(e) = std::fs::write(&path, &original) {
-        done.error.get_or_insert(format!(
-            "cannot restore the scratch copy {}: {e}",
-            path.display()
-        ));
+        done.error.get_or_insert(SessionError::ScratchFile {
+            action: "restore",
+            path,
+            source: e,
+        });
     }
     done.took = started.elapsed();
     done
@@ -408,9 +409,7 @@ impl Work<'_, '_> {
     ) -> Result<(), SessionError> {
         let mut runs = done.runs.into_iter();
         let Some((first, first_verdict)) = runs.next() else {
-            return Err(SessionError::Environment(
-                "a parallel proof made no run".into(),
-            ));
+            return Err(SessionError::NoParallelRun);
         };
         let green = !first.timed_out && matches!(first_verdict, Verdict::Green);
         let second = runs.next().map(|(run, v)| (!run.timed_out, v));
@@ -580,9 +579,7 @@ impl Ahead {
         }
         let done = self.pool.take_counted(w.s, rank)?;
         let Some((mut run, verdict)) = done.runs.into_iter().next() else {
-            return Err(SessionError::Environment(
-                "a parallel proof made no run".into(),
-            ));
+            return Err(SessionError::NoParallelRun);
         };
         let from = done.root.to_string_lossy().into_owned();
         let to = w.ws.root().to_string_lossy().into_owned();

@@ -10,12 +10,9 @@ pub(super) fn propose_only(
     started: Instant,
 ) -> Result<Report, SessionError> {
     let Some(bytes) = &opts.log else {
-        return Err(SessionError::BadInput(
-            "--no-validate runs nothing, so it needs a pytest log (LOG or -)".into(),
-        ));
+        return Err(SessionError::NoValidateWithoutLog);
     };
-    let parsed =
-        traceback::parse(bytes, root).map_err(|e| SessionError::BadInput(format!("log: {e}")))?;
+    let parsed = traceback::parse(bytes, root).map_err(SessionError::Log)?;
     let mut outcomes = Vec::new();
     let mut attempts = Vec::new();
     let mut patches = Vec::new();

@@ -192,7 +192,7 @@ impl Runs<'_> {
         let _t = crate::trace_times::span(phase.trace_label());
         let run = judge
             .run(&self.python, spec)
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
+            .map_err(SessionError::Runner)?;
         self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
             .then(|| judge.mismatch(&run))
             .flatten();
@@ -207,8 +207,7 @@ impl Runs<'_> {
         phase: Phase,
     ) -> Result<PytestRun, SessionError> {
         let _t = crate::trace_times::span(phase.trace_label());
-        let run = runner::run_pytest(&self.python, spec)
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
+        let run = runner::run_pytest(&self.python, spec).map_err(SessionError::Runner)?;
         self.tally(phase, &run);
         Ok(run)
     }
@@ -331,19 +330,21 @@ impl Runs<'_> {
         spec.timeout = limit + Duration::from_secs(10);
         let flag = self.timeout_flag();
         let _t = crate::trace_times::span(Phase::Baseline.trace_label());
-        let run = judge
-            .run_hang(&self.python, &spec, dir, limit, flag)
-            .map_err(|e| SessionError::Environment(e.to_string()))?;
-        Ok(match run {
-            Ok(run) => {
-                self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
-                    .then(|| judge.mismatch(&run))
-                    .flatten();
-                self.tally(Phase::Baseline, &run);
-                Some(run)
-            }
-            Err(_) => None,
-        })
+        Ok(
+            match judge.run_hang(&self.python, &spec, dir, limit, flag) {
+                Ok(run) => {
+                    self.last_mismatch = (run.exit_code == Some(0) && !run.timed_out)
+                        .then(|| judge.mismatch(&run))
+                        .flatten();
+                    self.tally(Phase::Baseline, &run);
+                    Some(run)
+                }
+                Err(crate::command::WrappedRunError::Runner(e)) => {
+                    return Err(SessionError::Runner(e))
+                }
+                Err(crate::command::WrappedRunError::Untraceable(_)) => None,
+            },
+        )
     }
 
     /// The per-run limit, cut to what is left of the time budget (a run never outlives it).
@@ -384,14 +385,13 @@ impl Runs<'_> {
             .collect();
         match verdict::read(&run, ws.root()) {
             Verdict::Usage(m) => {
-                return Err(SessionError::BadInput(format!("--module {wanted}: {m}")))
+                return Err(SessionError::ModuleRefused {
+                    module: wanted.to_string(),
+                    said: m,
+                })
             }
-            Verdict::Error(m) => return Err(SessionError::Pytest(m)),
-            Verdict::TimedOut => {
-                return Err(SessionError::Pytest(
-                    "collecting the tests did not finish in time".into(),
-                ))
-            }
+            Verdict::Error(m) => return Err(SessionError::CollectNoVerdict(m)),
+            Verdict::TimedOut => return Err(SessionError::CollectTimedOut),
             _ => {}
         }
         let matched: BTreeSet<String> = collected
@@ -406,9 +406,9 @@ impl Runs<'_> {
             })
             .collect();
         if matched.is_empty() {
-            return Err(SessionError::BadInput(format!(
-                "--module {wanted}: no collected test matches it"
-            )));
+            return Err(SessionError::ModuleMatchesNothing {
+                module: wanted.to_string(),
+            });
         }
         Ok(matched)
     }

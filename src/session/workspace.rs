@@ -37,11 +37,10 @@ impl Workspace for ScratchWorkspace {
     fn record(&mut self, path: &Path) -> Result<(), SessionError> {
         let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if let std::collections::btree_map::Entry::Vacant(slot) = self.originals.entry(key) {
-            let bytes = std::fs::read(path).map_err(|e| {
-                SessionError::Environment(format!(
-                    "cannot read the scratch copy {}: {e}",
-                    path.display()
-                ))
+            let bytes = std::fs::read(path).map_err(|e| SessionError::ScratchFile {
+                action: "read",
+                path: path.to_path_buf(),
+                source: e,
             })?;
             slot.insert(bytes);
         }
@@ -49,11 +48,10 @@ impl Workspace for ScratchWorkspace {
     }
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
         self.record(path)?;
-        std::fs::write(path, bytes).map_err(|e| {
-            SessionError::Environment(format!(
-                "cannot write the scratch copy {}: {e}",
-                path.display()
-            ))
+        std::fs::write(path, bytes).map_err(|e| SessionError::ScratchFile {
+            action: "write",
+            path: path.to_path_buf(),
+            source: e,
         })
     }
     fn originals(&self) -> Vec<(PathBuf, Vec<u8>)> {
@@ -77,14 +75,12 @@ impl Workspace for JournalWorkspace {
         Vec::new()
     }
     fn record(&mut self, path: &Path) -> Result<(), SessionError> {
-        self.journal
-            .record(path)
-            .map_err(|e| SessionError::Environment(e.to_string()))
+        self.journal.record(path).map_err(SessionError::Journal)
     }
     fn write(&mut self, path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
         self.journal
             .write(path, bytes)
-            .map_err(|e| SessionError::Environment(e.to_string()))
+            .map_err(SessionError::Journal)
     }
     fn originals(&self) -> Vec<(PathBuf, Vec<u8>)> {
         self.journal

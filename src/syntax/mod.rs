@@ -28,7 +28,6 @@ pub use locate::{
     StmtKind, SubExpr, SubExprKind,
 };
 
-use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -57,7 +56,8 @@ pub enum SyntaxErrorKind {
 }
 
 /// A parse failure with its position. Displays as `path:line:col: message` on one line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}:{column}: {message}", path.display())]
 pub struct SyntaxError {
     pub path: PathBuf,
     /// 1-based line.
@@ -69,21 +69,6 @@ pub struct SyntaxError {
     pub message: String,
     pub kind: SyntaxErrorKind,
 }
-
-impl fmt::Display for SyntaxError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.path.display(),
-            self.line,
-            self.column,
-            self.message
-        )
-    }
-}
-
-impl std::error::Error for SyntaxError {}
 
 /// What a mask replaced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

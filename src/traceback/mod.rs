@@ -49,20 +49,11 @@ impl Hasher for Fnv {
 pub type FastHash = std::hash::BuildHasherDefault<Fnv>;
 
 /// Why a log could not be read at all (exit code 2 territory).
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
     /// Neither pytest output nor a Python traceback.
+    #[error("input is neither pytest output nor a Python traceback")]
     NotALog,
-}
-
-impl std::fmt::Display for ParseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ParseError::NotALog => {
-                f.write_str("input is neither pytest output nor a Python traceback")
-            }
-        }
-    }
 }
 
 /// Parses a log. `root` must be absolute (see [`locate::absolute_root`]); frames are resolved

@@ -192,14 +192,49 @@ pub struct StdlibIndex {
     by_name: BTreeMap<String, Vec<String>>,
 }
 
+/// Why there is no index of an interpreter's standard library. Displays as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum StdlibError {
+    #[error("bad index line: {0}")]
+    BadLine(#[source] serde_json::Error),
+    /// No header, no `done` line, or no module.
+    #[error("the index is incomplete")]
+    Incomplete,
+    #[error("no interpreter to ask")]
+    NoInterpreter,
+    #[error("cannot create a temp dir: {0}")]
+    TempDir(#[source] std::io::Error),
+    #[error(transparent)]
+    Runner(#[from] process::RunnerError),
+    /// The script failed with no module to blame (the last line it printed, if any).
+    #[error(
+        "{} could not list its standard library{}",
+        python.display(),
+        said.as_ref().map(|l| format!(": {l}")).unwrap_or_default()
+    )]
+    Failed {
+        python: PathBuf,
+        said: Option<String>,
+    },
+    /// Every try crashed or hung on another module (those skipped).
+    #[error(
+        "{} could not list its standard library (modules skipped: {})",
+        python.display(),
+        skipped.join(", ")
+    )]
+    GaveUp {
+        python: PathBuf,
+        skipped: Vec<String>,
+    },
+}
+
 impl StdlibIndex {
     /// Reads the script's output; `Err` unless it is complete (header and `done` line).
-    pub fn parse(text: &str) -> Result<StdlibIndex, String> {
+    pub fn parse(text: &str) -> Result<StdlibIndex, StdlibError> {
         let mut index = StdlibIndex::default();
         let (mut header, mut done) = (false, false);
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let v: Value =
-                serde_json::from_str(line).map_err(|e| format!("bad index line: {e}"))?;
+            let v: Value = serde_json::from_str(line).map_err(StdlibError::BadLine)?;
             if let Some(py) = v.get("python") {
                 header = true;
                 index.version = py
@@ -230,7 +265,7 @@ impl StdlibIndex {
             }
         }
         if !header || !done || index.modules.is_empty() {
-            return Err("the index is incomplete".into());
+            return Err(StdlibError::Incomplete);
         }
         for (m, info) in &index.indexed {
             for (n, i) in &info.names {
@@ -356,7 +391,7 @@ fn strings(v: Option<&Value>) -> impl Iterator<Item = String> + '_ {
 pub struct Stdlib {
     python: Option<Interpreter>,
     cache_dir: Option<PathBuf>,
-    index: OnceLock<Result<StdlibIndex, String>>,
+    index: OnceLock<Result<StdlibIndex, StdlibError>>,
 }
 
 impl Stdlib {
@@ -379,10 +414,10 @@ impl Stdlib {
         Stdlib::default()
     }
 
-    fn result(&self) -> &Result<StdlibIndex, String> {
+    fn result(&self) -> &Result<StdlibIndex, StdlibError> {
         self.index.get_or_init(|| match &self.python {
             Some(p) => load_or_build(p, self.cache_dir.as_deref()),
-            None => Err("no interpreter to ask".into()),
+            None => Err(StdlibError::NoInterpreter),
         })
     }
 
@@ -391,8 +426,8 @@ impl Stdlib {
     }
 
     /// Why there is no index, once one was asked for and could not be had.
-    pub fn error(&self) -> Option<&str> {
-        self.index.get()?.as_ref().err().map(String::as_str)
+    pub fn error(&self) -> Option<&StdlibError> {
+        self.index.get()?.as_ref().err()
     }
 
     /// Whether `top` is a standard-library module: the interpreter's own list, else the
@@ -439,12 +474,13 @@ pub fn cache_file(cache_dir: &Path, python: &Path) -> Option<PathBuf> {
 pub fn load_or_build(
     python: &Interpreter,
     cache_dir: Option<&Path>,
-) -> Result<StdlibIndex, String> {
+) -> Result<StdlibIndex, StdlibError> {
     let file = cache_dir.and_then(|d| cache_file(d, &python.path));
     if let Some(f) = &file {
-        if let Ok(index) = std::fs::read_to_string(f)
-            .map_err(|e| e.to_string())
-            .and_then(|t| StdlibIndex::parse(&t))
+        // A cache that cannot be read or is not complete is rebuilt.
+        if let Some(index) = std::fs::read_to_string(f)
+            .ok()
+            .and_then(|t| StdlibIndex::parse(&t).ok())
         {
             return Ok(index);
         }
@@ -461,10 +497,9 @@ pub fn load_or_build(
 
 /// Runs the index script (see the module docs) until it completes, skipping each module that
 /// crashed or hung the interpreter.
-pub fn build_text(python: &Interpreter) -> Result<String, String> {
+pub fn build_text(python: &Interpreter) -> Result<String, StdlibError> {
     // Named with our pid, so one left by a killed run is removed by the next (see runner).
-    let dir = process::TempDir::new("selfdebug-stdlib")
-        .map_err(|e| format!("cannot create a temp dir: {e}"))?;
+    let dir = process::TempDir::new("selfdebug-stdlib").map_err(StdlibError::TempDir)?;
     let out = dir.path().join("index.jsonl");
     let mut skip: Vec<String> = Vec::new();
     for _ in 0..BUILD_TRIES {
@@ -477,7 +512,7 @@ pub fn build_text(python: &Interpreter) -> Result<String, String> {
             .env_remove("DISPLAY")
             .env_remove("WAYLAND_DISPLAY")
             .env("PYTHONDONTWRITEBYTECODE", "1");
-        let run = process::run_command(cmd, BUILD_TIMEOUT).map_err(|e| e.to_string())?;
+        let run = process::run_command(cmd, BUILD_TIMEOUT)?;
         let text = std::fs::read_to_string(&out).unwrap_or_default();
         if run.exit_code == Some(0) && StdlibIndex::parse(&text).is_ok() {
             return Ok(text);
@@ -487,19 +522,17 @@ pub fn build_text(python: &Interpreter) -> Result<String, String> {
             _ => {
                 let why = String::from_utf8_lossy(&run.stderr);
                 let last = why.lines().rev().find(|l| !l.trim().is_empty());
-                return Err(format!(
-                    "{} could not list its standard library{}",
-                    python.path.display(),
-                    last.map(|l| format!(": {}", l.trim())).unwrap_or_default()
-                ));
+                return Err(StdlibError::Failed {
+                    python: python.path.clone(),
+                    said: last.map(|l| l.trim().to_string()),
+                });
             }
         }
     }
-    Err(format!(
-        "{} could not list its standard library (modules skipped: {})",
-        python.path.display(),
-        skip.join(", ")
-    ))
+    Err(StdlibError::GaveUp {
+        python: python.path.clone(),
+        skipped: skip,
+    })
 }
 
 /// The module being imported when the output stops: the last `start` line with no record
@@ -615,6 +648,9 @@ mod tests {
         let s = Stdlib::unavailable();
         assert!(s.is_module("json") && !s.is_module("requests"));
         assert!(s.index().is_none());
-        assert_eq!(s.error(), Some("no interpreter to ask"));
+        assert_eq!(
+            s.error().map(ToString::to_string).as_deref(),
+            Some("no interpreter to ask")
+        );
     }
 }

@@ -430,17 +430,41 @@ struct Ready {
     paths: Vec<PathBuf>,
 }
 
-fn start(python: &Path, root: &Path) -> Result<Server, String> {
+/// Why the warm worker did not start (the runs are then cold).
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    #[error("no private directory: {0}")]
+    NoPrivateDir(#[source] std::io::Error),
+    #[error("cannot write the worker: {0}")]
+    Write(#[source] std::io::Error),
+    #[error("the worker did not start")]
+    NotStarted,
+    #[error("cannot start the worker: {0}")]
+    Spawn(#[source] std::io::Error),
+    #[error("the worker's pipes are missing")]
+    NoPipes,
+    #[error("the worker exited while importing pytest")]
+    ExitedImporting,
+    #[error("the worker did not finish importing pytest in time")]
+    ImportTimedOut,
+    #[error("the worker said something unexpected ({0})")]
+    Unexpected(#[source] serde_json::Error),
+    /// The worker refused to serve this project (its own words).
+    #[error("{0}")]
+    Refused(String),
+}
+
+fn start(python: &Path, root: &Path) -> Result<Server, StartError> {
     let _t = crate::trace_times::span("worker started (imports pytest)");
-    let dir = TempDir::new("selfdebug-worker").map_err(|e| format!("no private directory: {e}"))?;
+    let dir = TempDir::new("selfdebug-worker").map_err(StartError::NoPrivateDir)?;
     {
         use std::os::unix::fs::PermissionsExt;
         // Whoever can reach the socket can run code as us.
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("no private directory: {e}"))?;
+            .map_err(StartError::NoPrivateDir)?;
     }
     let script = dir.path().join("_selfdebug_worker.py");
-    std::fs::write(&script, SOURCE).map_err(|e| format!("cannot write the worker: {e}"))?;
+    std::fs::write(&script, SOURCE).map_err(StartError::Write)?;
     let socket = dir.path().join("sock");
     let mut cmd = Command::new(python);
     cmd.arg(&script)
@@ -476,7 +500,7 @@ fn start(python: &Path, root: &Path) -> Result<Server, String> {
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
-                let _ = tx.send(Err(e.to_string()));
+                let _ = tx.send(Err(e));
                 return;
             }
         };
@@ -488,8 +512,8 @@ fn start(python: &Path, root: &Path) -> Result<Server, String> {
     });
     let (pid, stdin, stdout) = rx
         .recv()
-        .map_err(|_| "the worker did not start".to_string())?
-        .map_err(|e| format!("cannot start the worker: {e}"))?;
+        .map_err(|_| StartError::NotStarted)?
+        .map_err(StartError::Spawn)?;
     let pid = pid as libc::pid_t;
     let kill = || {
         // SAFETY: plain syscall on the server's own group.
@@ -499,7 +523,7 @@ fn start(python: &Path, root: &Path) -> Result<Server, String> {
     };
     let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
         kill();
-        return Err("the worker's pipes are missing".to_string());
+        return Err(StartError::NoPipes);
     };
     // The first line says it is ready (after the imports), read on a thread so a hang has a limit.
     let (ltx, lrx) = mpsc::channel();
@@ -512,20 +536,20 @@ fn start(python: &Path, root: &Path) -> Result<Server, String> {
         Ok(l) if !l.trim().is_empty() => l,
         Ok(_) => {
             kill();
-            return Err("the worker exited while importing pytest".to_string());
+            return Err(StartError::ExitedImporting);
         }
         Err(_) => {
             kill();
-            return Err("the worker did not finish importing pytest in time".to_string());
+            return Err(StartError::ImportTimedOut);
         }
     };
     let ready: Ready = serde_json::from_str(line.trim()).map_err(|e| {
         kill();
-        format!("the worker said something unexpected ({e})")
+        StartError::Unexpected(e)
     })?;
     if let Some(why) = ready.refuse {
         kill();
-        return Err(why);
+        return Err(StartError::Refused(why));
     }
     let mut stamp0 = vec![(python.to_path_buf(), None)];
     stamp0.extend(ready.paths.into_iter().map(|p| (p, None)));
@@ -546,6 +570,18 @@ enum Served {
     Died(String),
 }
 
+/// Why a run cannot go to the worker (it goes cold).
+#[derive(Debug, thiserror::Error)]
+enum Cold {
+    #[error("not a `python -m pytest` run")]
+    NotPytest,
+    /// Its arguments, environment, directory or temp dir (which) is not UTF-8.
+    #[error("its {0} is not UTF-8")]
+    NotUtf8(&'static str),
+    #[error("{0}")]
+    Io(#[source] std::io::Error),
+}
+
 #[derive(serde::Serialize)]
 struct Request {
     argv: Vec<String>,
@@ -559,22 +595,20 @@ struct Request {
 
 impl Request {
     /// The request for `cmd`; `Err` says why it cannot go to the worker.
-    fn of(cmd: &Command) -> Result<Request, String> {
-        let utf8 = |s: &std::ffi::OsStr, what: &str| {
-            s.to_str()
-                .map(str::to_string)
-                .ok_or_else(|| format!("its {what} is not UTF-8"))
+    fn of(cmd: &Command) -> Result<Request, Cold> {
+        let utf8 = |s: &std::ffi::OsStr, what: &'static str| {
+            s.to_str().map(str::to_string).ok_or(Cold::NotUtf8(what))
         };
         let mut args = cmd.get_args();
         if args.next() != Some("-m".as_ref()) || args.next() != Some("pytest".as_ref()) {
-            return Err("not a `python -m pytest` run".to_string());
+            return Err(Cold::NotPytest);
         }
         let argv = args
             .map(|a| utf8(a, "arguments"))
             .collect::<Result<_, _>>()?;
         let cwd = match cmd.get_current_dir() {
-            Some(d) => std::path::absolute(d).map_err(|e| e.to_string())?,
-            None => std::env::current_dir().map_err(|e| e.to_string())?,
+            Some(d) => std::path::absolute(d).map_err(Cold::Io)?,
+            None => std::env::current_dir().map_err(Cold::Io)?,
         };
         let mut env: HashMap<String, String> = HashMap::new();
         for (k, v) in std::env::vars_os() {
@@ -591,7 +625,7 @@ impl Request {
                 }
             }
         }
-        let out_dir = TempDir::new("selfdebug-wrun").map_err(|e| e.to_string())?;
+        let out_dir = TempDir::new("selfdebug-wrun").map_err(Cold::Io)?;
         Ok(Request {
             argv,
             cwd: utf8(cwd.as_os_str(), "directory")?,

@@ -144,7 +144,6 @@ fn the_baseline_run_under_the_hang_timer_reads_as_the_plain_command() {
     let limit = std::time::Duration::from_secs(600);
     let timed = judge
         .run_hang(&python, &spec, dir.path(), limit, "--test-timeout")
-        .unwrap()
         .unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     assert_eq!(

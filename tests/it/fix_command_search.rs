@@ -361,10 +361,7 @@ fn the_traced_run_is_the_scripts_own_run() {
     let spec = RunSpec::new(&p.root);
     let plain = judge.run(&python, &spec).unwrap();
     let out = dir.path().join("cover.json");
-    let traced = judge
-        .run_traced(&python, &spec, dir.path(), &out)
-        .unwrap()
-        .unwrap();
+    let traced = judge.run_traced(&python, &spec, dir.path(), &out).unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     assert_eq!(
         text(&plain.stdout),
@@ -397,10 +394,7 @@ fn the_traced_run_is_the_scripts_own_run() {
     std::fs::write(p.root.join("app/__init__.py"), "").unwrap();
     let judge = CommandJudge::new("python -m app.tool x", OutputChecks::default()).unwrap();
     let plain = judge.run(&python, &spec).unwrap();
-    let traced = judge
-        .run_traced(&python, &spec, dir.path(), &out)
-        .unwrap()
-        .unwrap();
+    let traced = judge.run_traced(&python, &spec, dir.path(), &out).unwrap();
     assert_eq!(text(&plain.stdout), "app/tool.py ['x'] __main__ True\n");
     assert_eq!(text(&traced.stdout), text(&plain.stdout));
     assert_eq!((plain.exit_code, traced.exit_code), (Some(0), Some(0)));

@@ -130,6 +130,7 @@ fn broken_interpreter_falls_back() {
     assert!(
         s.error()
             .unwrap()
+            .to_string()
             .contains("could not list its standard library"),
         "{:?}",
         s.error()

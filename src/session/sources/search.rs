@@ -29,6 +29,7 @@
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::command::{Untraceable, WrappedRunError};
 use crate::localize::{self, Spectrum};
 use crate::plan::{Coverage, PlanError};
 use crate::search::{self as engine, choose, Ranked, SearchInput};
@@ -1005,36 +1006,28 @@ impl Runs<'_> {
     fn command_coverage(
         &mut self,
         ws: &dyn Workspace,
-    ) -> Result<Result<Spectrum, String>, SessionError> {
+    ) -> Result<Result<Spectrum, Untraced>, SessionError> {
         let Some(judge) = self.opts.judge.as_ref() else {
-            return Ok(Err(
-                "the search traces a command only in command mode".into()
-            ));
+            return Ok(Err(Untraced::NotCommandMode));
         };
         let Some(dir) = crate::plugin::dir() else {
-            return Ok(Err(
-                "the search needs selfdebug's private directory for its tracer, and none could \
-                 be made"
-                    .into(),
-            ));
+            return Ok(Err(Untraced::NoPluginDir));
         };
         let out = tempfile::Builder::new()
             .prefix(&format!("selfdebug-cover-{}-", std::process::id()))
             .tempdir()
-            .map_err(|e| SessionError::Environment(format!("coverage output dir: {e}")))?;
+            .map_err(SessionError::CoverageDir)?;
         let file = out.path().join("cover.json");
         let spec = self.spec(ws, &[], &[]);
         let run = match judge.run_traced(&self.python, &spec, dir, &file) {
-            Ok(Ok(run)) => run,
-            Ok(Err(why)) => return Ok(Err(why)),
-            Err(e) => return Err(SessionError::Environment(e.to_string())),
+            Ok(run) => run,
+            Err(WrappedRunError::Untraceable(why)) => return Ok(Err(Untraced::Command(why))),
+            Err(WrappedRunError::Runner(e)) => return Err(SessionError::Runner(e)),
         };
         self.tally(Phase::Probe, &run);
         let spectrum = Spectrum::read(&file, ws.root())
             .filter(|sp| sp.tests.get(COMMAND_RUN).is_some_and(|t| t.failed));
-        Ok(spectrum.ok_or_else(|| {
-            "the traced run of the command to localize it gave nothing usable".to_string()
-        }))
+        Ok(spectrum.ok_or(Untraced::NothingUsable))
     }
 
     /// One run under the coverage plugin (see [`WHOLE_SUITE_COVERAGE`] for what it runs: of a
@@ -1050,7 +1043,7 @@ impl Runs<'_> {
         let out = tempfile::Builder::new()
             .prefix(&format!("selfdebug-cover-{}-", std::process::id()))
             .tempdir()
-            .map_err(|e| SessionError::Environment(format!("coverage output dir: {e}")))?;
+            .map_err(SessionError::CoverageDir)?;
         let file = out.path().join("cover.json");
         let node_ids: Vec<String> = if self.baseline <= whole_suite_coverage() {
             Vec::new()
@@ -1182,4 +1175,19 @@ impl CandidateSource for Search {
         }
         Ok(Flow::Next)
     }
+}
+
+/// Why the command's traced run gave no spectrum to localize with (the search then says so).
+#[derive(Debug, thiserror::Error)]
+pub(in crate::session) enum Untraced {
+    #[error("the search traces a command only in command mode")]
+    NotCommandMode,
+    #[error(
+        "the search needs selfdebug's private directory for its tracer, and none could be made"
+    )]
+    NoPluginDir,
+    #[error(transparent)]
+    Command(Untraceable),
+    #[error("the traced run of the command to localize it gave nothing usable")]
+    NothingUsable,
 }
