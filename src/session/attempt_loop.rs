@@ -2,8 +2,29 @@
 //! worked on through [`super::work`], until the queue is empty, the time budget is used up or
 //! the run is interrupted.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::model::{outcome_of, Attempt, FailureOutcome, Patch, PatchStep, Report};
+use super::runs::{Phase, Runs};
+use super::sources::{llm, search};
+use super::work::{Step, Work};
+use super::workspace::Workspace;
+use super::{
+    batch, causes, failure_key, failure_keys, groups, is_conftest, lazy, review_notes, run_id,
+    Options, SessionError, MAX_HARD_HANGS, TIME_BUDGET_USED_UP,
+};
+use crate::category;
+use crate::command::OUTPUT_CHECK_EXC;
+use crate::plan::Candidate;
 use crate::plugin::Hang;
+use crate::rules::{Category, RuleSet};
+use crate::runner::{self, Interpreter};
+use crate::status::{Applicability, FailureStatus, Judge, Source};
+use crate::traceback::{self, Failure, When};
+use crate::tried::Tried;
+use crate::verdict::Verdict;
 
 /// The loop itself, in any workspace. Returns the report; the caller keeps or rolls back.
 pub fn run_loop(

@@ -7,7 +7,17 @@
 //! failing is restored to its original bytes, and one more full run then says what the tree as
 //! left does, so the exit code and the JSON tell the truth about it.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::runs::{Phase, Runs};
+use super::workspace::Workspace;
+use super::{failure_key, failure_keys, SessionError};
+use crate::plan::Candidate;
+use crate::traceback::{self, Failure, When};
+use crate::verdict::Verdict;
 
 /// One cause as the report shows it (`causes`; `failures[].cause` is an index into the list).
 #[derive(Debug, Clone, Serialize)]

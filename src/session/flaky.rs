@@ -4,8 +4,20 @@
 //! too, it is flaky: known from then on, left out of every later judgement (never blamed on a
 //! candidate, never worked on, never counted fixed) and reported with its counts.
 
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde::Serialize;
+
 use super::lazy::node_id;
-use super::*;
+use super::model::{outcome_of, FailureOutcome};
+use super::runs::{Phase, Runs};
+use super::workspace::Workspace;
+use super::{failure_key, SessionError};
+use crate::category;
+use crate::status::FailureStatus;
+use crate::traceback::{Failure, When};
+use crate::verdict::Verdict;
 
 /// How often a flaky test passed and failed in the runs of the same (original) code that
 /// showed it: the JSON's `runs` of a `flaky` failure.

@@ -185,7 +185,7 @@ impl Groups {
     }
 }
 
-impl super::Runs<'_> {
+impl super::runs::Runs<'_> {
     /// The group's other tests in one targeted run, once the representative passed: `true`
     /// when none of them still fails (see [`still_failing`]). Otherwise the attempt says why it
     /// is rejected (one edit must account for the whole group's crash: a candidate that fixes
@@ -203,7 +203,7 @@ impl super::Runs<'_> {
         if others.is_empty() {
             return Ok(true);
         }
-        let run = self.run(ws, others, super::Phase::Candidate)?;
+        let run = self.run(ws, others, super::runs::Phase::Candidate)?;
         match self.read(&run, ws.root()) {
             crate::verdict::Verdict::TimedOut => {
                 attempt.outcome = AttemptOutcome::Timeout;

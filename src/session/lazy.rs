@@ -16,8 +16,17 @@
 //! Once a confirming full run is accepted its failures are the complete reference set, and the
 //! run goes on as with a full baseline.
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
 use super::judge::{judge_full_run, FullRun};
-use super::*;
+use super::runs::{Phase, Runs};
+use super::workspace::Workspace;
+use super::{failure_key, failure_keys, is_conftest, Options, SessionError};
+use crate::runner::{self, PytestRun, RunSpec};
+use crate::traceback::{Failure, When};
+use crate::verdict::Verdict;
 
 /// What the lazy baseline learnt of the tests outside the log's failures (keys as
 /// [`failure_key`]): each test is run on the original bytes at most once.

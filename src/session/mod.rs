@@ -4,35 +4,17 @@
 //! never written, not even for a moment), or the project itself behind a journal that can put
 //! every byte back.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
-
-use crate::category;
-use crate::command::OUTPUT_CHECK_EXC;
 use crate::config::settings::excluded_by;
-use crate::edit;
-use crate::install::{self, Install};
-use crate::journal::{self, Journal, JournalError};
-use crate::plan::{self, Candidate, PlanInput};
-use crate::probe::{self, ProbeReport, ProbeRequest};
+use crate::journal::{self, JournalError};
 use crate::project::ProjectRoot;
-use crate::rules::{Category, RuleSet};
-use crate::runner::{self, Interpreter, PytestRun, RunSpec};
-use crate::scratch::Scratch;
-use crate::source::{Encoding, SourceFile};
-use crate::status::{
-    Applicability, AttemptOutcome, ConfirmedBy, DiffEncoding, FailureStatus, FinalStatus, Judge,
-    Source,
-};
-use crate::traceback::{self, Failure, When};
-use crate::transform::stdlib::Stdlib;
-use crate::transform::ProbeFacts;
-use crate::tried::Tried;
-use crate::verdict::{self, Verdict};
+use crate::rules::RuleSet;
+use crate::runner::{self, Interpreter};
+use crate::status::FinalStatus;
+use crate::traceback::{Failure, When};
 
 mod alongside;
 mod attempt_loop;
@@ -60,13 +42,6 @@ pub use groups::{Group, GroupKey};
 pub use model::{combine, Attempt, Backup, FailureOutcome, Patch, PatchStep, Phases, Report};
 pub use outside::Proof;
 pub use workspace::{JournalWorkspace, ScratchWorkspace, Workspace};
-
-use attempt_loop::*;
-use model::*;
-use propose::*;
-use runs::*;
-use sources::{llm, search, Flow, Round};
-use work::*;
 
 pub use crate::config::Settings as Options;
 

@@ -1,7 +1,21 @@
 //! The report model of a `fix` run: what was found, tried and kept (rendered by
 //! [`crate::report::fix`] as the JSON of `schema/fix.schema.json` and the human log).
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::groups;
+use crate::edit;
+use crate::install::Install;
+use crate::probe::ProbeReport;
+use crate::rules::Category;
+use crate::status::{
+    Applicability, AttemptOutcome, ConfirmedBy, DiffEncoding, FailureStatus, Judge, Source,
+};
+use crate::traceback::{Failure, When};
 
 /// One candidate tried on one failure.
 #[derive(Debug, Clone, Serialize)]

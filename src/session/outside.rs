@@ -24,10 +24,23 @@
 //! and the attempt's `proof` says what was run. The search's spectrum is widened with the same
 //! measurement ([`Runs::widen_spectrum`]), so its "N tests cover the line" counts the suite.
 
-use super::*;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::model::Attempt;
+use super::runs::{Phase, Runs};
+use super::workspace::Workspace;
+use super::SessionError;
 use crate::localize::imports::ImportIndex;
 use crate::localize::{self, Spectrum};
+use crate::plan::Candidate;
 use crate::pytest_args::Widened;
+use crate::runner::{self, RunSpec};
+use crate::status::AttemptOutcome;
+use crate::verdict::{self, Verdict};
 
 /// Up to this many tests in the whole suite, the coverage run traces all of it; a bigger
 /// suite is traced in the selection's test files only (the other files' coverage is unknown,

@@ -21,15 +21,25 @@
 //! back, so every job starts from the same tree. Dropping the pool stops and joins the
 //! workers, and with them their copies are removed.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use super::*;
-use crate::runner::{Interpreter, PytestRun, RunSpec};
+use super::runs::{Phase, Runs};
+use super::sources::{self, search};
+use super::work::{Fixed, Targeted, Work};
+use super::{SessionError, TIME_BUDGET_USED_UP};
+use crate::plan::Candidate;
+use crate::runner::{self, Interpreter, PytestRun, RunSpec};
+use crate::scratch::Scratch;
 use crate::search::hint::Tier;
 use crate::search::Ranked;
+use crate::traceback::Failure;
+use crate::verdict::{self, Verdict};
 
 /// One candidate's targeted runs.
 pub(super) struct Job {

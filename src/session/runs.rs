@@ -1,7 +1,24 @@
 //! Every run the session makes (baseline, probe, candidates, confirming runs) goes through
 //! [`Runs`]: the judge (pytest or a command), the limits, the counts and the phases' times.
 
-use super::*;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::model::{Attempt, Phases};
+use super::workspace::Workspace;
+use super::{now_ms, Options, SessionError};
+use crate::install::{self, Install};
+use crate::plan::Candidate;
+use crate::probe::{self, ProbeReport, ProbeRequest};
+use crate::rules::Category;
+use crate::runner::{self, Interpreter, PytestRun, RunSpec};
+use crate::source::{Encoding, SourceFile};
+use crate::status::{Applicability, AttemptOutcome, Source};
+use crate::traceback::Failure;
+use crate::transform::stdlib::Stdlib;
+use crate::transform::ProbeFacts;
+use crate::verdict::{self, Verdict};
 
 /// Which phase a pytest run belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

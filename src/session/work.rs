@@ -1,8 +1,28 @@
 //! The work on one failure: its facts (the baseline's crash frame or a probe run), then the
 //! candidate sources in order ([`super::sources`]), each candidate proven by [`Work::prove`].
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
 use super::alongside::Alongside;
-use super::*;
+use super::model::{Attempt, Repeats};
+use super::runs::{probe_facts, Phase, Runs};
+use super::sources::{self, llm, Flow, Round};
+use super::workspace::Workspace;
+use super::{
+    chain, excluded, failure_key, failure_keys, groups, SessionError, GROUP_IN_FULL_RUN,
+    TIME_BUDGET_USED_UP,
+};
+use crate::command::OUTPUT_CHECK_EXC;
+use crate::plan::{self, Candidate, PlanInput};
+use crate::probe::ProbeReport;
+use crate::rules::{Category, RuleSet};
+use crate::runner::PytestRun;
+use crate::status::{AttemptOutcome, ConfirmedBy, Source};
+use crate::traceback::{self, Failure, When};
+use crate::tried::Tried;
+use crate::verdict::Verdict;
 
 /// A failure's fix: the candidates kept (a step that moved the failure elsewhere first), and
 /// the whole suite's failures with them.

@@ -18,8 +18,15 @@ use std::time::Instant;
 
 use super::cause_state::Lead;
 use super::search::{covering, titled, Suspects};
-use super::*;
 use crate::localize::{self, Spectrum};
+use crate::plan::Candidate;
+use crate::runner::{PytestRun, RunSpec};
+use crate::session::runs::Phase;
+use crate::session::work::{Fixed, Work};
+use crate::session::SessionError;
+use crate::status::AttemptOutcome;
+use crate::traceback::Failure;
+use crate::verdict::{self, Verdict};
 
 /// Second edits tried on top of the lead at most (inside `--search-time` as well): the lines of
 /// the remaining failures are few, and their best candidates come first.

@@ -2,7 +2,10 @@
 //! the leads found so far. Its own file so that the search and the cause's extensions of it
 //! both read it without importing each other.
 
-use super::*;
+use std::collections::BTreeSet;
+
+use crate::plan::Candidate;
+use crate::verdict::Verdict;
 
 /// The search's cause state for one failure.
 #[derive(Default)]

@@ -6,7 +6,10 @@
 //!
 //! Adding a source: one file here implementing the trait, one line in [`ordered`].
 
-use super::*;
+use crate::plan::{self, Candidate};
+use crate::session::work::{Fixed, Proven, Work};
+use crate::session::SessionError;
+use crate::traceback::Failure;
 
 pub(super) mod cause;
 pub(super) mod cause_state;

@@ -2,7 +2,11 @@
 //! order; with `--jobs N`, once one was rejected, the next ones' targeted runs are made ahead
 //! in scratch copies ([`parallel::Ahead`]).
 
-use super::*;
+use super::{llm, CandidateSource, Flow, Round};
+use crate::plan::{self, Candidate};
+use crate::session::work::{gone, is_progress, next_failure, Stages, Trial, Work};
+use crate::session::{excluded, failure_key, parallel, SessionError};
+use crate::traceback::Failure;
 
 /// The rules' candidates for one failure are tried up to this rank (best first); the rest are
 /// reported as untried and the search (or the model) takes its turn.

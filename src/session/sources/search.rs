@@ -28,10 +28,22 @@
 
 use std::time::{Duration, Instant};
 
-use super::*;
+use super::{llm, CandidateSource, Flow, Round};
+use crate::command::OUTPUT_CHECK_EXC;
+use crate::edit;
 use crate::localize::{self, Spectrum};
-use crate::plan::PlanError;
+use crate::plan::{Candidate, PlanError};
+use crate::rules::Category;
+use crate::runner::{PytestRun, RunSpec};
 use crate::search::{self as engine, choose, Ranked, SearchInput, RULE_PREFIX};
+use crate::session::model::Attempt;
+use crate::session::runs::{Phase, Runs};
+use crate::session::work::{Fixed, Proven, Stages, Step, Targeted, Trial, Work};
+use crate::session::workspace::Workspace;
+use crate::session::{excluded, failure_key, parallel, Options, SessionError, TIME_BUDGET_USED_UP};
+use crate::status::AttemptOutcome;
+use crate::traceback::Failure;
+use crate::verdict::{self, Verdict};
 
 /// A coverage run of the whole suite when the baseline took at most this long; else only the
 /// files of the failing tests (their neighbours are the tests most likely to touch the same
@@ -327,7 +339,7 @@ impl Work<'_, '_> {
         // edits the rule selection leaves out (`ignore = ["search-delete-stmt"]`) are not tried.
         let mut candidates = candidates;
         candidates.retain(|r| {
-            super::excluded(self.s.opts, &r.candidate.file).is_none()
+            excluded(self.s.opts, &r.candidate.file).is_none()
                 && self.s.opts.selection.enabled(&r.candidate.fix.rule)
         });
         // An edit that copies the failing test's expected literal into the code (`if not h:
