@@ -302,7 +302,7 @@ struct AttemptLoop<'w, 'a> {
     /// Tests searched as one cause (the spectrum's): (the test worked on, another).
     links: Vec<(String, String)>,
     /// The causes, once the loop is over.
-    causes: Vec<causes::Cause>,
+    causes: Vec<super::model::Cause>,
     out_of_time: bool,
     worked_on: usize,
     /// Where a failure was before a kept patch moved it.

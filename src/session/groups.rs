@@ -5,36 +5,12 @@
 //! and a candidate that passes the representative must pass the whole group in one targeted
 //! run before the full suite is run.
 
+use super::model::{Group, GroupKey};
 use std::collections::BTreeMap;
-
-use serde::Serialize;
 
 use super::{failure_key, FailureOutcome};
 use crate::status::{AttemptOutcome, FailureStatus};
 use crate::traceback::{Failure, When};
-
-/// Where and how a group's tests crash.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct GroupKey {
-    pub file: String,
-    pub line: u32,
-    pub exc_type: String,
-    /// The message's first line with numbers as `<n>` and quoted values as `<s>`.
-    pub msg_shape: String,
-}
-
-/// One group as the report shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Group {
-    /// Null for a failure with no test id or no place in the project (it is its own group).
-    pub key: Option<GroupKey>,
-    pub tests: Vec<String>,
-    /// The test the group was worked on through (the first of the group in the run's order).
-    pub representative: Option<String>,
-    /// The representative's status (`fixed`, `not_fixed`, ...), or `fixed_by_another_patch`
-    /// when another group's patch made the whole group pass before it was worked on.
-    pub status: FailureStatus,
-}
 
 /// `'KeyError: 'user_42''` and `'KeyError: 'admin_7''` have the same shape.
 pub fn msg_shape(msg: &str) -> String {

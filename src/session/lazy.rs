@@ -21,24 +21,13 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::judge::{judge_full_run, FullRun};
+use super::known::Lazy;
 use super::runs::{Phase, Runs};
 use super::workspace::Workspace;
 use super::{failure_key, failure_keys, is_conftest, Options, SessionError};
 use crate::runner::{self, PytestRun, RunSpec};
 use crate::traceback::{Failure, When};
 use crate::verdict::Verdict;
-
-/// What the lazy baseline learnt of the tests outside the log's failures (keys as
-/// [`failure_key`]): each test is run on the original bytes at most once.
-#[derive(Debug, Default)]
-pub(super) struct Lazy {
-    /// Failed on the original bytes too: no breakage when they fail with a candidate.
-    pub(super) failing: BTreeSet<(String, When)>,
-    /// Passed on the original bytes: a candidate that fails them broke them.
-    pub(super) passing: BTreeSet<(String, When)>,
-    /// Whether a full run has set the per-run limit and the expected cost of a full run yet.
-    pub(super) timed: bool,
-}
 
 /// The node id pytest selects a failure's test by: a subtest (`t.py::test_x [label]`, unittest's
 /// `(label)`) runs as its owning test.

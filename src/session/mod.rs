@@ -25,6 +25,7 @@ mod fix;
 mod flaky;
 mod groups;
 mod judge;
+mod known;
 mod lazy;
 mod model;
 mod outside;
@@ -35,11 +36,11 @@ mod sources;
 mod work;
 mod workspace;
 
-pub use causes::{Cause, CausePatch};
 pub use fix::{dry_run, fix};
-pub use flaky::FlakyRuns;
-pub use groups::{Group, GroupKey};
-pub use model::{combine, Attempt, Backup, FailureOutcome, Patch, PatchStep, Phases, Report};
+pub use model::{
+    combine, Attempt, Backup, Cause, CausePatch, FailureOutcome, FlakyRuns, Group, GroupKey, Patch,
+    PatchStep, Phases, Report,
+};
 pub use outside::Proof;
 pub use workspace::{JournalWorkspace, ScratchWorkspace, Workspace};
 

@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::groups;
 use crate::edit;
 use crate::install::Install;
 use crate::probe::ProbeReport;
@@ -222,9 +221,9 @@ pub struct Report {
     /// What the model fallback did; none when it was off.
     pub llm: Option<crate::llm::Usage>,
     /// The failures worked on, grouped by crash site (see [`groups`]).
-    pub groups: Vec<groups::Group>,
+    pub groups: Vec<Group>,
     /// The failures' causes, and what became of each one's patches (see [`super::causes`]).
-    pub causes: Vec<super::causes::Cause>,
+    pub causes: Vec<Cause>,
 }
 
 /// Milliseconds spent per phase; `tool` is everything outside pytest processes.
@@ -345,4 +344,55 @@ pub fn combine(
         });
     }
     out
+}
+
+/// How often a flaky test passed and failed in the runs of the same (original) code that
+/// showed it: the JSON's `runs` of a `flaky` failure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct FlakyRuns {
+    pub passed: u32,
+    pub failed: u32,
+}
+
+/// One cause as the report shows it (`causes`; `failures[].cause` is an index into the list).
+#[derive(Debug, Clone, Serialize)]
+pub struct Cause {
+    /// Its failing tests, in the run's order.
+    pub tests: Vec<String>,
+    pub status: crate::status::CauseStatus,
+    /// Why its patches were kept or restored (or why it has none).
+    pub reason: String,
+    /// The patches made for it (kept when `fixed`, restored when `restored`).
+    pub patches: Vec<CausePatch>,
+}
+
+/// One patch of a cause: where, by which rule, what it did.
+#[derive(Debug, Clone, Serialize)]
+pub struct CausePatch {
+    pub file: String,
+    pub rule: String,
+    pub title: String,
+}
+
+/// Where and how a group's tests crash.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct GroupKey {
+    pub file: String,
+    pub line: u32,
+    pub exc_type: String,
+    /// The message's first line with numbers as `<n>` and quoted values as `<s>`.
+    pub msg_shape: String,
+}
+
+/// One group as the report shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    /// Null for a failure with no test id or no place in the project (it is its own group).
+    pub key: Option<GroupKey>,
+    pub tests: Vec<String>,
+    /// The test the group was worked on through (the first of the group in the run's order).
+    pub representative: Option<String>,
+    /// The representative's status (`fixed`, `not_fixed`, ...), or `fixed_by_another_patch`
+    /// when another group's patch made the whole group pass before it was worked on.
+    pub status: FailureStatus,
 }

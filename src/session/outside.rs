@@ -24,6 +24,7 @@
 //! and the attempt's `proof` says what was run. The search's spectrum is widened with the same
 //! measurement ([`Runs::widen_spectrum`]), so its "N tests cover the line" counts the suite.
 
+use super::known::Outside;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -37,7 +38,6 @@ use super::SessionError;
 use crate::localize::imports::ImportIndex;
 use crate::localize::{self, Spectrum};
 use crate::plan::Candidate;
-use crate::pytest_args::Widened;
 use crate::runner::{self, RunSpec};
 use crate::status::AttemptOutcome;
 use crate::verdict::{self, Verdict};
@@ -46,24 +46,6 @@ use crate::verdict::{self, Verdict};
 /// suite is traced in the selection's test files only (the other files' coverage is unknown,
 /// and a candidate is proven against those of them that import the edited module).
 const WHOLE_SUITE_TESTS: usize = 400;
-
-/// What the session knows about the tests outside a narrow selection.
-pub(super) struct Outside {
-    pub(super) wide: Widened,
-    /// The tests the narrow selection holds.
-    selected: BTreeSet<String>,
-    /// Every test of the widened selection, collected on the original code.
-    suite: BTreeSet<String>,
-    /// The coverage of the widened run on the original bytes; `None` when it gave nothing.
-    spectrum: Option<Spectrum>,
-    /// The test files whose tests the coverage run recorded: every file of a small suite, the
-    /// selection's of a large one, none when it gave nothing (under xdist from the project's
-    /// `addopts`, say). A file outside it has unknown coverage.
-    traced: BTreeSet<String>,
-    /// The static import index, scanned the first time an edit needs it (`None` inside: the
-    /// tree was too big to scan, so every test file counts as an importer).
-    imports: Option<Option<ImportIndex>>,
-}
 
 /// What a candidate's proof ran, in the attempt (only under a narrow selection).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

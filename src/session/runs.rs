@@ -72,16 +72,16 @@ pub(super) struct Runs<'a> {
     /// The plugin's crash-frame facts from the latest baseline run.
     pub(super) facts: probe::frame_facts::Baseline,
     /// Under a narrow selection, the tests outside it (see [`super::outside`]).
-    pub(super) outside: Option<super::outside::Outside>,
+    pub(super) outside: Option<super::known::Outside>,
     /// With the log given: the lazy baseline (see [`super::lazy`]) until a full run is accepted.
-    pub(super) lazy: Option<super::lazy::Lazy>,
+    pub(super) lazy: Option<super::known::Lazy>,
     /// Notes for the report (a stale log).
     pub(super) notes: Vec<String>,
     /// While the search works on a hang or a `RecursionError`: its candidates' per-test limit
     /// (see `sources/limits.rs`).
     pub(super) search_test_limit: Option<Duration>,
     /// The flaky tests found so far (see [`super::flaky`]).
-    pub(super) flaky: super::flaky::Flaky,
+    pub(super) flaky: super::known::Flaky,
 }
 
 impl<'a> Runs<'a> {

@@ -62,7 +62,7 @@ pub(super) struct Step<'a> {
     /// The other tests of the failure's crash-site group (see [`groups`]), still failing.
     pub(super) group: Vec<String>,
     /// Where the group crashes (a member failing elsewhere now is another bug).
-    pub(super) group_key: Option<groups::GroupKey>,
+    pub(super) group_key: Option<super::model::GroupKey>,
     /// A candidate that passes its targeted (and group) run is kept tentatively, its full run
     /// left to the batch's (see [`batch`]).
     pub(super) defer: bool,
