@@ -19,6 +19,7 @@ use crate::traceback::{Failure, When};
 mod alongside;
 mod attempt_loop;
 mod batch;
+mod cause_state;
 mod causes;
 mod chain;
 mod fix;

@@ -396,3 +396,20 @@ pub struct Group {
     /// when another group's patch made the whole group pass before it was worked on.
     pub status: FailureStatus,
 }
+
+/// What a failure's sources left out before any run, as the failure reports it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(in crate::session) struct Prechecked {
+    /// The search's candidates dropped by [`screen`] (`prechecked` in the JSON).
+    pub search: usize,
+    /// Candidates of the rules or the search that copy a literal of the failing test's
+    /// expected value into the code (`plan::literals`; `test_literals` in the JSON).
+    pub test_literals: usize,
+}
+
+impl Prechecked {
+    pub(in crate::session) fn report(&self, outcome: &mut crate::session::FailureOutcome) {
+        outcome.prechecked = self.search;
+        outcome.test_literals = self.test_literals;
+    }
+}

@@ -75,9 +75,9 @@ pub(super) struct Step<'a> {
     /// Candidates ranked and left untried when the work ended (see `docs/proof.md`).
     pub(super) untried: usize,
     /// The search's cause: the failing tests searched with this one, and its leads.
-    pub(super) cause: sources::cause_state::Cause,
+    pub(super) cause: super::cause_state::Cause,
     /// Candidates left out before any run (see `sources/precheck.rs`).
-    pub(super) prechecked: sources::precheck::Prechecked,
+    pub(super) prechecked: super::model::Prechecked,
 }
 
 impl Work<'_, '_> {

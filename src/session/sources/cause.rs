@@ -16,11 +16,11 @@
 
 use std::time::Instant;
 
-use super::cause_state::Lead;
 use super::search::{covering, titled, Suspects};
 use crate::localize::{self, Spectrum};
 use crate::plan::Candidate;
 use crate::runner::{PytestRun, RunSpec};
+use crate::session::cause_state::Lead;
 use crate::session::runs::Phase;
 use crate::session::work::{Fixed, Work};
 use crate::session::SessionError;
@@ -123,7 +123,7 @@ impl Work<'_, '_> {
         if !self.ctx.cause.partial() || self.ctx.cause.combining || first.timed_out {
             return None;
         }
-        super::cause_state::fixed_by(verdict, targeted)
+        crate::session::cause_state::fixed_by(verdict, targeted)
     }
 
     /// The representative passed but other tests of the cause still fail: the last attempt says

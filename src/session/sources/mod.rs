@@ -12,12 +12,10 @@ use crate::session::SessionError;
 use crate::traceback::Failure;
 
 pub(super) mod cause;
-pub(super) mod cause_state;
 pub(super) mod limits;
 pub(super) mod llm;
 pub(super) mod precheck;
 mod rules;
-pub(super) use rules::MAX_RULE_RANK;
 pub(super) mod search;
 
 /// One kind of candidate source.

@@ -1,4 +1,4 @@
-//! The search's state for one cause (see [`super::cause`]): the cause's other failing tests and
+//! The search's state for one cause (see `sources/cause.rs`): the cause's other failing tests and
 //! the leads found so far. Its own file so that the search and the cause's extensions of it
 //! both read it without importing each other.
 
