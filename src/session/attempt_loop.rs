@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::model::{outcome_of, Attempt, FailureOutcome, Patch, PatchStep, Report};
 use super::runs::{Phase, Runs};
-use super::sources::{llm, search};
+use super::sources::{self, llm, search};
 use super::work::{Step, Work};
 use super::workspace::Workspace;
 use super::{
@@ -628,8 +628,9 @@ impl AttemptLoop<'_, '_> {
             s: &mut self.s,
             ws: &mut *self.ws,
             ctx,
+            work_on: sources::work_on,
         };
-        let result = work.work_on(&failure, 0)?;
+        let result = sources::work_on(&mut work, &failure, 0)?;
         let mut ctx = work.ctx;
         if ctx.needs_flush {
             // Worked on again once the pending fixes are confirmed (nothing was rejected).
