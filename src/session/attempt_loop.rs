@@ -8,13 +8,15 @@ use std::time::{Duration, Instant};
 
 use super::model::{outcome_of, Attempt, FailureOutcome, Patch, PatchStep, Report};
 use super::runs::{Phase, Runs};
+use super::shared::{
+    failure_key, failure_keys, is_conftest, review_notes, run_id, MAX_HARD_HANGS,
+    TIME_BUDGET_USED_UP,
+};
 use super::sources::{self, llm, search};
 use super::work::{Step, Work};
 use super::workspace::Workspace;
-use super::{
-    batch, causes, failure_key, failure_keys, groups, is_conftest, lazy, review_notes, run_id,
-    Options, SessionError, MAX_HARD_HANGS, TIME_BUDGET_USED_UP,
-};
+use super::Options;
+use super::{batch, causes, groups, lazy, SessionError};
 use crate::category;
 use crate::command::OUTPUT_CHECK_EXC;
 use crate::plan::Candidate;

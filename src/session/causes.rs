@@ -12,8 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use super::runs::{Phase, Runs};
+use super::shared::{failure_key, failure_keys};
 use super::workspace::Workspace;
-use super::{failure_key, failure_keys, SessionError};
+use super::SessionError;
 use crate::plan::Candidate;
 use crate::traceback::{self, Failure, When};
 use crate::verdict::Verdict;

@@ -5,10 +5,10 @@
 //! and a candidate that passes the representative must pass the whole group in one targeted
 //! run before the full suite is run.
 
-use super::model::{Group, GroupKey};
+use super::model::{FailureOutcome, Group, GroupKey};
 use std::collections::BTreeMap;
 
-use super::{failure_key, FailureOutcome};
+use super::shared::failure_key;
 use crate::status::{AttemptOutcome, FailureStatus};
 use crate::traceback::{Failure, When};
 

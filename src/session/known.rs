@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::failure_key;
 use super::model::{outcome_of, FailureOutcome, FlakyRuns};
+use super::shared::failure_key;
 use crate::category;
 use crate::localize::imports::ImportIndex;
 use crate::localize::Spectrum;

@@ -65,7 +65,7 @@ pub struct Attempt {
     /// Under a narrow selection: what the proof ran (the selection, and the tests outside it
     /// that run the edited lines; see `docs/proof.md`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub proof: Option<super::Proof>,
+    pub proof: Option<Proof>,
     /// An unsafe candidate whose failing tests passed: how often they were run in a row on it
     /// (the proving run counted) and passed; absent for safe candidates and candidates whose
     /// failing tests did not pass (see `docs/proof.md`, "Chance is not proof").
@@ -412,4 +412,28 @@ impl Prechecked {
         outcome.prechecked = self.search;
         outcome.test_literals = self.test_literals;
     }
+}
+
+/// What a candidate's proof ran, in the attempt (only under a narrow selection).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Proof {
+    /// Tests in the run's selection (all of them ran in the confirming run).
+    pub selected: usize,
+    /// Tests outside the selection run with the candidate: the rest of the selected tests'
+    /// files, the tests that ran the edited lines, and the test files importing the module when
+    /// the edit runs at import or its coverage is unknown (those that failed on the original
+    /// code left out). `None` only when nothing said which tests those are.
+    pub outside: Option<usize>,
+    /// Those of them that failed with the candidate (the candidate was rejected).
+    pub outside_failed: Vec<String>,
+    /// Of `outside`, the tests that ran the edited lines on the original code (measured over
+    /// the suite); `None` when the coverage run gave nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub covering: Option<usize>,
+    /// The test files run whole: the selected tests' own, and the importers of the module.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// The edit runs at import (outside every function body): the module's importers ran.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub module_level: bool,
 }

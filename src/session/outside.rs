@@ -29,9 +29,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
-use super::model::Attempt;
+use super::model::{Attempt, Proof};
 use super::runs::{Phase, Runs};
 use super::workspace::Workspace;
 use super::SessionError;
@@ -46,30 +44,6 @@ use crate::verdict::{self, Verdict};
 /// suite is traced in the selection's test files only (the other files' coverage is unknown,
 /// and a candidate is proven against those of them that import the edited module).
 const WHOLE_SUITE_TESTS: usize = 400;
-
-/// What a candidate's proof ran, in the attempt (only under a narrow selection).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Proof {
-    /// Tests in the run's selection (all of them ran in the confirming run).
-    pub selected: usize,
-    /// Tests outside the selection run with the candidate: the rest of the selected tests'
-    /// files, the tests that ran the edited lines, and the test files importing the module when
-    /// the edit runs at import or its coverage is unknown (those that failed on the original
-    /// code left out). `None` only when nothing said which tests those are.
-    pub outside: Option<usize>,
-    /// Those of them that failed with the candidate (the candidate was rejected).
-    pub outside_failed: Vec<String>,
-    /// Of `outside`, the tests that ran the edited lines on the original code (measured over
-    /// the suite); `None` when the coverage run gave nothing.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub covering: Option<usize>,
-    /// The test files run whole: the selected tests' own, and the importers of the module.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<String>,
-    /// The edit runs at import (outside every function body): the module's importers ran.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub module_level: bool,
-}
 
 /// The file part of a node id.
 fn file_of(id: &str) -> &str {

@@ -214,7 +214,7 @@ fn work(shared: &Shared, scratch: &Scratch, python: &Interpreter, tx: &mpsc::Sen
 
 fn run_job(job: Job, root: &Path, env: &(OsString, OsString), python: &Interpreter) -> Done {
     let started = Instant::now();
-    let started_ms = super::now_ms();
+    let started_ms = super::shared::now_ms();
     let mut done = Done {
         rank: job.rank,
         runs: Vec::new(),

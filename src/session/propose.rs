@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use super::attempt_loop::judge_name;
 use super::model::{outcome_of, Attempt, Patch, PatchStep, Phases, Report};
-use super::{excluded, now_ms, review_notes, run_id, Options, SessionError};
+use super::shared::{excluded, now_ms, review_notes, run_id};
+use super::Options;
+use super::SessionError;
 use crate::plan::{self, Candidate, PlanInput};
 use crate::rules::{Category, RuleSet};
 use crate::status::{Applicability, AttemptOutcome, FailureStatus};

@@ -6,8 +6,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::model::{Attempt, Phases};
+use super::shared::now_ms;
 use super::workspace::Workspace;
-use super::{now_ms, Options, SessionError};
+use super::Options;
+use super::SessionError;
 use crate::install::{self, Install};
 use crate::plan::Candidate;
 use crate::probe::{self, ProbeReport, ProbeRequest};

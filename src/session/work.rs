@@ -8,10 +8,9 @@ use std::time::{Duration, Instant};
 use super::alongside::Alongside;
 use super::model::{Attempt, Repeats};
 use super::runs::{Phase, Runs};
+use super::shared::{failure_key, failure_keys, GROUP_IN_FULL_RUN, TIME_BUDGET_USED_UP};
 use super::workspace::Workspace;
-use super::{
-    chain, failure_key, failure_keys, groups, SessionError, GROUP_IN_FULL_RUN, TIME_BUDGET_USED_UP,
-};
+use super::{chain, groups, SessionError};
 use crate::command::OUTPUT_CHECK_EXC;
 use crate::plan::Candidate;
 use crate::probe::ProbeReport;

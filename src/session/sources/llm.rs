@@ -15,8 +15,9 @@ use crate::plan::{Candidate, PlanError};
 use crate::probe::ProbeReport;
 use crate::session::model::Attempt;
 use crate::session::runs::Runs;
+use crate::session::shared::{excluded, now_ms, TIME_BUDGET_USED_UP};
 use crate::session::work::{Stages, Step, Trial, Work};
-use crate::session::{excluded, now_ms, SessionError, TIME_BUDGET_USED_UP};
+use crate::session::SessionError;
 use crate::status::{AttemptOutcome, Source};
 use crate::traceback::Failure;
 

@@ -10,9 +10,9 @@ use crate::plan::PlanInput;
 use crate::plan::{self, Candidate};
 use crate::rules::Category;
 use crate::session::runs::probe_facts;
+use crate::session::shared::{excluded, failure_key};
 use crate::session::work::{Fixed, Proven, Work};
 use crate::session::SessionError;
-use crate::session::{excluded, failure_key};
 use crate::traceback::Failure;
 
 pub(super) mod cause;

@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 use crate::runner::PytestRun;
 use crate::session::parallel::{replace, Job, Pool};
 use crate::session::runs::{Phase, Runs};
+use crate::session::shared::{excluded, failure_key};
 use crate::session::work::{gone, is_progress, next_failure, Stages, Trial, Work};
-use crate::session::{excluded, failure_key, SessionError};
+use crate::session::SessionError;
 use crate::traceback::Failure;
 use crate::verdict::Verdict;
 
