@@ -180,7 +180,7 @@ pub struct FailureOutcome {
     /// A `flaky` test: how often it passed and failed in the runs of the same code that showed
     /// it (see `docs/proof.md`, "Chance is not proof").
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub runs: Option<super::FlakyRuns>,
+    pub runs: Option<FlakyRuns>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -408,7 +408,7 @@ pub(in crate::session) struct Prechecked {
 }
 
 impl Prechecked {
-    pub(in crate::session) fn report(&self, outcome: &mut crate::session::FailureOutcome) {
+    pub(in crate::session) fn report(&self, outcome: &mut FailureOutcome) {
         outcome.prechecked = self.search;
         outcome.test_literals = self.test_literals;
     }
