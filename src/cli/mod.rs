@@ -455,7 +455,7 @@ fn usage_error_json(code: i32, msg: &str) -> String {
 
 /// clap's `error: ...` line, without the prefix.
 fn first_error_line(rendered: &str) -> String {
-    let line = rendered.lines().next().unwrap_or("").trim();
+    let line = crate::traceback::first_line(rendered).trim();
     line.strip_prefix("error: ").unwrap_or(line).to_string()
 }
 

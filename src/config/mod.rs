@@ -189,7 +189,7 @@ impl Reader<'_> {
     fn read(&self) -> Result<Config, ConfigError> {
         let doc = tree::parse(self.text).map_err(|e| {
             // toml's Display is a multi-line snippet; its message and span make one line.
-            let msg = e.message().lines().next().unwrap_or("").trim().to_string();
+            let msg = crate::traceback::first_line(e.message()).trim().to_string();
             self.err(e.span().map(|s| s.start), format!("invalid TOML: {msg}"))
         })?;
         let settings = if self.table == "[tool.selfdebug]" {

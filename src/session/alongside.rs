@@ -15,9 +15,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Instant;
 
-use super::*;
+use super::error::SessionError;
+use super::runs::{Phase, Runs};
+use super::workspace::Workspace;
 use crate::process::RunnerError;
+use crate::runner::{self, PytestRun};
 
 /// A full run going on beside the targeted run. Dropped unused, it is stopped and joined, so
 /// no run of it outlives the candidate.

@@ -2,8 +2,32 @@
 //! worked on through [`super::work`], until the queue is empty, the time budget is used up or
 //! the run is interrupted.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::error::SessionError;
+use super::model::{outcome_of, Attempt, FailureOutcome, Patch, PatchStep, Report};
+use super::runs::{Phase, Runs};
+use super::shared::Options;
+use super::shared::{
+    failure_key, failure_keys, is_conftest, review_notes, run_id, MAX_HARD_HANGS,
+    TIME_BUDGET_USED_UP,
+};
+use super::sources::{self, llm, search};
+use super::work::{Step, Work};
+use super::workspace::Workspace;
+use super::{batch, causes, groups, lazy};
+use crate::category;
+use crate::command::OUTPUT_CHECK_EXC;
+use crate::plan::Candidate;
 use crate::plugin::Hang;
+use crate::rules::{Category, RuleSet};
+use crate::runner::{self, Interpreter};
+use crate::status::{Applicability, FailureStatus, Judge, Source};
+use crate::traceback::{self, Failure, When};
+use crate::tried::Tried;
+use crate::verdict::Verdict;
 
 /// The loop itself, in any workspace. Returns the report; the caller keeps or rolls back.
 pub fn run_loop(
@@ -274,7 +298,7 @@ struct AttemptLoop<'w, 'a> {
     /// Tests searched as one cause (the spectrum's): (the test worked on, another).
     links: Vec<(String, String)>,
     /// The causes, once the loop is over.
-    causes: Vec<causes::Cause>,
+    causes: Vec<super::model::Cause>,
     out_of_time: bool,
     worked_on: usize,
     /// Where a failure was before a kept patch moved it.
@@ -600,8 +624,9 @@ impl AttemptLoop<'_, '_> {
             s: &mut self.s,
             ws: &mut *self.ws,
             ctx,
+            work_on: sources::work_on,
         };
-        let result = work.work_on(&failure, 0)?;
+        let result = sources::work_on(&mut work, &failure, 0)?;
         let mut ctx = work.ctx;
         if ctx.needs_flush {
             // Worked on again once the pending fixes are confirmed (nothing was rejected).

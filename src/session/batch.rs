@@ -17,11 +17,21 @@
 //! the fixes kept before it. So every kept fix has passed a full run that contained it and
 //! every other kept fix: the last successful run of the fallback, or the batch's own.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
 
+use super::error::SessionError;
 use super::judge::FullRun;
-use super::*;
+use super::model::{outcome_of, Attempt, FailureOutcome};
+use super::runs::{Phase, Runs};
+use super::shared::{failure_key, failure_keys, TIME_BUDGET_USED_UP};
+use super::workspace::Workspace;
+use crate::category;
+use crate::plan::Candidate;
+use crate::rules::Category;
+use crate::status::{AttemptOutcome, ConfirmedBy, FailureStatus};
+use crate::traceback::{Failure, When};
+use crate::tried::Tried;
 
 /// One fix kept tentatively.
 pub(super) struct Entry {

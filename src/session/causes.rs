@@ -7,27 +7,17 @@
 //! failing is restored to its original bytes, and one more full run then says what the tree as
 //! left does, so the exit code and the JSON tell the truth about it.
 
-use super::*;
+use super::model::{Cause, CausePatch};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
-/// One cause as the report shows it (`causes`; `failures[].cause` is an index into the list).
-#[derive(Debug, Clone, Serialize)]
-pub struct Cause {
-    /// Its failing tests, in the run's order.
-    pub tests: Vec<String>,
-    pub status: crate::status::CauseStatus,
-    /// Why its patches were kept or restored (or why it has none).
-    pub reason: String,
-    /// The patches made for it (kept when `fixed`, restored when `restored`).
-    pub patches: Vec<CausePatch>,
-}
-
-/// One patch of a cause: where, by which rule, what it did.
-#[derive(Debug, Clone, Serialize)]
-pub struct CausePatch {
-    pub file: String,
-    pub rule: String,
-    pub title: String,
-}
+use super::error::SessionError;
+use super::runs::{Phase, Runs};
+use super::shared::{failure_key, failure_keys};
+use super::workspace::Workspace;
+use crate::plan::Candidate;
+use crate::traceback::{self, Failure, When};
+use crate::verdict::Verdict;
 
 /// A failing test as the causes are built from it.
 #[derive(Debug, Clone)]

@@ -45,7 +45,7 @@ pub fn guards_none(before: &[u8], after: &[u8]) -> bool {
 
 /// Whether the failure is about a `None` value: the message names `NoneType` or `None`.
 pub fn none_error(f: &Failure) -> bool {
-    let first = f.msg.lines().next().unwrap_or("");
+    let first = crate::traceback::first_line(&f.msg);
     first.contains("NoneType") || first.contains("None ") || first.ends_with("None")
 }
 
@@ -58,7 +58,7 @@ pub fn made_the_none(before: &[u8], after: &[u8], from: &Failure, to: &Failure) 
             "not followed: the edit makes a value None, and the failure it moved to is about that \
              None ({}: {}); a later step could only guard the None it made",
             to.exc_type,
-            to.msg.lines().next().unwrap_or("")
+            crate::traceback::first_line(&to.msg)
         )
     })
 }

@@ -1,7 +1,22 @@
 //! `fix` and `fix --dry-run`: where the attempt loop works (the project behind a journal, or a
 //! scratch copy) and what is kept at the end (the proven patches, or every byte restored).
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime};
+
+use super::attempt_loop::run_loop;
+use super::error::SessionError;
+use super::model::{combine, Backup, Report};
+use super::propose::propose_only;
+use super::shared::interpreter;
+use super::shared::Options;
+use super::workspace::{JournalWorkspace, ScratchWorkspace, Workspace};
+use crate::journal::{self, Journal};
+use crate::rules::RuleSet;
+use crate::runner::{self, Interpreter};
+use crate::scratch::Scratch;
+use crate::status::FailureStatus;
 
 /// `fix`: works in the project itself. Every file is journaled before its first byte is
 /// written; proven fixes are kept (all of them, or none with `--all-or-nothing`), and when

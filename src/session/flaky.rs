@@ -4,82 +4,13 @@
 //! too, it is flaky: known from then on, left out of every later judgement (never blamed on a
 //! candidate, never worked on, never counted fixed) and reported with its counts.
 
+use super::model::FlakyRuns;
+
+use super::error::SessionError;
 use super::lazy::node_id;
-use super::*;
-
-/// How often a flaky test passed and failed in the runs of the same (original) code that
-/// showed it: the JSON's `runs` of a `flaky` failure.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct FlakyRuns {
-    pub passed: u32,
-    pub failed: u32,
-}
-
-/// The flaky tests known so far, and what the original code's runs said.
-#[derive(Debug, Default)]
-pub(super) struct Flaky {
-    /// The baseline's failing tests (on the original code): a test that failed there is no
-    /// bystander (an earlier kept patch may be what made it pass).
-    pub(super) baseline: BTreeSet<(String, When)>,
-    /// Flaky tests, in the order they were found: their counts and a failure they showed on
-    /// the original code.
-    pub(super) known: Vec<(FlakyRuns, Failure)>,
-    /// Bystanders that passed every run on the original code once: blamed from then on
-    /// without running them there again (a wrong candidate that breaks them costs no more).
-    pub(super) stable: BTreeSet<String>,
-}
-
-impl Flaky {
-    pub(super) fn is_known(&self, key: &(String, When)) -> bool {
-        self.known.iter().any(|(_, f)| failure_key(f) == *key)
-    }
-
-    /// Registers a flaky test (again: its counts are replaced).
-    pub(super) fn add(&mut self, runs: FlakyRuns, failure: Failure) {
-        let key = failure_key(&failure);
-        self.known.retain(|(_, f)| failure_key(f) != key);
-        self.known.push((runs, failure));
-    }
-
-    /// `verdict` without the failures of known flaky tests: they decide nothing.
-    pub(super) fn strip(&self, verdict: Verdict) -> Verdict {
-        match verdict {
-            Verdict::Failed(f) if !self.known.is_empty() => {
-                let left: Vec<Failure> = f
-                    .into_iter()
-                    .filter(|f| !self.is_known(&failure_key(f)))
-                    .collect();
-                if left.is_empty() {
-                    Verdict::Green
-                } else {
-                    Verdict::Failed(left)
-                }
-            }
-            other => other,
-        }
-    }
-
-    /// The outcomes of the flaky tests, for the report (`status: "flaky"` with `runs`).
-    pub(super) fn outcomes(&self, root: &Path) -> Vec<FailureOutcome> {
-        self.known
-            .iter()
-            .map(|(runs, f)| {
-                let mut o = outcome_of(f, category::categorize(f, root).0);
-                o.status = FailureStatus::Flaky;
-                o.runs = Some(*runs);
-                o.reason = Some(format!(
-                    "flaky: on the same code it passed {} and failed {} of {} runs; a test that \
-                     fails at random proves nothing, so it was not searched and no candidate was \
-                     rejected for it",
-                    runs.passed,
-                    runs.failed,
-                    runs.passed + runs.failed
-                ));
-                o
-            })
-            .collect()
-    }
-}
+use super::runs::{Phase, Runs};
+use super::workspace::Workspace;
+use crate::verdict::Verdict;
 
 impl Runs<'_> {
     /// The tests among `broke` (they failed under a candidate) that passed in the baseline and

@@ -5,40 +5,16 @@
 //! and a candidate that passes the representative must pass the whole group in one targeted
 //! run before the full suite is run.
 
+use super::model::{FailureOutcome, Group, GroupKey};
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
-use super::{failure_key, FailureOutcome};
+use super::shared::failure_key;
 use crate::status::{AttemptOutcome, FailureStatus};
 use crate::traceback::{Failure, When};
 
-/// Where and how a group's tests crash.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct GroupKey {
-    pub file: String,
-    pub line: u32,
-    pub exc_type: String,
-    /// The message's first line with numbers as `<n>` and quoted values as `<s>`.
-    pub msg_shape: String,
-}
-
-/// One group as the report shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Group {
-    /// Null for a failure with no test id or no place in the project (it is its own group).
-    pub key: Option<GroupKey>,
-    pub tests: Vec<String>,
-    /// The test the group was worked on through (the first of the group in the run's order).
-    pub representative: Option<String>,
-    /// The representative's status (`fixed`, `not_fixed`, ...), or `fixed_by_another_patch`
-    /// when another group's patch made the whole group pass before it was worked on.
-    pub status: FailureStatus,
-}
-
 /// `'KeyError: 'user_42''` and `'KeyError: 'admin_7''` have the same shape.
 pub fn msg_shape(msg: &str) -> String {
-    let first = msg.lines().next().unwrap_or("").trim();
+    let first = crate::traceback::first_line(msg).trim();
     let mut out = String::with_capacity(first.len());
     let mut chars = first.chars().peekable();
     while let Some(c) = chars.next() {
@@ -185,7 +161,7 @@ impl Groups {
     }
 }
 
-impl super::Runs<'_> {
+impl super::runs::Runs<'_> {
     /// The group's other tests in one targeted run, once the representative passed: `true`
     /// when none of them still fails (see [`still_failing`]). Otherwise the attempt says why it
     /// is rejected (one edit must account for the whole group's crash: a candidate that fixes
@@ -194,16 +170,16 @@ impl super::Runs<'_> {
     /// rest, and the cause's patches stay only if it is fixed too (see `cause_audit`).
     pub(super) fn group_run(
         &mut self,
-        ws: &dyn super::Workspace,
+        ws: &dyn super::workspace::Workspace,
         others: &[String],
         key: Option<&GroupKey>,
         chained: bool,
-        attempt: &mut super::Attempt,
-    ) -> Result<bool, super::SessionError> {
+        attempt: &mut super::model::Attempt,
+    ) -> Result<bool, super::error::SessionError> {
         if others.is_empty() {
             return Ok(true);
         }
-        let run = self.run(ws, others, super::Phase::Candidate)?;
+        let run = self.run(ws, others, super::runs::Phase::Candidate)?;
         match self.read(&run, ws.root()) {
             crate::verdict::Verdict::TimedOut => {
                 attempt.outcome = AttemptOutcome::Timeout;
@@ -242,7 +218,7 @@ pub(super) fn group_passes_in(
     others: &[String],
     key: Option<&GroupKey>,
     chained: bool,
-    attempt: &mut super::Attempt,
+    attempt: &mut super::model::Attempt,
 ) -> bool {
     let Some(after) = verdict.failures() else {
         return true;
@@ -265,7 +241,7 @@ pub(super) fn group_passes_in(
         if failing.len() == 1 { "s" } else { "" },
         first.test.as_deref().unwrap_or("?"),
         first.exc_type,
-        first.msg.lines().next().unwrap_or("")
+        crate::traceback::first_line(&first.msg)
     ));
     false
 }

@@ -4,7 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use super::{failure_keys, Attempt};
+use super::model::Attempt;
+use super::shared::failure_keys;
 use crate::status::AttemptOutcome;
 use crate::traceback::{Failure, When};
 use crate::verdict::Verdict;

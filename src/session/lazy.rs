@@ -16,20 +16,20 @@
 //! Once a confirming full run is accepted its failures are the complete reference set, and the
 //! run goes on as with a full baseline.
 
-use super::judge::{judge_full_run, FullRun};
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
-/// What the lazy baseline learnt of the tests outside the log's failures (keys as
-/// [`failure_key`]): each test is run on the original bytes at most once.
-#[derive(Debug, Default)]
-pub(super) struct Lazy {
-    /// Failed on the original bytes too: no breakage when they fail with a candidate.
-    pub(super) failing: BTreeSet<(String, When)>,
-    /// Passed on the original bytes: a candidate that fails them broke them.
-    pub(super) passing: BTreeSet<(String, When)>,
-    /// Whether a full run has set the per-run limit and the expected cost of a full run yet.
-    pub(super) timed: bool,
-}
+use super::error::SessionError;
+use super::judge::{judge_full_run, FullRun};
+use super::known::Lazy;
+use super::runs::{Phase, Runs};
+use super::shared::Options;
+use super::shared::{failure_key, failure_keys, is_conftest};
+use super::workspace::Workspace;
+use crate::runner::{self, PytestRun, RunSpec};
+use crate::traceback::{Failure, When};
+use crate::verdict::Verdict;
 
 /// The node id pytest selects a failure's test by: a subtest (`t.py::test_x [label]`, unittest's
 /// `(label)`) runs as its owning test.

@@ -4,38 +4,10 @@
 //! never written, not even for a moment), or the project itself behind a journal that can put
 //! every byte back.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-use serde::Serialize;
-
-use crate::category;
-use crate::command::OUTPUT_CHECK_EXC;
-use crate::config::settings::excluded_by;
-use crate::edit;
-use crate::install::{self, Install};
-use crate::journal::{self, Journal, JournalError};
-use crate::plan::{self, Candidate, PlanInput};
-use crate::probe::{self, ProbeReport, ProbeRequest};
-use crate::project::ProjectRoot;
-use crate::rules::{Category, RuleSet};
-use crate::runner::{self, Interpreter, PytestRun, RunSpec};
-use crate::scratch::Scratch;
-use crate::source::{Encoding, SourceFile};
-use crate::status::{
-    Applicability, AttemptOutcome, ConfirmedBy, DiffEncoding, FailureStatus, Judge, Source,
-};
-use crate::traceback::{self, Failure, When};
-use crate::transform::stdlib::Stdlib;
-use crate::transform::ProbeFacts;
-use crate::tried::Tried;
-use crate::verdict::{self, Verdict};
-
 mod alongside;
 mod attempt_loop;
 mod batch;
+mod cause_state;
 mod causes;
 mod chain;
 mod error;
@@ -43,118 +15,24 @@ mod fix;
 mod flaky;
 mod groups;
 mod judge;
+mod known;
 mod lazy;
 mod model;
 mod outside;
 mod parallel;
 mod propose;
 mod runs;
+mod shared;
 mod sources;
 mod work;
 mod workspace;
 
-pub use causes::{Cause, CausePatch};
 pub use error::SessionError;
 pub use fix::{dry_run, fix};
-pub use flaky::FlakyRuns;
-pub use groups::{Group, GroupKey};
-pub use model::{combine, Attempt, Backup, FailureOutcome, Patch, PatchStep, Phases, Report};
-pub use outside::Proof;
+pub use model::{
+    combine, Attempt, Backup, Cause, CausePatch, FailureOutcome, FlakyRuns, Group, GroupKey, Patch,
+    PatchStep, Phases, Proof, Report,
+};
 pub use workspace::{JournalWorkspace, ScratchWorkspace, Workspace};
 
-use attempt_loop::*;
-use model::*;
-use propose::*;
-use runs::*;
-use sources::{llm, search, Flow, Round};
-use work::*;
-
-pub use crate::config::Settings as Options;
-
-/// Why a file is not to be patched, when `extend-exclude` says so.
-fn excluded(opts: &Options, rel: &str) -> Option<String> {
-    excluded_by(&opts.exclude, rel).map(|p| {
-        format!(
-            "{rel} is excluded by extend-exclude ('{}'): never patched",
-            p.text
-        )
-    })
-}
-
-/// Up to this many other tests in a failure's group, their check rides on the candidate's
-/// full run instead of a run of their own: for a few tests a run costs its start, and the full
-/// run holds them anyway.
-const GROUP_IN_FULL_RUN: usize = 8;
-
-/// A journal left by a killed run stops every command that writes, until `selfdebug restore`.
-pub fn pending_journal(root: &ProjectRoot) -> Option<String> {
-    match journal::pending(root.path()) {
-        Ok(Some(p)) => Some(
-            JournalError::Pending {
-                root: p.root,
-                files: p.files,
-                started: p.started,
-            }
-            .to_string(),
-        ),
-        _ => None,
-    }
-}
-
-/// Hard hangs (beyond the per-test timer's reach) deselected before the baseline gives up.
-const MAX_HARD_HANGS: usize = 3;
-
-/// The reason given for failures the time budget left untried.
-const TIME_BUDGET_USED_UP: &str = "time budget used up";
-
-/// The `review` line of each unsafe rule among `rule_ids`.
-fn review_notes(rules: &RuleSet, rule_ids: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for id in rule_ids {
-        if let Some(note) = rules.get(id).and_then(|r| r.review_note()) {
-            if !out.contains(&note) {
-                out.push(note);
-            }
-        }
-    }
-    out
-}
-
-/// pytest's report of a conftest that could not be imported (see [`traceback::conftest`]).
-fn is_conftest(f: &Failure) -> bool {
-    f.test.is_none()
-        && f.headline
-            .as_deref()
-            .is_some_and(|h| h.starts_with("conftest "))
-}
-
-/// The project's interpreter, with pytest importable.
-pub fn interpreter(root: &Path, opts: &Options) -> Result<Interpreter, SessionError> {
-    let python =
-        runner::find_interpreter(root, opts.python.as_deref()).map_err(SessionError::Runner)?;
-    if opts.judge.is_some() {
-        // A command needs no pytest.
-        return Ok(python);
-    }
-    runner::prepare(&python).map_err(SessionError::Runner)
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-pub fn run_id() -> String {
-    format!("{}-{}", now_ms(), std::process::id())
-}
-
-/// (test, phase) of each failure; the section title stands in for a missing test id.
-fn failure_keys(failures: &[Failure]) -> BTreeSet<(String, When)> {
-    failures.iter().map(failure_key).collect()
-}
-
-fn failure_key(f: &Failure) -> (String, When) {
-    let test = f.test.clone().or_else(|| f.headline.clone());
-    (test.unwrap_or_default(), f.when)
-}
+pub use shared::{interpreter, pending_journal, run_id, Options};

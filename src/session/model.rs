@@ -1,7 +1,20 @@
 //! The report model of a `fix` run: what was found, tried and kept (rendered by
 //! [`crate::report::fix`] as the JSON of `schema/fix.schema.json` and the human log).
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::edit;
+use crate::install::Install;
+use crate::probe::ProbeReport;
+use crate::rules::Category;
+use crate::status::{
+    Applicability, AttemptOutcome, ConfirmedBy, DiffEncoding, FailureStatus, Judge, Source,
+};
+use crate::traceback::{Failure, When};
 
 /// One candidate tried on one failure.
 #[derive(Debug, Clone, Serialize)]
@@ -52,7 +65,7 @@ pub struct Attempt {
     /// Under a narrow selection: what the proof ran (the selection, and the tests outside it
     /// that run the edited lines; see `docs/proof.md`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub proof: Option<super::Proof>,
+    pub proof: Option<Proof>,
     /// An unsafe candidate whose failing tests passed: how often they were run in a row on it
     /// (the proving run counted) and passed; absent for safe candidates and candidates whose
     /// failing tests did not pass (see `docs/proof.md`, "Chance is not proof").
@@ -167,7 +180,7 @@ pub struct FailureOutcome {
     /// A `flaky` test: how often it passed and failed in the runs of the same code that showed
     /// it (see `docs/proof.md`, "Chance is not proof").
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub runs: Option<super::FlakyRuns>,
+    pub runs: Option<FlakyRuns>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -208,9 +221,9 @@ pub struct Report {
     /// What the model fallback did; none when it was off.
     pub llm: Option<crate::llm::Usage>,
     /// The failures worked on, grouped by crash site (see [`groups`]).
-    pub groups: Vec<groups::Group>,
+    pub groups: Vec<Group>,
     /// The failures' causes, and what became of each one's patches (see [`super::causes`]).
-    pub causes: Vec<super::causes::Cause>,
+    pub causes: Vec<Cause>,
 }
 
 /// Milliseconds spent per phase; `tool` is everything outside pytest processes.
@@ -331,4 +344,96 @@ pub fn combine(
         });
     }
     out
+}
+
+/// How often a flaky test passed and failed in the runs of the same (original) code that
+/// showed it: the JSON's `runs` of a `flaky` failure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct FlakyRuns {
+    pub passed: u32,
+    pub failed: u32,
+}
+
+/// One cause as the report shows it (`causes`; `failures[].cause` is an index into the list).
+#[derive(Debug, Clone, Serialize)]
+pub struct Cause {
+    /// Its failing tests, in the run's order.
+    pub tests: Vec<String>,
+    pub status: crate::status::CauseStatus,
+    /// Why its patches were kept or restored (or why it has none).
+    pub reason: String,
+    /// The patches made for it (kept when `fixed`, restored when `restored`).
+    pub patches: Vec<CausePatch>,
+}
+
+/// One patch of a cause: where, by which rule, what it did.
+#[derive(Debug, Clone, Serialize)]
+pub struct CausePatch {
+    pub file: String,
+    pub rule: String,
+    pub title: String,
+}
+
+/// Where and how a group's tests crash.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct GroupKey {
+    pub file: String,
+    pub line: u32,
+    pub exc_type: String,
+    /// The message's first line with numbers as `<n>` and quoted values as `<s>`.
+    pub msg_shape: String,
+}
+
+/// One group as the report shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    /// Null for a failure with no test id or no place in the project (it is its own group).
+    pub key: Option<GroupKey>,
+    pub tests: Vec<String>,
+    /// The test the group was worked on through (the first of the group in the run's order).
+    pub representative: Option<String>,
+    /// The representative's status (`fixed`, `not_fixed`, ...), or `fixed_by_another_patch`
+    /// when another group's patch made the whole group pass before it was worked on.
+    pub status: FailureStatus,
+}
+
+/// What a failure's sources left out before any run, as the failure reports it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(in crate::session) struct Prechecked {
+    /// The search's candidates dropped by [`screen`] (`prechecked` in the JSON).
+    pub search: usize,
+    /// Candidates of the rules or the search that copy a literal of the failing test's
+    /// expected value into the code (`plan::literals`; `test_literals` in the JSON).
+    pub test_literals: usize,
+}
+
+impl Prechecked {
+    pub(in crate::session) fn report(&self, outcome: &mut FailureOutcome) {
+        outcome.prechecked = self.search;
+        outcome.test_literals = self.test_literals;
+    }
+}
+
+/// What a candidate's proof ran, in the attempt (only under a narrow selection).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Proof {
+    /// Tests in the run's selection (all of them ran in the confirming run).
+    pub selected: usize,
+    /// Tests outside the selection run with the candidate: the rest of the selected tests'
+    /// files, the tests that ran the edited lines, and the test files importing the module when
+    /// the edit runs at import or its coverage is unknown (those that failed on the original
+    /// code left out). `None` only when nothing said which tests those are.
+    pub outside: Option<usize>,
+    /// Those of them that failed with the candidate (the candidate was rejected).
+    pub outside_failed: Vec<String>,
+    /// Of `outside`, the tests that ran the edited lines on the original code (measured over
+    /// the suite); `None` when the coverage run gave nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub covering: Option<usize>,
+    /// The test files run whole: the selected tests' own, and the importers of the module.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// The edit runs at import (outside every function body): the module's importers ran.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub module_level: bool,
 }

@@ -24,57 +24,26 @@
 //! and the attempt's `proof` says what was run. The search's spectrum is widened with the same
 //! measurement ([`Runs::widen_spectrum`]), so its "N tests cover the line" counts the suite.
 
-use super::*;
+use super::known::Outside;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::error::SessionError;
+use super::model::{Attempt, Proof};
+use super::runs::{Phase, Runs};
+use super::workspace::Workspace;
 use crate::localize::imports::ImportIndex;
 use crate::localize::{self, Spectrum};
-use crate::pytest_args::Widened;
+use crate::plan::Candidate;
+use crate::runner::{self, RunSpec};
+use crate::status::AttemptOutcome;
+use crate::verdict::{self, Verdict};
 
 /// Up to this many tests in the whole suite, the coverage run traces all of it; a bigger
 /// suite is traced in the selection's test files only (the other files' coverage is unknown,
 /// and a candidate is proven against those of them that import the edited module).
 const WHOLE_SUITE_TESTS: usize = 400;
-
-/// What the session knows about the tests outside a narrow selection.
-pub(super) struct Outside {
-    pub(super) wide: Widened,
-    /// The tests the narrow selection holds.
-    selected: BTreeSet<String>,
-    /// Every test of the widened selection, collected on the original code.
-    suite: BTreeSet<String>,
-    /// The coverage of the widened run on the original bytes; `None` when it gave nothing.
-    spectrum: Option<Spectrum>,
-    /// The test files whose tests the coverage run recorded: every file of a small suite, the
-    /// selection's of a large one, none when it gave nothing (under xdist from the project's
-    /// `addopts`, say). A file outside it has unknown coverage.
-    traced: BTreeSet<String>,
-    /// The static import index, scanned the first time an edit needs it (`None` inside: the
-    /// tree was too big to scan, so every test file counts as an importer).
-    imports: Option<Option<ImportIndex>>,
-}
-
-/// What a candidate's proof ran, in the attempt (only under a narrow selection).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Proof {
-    /// Tests in the run's selection (all of them ran in the confirming run).
-    pub selected: usize,
-    /// Tests outside the selection run with the candidate: the rest of the selected tests'
-    /// files, the tests that ran the edited lines, and the test files importing the module when
-    /// the edit runs at import or its coverage is unknown (those that failed on the original
-    /// code left out). `None` only when nothing said which tests those are.
-    pub outside: Option<usize>,
-    /// Those of them that failed with the candidate (the candidate was rejected).
-    pub outside_failed: Vec<String>,
-    /// Of `outside`, the tests that ran the edited lines on the original code (measured over
-    /// the suite); `None` when the coverage run gave nothing.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub covering: Option<usize>,
-    /// The test files run whole: the selected tests' own, and the importers of the module.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<String>,
-    /// The edit runs at import (outside every function body): the module's importers ran.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub module_level: bool,
-}
 
 /// The file part of a node id.
 fn file_of(id: &str) -> &str {
@@ -383,7 +352,7 @@ impl Runs<'_> {
                     }
                     // A test file that no longer collects (an import-time edit).
                     None => Some(f.headline.clone().unwrap_or_else(|| {
-                        format!("{}: {}", f.exc_type, f.msg.lines().next().unwrap_or(""))
+                        format!("{}: {}", f.exc_type, crate::traceback::first_line(&f.msg))
                     })),
                 })
                 .collect(),

@@ -1,6 +1,19 @@
 //! `fix --no-validate`: the top candidate of each failure in the log, nothing run.
 
-use super::*;
+use std::path::Path;
+use std::time::Instant;
+
+use super::attempt_loop::judge_name;
+use super::error::SessionError;
+use super::model::{outcome_of, Attempt, Patch, PatchStep, Phases, Report};
+use super::shared::Options;
+use super::shared::{excluded, now_ms, review_notes, run_id};
+use crate::plan::{self, Candidate, PlanInput};
+use crate::rules::{Category, RuleSet};
+use crate::status::{Applicability, AttemptOutcome, FailureStatus};
+use crate::traceback::{self, Failure};
+use crate::transform::stdlib::Stdlib;
+use crate::{category, runner};
 
 /// `--no-validate`: the top candidate of each failure in the log, nothing run.
 pub(super) fn propose_only(

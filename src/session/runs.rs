@@ -1,7 +1,26 @@
 //! Every run the session makes (baseline, probe, candidates, confirming runs) goes through
 //! [`Runs`]: the judge (pytest or a command), the limits, the counts and the phases' times.
 
-use super::*;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::error::SessionError;
+use super::model::{Attempt, Phases};
+use super::shared::now_ms;
+use super::shared::Options;
+use super::workspace::Workspace;
+use crate::install::{self, Install};
+use crate::plan::Candidate;
+use crate::probe::{self, ProbeReport, ProbeRequest};
+use crate::rules::Category;
+use crate::runner::{self, Interpreter, PytestRun, RunSpec};
+use crate::source::{Encoding, SourceFile};
+use crate::status::{Applicability, AttemptOutcome, Source};
+use crate::traceback::Failure;
+use crate::transform::stdlib::Stdlib;
+use crate::transform::ProbeFacts;
+use crate::verdict::{self, Verdict};
 
 /// Which phase a pytest run belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,16 +74,16 @@ pub(super) struct Runs<'a> {
     /// The plugin's crash-frame facts from the latest baseline run.
     pub(super) facts: probe::frame_facts::Baseline,
     /// Under a narrow selection, the tests outside it (see [`super::outside`]).
-    pub(super) outside: Option<super::outside::Outside>,
+    pub(super) outside: Option<super::known::Outside>,
     /// With the log given: the lazy baseline (see [`super::lazy`]) until a full run is accepted.
-    pub(super) lazy: Option<super::lazy::Lazy>,
+    pub(super) lazy: Option<super::known::Lazy>,
     /// Notes for the report (a stale log).
     pub(super) notes: Vec<String>,
     /// While the search works on a hang or a `RecursionError`: its candidates' per-test limit
     /// (see `sources/limits.rs`).
     pub(super) search_test_limit: Option<Duration>,
     /// The flaky tests found so far (see [`super::flaky`]).
-    pub(super) flaky: super::flaky::Flaky,
+    pub(super) flaky: super::known::Flaky,
 }
 
 impl<'a> Runs<'a> {

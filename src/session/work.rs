@@ -1,20 +1,47 @@
 //! The work on one failure: its facts (the baseline's crash frame or a probe run), then the
 //! candidate sources in order ([`super::sources`]), each candidate proven by [`Work::prove`].
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
 use super::alongside::Alongside;
-use super::*;
+use super::chain::{guards_its_own_none, made_the_none};
+use super::error::SessionError;
+use super::groups::group_passes_in;
+use super::model::{Attempt, Repeats};
+use super::runs::{Phase, Runs};
+use super::shared::{failure_key, failure_keys, GROUP_IN_FULL_RUN, TIME_BUDGET_USED_UP};
+use super::workspace::Workspace;
+use crate::command::OUTPUT_CHECK_EXC;
+use crate::plan::Candidate;
+use crate::probe::ProbeReport;
+use crate::rules::{Category, RuleSet};
+use crate::runner::PytestRun;
+use crate::status::{AttemptOutcome, ConfirmedBy, Source};
+use crate::traceback::{self, Failure, When};
+use crate::tried::Tried;
+use crate::verdict::Verdict;
 
 /// A failure's fix: the candidates kept (a step that moved the failure elsewhere first), and
 /// the whole suite's failures with them.
 pub(super) type Fixed = (Vec<Candidate>, Vec<Failure>);
 
 /// The work on one failure: the runs, the workspace, and the failure's own state; the methods
-/// here, in [`super::search`] and in the candidate sources are its steps.
+/// here and in the candidate sources are its steps.
 pub(super) struct Work<'w, 'a> {
     pub(super) s: &'w mut Runs<'a>,
     pub(super) ws: &'w mut dyn Workspace,
     pub(super) ctx: Step<'w>,
+    /// How a failure is worked on (the sources in order, see [`super::sources::work_on`]): a
+    /// candidate that moved the failure elsewhere hands the new failure to it. The loop sets
+    /// it, so that proving here needs no import of the sources above.
+    pub(super) work_on: WorkOn,
 }
+
+/// See [`Work::work_on`].
+pub(super) type WorkOn =
+    fn(&mut Work<'_, '_>, &Failure, usize) -> Result<Option<Fixed>, SessionError>;
 
 /// State shared by the steps of one failure.
 pub(super) struct Step<'a> {
@@ -42,7 +69,7 @@ pub(super) struct Step<'a> {
     /// The other tests of the failure's crash-site group (see [`groups`]), still failing.
     pub(super) group: Vec<String>,
     /// Where the group crashes (a member failing elsewhere now is another bug).
-    pub(super) group_key: Option<groups::GroupKey>,
+    pub(super) group_key: Option<super::model::GroupKey>,
     /// A candidate that passes its targeted (and group) run is kept tentatively, its full run
     /// left to the batch's (see [`batch`]).
     pub(super) defer: bool,
@@ -55,9 +82,9 @@ pub(super) struct Step<'a> {
     /// Candidates ranked and left untried when the work ended (see `docs/proof.md`).
     pub(super) untried: usize,
     /// The search's cause: the failing tests searched with this one, and its leads.
-    pub(super) cause: sources::cause_state::Cause,
+    pub(super) cause: super::cause_state::Cause,
     /// Candidates left out before any run (see `sources/precheck.rs`).
-    pub(super) prechecked: sources::precheck::Prechecked,
+    pub(super) prechecked: super::model::Prechecked,
 }
 
 impl Work<'_, '_> {
@@ -95,7 +122,7 @@ impl Work<'_, '_> {
             return Ok(false);
         }
         // Failed in the baseline; passed in the rerun (or probe run) and in this one.
-        let runs = super::FlakyRuns {
+        let runs = super::model::FlakyRuns {
             passed: 2,
             failed: 1,
         };
@@ -106,120 +133,7 @@ impl Work<'_, '_> {
          unchanged code ({}: {}); a test that fails at random proves no patch, so \
          nothing was patched",
             failure.exc_type,
-            failure.msg.lines().next().unwrap_or("")
-        ));
-        Ok(true)
-    }
-
-    /// Works on `failure`: its facts, then each candidate source in order (see
-    /// [`sources::ordered`]) until one proves a fix or stops the work. A candidate after which
-    /// the targeted test fails differently (a new location or exception) is kept tentatively
-    /// and the new failure is worked on as the next step (`depth` + 1), within the same budget;
-    /// if that leads nowhere it is undone. Returns the accepted candidates and the full
-    /// suite's failures with them.
-    pub(super) fn work_on(
-        &mut self,
-        failure: &Failure,
-        depth: usize,
-    ) -> Result<Option<Fixed>, SessionError> {
-        let mut sources = sources::ordered();
-        let mut round = Round::new(depth, llm::Turn::new(self.s, failure, None).is_some());
-        for source in sources.iter_mut() {
-            if let Some(flow) = source.before_facts(self, failure, &round)? {
-                return Ok(flow.fixed());
-            }
-        }
-        if !self.facts(failure, &mut round)? {
-            return Ok(None);
-        }
-        for source in sources.iter_mut() {
-            match source.work(self, failure, &mut round)? {
-                Flow::Next => {}
-                flow => return Ok(flow.fixed()),
-            }
-        }
-        Ok(None)
-    }
-
-    /// What the sources need to know of the failure: its place (checked: not excluded), the
-    /// values there (the baseline's crash-frame facts, else a probe run), and what planning
-    /// the rules said. `false` when the work ends here (no place, excluded, flaky, or the
-    /// pending batch must be confirmed first; the step says why).
-    fn facts(&mut self, failure: &Failure, round: &mut Round) -> Result<bool, SessionError> {
-        let depth = round.depth;
-        // No place in the project's code: only the model (when asked for) can work on it, with
-        // what the failure shows (a failed output check of command mode: the command's script).
-        let loc = failure.location.as_ref();
-        if loc.is_none() && (depth > 0 || !round.model_follows) {
-            self.ctx
-                .reason
-                .get_or_insert_with(|| plan::PlanError::no_location(failure).to_string());
-            return Ok(false);
-        }
-        if let Some(loc) = loc {
-            if let Some(why) = excluded(self.s.opts, &loc.file) {
-                self.ctx.reason.get_or_insert(why);
-                return Ok(false);
-            }
-            if let Ok(path) = plan::confined_path(self.ws.root(), &loc.file) {
-                self.ws.record(&path)?;
-            }
-        }
-        // The baseline's crash-frame facts stand in for the probe run while the code is still
-        // the baseline's (nothing accepted, no tentative step) and they cover the statement.
-        let baseline_code = depth == 0 && self.ctx.accepted.is_empty();
-        // The plugin's in-session rerun passed: like a probe run that passed, one more run decides.
-        if baseline_code
-            && self.ctx.current.contains(&failure_key(failure))
-            && self.s.facts.passed_on_rerun(failure)
-            && self.flaky(failure)?
-        {
-            return Ok(false);
-        }
-        let recorded = baseline_code
-            .then(|| self.s.facts.report(self.ws.root(), failure, &self.s.python))
-            .flatten();
-        // A hang goes to the search without a probe run (it would hang again for the whole limit);
-        // the model, when asked for, keeps its probe.
-        let hang_search = self.ctx.category == Category::Timeout && self.s.llm.is_none();
-        if recorded.is_none() && !hang_search {
-            crate::progress::step(|| "probing the failing line".into());
-        }
-        let report = recorded.or_else(|| {
-            loc.filter(|_| !hang_search)
-                .and_then(|_| self.s.probe(self.ws, failure))
-        });
-        let facts = report.as_ref().map(probe_facts);
-        // The model, when asked for, takes over where the rules end (see `llm::Turn`).
-        round.model = llm::Turn::new(self.s, failure, report.as_ref());
-        // The probe run is the failure's second run on unchanged code: a failure of the baseline
-        // that does not come back is flaky, and no patch can be proven against it. The probe
-        // cannot change behaviour, but a run without it makes sure before the verdict.
-        let passed_again = depth == 0
-            && report.as_ref().is_some_and(|r| r.test_outcome.passed)
-            && self.ctx.current.contains(&failure_key(failure));
-        // With fixes pending in a batch, a test that passes (or could not be probed) may pass
-        // thanks to them: the batch is confirmed first, and the failure read again.
-        if depth == 0 && !self.ctx.batch_files.is_empty() && (passed_again || report.is_none()) {
-            self.ctx.needs_flush = true;
-            return Ok(false);
-        }
-        if depth == 0 {
-            self.ctx.first_probe = report;
-        }
-        if passed_again && self.flaky(failure)? {
-            return Ok(false);
-        }
-        round.planned = Some(plan::plan_explained(
-            &PlanInput {
-                root: self.ws.root(),
-                failure,
-                rules: self.ctx.rules,
-                probe: facts.as_ref(),
-                allow_tests: self.s.opts.allow_tests,
-                stdlib: &self.s.stdlib,
-            },
-            &mut round.declined,
+            crate::traceback::first_line(&failure.msg)
         ));
         Ok(true)
     }
@@ -340,7 +254,7 @@ impl Work<'_, '_> {
                     && !moved_only(failure, n, &cand.file, &cand.patched, &previous)
             }) {
                 // A step that made the None it moved to is never followed (docs/proof.md).
-                if let Some(why) = chain::made_the_none(&previous, &cand.patched, failure, &next) {
+                if let Some(why) = made_the_none(&previous, &cand.patched, failure, &next) {
                     attempt.new_failure = Some(why);
                     attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
                     self.ctx.attempts.push(attempt);
@@ -551,7 +465,7 @@ impl Work<'_, '_> {
             }
         };
         let group_passes = !group_in_full_run
-            || groups::group_passes_in(
+            || group_passes_in(
                 &suite_verdict,
                 &self.ctx.group,
                 self.ctx.group_key.as_ref(),
@@ -666,7 +580,7 @@ impl Work<'_, '_> {
             Some(f) => Some(format!(
                 "{}: {}",
                 f.exc_type,
-                f.msg.lines().next().unwrap_or("")
+                crate::traceback::first_line(&f.msg)
             )),
             None if no_verdict && verdict.failures().is_none() => Some(verdict.describe()),
             None => None,
@@ -695,13 +609,14 @@ impl Work<'_, '_> {
         self.ctx
             .accepted
             .insert(cand.path.clone(), cand.patched.clone());
-        if let Some((mut steps, after)) = self.work_on(next, depth + 1)? {
+        let work_on = self.work_on;
+        if let Some((mut steps, after)) = work_on(self, next, depth + 1)? {
             steps.insert(0, cand.clone());
             let files: Vec<(&[u8], &[u8])> = steps
                 .iter()
                 .map(|c| (c.original.as_slice(), c.patched.as_slice()))
                 .collect();
-            if !chain::guards_its_own_none(&files) {
+            if !guards_its_own_none(&files) {
                 return Ok(Proven::Fixed((steps, after)));
             }
             // A later step guards the None an earlier one made: the whole chain is undone.

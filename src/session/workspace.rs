@@ -2,7 +2,13 @@
 //! written, not even for a moment), or the project itself behind a journal that can put every
 //! byte back.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::error::SessionError;
+use crate::journal::Journal;
+use crate::scratch::Scratch;
 
 /// Where candidates are written: a scratch copy (dry run) or the project behind a journal.
 pub trait Workspace {

@@ -16,10 +16,17 @@
 
 use std::time::Instant;
 
-use super::cause_state::Lead;
 use super::search::{covering, titled, Suspects};
-use super::*;
 use crate::localize::{self, Spectrum};
+use crate::plan::Candidate;
+use crate::runner::{PytestRun, RunSpec};
+use crate::session::cause_state::Lead;
+use crate::session::error::SessionError;
+use crate::session::runs::Phase;
+use crate::session::work::{Fixed, Work};
+use crate::status::AttemptOutcome;
+use crate::traceback::Failure;
+use crate::verdict::{self, Verdict};
 
 /// Second edits tried on top of the lead at most (inside `--search-time` as well): the lines of
 /// the remaining failures are few, and their best candidates come first.
@@ -116,7 +123,7 @@ impl Work<'_, '_> {
         if !self.ctx.cause.partial() || self.ctx.cause.combining || first.timed_out {
             return None;
         }
-        super::cause_state::fixed_by(verdict, targeted)
+        crate::session::cause_state::fixed_by(verdict, targeted)
     }
 
     /// The representative passed but other tests of the cause still fail: the last attempt says

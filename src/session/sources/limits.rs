@@ -11,7 +11,9 @@
 
 use std::time::Duration;
 
-use super::*;
+use crate::rules::Category;
+use crate::session::runs::Runs;
+use crate::traceback::Failure;
 
 /// The limit is this many times the file's passing time.
 pub(in crate::session) const FACTOR: u32 = 5;

@@ -5,18 +5,21 @@
 //! too, so a model that loops ends with the budget; each request carries the earlier
 //! candidates and the failures they led to.
 
-use super::{
-    now_ms, Attempt, Candidate, CandidateSource, Flow, Round, Runs, SessionError, Stages, Step,
-    Trial, Work, TIME_BUDGET_USED_UP,
-};
+use std::path::Path;
+
+use super::{CandidateSource, Flow, Round};
 use crate::command::OUTPUT_CHECK_EXC;
 use crate::llm::prompt::{self, Previous, PromptInput, Snapshot};
 use crate::llm::{candidate, Exchange};
-use crate::plan::PlanError;
+use crate::plan::{Candidate, PlanError};
 use crate::probe::ProbeReport;
+use crate::session::error::SessionError;
+use crate::session::model::Attempt;
+use crate::session::runs::Runs;
+use crate::session::shared::{excluded, now_ms, TIME_BUDGET_USED_UP};
+use crate::session::work::{Stages, Step, Trial, Work};
 use crate::status::{AttemptOutcome, Source};
 use crate::traceback::Failure;
-use std::path::Path;
 
 /// What a reviewer of a model's patch is told.
 pub const REVIEW: &str = "written by a model (--llm): pytest proved it; read the whole change";
@@ -132,7 +135,7 @@ impl Turn {
                 w.ctx.category,
                 w.s.opts.allow_tests,
             )
-            .and_then(|c| match super::excluded(w.s.opts, &c.file) {
+            .and_then(|c| match excluded(w.s.opts, &c.file) {
                 Some(why) => Err(why),
                 None => Ok(c),
             })

@@ -49,23 +49,6 @@ sys.stdout.write("\n".join(out) + "\n")
 /// How long the checker may take (hundreds of small files: well under a second idle).
 const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// What a failure's sources left out before any run, as the failure reports it.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(in crate::session) struct Prechecked {
-    /// The search's candidates dropped by [`screen`] (`prechecked` in the JSON).
-    pub search: usize,
-    /// Candidates of the rules or the search that copy a literal of the failing test's
-    /// expected value into the code (`plan::literals`; `test_literals` in the JSON).
-    pub test_literals: usize,
-}
-
-impl Prechecked {
-    pub(in crate::session) fn report(&self, outcome: &mut crate::session::FailureOutcome) {
-        outcome.prechecked = self.search;
-        outcome.test_literals = self.test_literals;
-    }
-}
-
 /// What the pre-checks dropped.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(in crate::session) struct Dropped {

@@ -1,8 +1,19 @@
 //! The rules' candidates (`rules/*.toml`, the expected-raise guards among them), in rank
 //! order; with `--jobs N`, once one was rejected, the next ones' targeted runs are made ahead
-//! in scratch copies ([`parallel::Ahead`]).
+//! in scratch copies ([`Ahead`]).
 
-use super::*;
+use super::{llm, CandidateSource, Flow, Round};
+use crate::plan::{self, Candidate};
+use std::collections::BTreeSet;
+
+use crate::runner::PytestRun;
+use crate::session::error::SessionError;
+use crate::session::parallel::{replace, Job, Pool};
+use crate::session::runs::{Phase, Runs};
+use crate::session::shared::{excluded, failure_key};
+use crate::session::work::{gone, is_progress, next_failure, Stages, Trial, Work};
+use crate::traceback::Failure;
+use crate::verdict::Verdict;
 
 /// The rules' candidates for one failure are tried up to this rank (best first); the rest are
 /// reported as untried and the search (or the model) takes its turn.
@@ -23,7 +34,7 @@ fn untried(w: &Work, failure: &Failure, rest: &[Candidate]) -> usize {
 #[derive(Default)]
 pub(in crate::session) struct Rules {
     /// The runs made ahead (`--jobs N`).
-    ahead: Option<parallel::Ahead>,
+    ahead: Option<Ahead>,
 }
 
 impl CandidateSource for Rules {
@@ -173,12 +184,12 @@ impl Rules {
             }
             let label = format!("candidate {}/{of} ({})", rank + 1, cand.fix.rule);
             // With --jobs N, once a candidate was rejected, the targeted runs of the next ones
-            // are made ahead in scratch copies (see `parallel::Ahead`): the first one, mostly
+            // are made ahead in scratch copies (see `Ahead`): the first one, mostly
             // the one kept, costs no copy and no run alongside. The run made ahead stands in
             // for the workspace's, unless the candidate moved the failure elsewhere: the new
             // failure, worked on next, is read in the workspace.
             if judged == 1 {
-                self.ahead = parallel::Ahead::start(w, failure, candidates, rank);
+                self.ahead = Ahead::start(w, failure, candidates, rank);
             }
             judged += 1;
             let made = match self.ahead.as_mut() {
@@ -209,5 +220,145 @@ impl Rules {
         }
         round.checked = true;
         Ok(Flow::Next)
+    }
+}
+
+/// The rules' candidates of one failure with `--jobs N`, once the first was rejected (the
+/// first, mostly the one kept, costs no copy): their targeted runs go to the pool ahead of
+/// the candidate loop in `work_on`, which still judges them one by one in rank order and
+/// takes candidate k's run from here instead of making it in the workspace (see the module
+/// docs). Only the targeted run is made ahead: the group's and the full run of a
+/// candidate that passes, and the targeted run of one that moved the failure elsewhere (its
+/// new failure is worked on next), are made in the workspace as with `--jobs 1`.
+pub(super) struct Ahead {
+    pool: Pool,
+    /// Submitted and not yet taken, by rank.
+    queued: BTreeSet<usize>,
+    /// The first rank not yet looked at for submission.
+    next: usize,
+}
+
+impl Ahead {
+    /// A pool for the candidates from rank `from` on (the loop's current one, its budget
+    /// already charged) when `--jobs` > 1 and at least two of them would be proven here (they
+    /// name a test, are no repeats, and come before the first that edits a file of the pending
+    /// batch, where the loop stops; as many as the budget reaches); `None` otherwise, with no
+    /// copy made. The copies are the workspace as it is now: the fixes kept so far, no
+    /// candidate.
+    pub fn start(
+        w: &Work,
+        failure: &Failure,
+        candidates: &[Candidate],
+        from: usize,
+    ) -> Option<Ahead> {
+        // A command judge (--cmd) is not pytest, and a failure without a test id is only seen
+        // in a full run: both stay in the workspace.
+        if w.s.opts.jobs < 2 || w.s.opts.judge.is_some() || failure.test.is_none() {
+            return None;
+        }
+        let provable = candidates
+            .iter()
+            .skip(from)
+            .take_while(|c| !w.ctx.batch_files.contains(&c.file))
+            .filter(|c| {
+                w.ctx
+                    .tried
+                    .rejected_for(failure, &c.path, &c.patched)
+                    .is_none()
+            })
+            .count();
+        let reachable = MAX_RULE_RANK.saturating_sub(from);
+        let n = w.s.opts.jobs.min(provable).min(reachable);
+        if n < 2 {
+            return None;
+        }
+        Some(Ahead {
+            pool: Pool::new(w.ws.root(), &w.s.python, n)?,
+            queued: BTreeSet::new(),
+            next: from,
+        })
+    }
+
+    /// Submits the candidates from rank `from` on (the loop's current one, its budget already
+    /// charged), in rank order, while fewer than N wait and the budget and the time budget
+    /// could still reach them; with the same checks the loop makes before each candidate.
+    pub fn fill(&mut self, w: &Work, failure: &Failure, candidates: &[Candidate], from: usize) {
+        self.queued.retain(|&r| r >= from);
+        self.next = self.next.max(from);
+        let reachable = MAX_RULE_RANK.saturating_sub(from);
+        while self.next < candidates.len()
+            && self.next < MAX_RULE_RANK
+            && self.queued.len() < self.pool.size().min(reachable)
+            && !crate::process::interrupted()
+            && w.s.time_for_a_candidate()
+        {
+            let c = &candidates[self.next];
+            if w.ctx.batch_files.contains(&c.file) {
+                // The loop stops at this one.
+                self.next = candidates.len();
+                break;
+            }
+            let rank = self.next;
+            self.next += 1;
+            if w.ctx
+                .tried
+                .rejected_for(failure, &c.path, &c.patched)
+                .is_some()
+            {
+                continue;
+            }
+            let targeted: Vec<String> = failure.test.iter().cloned().collect();
+            self.pool.submit(Job {
+                rank,
+                file: c.file.clone(),
+                patched: c.patched.clone(),
+                stages: vec![w.s.spec(&*w.ws, &targeted, &[])],
+                deadline: Some(w.s.deadline),
+                lead: None,
+            });
+            self.queued.insert(rank);
+        }
+    }
+
+    /// Candidate `rank`'s targeted run and its verdict, when it was submitted (waiting for it
+    /// if it is still running); counted as a run. Paths of the scratch copy in the output and
+    /// in the failures' messages read as the workspace's, as the same run there would print.
+    pub fn take(
+        &mut self,
+        w: &mut Work,
+        rank: usize,
+    ) -> Result<Option<(PytestRun, Verdict)>, SessionError> {
+        if !self.queued.remove(&rank) {
+            return Ok(None);
+        }
+        let done = self.pool.take_counted(w.s, rank)?;
+        let Some((mut run, verdict)) = done.runs.into_iter().next() else {
+            return Err(SessionError::NoParallelRun);
+        };
+        let from = done.root.to_string_lossy().into_owned();
+        let to = w.ws.root().to_string_lossy().into_owned();
+        run.stdout = replace(&run.stdout, from.as_bytes(), to.as_bytes());
+        run.stderr = replace(&run.stderr, from.as_bytes(), to.as_bytes());
+        let verdict = match verdict {
+            Verdict::Failed(mut failures) => {
+                for f in &mut failures {
+                    f.msg = f.msg.replace(&from, &to);
+                }
+                Verdict::Failed(failures)
+            }
+            Verdict::Error(m) => Verdict::Error(m.replace(&from, &to)),
+            Verdict::Usage(m) => Verdict::Usage(m.replace(&from, &to)),
+            v => v,
+        };
+        Ok(Some((run, verdict)))
+    }
+
+    /// Stops what still runs (see [`Pool::finish`]); the runs made count as pytest runs.
+    pub fn finish(self, s: &mut Runs) {
+        for done in self.pool.finish() {
+            for (run, _) in &done.runs {
+                s.count_run(run, Phase::Candidate);
+            }
+        }
     }
 }

@@ -26,13 +26,28 @@
 //! command with every output check, judged like the loop's own runs (there is no other test to
 //! run: command mode runs no pytest).
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use super::*;
-use crate::command::{Untraceable, WrappedRunError};
+use super::{llm, CandidateSource, Flow, Round};
+use crate::command::{Untraceable, WrappedRunError, OUTPUT_CHECK_EXC};
 use crate::localize::{self, Spectrum};
-use crate::plan::{Coverage, PlanError};
+use crate::plan::{Candidate, Coverage, PlanError};
+use crate::rules::Category;
+use crate::runner::{PytestRun, RunSpec};
+use crate::search::hint::Tier;
 use crate::search::{self as engine, choose, Ranked, SearchInput};
+use crate::session::error::SessionError;
+use crate::session::model::Attempt;
+use crate::session::parallel::{self, Done, Job, Pool};
+use crate::session::runs::{Phase, Runs};
+use crate::session::shared::Options;
+use crate::session::shared::{excluded, failure_key, TIME_BUDGET_USED_UP};
+use crate::session::work::{Fixed, Proven, Stages, Step, Targeted, Trial, Work};
+use crate::session::workspace::Workspace;
+use crate::status::{AttemptOutcome, Source};
+use crate::traceback::Failure;
+use crate::verdict::{self, Verdict};
 
 /// A coverage run of the whole suite when the baseline took at most this long; else only the
 /// files of the failing tests (their neighbours are the tests most likely to touch the same
@@ -328,7 +343,7 @@ impl Work<'_, '_> {
         // edits the rule selection leaves out (`ignore = ["search-delete-stmt"]`) are not tried.
         let mut candidates = candidates;
         candidates.retain(|r| {
-            super::excluded(self.s.opts, &r.candidate.file).is_none()
+            excluded(self.s.opts, &r.candidate.file).is_none()
                 && self.s.opts.selection.enabled(&r.candidate.fix.rule)
         });
         // An edit that copies the failing test's expected literal into the code (`if not h:
@@ -598,7 +613,7 @@ impl Work<'_, '_> {
             .ctx
             .cause
             .partial()
-            .then(|| super::cause_state::still_failing_said(&t.first_verdict))
+            .then(|| crate::session::cause_state::still_failing_said(&t.first_verdict))
             .flatten();
         let proven = self.judge(failure, cand, hint, t, true)?;
         if proven.is_none() {
@@ -1140,7 +1155,7 @@ impl CandidateSource for Search {
             let why = format!(
                 "{}: {}; the rules' {of} candidate{} did not pass",
                 failure.exc_type,
-                failure.msg.lines().next().unwrap_or(""),
+                crate::traceback::first_line(&failure.msg),
                 if of == 1 { "" } else { "s" }
             );
             if let Some(found) = w.search(failure, &why)? {
@@ -1160,7 +1175,7 @@ impl CandidateSource for Search {
             let why = format!(
                 "{}: {}; {}",
                 failure.exc_type,
-                failure.msg.lines().next().unwrap_or(""),
+                crate::traceback::first_line(&failure.msg),
                 w.ctx
                     .reason
                     .clone()
@@ -1174,6 +1189,195 @@ impl CandidateSource for Search {
             }
         }
         Ok(Flow::Next)
+    }
+}
+
+/// Why no more candidates were started.
+enum Stop {
+    SearchTime,
+    TimeBudget,
+    /// Half the search time is left, and there is a lead to combine.
+    Combine,
+}
+
+/// A submitted candidate not yet judged: its rank, itself, its hint, edit size, the tests that
+/// cover its line and its targeted tests.
+type Waiting = (usize, Candidate, Tier, usize, Vec<String>, Vec<String>);
+
+impl Work<'_, '_> {
+    /// The search's candidates proven with the pool (see the module docs and
+    /// [`super::search`]): the same outcome, attempts and reasons as one at a time, in less
+    /// wall time.
+    pub(super) fn search_parallel(
+        &mut self,
+        failure: &Failure,
+        candidates: Vec<Ranked>,
+        state: &SearchState,
+        mut pool: Pool,
+    ) -> Result<Option<Fixed>, SessionError> {
+        let window = pool.size();
+        let mut ranked = candidates.into_iter().enumerate();
+        // Submitted and not yet judged, in rank order: the candidate, its hint, edit size and the
+        // tests that cover its line.
+        let mut waiting: VecDeque<Waiting> = VecDeque::new();
+        let mut stopped: Option<Stop> = None;
+        let mut exhausted = false;
+        let mut tried = 0usize;
+        // As one at a time: a few candidates past the first plausible one, then the choice.
+        let mut plausible: Vec<Found> = Vec::new();
+        let mut extra = 0usize;
+        let outcome: Result<(), SessionError> = loop {
+            // Judged in rank order: once enough are plausible, the ones still running are not.
+            if enough(&plausible, extra, state.spectrum) {
+                break Ok(());
+            }
+            // Start the next candidates: the same checks as before each one with --jobs 1.
+            while waiting.len() < window && stopped.is_none() && !exhausted {
+                if crate::process::interrupted() {
+                    break;
+                }
+                if Instant::now() >= state.deadline {
+                    stopped = Some(Stop::SearchTime);
+                    break;
+                }
+                if !self.s.time_for_a_candidate() {
+                    stopped = Some(Stop::TimeBudget);
+                    break;
+                }
+                // Half the search time is kept for a second edit on top of a lead.
+                if plausible.is_empty() && self.time_to_combine(state.deadline) {
+                    stopped = Some(Stop::Combine);
+                    break;
+                }
+                let Some((rank, r)) = ranked.next() else {
+                    exhausted = true;
+                    break;
+                };
+                // The same bytes already rejected for this failure cost no run.
+                if self.ctx.already_rejected(failure, &r.candidate) {
+                    continue;
+                }
+                let covering = covering(state.spectrum, &r);
+                let (hint, size) = (r.hint, r.size);
+                let cand = titled(r, covering.len());
+                let (targeted, passing) = targets(&self.ctx, failure, &covering, state.spectrum);
+                let mut stages = vec![self.targeted_spec(&targeted)];
+                if !passing.is_empty() {
+                    stages.push(self.s.candidate_spec(self.ws, &passing));
+                }
+                pool.submit(Job {
+                    rank,
+                    file: cand.file.clone(),
+                    patched: cand.patched.clone(),
+                    stages,
+                    deadline: None,
+                    lead: self.ctx.cause.partial().then(|| targeted.clone()),
+                });
+                waiting.push_back((rank, cand, hint, size, covering, targeted));
+            }
+            let Some((rank, cand, hint, size, covering, targeted)) = waiting.pop_front() else {
+                break Ok(());
+            };
+            let done = match pool.take_counted(self.s, rank) {
+                Ok(d) => d,
+                Err(e) => break Err(e),
+            };
+            tried += 1;
+            if !plausible.is_empty() {
+                extra += 1;
+            }
+            if let Err(e) = self.judge_done(
+                failure,
+                (rank, cand, hint, size, covering, targeted),
+                done,
+                &mut plausible,
+            ) {
+                break Err(e);
+            }
+        };
+        // The runs still going are stopped; what they ran counts as pytest runs, nothing else.
+        for done in pool.finish() {
+            for (run, _) in &done.runs {
+                self.s.count_run(run, Phase::Candidate);
+            }
+        }
+        outcome?;
+        if plausible.is_empty() {
+            // Candidates started before the time was up were judged: they count as tried.
+            self.ctx.reason = Some(match stopped {
+                Some(Stop::SearchTime) => out_of_search_time(state.why, tried, self.s.opts),
+                Some(Stop::TimeBudget) => TIME_BUDGET_USED_UP.into(),
+                Some(Stop::Combine) | None => {
+                    none_passed(state.why, tried, self.ctx.prechecked.test_literals)
+                }
+            });
+            if matches!(stopped, Some(Stop::Combine) | None) {
+                // No single edit fixed the cause: its best lead with a second edit (one at a
+                // time, in the workspace, as with --jobs 1).
+                return self.combine_lead(failure, state.why, state.test, state.deadline);
+            }
+            return Ok(None);
+        }
+        self.keep_best(state.test, state.spectrum, plausible, state.first_attempt)
+    }
+
+    /// Judges one candidate's parallel runs as one at a time would: a plausible one joins
+    /// `plausible`; a cause's candidate that made some of its tests pass, with the passing tests
+    /// that run its line still passing (their run went on for it, see [`Job::lead`]), is a lead.
+    fn judge_done(
+        &mut self,
+        failure: &Failure,
+        (_, cand, hint, size, covering, targeted): Waiting,
+        done: Done,
+        plausible: &mut Vec<Found>,
+    ) -> Result<(), SessionError> {
+        let mut runs = done.runs.into_iter();
+        let Some((first, first_verdict)) = runs.next() else {
+            return Err(SessionError::NoParallelRun);
+        };
+        let green = !first.timed_out && matches!(first_verdict, Verdict::Green);
+        let second = runs.next().map(|(run, v)| (!run.timed_out, v));
+        let lead = self
+            .fixed_by(&first, &first_verdict, &targeted)
+            .filter(|_| match &second {
+                Some((ended, v)) => *ended && matches!(v, Verdict::Green),
+                None => true,
+            });
+        let neighbours = match second {
+            Some((_, v)) if green => Some(v),
+            // No passing test runs the line: nothing to break there.
+            None if green => Some(Verdict::Green),
+            _ => None,
+        };
+        let said = self
+            .ctx
+            .cause
+            .partial()
+            .then(|| crate::session::cause_state::still_failing_said(&first_verdict))
+            .flatten();
+        let t = Targeted {
+            tests: targeted.clone(),
+            first,
+            first_verdict,
+            neighbours,
+            spent: done.took,
+            started_ms: Some(done.started_ms),
+        };
+        match self.judge(failure, &cand, hint, t, false)? {
+            Some(after) => {
+                if let Some(test) = failure.test.as_deref().filter(|_| plausible.is_empty()) {
+                    super::limits::tighten_for_runners_up(self.s, test);
+                }
+                plausible.push(Found::new(self, cand, after, covering, size)?)
+            }
+            None => {
+                self.cause_still_failing(said);
+                if let Some(fixed) = lead {
+                    self.keep_lead(&cand, fixed);
+                }
+            }
+        }
+        Ok(())
     }
 }
 

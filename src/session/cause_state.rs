@@ -1,8 +1,11 @@
-//! The search's state for one cause (see [`super::cause`]): the cause's other failing tests and
+//! The search's state for one cause (see `sources/cause.rs`): the cause's other failing tests and
 //! the leads found so far. Its own file so that the search and the cause's extensions of it
 //! both read it without importing each other.
 
-use super::*;
+use std::collections::BTreeSet;
+
+use crate::plan::Candidate;
+use crate::verdict::Verdict;
 
 /// The search's cause state for one failure.
 #[derive(Default)]
@@ -61,6 +64,6 @@ pub(in crate::session) fn still_failing_said(verdict: &Verdict) -> Option<String
         if failures.len() == 1 { "s" } else { "" },
         first.test.as_deref().unwrap_or("?"),
         first.exc_type,
-        first.msg.lines().next().unwrap_or("")
+        crate::traceback::first_line(&first.msg)
     ))
 }

@@ -1,0 +1,104 @@
+//! What every floor of the session reads: a failure's key, why a file is never patched, the
+//! reasons and limits that the loop and the sources share, the clock, the interpreter.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::error::SessionError;
+use crate::config::settings::excluded_by;
+/// The settings a session reads, resolved once from flags, the configuration file and defaults.
+pub use crate::config::Settings as Options;
+use crate::journal::{self, JournalError};
+use crate::project::ProjectRoot;
+use crate::rules::RuleSet;
+use crate::runner::{self, Interpreter};
+use crate::traceback::{Failure, When};
+
+/// Why a file is not to be patched, when `extend-exclude` says so.
+pub(super) fn excluded(opts: &Options, rel: &str) -> Option<String> {
+    excluded_by(&opts.exclude, rel).map(|p| {
+        format!(
+            "{rel} is excluded by extend-exclude ('{}'): never patched",
+            p.text
+        )
+    })
+}
+
+/// Up to this many other tests in a failure's group, their check rides on the candidate's
+/// full run instead of a run of their own: for a few tests a run costs its start, and the full
+/// run holds them anyway.
+pub(super) const GROUP_IN_FULL_RUN: usize = 8;
+
+/// A journal left by a killed run stops every command that writes, until `selfdebug restore`.
+pub fn pending_journal(root: &ProjectRoot) -> Option<String> {
+    match journal::pending(root.path()) {
+        Ok(Some(p)) => Some(
+            JournalError::Pending {
+                root: p.root,
+                files: p.files,
+                started: p.started,
+            }
+            .to_string(),
+        ),
+        _ => None,
+    }
+}
+
+/// Hard hangs (beyond the per-test timer's reach) deselected before the baseline gives up.
+pub(super) const MAX_HARD_HANGS: usize = 3;
+
+/// The reason given for failures the time budget left untried.
+pub(super) const TIME_BUDGET_USED_UP: &str = "time budget used up";
+
+/// The `review` line of each unsafe rule among `rule_ids`.
+pub(super) fn review_notes(rules: &RuleSet, rule_ids: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for id in rule_ids {
+        if let Some(note) = rules.get(id).and_then(|r| r.review_note()) {
+            if !out.contains(&note) {
+                out.push(note);
+            }
+        }
+    }
+    out
+}
+
+/// pytest's report of a conftest that could not be imported (see [`traceback::conftest`]).
+pub(super) fn is_conftest(f: &Failure) -> bool {
+    f.test.is_none()
+        && f.headline
+            .as_deref()
+            .is_some_and(|h| h.starts_with("conftest "))
+}
+
+/// The project's interpreter, with pytest importable.
+pub fn interpreter(root: &Path, opts: &Options) -> Result<Interpreter, SessionError> {
+    let python =
+        runner::find_interpreter(root, opts.python.as_deref()).map_err(SessionError::Runner)?;
+    if opts.judge.is_some() {
+        // A command needs no pytest.
+        return Ok(python);
+    }
+    runner::prepare(&python).map_err(SessionError::Runner)
+}
+
+pub(super) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+pub fn run_id() -> String {
+    format!("{}-{}", now_ms(), std::process::id())
+}
+
+/// (test, phase) of each failure; the section title stands in for a missing test id.
+pub(super) fn failure_keys(failures: &[Failure]) -> BTreeSet<(String, When)> {
+    failures.iter().map(failure_key).collect()
+}
+
+pub(super) fn failure_key(f: &Failure) -> (String, When) {
+    let test = f.test.clone().or_else(|| f.headline.clone());
+    (test.unwrap_or_default(), f.when)
+}
