@@ -1,0 +1,208 @@
+//! One pytest run on a reconstructed tree, and each test's outcome read from pytest's short
+//! summary (`-rA` lists every test: `PASSED id`, `FAILED id - msg`, `ERROR id - msg`).
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::process::RunnerError;
+use crate::runner::{self, Interpreter, RunSpec};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Passed,
+    Failed,
+    Error,
+    /// Skipped, xfailed or xpassed: neither proves nor breaks anything here.
+    Other,
+}
+
+/// The outcomes of one run.
+#[derive(Debug, Clone, Default)]
+pub struct Outcomes {
+    pub tests: BTreeMap<String, Outcome>,
+    /// Files that did not collect (or `""` for the whole session: a conftest that did not
+    /// import, a usage error), with pytest's one-line reason.
+    pub collect_errors: Vec<(String, String)>,
+    pub timed_out: bool,
+}
+
+impl Outcomes {
+    pub fn passed(&self, id: &str) -> bool {
+        self.tests.get(id) == Some(&Outcome::Passed)
+    }
+
+    /// `id` failed, errored, or did not run because its file (or the session) did not collect.
+    pub fn failed(&self, id: &str) -> bool {
+        match self.tests.get(id) {
+            Some(o) => matches!(o, Outcome::Failed | Outcome::Error),
+            None => {
+                let file = id.split("::").next().unwrap_or(id);
+                self.collect_errors
+                    .iter()
+                    .any(|(f, _)| f.is_empty() || f == file)
+            }
+        }
+    }
+
+    /// The module a collection error names as missing (`No module named 'x'`), if any.
+    pub fn missing_module(&self) -> Option<String> {
+        self.collect_errors.iter().find_map(|(_, msg)| {
+            let rest = msg.split("No module named ").nth(1)?;
+            Some(
+                rest.trim()
+                    .trim_matches(|c| c == '\'' || c == '"')
+                    .to_string(),
+            )
+        })
+    }
+}
+
+/// How one replay runs pytest: the interpreter, the extra environment (`PYTHONPATH` to the
+/// tree's `src/`), the per-run limit.
+#[derive(Debug, Clone)]
+pub struct Pytest {
+    pub python: Interpreter,
+    pub timeout: Duration,
+}
+
+impl Pytest {
+    /// Runs pytest in `cwd` on `args` (test files or node ids; none: the whole suite).
+    pub fn run(&self, cwd: &Path, args: &[String]) -> Result<Outcomes, RunnerError> {
+        let mut spec = RunSpec::new(cwd);
+        spec.extra_args = std::iter::once("-rA".to_string())
+            .chain(args.iter().cloned())
+            .collect();
+        spec.env = pythonpath(cwd);
+        spec.timeout = self.timeout;
+        spec.test_timeout = Some(runner::DEFAULT_TEST_TIMEOUT);
+        let run = runner::run_pytest(&self.python, &spec)?;
+        let mut out = read_summary(&String::from_utf8_lossy(&run.log()));
+        out.timed_out = run.timed_out;
+        if out.tests.is_empty()
+            && out.collect_errors.is_empty()
+            && matches!(run.exit_code, Some(2..=4))
+        {
+            out.collect_errors
+                .push((String::new(), first_error(&run.log())));
+        }
+        Ok(out)
+    }
+}
+
+/// `PYTHONPATH` for runs in a tree: its `src/` (a src layout installed in editable mode would
+/// otherwise import the user's working copy, not the tree), then the user's.
+pub fn pythonpath(cwd: &Path) -> Vec<(OsString, OsString)> {
+    let src = cwd.join("src");
+    if !src.is_dir() {
+        return Vec::new();
+    }
+    let mut value = OsString::from(src);
+    if let Some(user) = std::env::var_os("PYTHONPATH").filter(|v| !v.is_empty()) {
+        value.push(":");
+        value.push(user);
+    }
+    vec![(OsString::from("PYTHONPATH"), value)]
+}
+
+/// The first line of a log that says what went wrong (`E   ...`, `ERROR: ...`, an exception).
+fn first_error(log: &[u8]) -> String {
+    let text = String::from_utf8_lossy(log);
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("E ") || l.starts_with("ERROR") || l.contains("Error:"))
+        .or_else(|| text.lines().map(str::trim).rfind(|l| !l.is_empty()))
+        .unwrap_or("pytest printed nothing");
+    line.trim_start_matches("E ")
+        .trim()
+        .chars()
+        .take(200)
+        .collect()
+}
+
+/// The outcomes pytest's short test summary lists.
+pub fn read_summary(log: &str) -> Outcomes {
+    let mut out = Outcomes::default();
+    let mut in_summary = false;
+    for line in log.lines() {
+        if line.starts_with('=') && line.contains("short test summary info") {
+            in_summary = true;
+            continue;
+        }
+        if !in_summary {
+            continue;
+        }
+        if line.starts_with('=') {
+            in_summary = false;
+            continue;
+        }
+        let Some((word, rest)) = line.split_once(' ') else {
+            continue;
+        };
+        let outcome = match word {
+            "PASSED" => Outcome::Passed,
+            "FAILED" => Outcome::Failed,
+            "ERROR" => Outcome::Error,
+            "XFAIL" | "XPASS" => Outcome::Other,
+            _ => continue,
+        };
+        let (id, msg) = split_id(rest);
+        if outcome == Outcome::Error && !id.contains("::") {
+            out.collect_errors.push((id.to_string(), msg.to_string()));
+            continue;
+        }
+        // A test with an error in teardown after it passed is listed twice: the worse counts.
+        let slot = out.tests.entry(id.to_string()).or_insert(outcome);
+        if *slot == Outcome::Passed || *slot == Outcome::Other {
+            *slot = outcome;
+        }
+    }
+    out
+}
+
+/// `id - message` into the two; a parametrized id may hold ` - ` inside its brackets.
+fn split_id(rest: &str) -> (&str, &str) {
+    let search_from = match (rest.find('['), rest.find(" - ")) {
+        (Some(b), Some(d)) if b < d => rest[b..]
+            .find("] - ")
+            .or(rest[b..].find(']'))
+            .map_or(0, |i| b + i),
+        _ => 0,
+    };
+    match rest[search_from..].find(" - ") {
+        Some(i) => (
+            rest[..search_from + i].trim(),
+            rest[search_from + i + 3..].trim(),
+        ),
+        None => (rest.trim(), ""),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_summary() {
+        let log = "\
+collected 4 items
+tests/test_a.py ..F
+=========================== short test summary info ============================
+PASSED tests/test_a.py::test_one
+PASSED tests/test_a.py::test_p[a - b]
+FAILED tests/test_a.py::test_two - assert 1 == 2
+ERROR tests/test_b.py - ModuleNotFoundError: No module named 'yaml'
+XFAIL tests/test_a.py::test_x - reason
+========================= 1 failed, 2 passed in 0.1s ==========================
+";
+        let o = read_summary(log);
+        assert!(o.passed("tests/test_a.py::test_one"));
+        assert!(o.passed("tests/test_a.py::test_p[a - b]"));
+        assert!(o.failed("tests/test_a.py::test_two"));
+        assert!(o.failed("tests/test_b.py::test_never_ran"));
+        assert!(!o.failed("tests/test_a.py::test_x"));
+        assert_eq!(o.missing_module().as_deref(), Some("yaml"));
+    }
+}

@@ -1,0 +1,193 @@
+//! The repair: this same binary run as `selfdebug fix --json` on the bug tree with the
+//! selection, exactly as a user or an agent would run it (the tree's configuration file is
+//! honoured), and what its report says.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::outcomes::pythonpath;
+use crate::process::{run_command, RunnerError};
+
+/// What `fix` reported, as far as the replay needs it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixRun {
+    pub exit_code: Option<i32>,
+    pub final_status: String,
+    /// Files (relative to the project) the kept patches change.
+    pub files_patched: Vec<String>,
+    /// Candidates tried.
+    pub attempts: u64,
+    pub out_of_time: bool,
+    pub pytest_runs: u64,
+    pub duration_ms: u64,
+    /// The kept patches' diffs, one after the other.
+    pub patch: String,
+    /// `fix`'s own error line, when it stopped early.
+    pub error: Option<String>,
+}
+
+/// `fix`'s command line after the binary: its flags from `fix_args` (before any `--` in
+/// them), the selection, then pytest arguments the user gave after a second `--`.
+pub fn fix_command_args(
+    root: &Path,
+    python: &Path,
+    selection: &[String],
+    fix_args: &[String],
+) -> Vec<String> {
+    let (flags, pytest_extra) = match fix_args.iter().position(|a| a == "--") {
+        Some(i) => (&fix_args[..i], &fix_args[i + 1..]),
+        None => (fix_args, &[][..]),
+    };
+    let mut args: Vec<String> = vec![
+        "fix".into(),
+        "--json".into(),
+        "--root".into(),
+        root.display().to_string(),
+        "--python".into(),
+        python.display().to_string(),
+    ];
+    args.extend(flags.iter().cloned());
+    args.push("--".into());
+    args.extend(selection.iter().cloned());
+    args.extend(pytest_extra.iter().cloned());
+    args
+}
+
+/// How long a `fix` run may take: its time budget (`--time-budget` in the fix arguments, else
+/// the default) and ten minutes for the full runs that end it.
+pub fn fix_timeout(fix_args: &[String]) -> Duration {
+    let mut budget = crate::config::DEFAULT_TIME_BUDGET;
+    for (i, a) in fix_args.iter().enumerate().take_while(|(_, a)| *a != "--") {
+        let value = match a.strip_prefix("--time-budget=") {
+            Some(v) => Some(v),
+            None if a == "--time-budget" => fix_args.get(i + 1).map(String::as_str),
+            None => None,
+        };
+        if let Some(secs) = value.and_then(|v| v.parse().ok()) {
+            budget = Duration::from_secs(secs);
+        }
+    }
+    budget + Duration::from_secs(600)
+}
+
+/// Runs `fix` on the bug tree at `root`.
+pub fn run_fix(
+    root: &Path,
+    python: &Path,
+    selection: &[String],
+    fix_args: &[String],
+) -> Result<FixRun, RunnerError> {
+    let exe = std::env::current_exe().map_err(|e| RunnerError::Io {
+        message: format!("cannot find the selfdebug binary: {e}"),
+    })?;
+    let mut cmd = Command::new(exe);
+    cmd.args(fix_command_args(root, python, selection, fix_args))
+        .current_dir(root);
+    for (k, v) in pythonpath(root) {
+        cmd.env(k, v);
+    }
+    let run = run_command(cmd, fix_timeout(fix_args))?;
+    Ok(read_report(
+        &run.stdout,
+        &run.stderr,
+        run.exit_code,
+        run.timed_out,
+    ))
+}
+
+/// `fix`'s JSON report; a run that printed none (killed at the limit, crashed) is an error
+/// with the last line it wrote on stderr.
+fn read_report(stdout: &[u8], stderr: &[u8], exit_code: Option<i32>, timed_out: bool) -> FixRun {
+    let doc: Value = serde_json::from_slice(stdout).unwrap_or(Value::Null);
+    let u = |k: &str| doc.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let strings = |k: &str| -> Vec<String> {
+        doc.get(k)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let patch = doc
+        .get("patches")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p.get("diff")?.as_str())
+                .collect::<Vec<_>>()
+                .join("")
+        })
+        .unwrap_or_default();
+    let error = if doc.is_null() {
+        let said = String::from_utf8_lossy(stderr);
+        let last = said.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+        Some(if timed_out {
+            "fix did not finish in its time budget and ten minutes more: killed".to_string()
+        } else {
+            format!("fix printed no report ({})", last.trim())
+        })
+    } else {
+        doc.get("error").and_then(Value::as_str).map(String::from)
+    };
+    let dry = doc.get("dry_run").and_then(Value::as_bool).unwrap_or(false);
+    FixRun {
+        exit_code,
+        final_status: doc
+            .get("final_status")
+            .and_then(Value::as_str)
+            .unwrap_or("error")
+            .to_string(),
+        files_patched: if dry {
+            Vec::new()
+        } else {
+            strings("files_patched")
+        },
+        attempts: u("attempts"),
+        out_of_time: doc
+            .get("out_of_time")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        pytest_runs: u("pytest_runs"),
+        duration_ms: u("duration_ms"),
+        patch,
+        error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fix_args_split_at_their_own_dashes() {
+        let args = fix_command_args(
+            Path::new("/t"),
+            Path::new("/py"),
+            &["t.py::a".into()],
+            &[
+                "--time-budget".into(),
+                "60".into(),
+                "--".into(),
+                "-x".into(),
+            ],
+        );
+        assert_eq!(
+            args.join(" "),
+            "fix --json --root /t --python /py --time-budget 60 -- t.py::a -x"
+        );
+        assert_eq!(
+            fix_timeout(&["--time-budget".into(), "60".into()]),
+            Duration::from_secs(660)
+        );
+        assert_eq!(
+            fix_timeout(&["--time-budget=30".into()]),
+            Duration::from_secs(630)
+        );
+    }
+}
