@@ -129,7 +129,9 @@ fn work(
     ));
     let bug = trees.bug();
     let before = snapshot(&bug);
-    let fix = run_fix(&bug, &ctx.fix_python, &selection, &ctx.fix_args).map_err(runner_error)?;
+    let backups = trees.scratch()?;
+    let fix = run_fix(&bug, &ctx.fix_python, &selection, &ctx.fix_args, &backups)
+        .map_err(runner_error)?;
     let leftovers = score::leftovers(&before, &snapshot(&bug), &fix.files_patched);
     if fix.files_patched.is_empty() {
         let missed = matches!(fix.final_status.as_str(), "fail" | "partial" | "escalated");

@@ -31,12 +31,15 @@ pub struct FixRun {
 }
 
 /// `fix`'s command line after the binary: its flags from `fix_args` (before any `--` in
-/// them), the selection, then pytest arguments the user gave after a second `--`.
+/// them), the selection, then pytest arguments the user gave after a second `--`. The backup
+/// copies of patched files go to `backups` (in the replay's temp dir, removed with the tree)
+/// unless the flags name a backup dir.
 pub fn fix_command_args(
     root: &Path,
     python: &Path,
     selection: &[String],
     fix_args: &[String],
+    backups: &Path,
 ) -> Vec<String> {
     let (flags, pytest_extra) = match fix_args.iter().position(|a| a == "--") {
         Some(i) => (&fix_args[..i], &fix_args[i + 1..]),
@@ -50,6 +53,9 @@ pub fn fix_command_args(
         "--python".into(),
         python.display().to_string(),
     ];
+    if !flags.iter().any(|f| f.starts_with("--backup-dir")) {
+        args.extend(["--backup-dir".into(), backups.display().to_string()]);
+    }
     args.extend(flags.iter().cloned());
     args.push("--".into());
     args.extend(selection.iter().cloned());
@@ -80,12 +86,13 @@ pub fn run_fix(
     python: &Path,
     selection: &[String],
     fix_args: &[String],
+    backups: &Path,
 ) -> Result<FixRun, RunnerError> {
     let exe = std::env::current_exe().map_err(|e| RunnerError::Io {
         message: format!("cannot find the selfdebug binary: {e}"),
     })?;
     let mut cmd = Command::new(exe);
-    cmd.args(fix_command_args(root, python, selection, fix_args))
+    cmd.args(fix_command_args(root, python, selection, fix_args, backups))
         .current_dir(root);
     for (k, v) in pythonpath(root) {
         cmd.env(k, v);
@@ -176,10 +183,11 @@ mod tests {
                 "--".into(),
                 "-x".into(),
             ],
+            Path::new("/b"),
         );
         assert_eq!(
             args.join(" "),
-            "fix --json --root /t --python /py --time-budget 60 -- t.py::a -x"
+            "fix --json --root /t --python /py --backup-dir /b --time-budget 60 -- t.py::a -x"
         );
         assert_eq!(
             fix_timeout(&["--time-budget".into(), "60".into()]),

@@ -287,7 +287,13 @@ fn breakdown(what: &str, counts: &[(usize, &str)]) -> String {
 pub(crate) fn closed_sets() -> Vec<(&'static str, &'static str, Vec<String>)> {
     fn words<T: Serialize>(all: &[T]) -> Vec<String> {
         all.iter()
-            .map(|v| serde_json::to_value(v).unwrap().as_str().unwrap().to_string())
+            .map(|v| {
+                serde_json::to_value(v)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
             .collect()
     }
     let statuses = [
@@ -308,7 +314,12 @@ pub(crate) fn closed_sets() -> Vec<(&'static str, &'static str, Vec<String>)> {
         NotReproducible::FailsOnFix,
         NotReproducible::TimedOut,
     ];
-    let misses = [Miss::NoCandidate, Miss::NotInSpace, Miss::Budget, Miss::Escalated];
+    let misses = [
+        Miss::NoCandidate,
+        Miss::NotInSpace,
+        Miss::Budget,
+        Miss::Escalated,
+    ];
     // The lists above name every variant: one added and not listed fails to compile here.
     #[allow(dead_code)]
     fn exhaustive(s: Status, r: NotReproducible, m: Miss) {
@@ -327,8 +338,20 @@ pub(crate) fn closed_sets() -> Vec<(&'static str, &'static str, Vec<String>)> {
         }
     }
     vec![
-        ("replay", "/$defs/commit/properties/status", words(&statuses)),
-        ("replay", "/$defs/commit/properties/reason/oneOf/1", words(&reasons)),
-        ("replay", "/$defs/commit/properties/reason/oneOf/2", words(&misses)),
+        (
+            "replay",
+            "/$defs/commit/properties/status",
+            words(&statuses),
+        ),
+        (
+            "replay",
+            "/$defs/commit/properties/reason/oneOf/1",
+            words(&reasons),
+        ),
+        (
+            "replay",
+            "/$defs/commit/properties/reason/oneOf/2",
+            words(&misses),
+        ),
     ]
 }

@@ -57,6 +57,14 @@ impl Trees {
         self.dir.path().join("bug").join(&self.rel)
     }
 
+    /// A private dir beside the trees (for `fix`'s backup copies), created on first use.
+    pub fn scratch(&self) -> Result<PathBuf, String> {
+        let dir = self.dir.path().join("scratch");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        Ok(dir)
+    }
+
     /// The project's directory in the fix tree, written on first use.
     pub fn fix(&mut self, repo: &Repository, c: &Candidate) -> Result<PathBuf, String> {
         let top = self.dir.path().join("fix");

@@ -153,7 +153,9 @@ pub fn assert_valid(schema: &str, def: Option<&str>, docs: &[&[u8]]) {
 }
 
 /// The commands whose `--json` output has a schema in `schema/`.
-const COMMANDS: [&str; 7] = ["fix", "parse", "probe", "rules", "restore", "config", "replay"];
+const COMMANDS: [&str; 7] = [
+    "fix", "parse", "probe", "rules", "restore", "config", "replay",
+];
 
 /// The schema of what `selfdebug ARGS` prints on stdout, when it prints JSON: the
 /// subcommand's (`fix --show-settings` prints the config object).
