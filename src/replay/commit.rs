@@ -11,8 +11,8 @@ use super::cache::Cache;
 use super::history::{Candidate, SourceChange};
 use super::outcomes::Pytest;
 use super::repair::{run_fix, FixRun};
-use super::reproduce::{reproduce, NotReproducible, Reproduction};
-use super::score::{self, Checks, Miss, Status};
+use super::reproduce::{reproduce, Reproduction};
+use super::score::{self, Checks, Reason, Status};
 use super::trees::{snapshot, Trees};
 use crate::process::RunnerError;
 
@@ -26,14 +26,6 @@ pub struct Context {
     pub cache: Cache,
     pub fix_args: Vec<String>,
     pub total: usize,
-}
-
-/// Why a commit got its status: a reason of reproduction or of a miss.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum Reason {
-    NotReproducible(NotReproducible),
-    Miss(Miss),
 }
 
 /// One candidate's result (an element of `commits` in the JSON).
@@ -225,9 +217,9 @@ fn damage_words(checks: &Checks) -> Option<String> {
 
 /// The last progress line of a commit.
 fn outcome_words(r: &CommitReport) -> String {
-    let mut s = super::report::status_word(r.status).to_string();
+    let mut s = score::status_word(r.status).to_string();
     if let Some(reason) = r.reason {
-        s.push_str(&format!(" ({})", super::report::reason_word(reason)));
+        s.push_str(&format!(" ({})", score::reason_word(reason)));
     }
     if let Some(fix) = &r.fix {
         s.push_str(&format!(

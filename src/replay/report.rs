@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
-use super::commit::{CommitReport, Reason};
+use super::commit::CommitReport;
 use super::history::Skipped;
 use super::reproduce::NotReproducible;
-use super::score::{Miss, Status};
+use super::score::{reason_word, status_word, Miss, Reason, Status};
 use super::{Options, Replay, SCHEMA_VERSION};
 
 /// The counts over all candidates.
@@ -161,38 +161,6 @@ pub fn json(r: &Replay, opts: &Options, exit_code: i32) -> String {
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s
-}
-
-pub fn status_word(s: Status) -> &'static str {
-    match s {
-        Status::Correct => "correct",
-        Status::Plausible => "plausible",
-        Status::Partial => "partial",
-        Status::Damaged => "damaged",
-        Status::Missed => "missed",
-        Status::Error => "error",
-        Status::NotReproducible => "not reproducible",
-    }
-}
-
-pub fn reason_word(r: Reason) -> &'static str {
-    match r {
-        Reason::NotReproducible(n) => match n {
-            NotReproducible::NoTestFile => "no test file",
-            NotReproducible::CollectionError => "collection error",
-            NotReproducible::MissingDependency => "missing dependency",
-            NotReproducible::NoTests => "no tests",
-            NotReproducible::PassesOnBug => "passes on the bug",
-            NotReproducible::FailsOnFix => "fails on the fix",
-            NotReproducible::TimedOut => "timed out",
-        },
-        Reason::Miss(m) => match m {
-            Miss::NoCandidate => "no candidate",
-            Miss::NotInSpace => "not in space",
-            Miss::Budget => "budget ran out",
-            Miss::Escalated => "escalated",
-        },
-    }
 }
 
 fn secs(ms: u64) -> String {

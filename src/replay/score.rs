@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::outcomes::{Outcome, Pytest};
 use super::repair::FixRun;
+use super::reproduce::NotReproducible;
 use crate::process::RunnerError;
 
 /// A candidate's result.
@@ -169,6 +170,48 @@ fn ast_dump(path: &Path, bytes: &[u8]) -> Option<String> {
     let dump = format!("{:?}", module.body());
     let ranges = regex::Regex::new(r"range: \d+\.\.\d+,? ?").ok()?;
     Some(ranges.replace_all(&dump, "").into_owned())
+}
+
+/// Why a commit got its status: a reason of reproduction or of a miss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Reason {
+    NotReproducible(NotReproducible),
+    Miss(Miss),
+}
+
+/// The status in the table's words.
+pub fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Correct => "correct",
+        Status::Plausible => "plausible",
+        Status::Partial => "partial",
+        Status::Damaged => "damaged",
+        Status::Missed => "missed",
+        Status::Error => "error",
+        Status::NotReproducible => "not reproducible",
+    }
+}
+
+/// A reason in the table's words.
+pub fn reason_word(r: Reason) -> &'static str {
+    match r {
+        Reason::NotReproducible(n) => match n {
+            NotReproducible::NoTestFile => "no test file",
+            NotReproducible::CollectionError => "collection error",
+            NotReproducible::MissingDependency => "missing dependency",
+            NotReproducible::NoTests => "no tests",
+            NotReproducible::PassesOnBug => "passes on the bug",
+            NotReproducible::FailsOnFix => "fails on the fix",
+            NotReproducible::TimedOut => "timed out",
+        },
+        Reason::Miss(m) => match m {
+            Miss::NoCandidate => "no candidate",
+            Miss::NotInSpace => "not in space",
+            Miss::Budget => "budget ran out",
+            Miss::Escalated => "escalated",
+        },
+    }
 }
 
 #[cfg(test)]
