@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::outcomes::pythonpath;
-use crate::process::{run_command, RunnerError};
+use crate::process::{CommandRun, RunnerError};
 
 /// What `fix` reported, as far as the replay needs it.
 #[derive(Debug, Clone, Serialize)]
@@ -97,13 +97,82 @@ pub fn run_fix(
     for (k, v) in pythonpath(root) {
         cmd.env(k, v);
     }
-    let run = run_command(cmd, fix_timeout(fix_args))?;
+    let run = run_stoppable(cmd, fix_timeout(fix_args))?;
     Ok(read_report(
         &run.stdout,
         &run.stderr,
         run.exit_code,
         run.timed_out,
     ))
+}
+
+/// How long a `fix` told to stop (SIGTERM) may take to restore its files and exit before its
+/// whole process group is killed.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// Runs `fix` in its own process group (dying with us, as every child of ours). Unlike a pytest
+/// run, which is killed whole at once, `fix` is asked to stop with SIGTERM at Ctrl-C or its
+/// limit: it ends its own runs, restores what it touched and removes its temp dirs, and is
+/// killed only if it has not exited within [`STOP_GRACE`].
+fn run_stoppable(mut cmd: Command, limit: Duration) -> Result<CommandRun, RunnerError> {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    crate::process::prepare_child(&mut cmd);
+    let started = std::time::Instant::now();
+    let mut child = cmd.spawn().map_err(|e| RunnerError::Spawn {
+        program: cmd.get_program().into(),
+        message: e.to_string(),
+    })?;
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let pid = child.id() as libc::pid_t;
+    let (mut stopped_at, mut timed_out, mut interrupted) = (None, false, false);
+    let status = loop {
+        let waited = child.try_wait().map_err(|e| RunnerError::Io {
+            message: format!("waiting for fix: {e}"),
+        })?;
+        if let Some(status) = waited {
+            break status;
+        }
+        interrupted |= crate::process::interrupted();
+        timed_out |= started.elapsed() >= limit;
+        match stopped_at {
+            None if interrupted || timed_out => {
+                // SAFETY: a signal to our own child, which has not been reaped yet.
+                unsafe { libc::kill(pid, libc::SIGTERM) };
+                stopped_at = Some(std::time::Instant::now());
+            }
+            // SAFETY: the group of our own unreaped child.
+            Some(t) if t.elapsed() >= STOP_GRACE => unsafe {
+                libc::killpg(pid, libc::SIGKILL);
+            },
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if interrupted {
+        return Err(RunnerError::Interrupted);
+    }
+    Ok(CommandRun {
+        exit_code: status.code(),
+        signal: status.signal(),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        duration: started.elapsed(),
+        timed_out,
+    })
 }
 
 /// `fix`'s JSON report; a run that printed none (killed at the limit, crashed) is an error

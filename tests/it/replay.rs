@@ -347,3 +347,63 @@ fn bad_input_is_one_line_and_exit_2() {
     let out = p.run(&["replay", "--json", "--since", "2999-01-01"]);
     assert_eq!(json(&out)["totals"]["scanned"], 0);
 }
+
+/// Ctrl-C while a `fix` runs on a bug: the `fix` is told to stop and restores, the replay
+/// reports what it did (exit 6, `interrupted`), and no temp dir is left.
+#[test]
+fn ctrl_c_stops_the_replay_and_removes_its_trees() {
+    use std::io::BufRead;
+    let p = history();
+    let before = snapshot(&p.root);
+    let mut child = p
+        .cmd(&["replay", "--json", "--no-cache"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in stderr.lines().map_while(Result::ok) {
+            if line.ends_with("repairing") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    // The first reproduced commit is handed to `fix`.
+    rx.recv_timeout(std::time::Duration::from_secs(300))
+        .expect("a repair starts");
+    // SAFETY: plain syscall on our own child, which has not been waited for yet.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = reader.join().unwrap();
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    let j = json(&out);
+    assert_eq!(j["interrupted"], true);
+    assert_eq!(
+        statuses(&j),
+        [
+            (
+                "Count words by runs of spaces",
+                "not_reproducible",
+                "fails_on_fix"
+            ),
+            ("Greet nobody", "error", "-"),
+        ]
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    );
+    assert_eq!(j["commits"][1]["detail"], "interrupted");
+    assert!(stderr.ends_with("error - interrupted\n"), "{stderr}");
+    assert_same(&before, &snapshot(&p.root));
+    assert_eq!(
+        selfdebug_entries(&p.cache.join("tmp")),
+        Vec::<String>::new()
+    );
+}
