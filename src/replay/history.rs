@@ -254,11 +254,21 @@ fn classify(
     Ok(Ok(Candidate {
         id: commit.id(),
         parent: parent.map_or(Oid::ZERO_SHA1, |p| p.id()),
-        subject: String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned(),
+        subject: first_line(commit.message_bytes()),
         time: commit.time().seconds(),
         sources,
         tests,
     }))
+}
+
+/// A commit message's first line (git's summary joins the whole first paragraph).
+fn first_line(message: &[u8]) -> String {
+    let text = String::from_utf8_lossy(message);
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string()
 }
 
 /// Per hunk the larger of lines added and removed: a one-line edit counts 1, not 2.

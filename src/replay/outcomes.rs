@@ -78,8 +78,12 @@ impl Pytest {
         spec.timeout = self.timeout;
         spec.test_timeout = Some(runner::DEFAULT_TEST_TIMEOUT);
         let run = runner::run_pytest(&self.python, &spec)?;
-        let mut out = read_summary(&String::from_utf8_lossy(&run.log()));
+        let log = run.log();
+        let mut out = read_summary(&String::from_utf8_lossy(&log));
         out.timed_out = run.timed_out;
+        if out.collect_errors.iter().any(|(_, msg)| msg.is_empty()) {
+            collect_messages(&mut out, &log, cwd);
+        }
         if out.tests.is_empty()
             && out.collect_errors.is_empty()
             && matches!(run.exit_code, Some(2..=4))
@@ -88,6 +92,24 @@ impl Pytest {
                 .push((String::new(), first_error(&run.log())));
         }
         Ok(out)
+    }
+}
+
+/// The exception of each collection error whose summary line has no message (pytest prints
+/// none for an import error), read from the log's error sections.
+fn collect_messages(out: &mut Outcomes, log: &[u8], cwd: &Path) {
+    let Ok(parsed) = crate::traceback::parse(log, cwd) else {
+        return;
+    };
+    for (file, msg) in out.collect_errors.iter_mut().filter(|(_, m)| m.is_empty()) {
+        let found = parsed
+            .failures
+            .iter()
+            .find(|f| f.test.as_deref() == Some(file.as_str()));
+        if let Some(f) = found {
+            let first = f.msg.lines().next().unwrap_or("");
+            *msg = format!("{}: {first}", f.exc_type);
+        }
     }
 }
 
