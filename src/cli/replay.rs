@@ -38,21 +38,26 @@ pub struct ReplayArgs {
     pub max: Option<u64>,
     /// Candidate commits replayed at once (default 1). Each `fix` also proves candidates in
     /// parallel (its --jobs): on a small machine keep this at 1.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1, hide_default_value = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub jobs: u64,
-    /// A bug fix changes at most this many lines of non-test Python (per hunk the larger of
-    /// lines added and removed).
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    /// A bug fix changes at most this many lines of non-test Python (default 10; per hunk the
+    /// larger of lines added and removed).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10,
+        hide_default_value = true
+    )]
     pub max_lines: usize,
-    /// ... in at most this many files.
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    /// A bug fix changes non-test Python in at most this many files (default 2).
+    #[arg(long, value_name = "N", default_value_t = 2, hide_default_value = true)]
     pub max_files: usize,
     /// Interpreter for the reproduction runs and every `fix` run. Default: as for `fix`, from
     /// the repository's directory ($VIRTUAL_ENV, `.venv/`, `venv/`, `python3`).
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
     /// Seconds one of the replay's own pytest runs may take (default 600).
-    #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", default_value_t = 600, hide_default_value = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
     /// Where reproduction results are cached. Default:
     /// $XDG_CACHE_HOME/selfdebug/replay/<repository>-<hash of its path>/ (else ~/.cache/...).

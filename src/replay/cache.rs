@@ -1,4 +1,4 @@
-//! The reproduction cache: per commit, interpreter and tool version, whether the commit
+//! The reproduction cache: per commit, interpreter, tool version and pytest arguments, whether the commit
 //! reproduced and with which selection, so that a second replay only repairs. Private files
 //! under `$XDG_CACHE_HOME/selfdebug/replay/<repo id>/` (or `--cache-dir`).
 
@@ -12,7 +12,8 @@ use super::reproduce::Reproduction;
 #[derive(Debug, Clone)]
 pub struct Cache {
     dir: Option<PathBuf>,
-    /// Interpreter path and tool version: a result is only reused for both.
+    /// Interpreter path, tool version and the user's pytest arguments: a result is only
+    /// reused for the same three.
     key: String,
 }
 
@@ -24,15 +25,16 @@ struct Entry {
 }
 
 impl Cache {
-    pub fn new(dir: Option<PathBuf>, python: &Path) -> Cache {
-        Cache {
-            dir,
-            key: format!(
-                "{} selfdebug {}",
-                python.display(),
-                env!("CARGO_PKG_VERSION")
-            ),
+    pub fn new(dir: Option<PathBuf>, python: &Path, pytest_args: &[String]) -> Cache {
+        let mut key = format!(
+            "{} selfdebug {}",
+            python.display(),
+            env!("CARGO_PKG_VERSION")
+        );
+        for a in pytest_args {
+            key.push_str(&format!(" {a:?}"));
         }
+        Cache { dir, key }
     }
 
     /// The default dir of the repository whose git dir is `git_dir`: its directory name and a

@@ -128,9 +128,14 @@ pub fn run(opts: &Options) -> Result<Replay, Failure> {
         pytest: outcomes::Pytest {
             python: prepared,
             timeout: opts.timeout,
+            extra: repair::pytest_args(&opts.fix_args).to_vec(),
         },
         fix_python: found.path,
-        cache: cache::Cache::new(cache_dir, &found_key(&replay)),
+        cache: cache::Cache::new(
+            cache_dir,
+            &found_key(&replay),
+            repair::pytest_args(&opts.fix_args),
+        ),
         fix_args: opts.fix_args.clone(),
         total: scan.candidates.len(),
     };

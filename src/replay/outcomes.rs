@@ -46,15 +46,19 @@ impl Outcomes {
         }
     }
 
-    /// The module a collection error names as missing (`No module named 'x'`), if any.
-    pub fn missing_module(&self) -> Option<String> {
+    /// What a collection error says the environment lacks: a module (`No module named 'x'`),
+    /// or the plugin behind options pytest does not know (`unrecognized arguments: --cov`).
+    pub fn missing(&self) -> Option<String> {
         self.collect_errors.iter().find_map(|(_, msg)| {
-            let rest = msg.split("No module named ").nth(1)?;
-            Some(
-                rest.trim()
-                    .trim_matches(|c| c == '\'' || c == '"')
-                    .to_string(),
-            )
+            if let Some(rest) = msg.split("No module named ").nth(1) {
+                let module = rest.trim().trim_matches(|c| c == '\'' || c == '"');
+                return Some(format!("the tests import {module}, which the interpreter does not have"));
+            }
+            let options = msg.split("unrecognized arguments: ").nth(1)?;
+            Some(format!(
+                "pytest does not know {} (the configuration needs a plugin the interpreter does not have)",
+                options.trim()
+            ))
         })
     }
 }
@@ -65,13 +69,21 @@ impl Outcomes {
 pub struct Pytest {
     pub python: Interpreter,
     pub timeout: Duration,
+    /// The user's pytest arguments (after the second `--` of replay's command line), as `fix`
+    /// gets them.
+    pub extra: Vec<String>,
 }
 
 impl Pytest {
     /// Runs pytest in `cwd` on `args` (test files or node ids; none: the whole suite).
     pub fn run(&self, cwd: &Path, args: &[String]) -> Result<Outcomes, RunnerError> {
         let mut spec = RunSpec::new(cwd);
-        spec.extra_args = std::iter::once("-rA".to_string())
+        // `-rA` after the user's arguments: the summary must list every test.
+        spec.extra_args = self
+            .extra
+            .iter()
+            .cloned()
+            .chain(["-rA".to_string()])
             .chain(args.iter().cloned())
             .collect();
         spec.env = pythonpath(cwd);
@@ -131,6 +143,11 @@ pub fn pythonpath(cwd: &Path) -> Vec<(OsString, OsString)> {
 /// The first line of a log that says what went wrong (`E   ...`, `ERROR: ...`, an exception).
 fn first_error(log: &[u8]) -> String {
     let text = String::from_utf8_lossy(log);
+    // pytest's own usage error (`python -m pytest: error: unrecognized arguments: ...`) says
+    // more than the usage line before it.
+    if let Some(l) = text.lines().find_map(|l| l.split_once(": error: ")) {
+        return l.1.trim().chars().take(200).collect();
+    }
     let line = text
         .lines()
         .map(str::trim)
@@ -225,6 +242,15 @@ XFAIL tests/test_a.py::test_x - reason
         assert!(o.failed("tests/test_a.py::test_two"));
         assert!(o.failed("tests/test_b.py::test_never_ran"));
         assert!(!o.failed("tests/test_a.py::test_x"));
-        assert_eq!(o.missing_module().as_deref(), Some("yaml"));
+        assert_eq!(
+            o.missing().as_deref(),
+            Some("the tests import yaml, which the interpreter does not have")
+        );
+        let usage = "ERROR: usage: python -m pytest [options]\n\
+                     python -m pytest: error: unrecognized arguments: --cov=x\n";
+        assert_eq!(
+            first_error(usage.as_bytes()),
+            "unrecognized arguments: --cov=x"
+        );
     }
 }

@@ -41,10 +41,9 @@ pub fn fix_command_args(
     fix_args: &[String],
     backups: &Path,
 ) -> Vec<String> {
-    let (flags, pytest_extra) = match fix_args.iter().position(|a| a == "--") {
-        Some(i) => (&fix_args[..i], &fix_args[i + 1..]),
-        None => (fix_args, &[][..]),
-    };
+    let pytest_extra = pytest_args(fix_args);
+    let flags = &fix_args[..fix_args.len() - pytest_extra.len()];
+    let flags = flags.strip_suffix(&["--".to_string()]).unwrap_or(flags);
     let mut args: Vec<String> = vec![
         "fix".into(),
         "--json".into(),
@@ -61,6 +60,14 @@ pub fn fix_command_args(
     args.extend(selection.iter().cloned());
     args.extend(pytest_extra.iter().cloned());
     args
+}
+
+/// The pytest arguments in `fix_args`: those after a `--` in them.
+pub fn pytest_args(fix_args: &[String]) -> &[String] {
+    fix_args
+        .iter()
+        .position(|a| a == "--")
+        .map_or(&[][..], |i| &fix_args[i + 1..])
 }
 
 /// How long a `fix` run may take: its time budget (`--time-budget` in the fix arguments, else

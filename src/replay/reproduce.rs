@@ -16,7 +16,8 @@ pub enum NotReproducible {
     NoTestFile,
     /// A test file did not collect on the fix tree (not a missing module).
     CollectionError,
-    /// A module the tests import is not installed in the interpreter's environment.
+    /// A module the tests import is not installed in the interpreter's environment, or the
+    /// configuration's pytest options need a plugin it does not have.
     MissingDependency,
     /// The test files collect no test on the fix tree.
     NoTests,
@@ -80,11 +81,8 @@ pub fn compare(on_bug: &Outcomes, on_fix: &Outcomes) -> Reproduction {
     if !selection.is_empty() {
         return Reproduction::Reproduced(selection);
     }
-    if let Some(module) = on_fix.missing_module() {
-        return not(
-            NotReproducible::MissingDependency,
-            &format!("the tests import {module}, which the interpreter does not have"),
-        );
+    if let Some(what) = on_fix.missing() {
+        return not(NotReproducible::MissingDependency, &what);
     }
     if let Some((file, msg)) = on_fix.collect_errors.first() {
         let file = if file.is_empty() { "the session" } else { file };
