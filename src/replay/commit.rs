@@ -89,18 +89,19 @@ fn work(
     report: &mut CommitReport,
 ) -> Result<(), String> {
     let runner_error = |e: RunnerError| e.to_string();
-    let mut trees = Trees::new(repo, c, &ctx.project)?;
     let commit = c.id.to_string();
-    let reproduction = match ctx.cache.get(&commit) {
-        Some(r) => {
-            report.cached = true;
-            r
-        }
+    let cached = ctx.cache.get(&commit);
+    report.cached = cached.is_some();
+    // A cached commit that did not reproduce needs no tree at all.
+    let mut trees = None;
+    let reproduction = match cached {
+        Some(r) => r,
         None => {
             super::progress(&format!("{tag} reproducing"));
             let files = runnable(&c.tests, &ctx.project);
-            let fix_dir = trees.fix(repo, c)?;
-            let r = reproduce(&ctx.pytest, &files, &trees.bug(), &fix_dir).map_err(runner_error)?;
+            let t = trees.insert(Trees::new(repo, c, &ctx.project)?);
+            let fix_dir = t.fix(repo, c)?;
+            let r = reproduce(&ctx.pytest, &files, &t.bug(), &fix_dir).map_err(runner_error)?;
             ctx.cache.put(&commit, &r);
             r
         }
@@ -115,6 +116,10 @@ fn work(
         Reproduction::Reproduced(selection) => selection,
     };
     report.selection = selection.clone();
+    let mut trees = match trees {
+        Some(t) => t,
+        None => Trees::new(repo, c, &ctx.project)?,
+    };
     super::progress(&format!(
         "{tag} reproduced (selection: {} tests); repairing",
         selection.len()
