@@ -22,6 +22,9 @@ pub struct FixRun {
     /// Candidates tried.
     pub attempts: u64,
     pub out_of_time: bool,
+    /// Candidates ranked and left untried when the work on a failure ended (its search's
+    /// time, the time budget or the rules' rank cap), over all failures.
+    pub untried: u64,
     pub pytest_runs: u64,
     pub duration_ms: u64,
     /// The kept patches' diffs, one after the other.
@@ -232,6 +235,12 @@ fn read_report(stdout: &[u8], stderr: &[u8], exit_code: Option<i32>, timed_out: 
             strings("files_patched")
         },
         attempts: u("attempts"),
+        untried: doc
+            .get("failures")
+            .and_then(Value::as_array)
+            .map_or(0, |a| {
+                a.iter().filter_map(|f| f.get("untried")?.as_u64()).sum()
+            }),
         out_of_time: doc
             .get("out_of_time")
             .and_then(Value::as_bool)

@@ -45,7 +45,8 @@ pub enum Miss {
     /// Candidates were tried and none was plausible: the right edit is not in the candidate
     /// space.
     NotInSpace,
-    /// The time budget ran out before the candidates did.
+    /// The time ran out before the candidates did: the run's budget (`out_of_time`), or a
+    /// failure's search time or rank cap left candidates untried (`failures[].untried`).
     Budget,
     /// `fix` judged the failure an environment or dependency problem, not a code bug.
     Escalated,
@@ -70,7 +71,7 @@ pub struct Checks {
 
 /// Why `fix` kept nothing.
 pub fn miss_reason(fix: &FixRun) -> Miss {
-    if fix.out_of_time {
+    if fix.out_of_time || fix.untried > 0 {
         Miss::Budget
     } else if fix.final_status == "escalated" {
         Miss::Escalated
