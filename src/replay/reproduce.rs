@@ -116,3 +116,64 @@ fn not(reason: NotReproducible, detail: &str) -> Reproduction {
         detail: detail.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::outcomes::read_summary;
+
+    fn runs(bug: &str, fix: &str) -> Reproduction {
+        let summary = |s: &str| {
+            read_summary(&format!(
+                "= short test summary info =\n{s}=== 1 passed ===\n"
+            ))
+        };
+        compare(&summary(bug), &summary(fix))
+    }
+
+    fn reason(r: Reproduction) -> NotReproducible {
+        match r {
+            Reproduction::NotReproducible { reason, .. } => reason,
+            Reproduction::Reproduced(s) => panic!("reproduced: {s:?}"),
+        }
+    }
+
+    #[test]
+    fn the_selection_fails_on_the_bug_and_passes_on_the_fix() {
+        let fix = "PASSED t.py::a\nPASSED t.py::b\nPASSED t.py::c\nFAILED t.py::d - x\n";
+        let bug = "FAILED t.py::a - x\nPASSED t.py::b\nERROR t.py::c - e\nFAILED t.py::d - x\n";
+        assert_eq!(
+            runs(bug, fix),
+            Reproduction::Reproduced(vec!["t.py::a".into(), "t.py::c".into()])
+        );
+        // A test module that does not import on the bug (it imports what the fix added).
+        let bug = "ERROR t.py - ImportError: cannot import name 'new'\n";
+        assert_eq!(
+            runs(bug, "PASSED t.py::a\n"),
+            Reproduction::Reproduced(vec!["t.py::a".into()])
+        );
+    }
+
+    #[test]
+    fn why_a_commit_does_not_reproduce() {
+        assert_eq!(
+            reason(runs("PASSED t.py::a\n", "PASSED t.py::a\n")),
+            NotReproducible::PassesOnBug
+        );
+        assert_eq!(
+            reason(runs("FAILED t.py::a - x\n", "FAILED t.py::a - x\n")),
+            NotReproducible::FailsOnFix
+        );
+        let missing = "ERROR t.py - ModuleNotFoundError: No module named 'hypothesis'\n";
+        assert_eq!(
+            reason(runs(missing, missing)),
+            NotReproducible::MissingDependency
+        );
+        let broken = "ERROR t.py - SyntaxError: invalid syntax\n";
+        assert_eq!(
+            reason(runs(broken, broken)),
+            NotReproducible::CollectionError
+        );
+        assert_eq!(reason(runs("", "")), NotReproducible::NoTests);
+    }
+}

@@ -244,3 +244,50 @@ mod tests {
         assert!(!same("x = 1\n", "x = (\n"));
     }
 }
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+
+    fn checks(selection_passed: bool, broken: &[&str], leftovers: &[&str], same: bool) -> Checks {
+        Checks {
+            selection_passed: Some(selection_passed),
+            broken: broken.iter().map(|s| s.to_string()).collect(),
+            leftovers: leftovers.iter().map(|s| s.to_string()).collect(),
+            same_as_developer: Some(same),
+            suite_checked: true,
+        }
+    }
+
+    #[test]
+    fn damage_wins_then_the_selection_then_the_ast() {
+        assert_eq!(status_of(&checks(true, &[], &[], true)), Status::Correct);
+        assert_eq!(status_of(&checks(true, &[], &[], false)), Status::Plausible);
+        assert_eq!(status_of(&checks(false, &[], &[], true)), Status::Partial);
+        assert_eq!(
+            status_of(&checks(true, &["t.py::x"], &[], true)),
+            Status::Damaged
+        );
+        assert_eq!(
+            status_of(&checks(true, &[], &["notes.txt"], true)),
+            Status::Damaged
+        );
+    }
+
+    #[test]
+    fn leftovers_are_every_change_but_the_kept_patch() {
+        let id = |s: &str| git2::Oid::hash_object(git2::ObjectType::Blob, s.as_bytes()).unwrap();
+        let before: BTreeMap<String, git2::Oid> =
+            [("a.py", id("1")), ("b.py", id("2")), ("c.py", id("3"))]
+                .map(|(k, v)| (k.to_string(), v))
+                .into();
+        let after: BTreeMap<String, git2::Oid> =
+            [("a.py", id("9")), ("b.py", id("8")), ("new.txt", id("x"))]
+                .map(|(k, v)| (k.to_string(), v))
+                .into();
+        assert_eq!(
+            leftovers(&before, &after, &["a.py".to_string()]),
+            ["b.py", "c.py", "new.txt"]
+        );
+    }
+}
