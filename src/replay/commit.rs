@@ -174,7 +174,11 @@ fn work(
     .map_err(runner_error)?;
     checks.leftovers = leftovers;
     report.status = score::status_of(&checks);
-    report.detail = damage_words(&checks);
+    report.detail = damage_words(&checks).or_else(|| {
+        (!checks.suite_checked).then(|| {
+            "the whole suite did not finish within --timeout: `broken` may be incomplete".into()
+        })
+    });
     report.checks = Some(checks);
     report.fix = Some(fix);
     Ok(())
