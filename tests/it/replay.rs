@@ -329,6 +329,14 @@ fn bad_input_is_one_line_and_exit_2() {
             serde_json::json!({"schema_version": 1, "exit_code": 2, "error": msg})
         );
     }
+    // A flag clap refuses: the envelope too.
+    let out = p.run(&["replay", "--json", "--jobs", "0"]);
+    assert_exit(&out, 2);
+    let j = json(&out);
+    assert_eq!(
+        (j["exit_code"].as_u64(), j.as_object().unwrap().len()),
+        (Some(2), 3)
+    );
     // A range without a candidate needs no Python: the counts only.
     let out = p.run(&["replay", "--json", "--range", "HEAD~2..HEAD"]);
     assert_exit(&out, 0);
