@@ -131,31 +131,7 @@ fn work(
         .map_err(runner_error)?;
     let leftovers = score::leftovers(&before, &snapshot(&bug), &fix.files_patched);
     if fix.files_patched.is_empty() {
-        let missed = matches!(fix.final_status.as_str(), "fail" | "partial" | "escalated");
-        (report.status, report.reason, report.detail) = if !leftovers.is_empty() {
-            (
-                Status::Damaged,
-                None,
-                Some(format!("fix left files changed: {}", leftovers.join(", "))),
-            )
-        } else if missed {
-            (
-                Status::Missed,
-                Some(Reason::Miss(score::miss_reason(&fix))),
-                None,
-            )
-        } else {
-            let why = fix
-                .error
-                .clone()
-                .unwrap_or_else(|| format!("fix ended `{}` with no patch", fix.final_status));
-            (Status::Error, None, Some(why))
-        };
-        report.checks = Some(Checks {
-            leftovers,
-            ..Checks::default()
-        });
-        report.fix = Some(fix);
+        score_no_patch(report, fix, leftovers);
         return Ok(());
     }
     super::progress(&format!(
@@ -182,6 +158,36 @@ fn work(
     report.checks = Some(checks);
     report.fix = Some(fix);
     Ok(())
+}
+
+/// A `fix` run that kept no patch: damaged if it left something in the tree, else missed (it
+/// ran and found nothing plausible) or an error (it could not work).
+fn score_no_patch(report: &mut CommitReport, fix: FixRun, leftovers: Vec<String>) {
+    let missed = matches!(fix.final_status.as_str(), "fail" | "partial" | "escalated");
+    (report.status, report.reason, report.detail) = if !leftovers.is_empty() {
+        (
+            Status::Damaged,
+            None,
+            Some(format!("fix left files changed: {}", leftovers.join(", "))),
+        )
+    } else if missed {
+        (
+            Status::Missed,
+            Some(Reason::Miss(score::miss_reason(&fix))),
+            None,
+        )
+    } else {
+        let why = fix
+            .error
+            .clone()
+            .unwrap_or_else(|| format!("fix ended `{}` with no patch", fix.final_status));
+        (Status::Error, None, Some(why))
+    };
+    report.checks = Some(Checks {
+        leftovers,
+        ..Checks::default()
+    });
+    report.fix = Some(fix);
 }
 
 /// The commit's test modules inside the project, relative to it (conftest files are not run:
