@@ -60,8 +60,10 @@ impl Trees {
     /// A private dir beside the trees (for `fix`'s backup copies), created on first use.
     pub fn scratch(&self) -> Result<PathBuf, String> {
         let dir = self.dir.path().join("scratch");
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        // 0700 whatever the umask: `fix` refuses a backup dir others can write.
+        if !crate::process::private_dir(&dir) {
+            return Err(format!("cannot create {} as a private dir", dir.display()));
+        }
         Ok(dir)
     }
 
