@@ -28,7 +28,8 @@ pub enum Skip {
     Merge,
     /// No test file added or changed: a refactor, a feature without tests, docs.
     NoTestChange,
-    /// Tests changed but no non-test Python file: nothing to revert.
+    /// Tests changed but no existing non-test Python file (tests only, or source files only
+    /// added): no bug to rebuild.
     NoSourceChange,
     /// The source change is over `--max-lines` or `--max-files`.
     TooLarge,
@@ -217,6 +218,9 @@ fn classify(
     let diff = repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), Some(&mut opts))?;
     let mut tests = Vec::new();
     let mut sources = Vec::new();
+    // A commit that only adds source files fixed nothing that existed (a root commit, a new
+    // module with its tests).
+    let mut changes_existing = false;
     for (i, delta) in diff.deltas().enumerate() {
         let path = delta
             .new_file()
@@ -238,12 +242,13 @@ fn classify(
             Some(patch) => changed_lines(&patch)?,
             None => 0,
         };
+        changes_existing |= delta.status() != Delta::Added;
         sources.push(SourceChange { path, lines });
     }
     if tests.is_empty() {
         return Ok(Err(Skip::NoTestChange));
     }
-    if sources.is_empty() {
+    if !changes_existing {
         return Ok(Err(Skip::NoSourceChange));
     }
     let lines: usize = sources.iter().map(|s| s.lines).sum();
