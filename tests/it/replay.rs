@@ -415,3 +415,57 @@ fn ctrl_c_stops_the_replay_and_removes_its_trees() {
         Vec::<String>::new()
     );
 }
+
+/// `--root` below the repository's top: the project is that directory in every tree (its
+/// tests run there, node ids are relative to it); a commit whose tests lie outside it has no
+/// test file to run.
+#[test]
+fn a_project_below_the_top_runs_its_own_tests_only() {
+    let p = project(&[
+        ("app/calc.py", "def half(x):\n    return x / 2\n"),
+        (
+            "app/tests/test_calc.py",
+            "from calc import half\n\n\ndef test_half():\n    assert half(4) == 2\n",
+        ),
+        ("tools/tool.py", "def name():\n    return 'tool'\n"),
+        (
+            "tools/tests/test_tool.py",
+            "from tool import name\n\n\ndef test_name():\n    assert name() == 'tool'\n",
+        ),
+    ]);
+    p.git(&["init", "-q", "-b", "main"]);
+    commit(&p, "Initial");
+    edit(&p, "app/calc.py", "x / 2", "x // 2");
+    append(
+        &p,
+        "app/tests/test_calc.py",
+        "\n\ndef test_half_odd():\n    assert half(5) == 2.5\n",
+    );
+    commit(&p, "Halve odd numbers");
+    edit(&p, "tools/tool.py", "'tool'", "'tools'");
+    append(
+        &p,
+        "tools/tests/test_tool.py",
+        "\n\ndef test_plural():\n    assert name() == 'tools'\n",
+    );
+    commit(&p, "Name the tools");
+    let out = p
+        .cmd_in("app", &["replay", "--json", "--no-cache"])
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let j = json(&out);
+    assert_eq!(j["project"], "app");
+    assert_eq!(
+        statuses(&j),
+        [
+            ("Name the tools", "not_reproducible", "no_test_file"),
+            ("Halve odd numbers", "not_reproducible", "passes_on_bug"),
+        ]
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    );
+    assert_eq!(
+        j["commits"][1]["test_files"],
+        serde_json::json!(["app/tests/test_calc.py"])
+    );
+}
