@@ -24,6 +24,7 @@ pub mod process;
 pub mod progress;
 pub mod project;
 pub mod pytest_args;
+pub mod replay;
 pub mod report;
 pub mod rules;
 pub mod runner;

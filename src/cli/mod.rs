@@ -9,6 +9,7 @@ mod llm;
 mod mcp;
 mod parse;
 mod probe;
+mod replay;
 mod restore;
 mod rules;
 
@@ -91,6 +92,10 @@ pub enum Command {
     /// (tools fix, parse, probe, rules, restore, config; see docs/agents.md).
     #[command(after_help = mcp::EXIT_CODES)]
     Mcp,
+    /// Replay the repository's own bug-fix commits: rebuild each bug privately, run `fix` on
+    /// its failing tests and score the patch against the developer's (docs/replay.md).
+    #[command(after_help = replay::EXIT_CODES)]
+    Replay(replay::ReplayArgs),
 }
 
 /// How to run the project's Python (shared by the commands that run pytest).
@@ -397,6 +402,7 @@ pub fn run() -> i32 {
         Command::Restore(args) => restore::run(&args),
         Command::Config(args) => config::run(&args),
         Command::Mcp => mcp::run(),
+        Command::Replay(args) => replay::run(&args),
     };
     finish(code)
 }

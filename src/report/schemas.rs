@@ -50,13 +50,14 @@ fn listed(schema: &Value, pointer: &str) -> Vec<String> {
         .collect()
 }
 
-const COMMANDS: [(&str, u32); 6] = [
+const COMMANDS: [(&str, u32); 7] = [
     ("fix", super::fix::FIX_SCHEMA_VERSION),
     ("parse", crate::traceback::PARSE_SCHEMA_VERSION),
     ("probe", crate::probe::PROBE_SCHEMA_VERSION),
     ("rules", super::rules::SCHEMA_VERSION),
     ("restore", super::restore::SCHEMA_VERSION),
     ("config", super::config::CONFIG_SCHEMA_VERSION),
+    ("replay", crate::replay::SCHEMA_VERSION),
 ];
 
 /// Every command has its schema, whose `$id` carries the version the code writes.
@@ -219,6 +220,7 @@ fn every_schema_enum_is_its_rust_enum() {
                 .collect()
         }),
     ];
+    let sets = sets.into_iter().chain(crate::replay::report::closed_sets());
     for (file, pointer, words) in sets {
         let s = schema(file);
         assert_eq!(

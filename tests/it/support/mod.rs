@@ -153,7 +153,9 @@ pub fn assert_valid(schema: &str, def: Option<&str>, docs: &[&[u8]]) {
 }
 
 /// The commands whose `--json` output has a schema in `schema/`.
-const COMMANDS: [&str; 6] = ["fix", "parse", "probe", "rules", "restore", "config"];
+const COMMANDS: [&str; 7] = [
+    "fix", "parse", "probe", "rules", "restore", "config", "replay",
+];
 
 /// The schema of what `selfdebug ARGS` prints on stdout, when it prints JSON: the
 /// subcommand's (`fix --show-settings` prints the config object).
@@ -184,6 +186,8 @@ pub fn schema_of_doc(doc: &serde_json::Value) -> &'static str {
         "restore.schema.json"
     } else if has("rules") {
         "rules.schema.json"
+    } else if has("commits") {
+        "replay.schema.json"
     } else if has("settings") {
         "config.schema.json"
     } else if has("injection") {
