@@ -568,3 +568,54 @@ pub(super) fn tail(bytes: &[u8], n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
+
+/// A search candidate's per-test limit is at most this many times the baseline's whole run
+/// (and at least [`MIN_CANDIDATE_TEST_LIMIT`]): a mutant that turns a loop endless (`n -= 1` →
+/// `n += 1`) is common, and must not cost the full `--test-timeout` each time.
+const CANDIDATE_TEST_LIMIT_FACTOR: u32 = 3;
+const MIN_CANDIDATE_TEST_LIMIT: Duration = Duration::from_secs(5);
+/// A candidate's limit when the command's baseline hung: that run's length is the per-run limit,
+/// not the command's, so a few times it would let every candidate that still loops cost minutes.
+/// A right fix of a command that needs longer is missed (reported as a timeout), never passed.
+const HUNG_COMMAND_CANDIDATE_LIMIT: Duration = Duration::from_secs(10);
+
+impl Runs<'_> {
+    /// A targeted run of `node_ids` with `-x`, under the candidate's per-test limit.
+    pub(in crate::session) fn run_candidate(
+        &mut self,
+        ws: &dyn Workspace,
+        node_ids: &[String],
+    ) -> Result<PytestRun, SessionError> {
+        let spec = self.candidate_spec(ws, node_ids);
+        // pytest always, whatever the judge: the search only runs in pytest mode.
+        self.exec_pytest(&spec, Phase::Candidate)
+    }
+
+    /// What [`Runs::run_candidate`] runs (a parallel proof points it at its scratch copy).
+    pub(in crate::session) fn candidate_spec(
+        &self,
+        ws: &dyn Workspace,
+        node_ids: &[String],
+    ) -> RunSpec {
+        let mut spec = self.spec(ws, node_ids, &["-x"]);
+        let limit = self
+            .search_test_limit
+            .unwrap_or_else(|| self.candidate_limit());
+        spec.test_timeout = spec.test_timeout.map(|t| t.min(limit));
+        spec
+    }
+
+    /// How long a search candidate's test (or command) may run: a few times the baseline, so
+    /// a candidate that makes it loop costs little.
+    pub(in crate::session) fn candidate_limit(&self) -> Duration {
+        if self.baseline_hung {
+            return HUNG_COMMAND_CANDIDATE_LIMIT;
+        }
+        (self.baseline * CANDIDATE_TEST_LIMIT_FACTOR).max(MIN_CANDIDATE_TEST_LIMIT)
+    }
+
+    /// Counts a run made (in the workspace or a parallel proof's scratch copy).
+    pub(in crate::session) fn count_run(&mut self, run: &PytestRun, phase: Phase) {
+        self.tally(phase, run);
+    }
+}

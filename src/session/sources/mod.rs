@@ -21,6 +21,8 @@ pub(super) mod llm;
 pub(super) mod precheck;
 mod rules;
 pub(super) mod search;
+mod searched;
+mod targeted;
 
 /// One kind of candidate source.
 pub(super) trait CandidateSource {

@@ -2,7 +2,7 @@
 //! order; with `--jobs N`, once one was rejected, the next ones' targeted runs are made ahead
 //! in scratch copies ([`Ahead`]).
 
-use super::{llm, CandidateSource, Flow, Round};
+use super::{llm, search, CandidateSource, Flow, Round};
 use crate::plan::{self, Candidate};
 use std::collections::BTreeSet;
 
@@ -71,7 +71,7 @@ impl Rules {
             Some(Ok(c)) => c,
             // Wrong output and failures no rule knows: the search over small edits first (no
             // model, every candidate proven); what it cannot fix is the model's when asked for.
-            Some(Err(e)) if round.depth == 0 && w.applies(failure, &e) => {
+            Some(Err(e)) if round.depth == 0 && search::applies(w, failure, &e) => {
                 round.plan_error = Some(e);
                 return Err(Flow::Next);
             }
@@ -140,7 +140,7 @@ impl Rules {
                 why = format!("{why} ({})", round.declined.join("; "));
             }
             w.ctx.reason.get_or_insert(why);
-            let search_follows = round.depth == 0 && w.applies_after_rules(failure);
+            let search_follows = round.depth == 0 && search::applies_after_rules(w, failure);
             if round.model.is_none() && !search_follows {
                 return Err(Flow::Stop);
             }
