@@ -18,7 +18,6 @@ use crate::runner::{self, Interpreter, PytestRun, RunSpec};
 use crate::source::{Encoding, SourceFile};
 use crate::status::{Applicability, AttemptOutcome, Source};
 use crate::traceback::Failure;
-use crate::transform::stdlib::Stdlib;
 use crate::transform::ProbeFacts;
 use crate::verdict::{self, Verdict};
 
@@ -47,8 +46,6 @@ impl Phase {
 /// pytest runs, counted and timed.
 pub(super) struct Runs<'a> {
     pub(super) python: Interpreter,
-    /// The interpreter's standard library, indexed (or read from the cache) on first use.
-    pub(super) stdlib: Stdlib,
     pub(super) opts: &'a Options,
     pub(super) count: usize,
     pub(super) total: Duration,
@@ -69,8 +66,6 @@ pub(super) struct Runs<'a> {
     pub(super) installed: Vec<Install>,
     /// Command mode: the output check the last run failed, if it exited 0 and failed one.
     pub(super) last_mismatch: Option<crate::command::OutputMismatch>,
-    /// The opt-in model fallback (`--llm`), asked when the rules have nothing (left).
-    pub(super) llm: Option<crate::llm::Llm>,
     /// The plugin's crash-frame facts from the latest baseline run.
     pub(super) facts: probe::frame_facts::Baseline,
     /// Under a narrow selection, the tests outside it (see [`super::outside`]).
@@ -90,7 +85,6 @@ impl<'a> Runs<'a> {
     /// Nothing run yet; the time budget counts from `started`.
     pub(super) fn new(opts: &'a Options, python: Interpreter, started: Instant) -> Runs<'a> {
         Runs {
-            stdlib: Stdlib::new(python.clone()),
             python,
             opts,
             count: 0,
@@ -109,7 +103,6 @@ impl<'a> Runs<'a> {
             deselect: Vec::new(),
             installed: Vec::new(),
             last_mismatch: None,
-            llm: opts.llm.clone().map(crate::llm::Llm::new),
             facts: Default::default(),
             outside: None,
             lazy: None,
@@ -485,6 +478,7 @@ impl Runs<'_> {
         step: usize,
         cand: &Candidate,
         run: &PytestRun,
+        llm: Option<&mut crate::llm::Llm>,
     ) -> Attempt {
         self.attempt_no += 1;
         Attempt {
@@ -514,7 +508,7 @@ impl Runs<'_> {
             repeats: None,
             // A model's candidate carries the request and answer it came from.
             exchange: match cand.source {
-                Source::Llm => self.llm.as_mut().and_then(|l| l.pending.take()),
+                Source::Llm => llm.and_then(|l| l.pending.take()),
                 _ => None,
             },
         }

@@ -135,7 +135,10 @@ pub(in crate::session) fn work_on(
     depth: usize,
 ) -> Result<Option<Fixed>, SessionError> {
     let mut sources = ordered();
-    let mut round = Round::new(depth, llm::Turn::new(w.s, failure, None).is_some());
+    let mut round = Round::new(
+        depth,
+        llm::Turn::new(w.s, w.held.llm.as_ref(), failure, None).is_some(),
+    );
     for source in sources.iter_mut() {
         if let Some(flow) = source.before_facts(w, failure, &round)? {
             return Ok(flow.fixed());
@@ -193,7 +196,7 @@ fn facts(w: &mut Work, failure: &Failure, round: &mut Round) -> Result<bool, Ses
         .flatten();
     // A hang goes to the search without a probe run (it would hang again for the whole limit);
     // the model, when asked for, keeps its probe.
-    let hang_search = w.ctx.category == Category::Timeout && w.s.llm.is_none();
+    let hang_search = w.ctx.category == Category::Timeout && w.held.llm.is_none();
     if recorded.is_none() && !hang_search {
         crate::progress::step(|| "probing the failing line".into());
     }
@@ -203,7 +206,7 @@ fn facts(w: &mut Work, failure: &Failure, round: &mut Round) -> Result<bool, Ses
     });
     let facts = report.as_ref().map(probe_facts);
     // The model, when asked for, takes over where the rules end (see `llm::Turn`).
-    round.model = llm::Turn::new(w.s, failure, report.as_ref());
+    round.model = llm::Turn::new(w.s, w.held.llm.as_ref(), failure, report.as_ref());
     // The probe run is the failure's second run on unchanged code: a failure of the baseline
     // that does not come back is flaky, and no patch can be proven against it. The probe
     // cannot change behaviour, but a run without it makes sure before the verdict.
@@ -229,7 +232,7 @@ fn facts(w: &mut Work, failure: &Failure, round: &mut Round) -> Result<bool, Ses
             rules: w.ctx.rules,
             probe: facts.as_ref(),
             allow_tests: w.s.opts.allow_tests,
-            stdlib: &w.s.stdlib,
+            stdlib: &w.held.stdlib,
         },
         &mut round.declined,
     ));
