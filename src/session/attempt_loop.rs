@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::error::SessionError;
+use super::known::Held;
 use super::model::{outcome_of, Attempt, FailureOutcome, Patch, PatchStep, Report};
 use super::runs::{Phase, Runs};
 use super::shared::Options;
@@ -38,6 +39,7 @@ pub fn run_loop(
     started: Instant,
 ) -> Result<Report, SessionError> {
     let run_id = run_id();
+    let held = Held::new(opts, &python);
     let mut s = Runs::new(opts, python, started);
     let selection = match &opts.test {
         Some(t) => Some(s.resolve_selection(ws, t)?),
@@ -76,6 +78,7 @@ pub fn run_loop(
     let outcomes = hung_outcomes(&hung, ws.root(), opts);
     let mut lp = AttemptLoop {
         s,
+        held,
         ws,
         rules,
         selection,
@@ -272,6 +275,8 @@ fn hung_outcomes(hung: &[Hang], root: &Path, opts: &Options) -> Vec<FailureOutco
 /// The loop's state over the whole run.
 struct AttemptLoop<'w, 'a> {
     s: Runs<'a>,
+    /// What the sources propose with beside the runs (see [`Held`]).
+    held: Held,
     ws: &'w mut dyn Workspace,
     rules: &'a RuleSet,
     /// `--module`: the selected test ids.
@@ -444,7 +449,7 @@ impl AttemptLoop<'_, '_> {
             // Without a traceback no rule applies: the search over small edits looks at what
             // the command ran, and the model (when asked for) gets the command, the expected
             // output and the script as its specification.
-            if (self.s.llm.is_none() && !search::takes_output(&self.s)) || opts.safe_only {
+            if (self.held.llm.is_none() && !search::takes_output(&self.s)) || opts.safe_only {
                 outcome.status = FailureStatus::NotFixed;
                 outcome.reason = Some(format!(
                     "{}; without a traceback no rule applies: only the LLM fallback (--llm) \
@@ -468,7 +473,7 @@ impl AttemptLoop<'_, '_> {
         }
         // A test stopped by the per-test limit is never patched by a rule (no rule knows why
         // a loop never ends); with --llm the model gets it, with the frame it was stuck in.
-        let to_the_model = self.s.llm.is_some() && !opts.safe_only && failure.location.is_some();
+        let to_the_model = self.held.llm.is_some() && !opts.safe_only && failure.location.is_some();
         // The search looks at the loop it was stuck in (a loop variable that never moves).
         let to_the_search = failure.location.is_some() && search::takes_hangs(&self.s);
         if category == Category::Timeout && !to_the_model && !to_the_search {
@@ -622,6 +627,7 @@ impl AttemptLoop<'_, '_> {
         };
         let mut work = Work {
             s: &mut self.s,
+            held: &mut self.held,
             ws: &mut *self.ws,
             ctx,
             work_on: sources::work_on,
@@ -843,7 +849,7 @@ impl AttemptLoop<'_, '_> {
             judge: judge_name(opts),
             command: opts.judge.as_ref().map(|j| j.line.clone()),
             installed: s.installed,
-            llm: s.llm.as_ref().map(|l| l.usage()),
+            llm: self.held.llm.as_ref().map(|l| l.usage()),
             groups: self.groups.list,
             causes: self.causes,
         }

@@ -53,7 +53,7 @@ pub(in crate::session) fn fixed_by(verdict: &Verdict, targeted: &[String]) -> Op
 }
 
 /// What a targeted run of a cause says when tests of it still fail (see
-/// `Work::cause_still_failing`).
+/// `sources/targeted.rs`).
 pub(in crate::session) fn still_failing_said(verdict: &Verdict) -> Option<String> {
     let failures = verdict.failures()?;
     let first = failures.first()?;

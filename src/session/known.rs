@@ -1,20 +1,41 @@
 //! What the runs have learnt of the suite so far, kept by [`super::runs::Runs`] for the whole
 //! session: the flaky tests, the lazy baseline's verdicts on the original bytes, and the tests
-//! outside a narrow selection. The runs that learn them are in `flaky.rs`, `lazy.rs` and
+//! outside a narrow selection; and, in [`Held`], what the sources propose with beside the runs
+//! (the stdlib index, the model). The runs that learn them are in `flaky.rs`, `lazy.rs` and
 //! `outside.rs`; the state sits here, below the runs, so that those files can build on the runs.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::model::{outcome_of, FailureOutcome, FlakyRuns};
-use super::shared::failure_key;
+use super::shared::{failure_key, Options};
 use crate::category;
 use crate::localize::imports::ImportIndex;
 use crate::localize::Spectrum;
 use crate::pytest_args::Widened;
+use crate::runner::Interpreter;
 use crate::status::FailureStatus;
 use crate::traceback::{Failure, When};
+use crate::transform::stdlib::Stdlib;
 use crate::verdict::Verdict;
+
+/// What the session holds for the sources beside its runs: the interpreter's standard library,
+/// indexed (or read from the cache) on first use, and the opt-in model fallback (`--llm`). No
+/// run reads them: the runs (`Runs`) prove, the sources propose with these.
+pub(super) struct Held {
+    pub(super) stdlib: Stdlib,
+    /// The opt-in model fallback (`--llm`), asked when the rules have nothing (left).
+    pub(super) llm: Option<crate::llm::Llm>,
+}
+
+impl Held {
+    pub(super) fn new(opts: &Options, python: &Interpreter) -> Held {
+        Held {
+            stdlib: Stdlib::new(python.clone()),
+            llm: opts.llm.clone().map(crate::llm::Llm::new),
+        }
+    }
+}
 
 /// The flaky tests known so far, and what the original code's runs said.
 #[derive(Debug, Default)]

@@ -10,6 +10,7 @@ mod batch;
 mod cause_state;
 mod causes;
 mod chain;
+mod coverage;
 mod error;
 mod fix;
 mod flaky;

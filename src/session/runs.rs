@@ -18,7 +18,6 @@ use crate::runner::{self, Interpreter, PytestRun, RunSpec};
 use crate::source::{Encoding, SourceFile};
 use crate::status::{Applicability, AttemptOutcome, Source};
 use crate::traceback::Failure;
-use crate::transform::stdlib::Stdlib;
 use crate::transform::ProbeFacts;
 use crate::verdict::{self, Verdict};
 
@@ -47,8 +46,6 @@ impl Phase {
 /// pytest runs, counted and timed.
 pub(super) struct Runs<'a> {
     pub(super) python: Interpreter,
-    /// The interpreter's standard library, indexed (or read from the cache) on first use.
-    pub(super) stdlib: Stdlib,
     pub(super) opts: &'a Options,
     pub(super) count: usize,
     pub(super) total: Duration,
@@ -69,8 +66,6 @@ pub(super) struct Runs<'a> {
     pub(super) installed: Vec<Install>,
     /// Command mode: the output check the last run failed, if it exited 0 and failed one.
     pub(super) last_mismatch: Option<crate::command::OutputMismatch>,
-    /// The opt-in model fallback (`--llm`), asked when the rules have nothing (left).
-    pub(super) llm: Option<crate::llm::Llm>,
     /// The plugin's crash-frame facts from the latest baseline run.
     pub(super) facts: probe::frame_facts::Baseline,
     /// Under a narrow selection, the tests outside it (see [`super::outside`]).
@@ -90,7 +85,6 @@ impl<'a> Runs<'a> {
     /// Nothing run yet; the time budget counts from `started`.
     pub(super) fn new(opts: &'a Options, python: Interpreter, started: Instant) -> Runs<'a> {
         Runs {
-            stdlib: Stdlib::new(python.clone()),
             python,
             opts,
             count: 0,
@@ -109,7 +103,6 @@ impl<'a> Runs<'a> {
             deselect: Vec::new(),
             installed: Vec::new(),
             last_mismatch: None,
-            llm: opts.llm.clone().map(crate::llm::Llm::new),
             facts: Default::default(),
             outside: None,
             lazy: None,
@@ -485,6 +478,7 @@ impl Runs<'_> {
         step: usize,
         cand: &Candidate,
         run: &PytestRun,
+        llm: Option<&mut crate::llm::Llm>,
     ) -> Attempt {
         self.attempt_no += 1;
         Attempt {
@@ -514,7 +508,7 @@ impl Runs<'_> {
             repeats: None,
             // A model's candidate carries the request and answer it came from.
             exchange: match cand.source {
-                Source::Llm => self.llm.as_mut().and_then(|l| l.pending.take()),
+                Source::Llm => llm.and_then(|l| l.pending.take()),
                 _ => None,
             },
         }
@@ -567,4 +561,55 @@ pub(super) fn tail(bytes: &[u8], n: usize) -> String {
     let text = String::from_utf8_lossy(bytes);
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// A search candidate's per-test limit is at most this many times the baseline's whole run
+/// (and at least [`MIN_CANDIDATE_TEST_LIMIT`]): a mutant that turns a loop endless (`n -= 1` →
+/// `n += 1`) is common, and must not cost the full `--test-timeout` each time.
+const CANDIDATE_TEST_LIMIT_FACTOR: u32 = 3;
+const MIN_CANDIDATE_TEST_LIMIT: Duration = Duration::from_secs(5);
+/// A candidate's limit when the command's baseline hung: that run's length is the per-run limit,
+/// not the command's, so a few times it would let every candidate that still loops cost minutes.
+/// A right fix of a command that needs longer is missed (reported as a timeout), never passed.
+const HUNG_COMMAND_CANDIDATE_LIMIT: Duration = Duration::from_secs(10);
+
+impl Runs<'_> {
+    /// A targeted run of `node_ids` with `-x`, under the candidate's per-test limit.
+    pub(in crate::session) fn run_candidate(
+        &mut self,
+        ws: &dyn Workspace,
+        node_ids: &[String],
+    ) -> Result<PytestRun, SessionError> {
+        let spec = self.candidate_spec(ws, node_ids);
+        // pytest always, whatever the judge: the search only runs in pytest mode.
+        self.exec_pytest(&spec, Phase::Candidate)
+    }
+
+    /// What [`Runs::run_candidate`] runs (a parallel proof points it at its scratch copy).
+    pub(in crate::session) fn candidate_spec(
+        &self,
+        ws: &dyn Workspace,
+        node_ids: &[String],
+    ) -> RunSpec {
+        let mut spec = self.spec(ws, node_ids, &["-x"]);
+        let limit = self
+            .search_test_limit
+            .unwrap_or_else(|| self.candidate_limit());
+        spec.test_timeout = spec.test_timeout.map(|t| t.min(limit));
+        spec
+    }
+
+    /// How long a search candidate's test (or command) may run: a few times the baseline, so
+    /// a candidate that makes it loop costs little.
+    pub(in crate::session) fn candidate_limit(&self) -> Duration {
+        if self.baseline_hung {
+            return HUNG_COMMAND_CANDIDATE_LIMIT;
+        }
+        (self.baseline * CANDIDATE_TEST_LIMIT_FACTOR).max(MIN_CANDIDATE_TEST_LIMIT)
+    }
+
+    /// Counts a run made (in the workspace or a parallel proof's scratch copy).
+    pub(in crate::session) fn count_run(&mut self, run: &PytestRun, phase: Phase) {
+        self.tally(phase, run);
+    }
 }

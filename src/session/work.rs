@@ -9,6 +9,7 @@ use super::alongside::Alongside;
 use super::chain::{guards_its_own_none, made_the_none};
 use super::error::SessionError;
 use super::groups::group_passes_in;
+use super::known::Held;
 use super::model::{Attempt, Repeats};
 use super::runs::{Phase, Runs};
 use super::shared::{failure_key, failure_keys, GROUP_IN_FULL_RUN, TIME_BUDGET_USED_UP};
@@ -27,10 +28,12 @@ use crate::verdict::Verdict;
 /// the whole suite's failures with them.
 pub(super) type Fixed = (Vec<Candidate>, Vec<Failure>);
 
-/// The work on one failure: the runs, the workspace, and the failure's own state; the methods
-/// here and in the candidate sources are its steps.
+/// The work on one failure: the runs, what the sources hold beside them, the workspace, and the
+/// failure's own state; the methods here and the candidate sources' functions are its steps.
 pub(super) struct Work<'w, 'a> {
     pub(super) s: &'w mut Runs<'a>,
+    /// What the sources propose with beside the runs (the stdlib index, the model).
+    pub(super) held: &'w mut Held,
     pub(super) ws: &'w mut dyn Workspace,
     pub(super) ctx: Step<'w>,
     /// How a failure is worked on (the sources in order, see [`super::sources::work_on`]): a
@@ -196,9 +199,14 @@ impl Work<'_, '_> {
             } => (runs, written, Some(hint), None),
         };
         let started = Instant::now();
-        let mut attempt =
-            self.s
-                .attempt_record(failure, self.ctx.category, trial.depth, cand, &t.first);
+        let mut attempt = self.s.attempt_record(
+            failure,
+            self.ctx.category,
+            trial.depth,
+            cand,
+            &t.first,
+            self.held.llm.as_mut(),
+        );
         if let Some(ms) = t.started_ms {
             attempt.timestamp_ms = ms;
         }

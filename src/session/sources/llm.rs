@@ -58,8 +58,13 @@ pub struct Turn {
 
 impl Turn {
     /// None unless the model may be asked: `--llm` and not `--safe-only` (its edits are unsafe).
-    pub fn new(s: &Runs, _failure: &Failure, probe: Option<&ProbeReport>) -> Option<Turn> {
-        (s.llm.is_some() && !s.opts.safe_only).then(|| Turn {
+    pub fn new(
+        s: &Runs,
+        llm: Option<&crate::llm::Llm>,
+        _failure: &Failure,
+        probe: Option<&ProbeReport>,
+    ) -> Option<Turn> {
+        (llm.is_some() && !s.opts.safe_only).then(|| Turn {
             probe: probe.cloned(),
             env: None,
             previous: Vec::new(),
@@ -103,7 +108,7 @@ impl Turn {
                 return None;
             }
             let (spec, files) = command_spec(w.s, w.ws.root(), failure);
-            let llm = w.s.llm.as_mut()?;
+            let llm = w.held.llm.as_mut()?;
             if let Some(why) = llm.unavailable() {
                 self.stopped = Some(why);
                 return None;
@@ -160,7 +165,7 @@ impl Turn {
                     self.tried.push(c.patched.clone());
                     self.pending = Some((w.ctx.attempts.len(), c.diff.clone()));
                     // The attempt record made for it carries the exchange to the audit log.
-                    if let Some(l) = w.s.llm.as_mut() {
+                    if let Some(l) = w.held.llm.as_mut() {
                         l.pending = exchange;
                     }
                     return Some(c);
@@ -171,7 +176,8 @@ impl Turn {
                         diff: String::new(),
                         outcome: format!("Refused before any run: {why}."),
                     });
-                    let a = refused(w.s, failure, &w.ctx, depth, why, exchange);
+                    let model = w.held.llm.as_ref().map_or("", |l| l.config.model.as_str());
+                    let a = refused(w.s, model, failure, &w.ctx, depth, why, exchange);
                     w.ctx.attempts.push(a);
                 }
             }
@@ -267,6 +273,7 @@ fn led_to(a: &Attempt) -> String {
 /// The record of an answer refused before any run.
 fn refused(
     s: &mut Runs,
+    model: &str,
     failure: &Failure,
     ctx: &Step,
     depth: usize,
@@ -285,10 +292,7 @@ fn refused(
             .map(|l| l.file.clone())
             .unwrap_or_default(),
         rule: candidate::RULE.to_string(),
-        title: format!(
-            "answer of {}",
-            s.llm.as_ref().map_or("", |l| l.config.model.as_str())
-        ),
+        title: format!("answer of {model}"),
         safe: false,
         applicability: crate::status::Applicability::Unsafe,
         source: Source::Llm,

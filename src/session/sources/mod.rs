@@ -6,14 +6,14 @@
 //!
 //! Adding a source: one file here implementing the trait, one line in [`ordered`].
 
-use crate::plan::PlanInput;
-use crate::plan::{self, Candidate};
+use crate::plan;
 use crate::rules::Category;
 use crate::session::error::SessionError;
 use crate::session::runs::probe_facts;
 use crate::session::shared::{excluded, failure_key};
 use crate::session::work::{Fixed, Proven, Work};
 use crate::traceback::Failure;
+use crate::transform::ProbeFacts;
 
 pub(super) mod cause;
 pub(super) mod limits;
@@ -21,6 +21,8 @@ pub(super) mod llm;
 pub(super) mod precheck;
 mod rules;
 pub(super) mod search;
+mod searched;
+mod targeted;
 
 /// One kind of candidate source.
 pub(super) trait CandidateSource {
@@ -93,14 +95,13 @@ pub(super) struct Round {
     pub(super) model_follows: bool,
     /// The model's turn, once the failure's facts are known.
     pub(super) model: Option<llm::Turn>,
-    /// What planning the rules said (none before the facts).
-    pub(super) planned: Option<Result<Vec<Candidate>, plan::PlanError>>,
+    /// The values at the failing statement (the baseline's crash-frame facts or a probe run),
+    /// once the facts are known: what the rules plan with.
+    pub(super) values: Option<ProbeFacts>,
     /// Why planning gave up, when the rules handed that on (the search and the model read it).
     pub(super) plan_error: Option<plan::PlanError>,
     /// The rules' candidates that were proven (and rejected).
     pub(super) rule_candidates: usize,
-    /// Each matching rule that proposed nothing: which transform declined and why.
-    pub(super) declined: Vec<String>,
     /// The budget and the time budget were checked and nothing was tried since: the next
     /// candidate may go without checking again.
     pub(super) checked: bool,
@@ -112,10 +113,9 @@ impl Round {
             depth,
             model_follows,
             model: None,
-            planned: None,
+            values: None,
             plan_error: None,
             rule_candidates: 0,
-            declined: Vec::new(),
             checked: false,
         }
     }
@@ -133,7 +133,10 @@ pub(in crate::session) fn work_on(
     depth: usize,
 ) -> Result<Option<Fixed>, SessionError> {
     let mut sources = ordered();
-    let mut round = Round::new(depth, llm::Turn::new(w.s, failure, None).is_some());
+    let mut round = Round::new(
+        depth,
+        llm::Turn::new(w.s, w.held.llm.as_ref(), failure, None).is_some(),
+    );
     for source in sources.iter_mut() {
         if let Some(flow) = source.before_facts(w, failure, &round)? {
             return Ok(flow.fixed());
@@ -152,8 +155,8 @@ pub(in crate::session) fn work_on(
 }
 
 /// What the sources need to know of the failure: its place (checked: not excluded), the
-/// values there (the baseline's crash-frame facts, else a probe run), and what planning
-/// the rules said. `false` when the work ends here (no place, excluded, flaky, or the
+/// values there (the baseline's crash-frame facts, else a probe run), which the rules plan
+/// with. `false` when the work ends here (no place, excluded, flaky, or the
 /// pending batch must be confirmed first; the step says why).
 fn facts(w: &mut Work, failure: &Failure, round: &mut Round) -> Result<bool, SessionError> {
     let depth = round.depth;
@@ -191,7 +194,7 @@ fn facts(w: &mut Work, failure: &Failure, round: &mut Round) -> Result<bool, Ses
         .flatten();
     // A hang goes to the search without a probe run (it would hang again for the whole limit);
     // the model, when asked for, keeps its probe.
-    let hang_search = w.ctx.category == Category::Timeout && w.s.llm.is_none();
+    let hang_search = w.ctx.category == Category::Timeout && w.held.llm.is_none();
     if recorded.is_none() && !hang_search {
         crate::progress::step(|| "probing the failing line".into());
     }
@@ -201,7 +204,7 @@ fn facts(w: &mut Work, failure: &Failure, round: &mut Round) -> Result<bool, Ses
     });
     let facts = report.as_ref().map(probe_facts);
     // The model, when asked for, takes over where the rules end (see `llm::Turn`).
-    round.model = llm::Turn::new(w.s, failure, report.as_ref());
+    round.model = llm::Turn::new(w.s, w.held.llm.as_ref(), failure, report.as_ref());
     // The probe run is the failure's second run on unchanged code: a failure of the baseline
     // that does not come back is flaky, and no patch can be proven against it. The probe
     // cannot change behaviour, but a run without it makes sure before the verdict.
@@ -220,16 +223,6 @@ fn facts(w: &mut Work, failure: &Failure, round: &mut Round) -> Result<bool, Ses
     if passed_again && w.flaky(failure)? {
         return Ok(false);
     }
-    round.planned = Some(plan::plan_explained(
-        &PlanInput {
-            root: w.ws.root(),
-            failure,
-            rules: w.ctx.rules,
-            probe: facts.as_ref(),
-            allow_tests: w.s.opts.allow_tests,
-            stdlib: &w.s.stdlib,
-        },
-        &mut round.declined,
-    ));
+    round.values = facts;
     Ok(true)
 }

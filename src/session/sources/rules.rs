@@ -2,8 +2,8 @@
 //! order; with `--jobs N`, once one was rejected, the next ones' targeted runs are made ahead
 //! in scratch copies ([`Ahead`]).
 
-use super::{llm, CandidateSource, Flow, Round};
-use crate::plan::{self, Candidate};
+use super::{llm, search, CandidateSource, Flow, Round};
+use crate::plan::{self, Candidate, PlanInput};
 use std::collections::BTreeSet;
 
 use crate::runner::PytestRun;
@@ -67,21 +67,34 @@ impl Rules {
         failure: &Failure,
         round: &mut Round,
     ) -> Result<Vec<Candidate>, Flow> {
-        let candidates = match round.planned.take() {
-            Some(Ok(c)) => c,
+        // Each matching rule that proposed nothing: which transform declined and why.
+        let mut declined: Vec<String> = Vec::new();
+        let planned = plan::plan_explained(
+            &PlanInput {
+                root: w.ws.root(),
+                failure,
+                rules: w.ctx.rules,
+                probe: round.values.as_ref(),
+                allow_tests: w.s.opts.allow_tests,
+                stdlib: &w.held.stdlib,
+            },
+            &mut declined,
+        );
+        let candidates = match planned {
+            Ok(c) => c,
             // Wrong output and failures no rule knows: the search over small edits first (no
             // model, every candidate proven); what it cannot fix is the model's when asked for.
-            Some(Err(e)) if round.depth == 0 && w.applies(failure, &e) => {
+            Err(e) if round.depth == 0 && search::applies(w, failure, &e) => {
                 round.plan_error = Some(e);
                 return Err(Flow::Next);
             }
             // What no rule knows (a wrong result asserted in the test) is the model's to try.
-            Some(Err(e)) if round.model.is_some() && llm::may_try(&e) => {
+            Err(e) if round.model.is_some() && llm::may_try(&e) => {
                 w.ctx.reason.get_or_insert(e.to_string());
                 round.plan_error = Some(e);
                 Vec::new()
             }
-            Some(Err(e)) => {
+            Err(e) => {
                 let mut why = e.to_string();
                 if matches!(e, plan::PlanError::NoRule(_)) && !w.s.opts.selection.is_default() {
                     why.push_str(" (the configuration's select/ignore leaves rules out)");
@@ -89,7 +102,6 @@ impl Rules {
                 w.ctx.reason.get_or_insert(why);
                 return Err(Flow::Stop);
             }
-            None => return Err(Flow::Stop),
         };
         // A candidate that edits an excluded file is dropped before it is written.
         let mut candidates = candidates;
@@ -110,7 +122,7 @@ impl Rules {
         let copied = planned - candidates.len();
         w.ctx.prechecked.test_literals += copied;
         if copied > 0 && candidates.is_empty() {
-            round.declined.push(format!(
+            declined.push(format!(
                 "{copied} candidate{} left out: {} the failing test's expected value into the code",
                 if copied == 1 { "" } else { "s" },
                 if copied == 1 {
@@ -136,11 +148,11 @@ impl Rules {
             // A rule matched but every transform declined: no dead end, the search (and the
             // model, when asked for) take the failure; the report says which declined and why.
             let mut why = "the matching rules proposed nothing that applies here".to_string();
-            if !round.declined.is_empty() {
-                why = format!("{why} ({})", round.declined.join("; "));
+            if !declined.is_empty() {
+                why = format!("{why} ({})", declined.join("; "));
             }
             w.ctx.reason.get_or_insert(why);
-            let search_follows = round.depth == 0 && w.applies_after_rules(failure);
+            let search_follows = round.depth == 0 && search::applies_after_rules(w, failure);
             if round.model.is_none() && !search_follows {
                 return Err(Flow::Stop);
             }
