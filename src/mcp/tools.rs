@@ -9,6 +9,11 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{json, Value};
 
+use crate::config::declared::{
+    Setting, ALLOW_TESTS, JOBS, MAX_ATTEMPTS, PYTHON, SAFE_ONLY, SEARCH_TIME, TEST_TIMEOUT,
+    TIME_BUDGET,
+};
+
 /// One tool: its name, what it does, its arguments (name, JSON schema).
 struct Def {
     name: &'static str,
@@ -372,6 +377,11 @@ fn project_root(args: &Args) -> Result<PathBuf, ArgError> {
     })
 }
 
+/// A declared setting as a tool's argument (`max_attempts`) and the flag it becomes.
+fn argument<T>(setting: &Setting<T>) -> (String, &'static str) {
+    (setting.key.replace('-', "_"), setting.flag)
+}
+
 /// The child's command line for a call of `name` with `arguments`, or the one-line reason the
 /// call is refused (nothing runs then).
 pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocation, ArgError> {
@@ -407,31 +417,32 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
             if args.bool("dry_run")?.unwrap_or(true) {
                 cli.push("--dry-run".into());
             }
+            // A declared setting's argument is its key with `_` and its flag the declaration's.
             for (key, f) in [
-                ("safe_only", "--safe-only"),
-                ("allow_tests", "--allow-tests"),
-                ("stderr_empty", "--stderr-empty"),
+                argument(&SAFE_ONLY),
+                argument(&ALLOW_TESTS),
+                ("stderr_empty".into(), "--stderr-empty"),
             ] {
-                if args.bool(key)? == Some(true) {
+                if args.bool(&key)? == Some(true) {
                     cli.push(f.into());
                 }
             }
             for (key, f) in [
-                ("max_attempts", "--max-attempts"),
-                ("time_budget", "--time-budget"),
-                ("search_time", "--search-time"),
-                ("test_timeout", "--test-timeout"),
-                ("jobs", "--jobs"),
+                argument(&MAX_ATTEMPTS),
+                argument(&TIME_BUDGET),
+                argument(&SEARCH_TIME),
+                argument(&TEST_TIMEOUT),
+                argument(&JOBS),
             ] {
-                flag(&mut cli, f, args.count(key)?.map(|n| n.to_string()));
+                flag(&mut cli, f, args.count(&key)?.map(|n| n.to_string()));
             }
             for (key, f) in [
-                ("test", "--module"),
-                ("cmd", "--cmd"),
-                ("expect_stdout_regex", "--expect-stdout-regex"),
-                ("python", "--python"),
+                ("test".into(), "--module"),
+                ("cmd".into(), "--cmd"),
+                ("expect_stdout_regex".into(), "--expect-stdout-regex"),
+                argument(&PYTHON),
             ] {
-                flag(&mut cli, f, args.str(key)?.map(str::to_string));
+                flag(&mut cli, f, args.str(&key)?.map(str::to_string));
             }
             if let Some(text) = args.str("log")? {
                 cli.push("-".into());
