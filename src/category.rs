@@ -27,27 +27,39 @@ impl Default for Budgets {
     }
 }
 
+/// A `--budget` value that is not `CATEGORY=N`; `spec` is the value as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetError {
+    #[error("--budget {spec}: expected CATEGORY=N, e.g. logic=6")]
+    NoEquals { spec: String },
+    #[error("--budget {spec}: unknown category (one of {})", category_names())]
+    UnknownCategory { spec: String },
+    #[error("--budget {spec}: N must be a whole number")]
+    NotANumber { spec: String },
+}
+
+fn category_names() -> String {
+    let all: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
+    all.join(", ")
+}
+
 impl Budgets {
     pub fn get(&self, c: Category) -> u32 {
         self.0.get(&c).copied().unwrap_or(2)
     }
 
     /// Applies `CATEGORY=N` overrides (`--budget logic=6`).
-    pub fn set(&mut self, spec: &str) -> Result<(), String> {
+    pub fn set(&mut self, spec: &str) -> Result<(), BudgetError> {
+        let spec_ = || spec.to_string();
         let (name, n) = spec
             .split_once('=')
-            .ok_or_else(|| format!("--budget {spec}: expected CATEGORY=N, e.g. logic=6"))?;
-        let cat = Category::from_word(name.trim()).ok_or_else(|| {
-            let all: Vec<&str> = Category::ALL.iter().map(|c| c.as_str()).collect();
-            format!(
-                "--budget {spec}: unknown category (one of {})",
-                all.join(", ")
-            )
-        })?;
+            .ok_or_else(|| BudgetError::NoEquals { spec: spec_() })?;
+        let cat = Category::from_word(name.trim())
+            .ok_or_else(|| BudgetError::UnknownCategory { spec: spec_() })?;
         let n: u32 = n
             .trim()
             .parse()
-            .map_err(|_| format!("--budget {spec}: N must be a whole number"))?;
+            .map_err(|_| BudgetError::NotANumber { spec: spec_() })?;
         self.0.insert(cat, n);
         Ok(())
     }
@@ -634,7 +646,14 @@ mod tests {
         let mut b = Budgets::default();
         b.set("logic=6").unwrap();
         assert_eq!(b.get(Category::Logic), 6);
-        assert!(b.set("bogus=1").is_err());
-        assert!(b.set("logic").is_err());
+        let err = |spec: &str| b.clone().set(spec).unwrap_err().to_string();
+        assert!(
+            err("bogus=1").starts_with("--budget bogus=1: unknown category (one of environment, ")
+        );
+        assert_eq!(
+            err("logic"),
+            "--budget logic: expected CATEGORY=N, e.g. logic=6"
+        );
+        assert_eq!(err("logic=x"), "--budget logic=x: N must be a whole number");
     }
 }

@@ -1,12 +1,13 @@
-//! The declared settings ([`crate::config::declared`]) a command line gives, read from clap's
-//! matches by each declaration's flag name, so that no code per setting stands between a flag
-//! and the layer it fills (as ripgrep's flags `update` its low arguments).
+//! The declared settings ([`crate::config::declared`]) on the command line: their clap
+//! arguments, built from the declarations ([`args`]), and the values given, read from clap's
+//! matches by each declaration's flag name ([`read`]), so that no code per setting stands
+//! between a flag and the layer it fills (as ripgrep's flags `update` its low arguments).
 
 use std::path::PathBuf;
 
-use clap::{ArgMatches, CommandFactory};
+use clap::{value_parser, Arg, ArgAction, ArgMatches, Command, CommandFactory};
 
-use crate::config::declared::{Declared, Kind, Raw, DECLARED};
+use crate::config::declared::{Declared, Help, Kind, Raw, DECLARED};
 use crate::config::Flags;
 use crate::worker::Mode;
 
@@ -59,6 +60,141 @@ pub fn read(name: &str, m: &ArgMatches, flags: &mut Flags) {
             flags.given.set_raw(d.key, raw, d.flag);
         }
     }
+}
+
+/// The declared settings' flags of a command, as the last field of its arguments: clap adds
+/// them (see [`args`]) after the command's own.
+macro_rules! declared_flags {
+    ($($ty:ident = $name:literal),*) => {$(
+        #[derive(Debug, Clone, Copy)]
+        pub struct $ty;
+
+        impl clap::FromArgMatches for $ty {
+            fn from_arg_matches(_: &ArgMatches) -> Result<Self, clap::Error> {
+                Ok($ty)
+            }
+            fn update_from_arg_matches(&mut self, _: &ArgMatches) -> Result<(), clap::Error> {
+                Ok(())
+            }
+        }
+
+        impl clap::Args for $ty {
+            fn augment_args(cmd: Command) -> Command {
+                args(cmd, $name)
+            }
+            fn augment_args_for_update(cmd: Command) -> Command {
+                args(cmd, $name)
+            }
+        }
+    )*};
+}
+
+declared_flags!(FixFlags = "fix", ProbeFlags = "probe");
+
+/// Adds to `cmd` (the subcommand `name` with its own arguments) the argument of every declared
+/// setting it takes, each after the flag its [`Help`] names, then numbers the options in that
+/// order: `--help` lists them so.
+fn args(mut cmd: Command, name: &str) -> Command {
+    let mut order: Vec<String> = cmd
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect();
+    let mut pending: Vec<(&Declared, &Help, &str)> = DECLARED
+        .iter()
+        .filter_map(|d| {
+            let help = d.help.as_ref()?;
+            let after = if name == "fix" {
+                Some(help.after)
+            } else {
+                help.probe_after
+            }?;
+            Some((d, help, after))
+        })
+        .collect();
+    // A flag may follow another declared one: place those whose predecessor is placed.
+    while !pending.is_empty() {
+        let before = pending.len();
+        pending.retain(|&(d, help, after)| {
+            let Some(mut at) = order.iter().position(|l| l == after) else {
+                return true;
+            };
+            if order.get(at + 1) == Some(&format!("no-{after}")) {
+                at += 1;
+            }
+            for arg in flag_args(d, help).into_iter().rev() {
+                order.insert(at + 1, arg.get_long().unwrap_or_default().to_string());
+                cmd = std::mem::take(&mut cmd).arg(arg);
+            }
+            false
+        });
+        // A predecessor that is no flag of `cmd`: the flags are left out, and the test of
+        // `--help` says which.
+        if pending.len() == before {
+            break;
+        }
+    }
+    for (i, long) in order.iter().enumerate() {
+        let Some(id) = cmd
+            .get_arguments()
+            .find(|a| a.get_long() == Some(long.as_str()))
+            .map(|a| a.get_id().clone())
+        else {
+            continue;
+        };
+        cmd = cmd.mut_arg(id, |a| a.display_order(i));
+    }
+    cmd
+}
+
+/// The flag of `d` as clap reads it (the id as clap's derive names a field: `max_attempts`),
+/// and its hidden `--no-` twin if it has one.
+fn flag_args(d: &Declared, help: &Help) -> Vec<Arg> {
+    let long = d.flag.trim_start_matches('-');
+    let id = long.replace('-', "_");
+    let value_name = match help.value_name {
+        "" => id.to_uppercase(),
+        v => v.to_string(),
+    };
+    let arg = Arg::new(id.clone())
+        .long(long)
+        .help(help.text)
+        .value_name(value_name)
+        .help_heading(help.heading);
+    let min = |m: i64| u64::try_from(m).unwrap_or(0);
+    let arg = match d.kind {
+        Kind::Bool => arg.action(ArgAction::SetTrue),
+        Kind::Int { min: m } if help.checked => {
+            arg.value_parser(value_parser!(u64).range(min(m)..))
+        }
+        Kind::Int { .. } => arg.value_parser(value_parser!(u64)),
+        Kind::Int32 { min: m } if help.checked => arg.value_parser(value_parser!(u32).range(m..)),
+        Kind::Int32 { .. } => arg.value_parser(value_parser!(u32)),
+        Kind::Str => arg.value_parser(value_parser!(String)),
+        Kind::Path | Kind::Python => arg.value_parser(value_parser!(PathBuf)),
+        Kind::Worker => arg.value_parser(super::parse_worker),
+        Kind::Budget => arg
+            .action(ArgAction::Append)
+            .value_parser(value_parser!(String)),
+        Kind::Strings | Kind::Select | Kind::ExtendSelect | Kind::Ignore | Kind::Exclude => arg,
+    };
+    let arg = match d.kind {
+        Kind::Bool | Kind::Budget => arg,
+        _ => arg.action(ArgAction::Set),
+    };
+    if !help.twin {
+        return vec![arg];
+    }
+    let twin = format!("no_{id}");
+    vec![
+        arg.overrides_with(twin.clone()),
+        Arg::new(twin.clone())
+            .long(format!("no-{long}"))
+            .value_name(twin.to_uppercase())
+            .action(ArgAction::SetTrue)
+            .hide(true)
+            .overrides_with(id)
+            .help_heading(help.heading),
+    ]
 }
 
 /// A switch given: the opposite of the default; its `--no-` twin given: the default.

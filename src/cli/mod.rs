@@ -56,7 +56,10 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// When to colour the patch and the log of `fix` (JSON and GitHub output never are).
-    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    // Its place in each command's `--help` is this number among the command's options: the
+    // one it had before `replay` was added (clap numbers subcommands and arguments together).
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto,
+          display_order = 7)]
     pub color: ColorChoice,
 }
 
@@ -98,20 +101,6 @@ pub enum Command {
     Replay(replay::ReplayArgs),
 }
 
-/// How to run the project's Python (shared by the commands that run pytest).
-#[derive(clap::Args, Debug, Clone)]
-pub struct PythonArgs {
-    /// Interpreter to run pytest with. Default: the active virtualenv ($VIRTUAL_ENV), else
-    /// `.venv/` or `venv/` under the root, else `python3`. Inside selfdebug's own virtualenv
-    /// (a pre-commit hook's), that one is passed over, on PATH too.
-    #[arg(long, value_name = "PATH")]
-    pub python: Option<PathBuf>,
-    /// Seconds before a pytest run is killed (with its whole process group). With --cmd: the
-    /// limit of every run of the command (default: --test-timeout).
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub timeout: Option<u64>,
-}
-
 #[derive(clap::Args, Debug)]
 pub struct ProbeArgs {
     /// The pytest log; `-` reads standard input. Without it, pytest is run to find failures.
@@ -131,8 +120,9 @@ pub struct ProbeArgs {
     /// `text` (the human view) or `json`.
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<TextOrJson>,
+    /// `--python`, `--timeout`: declared in `config::declared`, with their help.
     #[command(flatten)]
-    pub python: PythonArgs,
+    pub settings: given::ProbeFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -163,9 +153,6 @@ pub struct FixArgs {
     /// collected `...::test_x` and `test_x[param]`). One that matches no test is bad input.
     #[arg(long = "module", value_name = "NODEID")]
     pub test: Option<String>,
-    /// Candidates to try per failure before giving up (default 4).
-    #[arg(long, value_name = "N")]
-    pub max_attempts: Option<u32>,
     /// Change nothing: validate candidates in a scratch copy and print the patch as a diff.
     /// Refused (exit 6, naming its pid) while a real run works on the project: its files may
     /// hold a probe or an unproven candidate.
@@ -175,14 +162,6 @@ pub struct FixArgs {
     /// --dry-run; nothing is proven, so the status is `proposed`, exit 8).
     #[arg(long)]
     pub no_validate: bool,
-    /// Try only fixes of rules marked safe: one right answer that the failure itself names
-    /// (see `selfdebug rules`). By default every rule is tried and pytest decides; unsafe
-    /// patches say what a reviewer should check. `--no-safe-only` undoes `safe-only = true`
-    /// of the configuration file.
-    #[arg(long, overrides_with = "no_safe_only")]
-    pub safe_only: bool,
-    #[arg(long, hide = true, overrides_with = "safe_only")]
-    pub no_safe_only: bool,
     /// Exit 1 instead of 0 when there was something to fix and every failure has a proven
     /// patch (kept, or with --dry-run printed): the tests pass only with the patch. For a check
     /// that must fail on broken code (pre-commit's `selfdebug-check` hook), as Ruff's flag.
@@ -191,53 +170,6 @@ pub struct FixArgs {
     /// Accepted for compatibility; unsafe rules are tried by default now.
     #[arg(long, hide = true)]
     pub unsafe_fixes: bool,
-    /// Seconds one test may run (default 60). A test still running then fails where it is
-    /// stuck (category `timeout`, reported with that frame, never patched) and the rest of
-    /// the run goes on; a candidate that makes a test hang is rejected at this limit. With
-    /// --cmd (and no --timeout): the limit of each run of the command, which is one "test".
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub test_timeout: Option<u64>,
-    /// Seconds for the whole run (default 900). When too little is left for another
-    /// candidate, proven fixes are kept, the rest is restored, and the report says
-    /// `time budget used up`.
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub time_budget: Option<u64>,
-    /// Seconds the search over small edits may spend on one wrong-output failure (default 60;
-    /// see "Wrong output" in docs/usage.md). Within --time-budget.
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub search_time: Option<u64>,
-    /// Runs of its failing tests a kept unsafe patch (search, guard, model) must pass in a
-    /// row, the proving run counted (default 3; 1 turns the repeats off); one miss rejects it
-    /// as a pass by chance. Safe patches are not repeated. See docs/proof.md.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub proof_repeats: Option<u32>,
-    /// Candidates proven at once, each in its own scratch copy of the project (default: the
-    /// number of cores, at most 4; also SELFDEBUG_JOBS): the search's, and a failure's rule
-    /// candidates after its first was rejected (their failing-test runs ahead); with cold runs
-    /// (no warm worker), a rule candidate's full run starts beside its failing-test run. 1
-    /// proves one at a time in the project itself. The fix kept and the attempts are the same
-    /// either way.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub jobs: Option<u64>,
-    /// Keep no fix unless every failure is fixed (`--no-all-or-nothing` undoes the file's).
-    #[arg(long, overrides_with = "no_all_or_nothing")]
-    pub all_or_nothing: bool,
-    #[arg(long, hide = true, overrides_with = "all_or_nothing")]
-    pub no_all_or_nothing: bool,
-    /// Let fixes edit test files (by default the tests are the specification;
-    /// `--no-allow-tests` undoes the file's `allow-tests = true`).
-    #[arg(long, overrides_with = "no_allow_tests")]
-    pub allow_tests: bool,
-    #[arg(long, hide = true, overrides_with = "allow_tests")]
-    pub no_allow_tests: bool,
-    /// Attempts per failure category, e.g. `--budget logic=6` (defaults: environment 1,
-    /// dependency 2, data 2, syntax 3, logic 4, unknown 2; environment and dependency failures
-    /// are reported, never patched).
-    #[arg(long, value_name = "CATEGORY=N")]
-    pub budget: Vec<String>,
-    /// Append one JSON line per attempt to this file.
-    #[arg(long, value_name = "FILE")]
-    pub audit_log: Option<PathBuf>,
     /// Print one JSON object on stdout (short for `--output-format json`).
     #[arg(long, conflicts_with = "output_format")]
     pub json: bool,
@@ -250,16 +182,6 @@ pub struct FixArgs {
     /// GitHub Action reads it there while the annotations go to stdout).
     #[arg(long, value_name = "FILE")]
     pub json_file: Option<PathBuf>,
-    /// Where the backup copies of patched files go, as
-    /// DIR/agent-self-debugger-loop/{basename}.{unix_ts}.bak (default DIR: {temp dir}/selfdebug-{uid},
-    /// private to the user; one owned by someone else or a symlink is refused). Only files that
-    /// keep a change keep a copy.
-    #[arg(long, value_name = "DIR")]
-    pub backup_dir: Option<PathBuf>,
-    /// Backup copies older than DAYS (default 14), of runs that have ended, are removed from
-    /// the backup dir at the start of a run; 0 keeps them all (see docs/backups.md).
-    #[arg(long, value_name = "DAYS")]
-    pub backup_max_age: Option<u64>,
     /// Command mode: this command is the judge instead of pytest, e.g.
     /// `--cmd 'python script.py in.csv'`. Split into words like a shell does (quotes,
     /// backslashes) and run without a shell from the root; a first word `python`/`python3`
@@ -279,39 +201,20 @@ pub struct FixArgs {
     /// With --cmd: a run that prints anything on stderr has failed.
     #[arg(long, requires = "command")]
     pub stderr_empty: bool,
-    /// Answer a ModuleNotFoundError for a module that is not in the project with
-    /// `python -m pip install DIST` into the project's interpreter (once per distribution;
-    /// `yaml` → PyYAML, `cv2` → opencv-python, ...), then run again. Never by default. Not
-    /// with --dry-run, which changes nothing.
-    #[arg(long)]
-    pub install_missing: bool,
-    /// Run every judge run (pytest or --cmd) under bubblewrap (`bwrap`): no network, the
-    /// file system read-only except the workspace and the temp dir. Exit 6 when bwrap is
-    /// missing or cannot run here.
-    #[arg(long)]
-    pub sandbox: bool,
-    /// `auto` (the default): pytest runs are children of a warm worker that imported pytest
-    /// and its plugins once, cold processes where it cannot serve (said in the report);
-    /// `off`: every run is a cold process. Also SELFDEBUG_WORKER=auto|off.
-    #[arg(long, value_name = "auto|off", value_parser = parse_worker)]
-    pub worker: Option<crate::worker::Mode>,
-    /// Never add `-n N` (pytest-xdist) to the full confirming run. By default it is added when
-    /// the project's interpreter has xdist, the baseline took 10 s or more, and the pytest
-    /// arguments say nothing about xdist.
-    #[arg(long)]
-    pub no_xdist: bool,
     /// Print the effective settings (these flags over the configuration file over the
     /// defaults, each with its source) and exit without running anything.
     #[arg(long)]
     pub show_settings: bool,
-    #[command(flatten)]
-    pub python: PythonArgs,
     #[command(flatten)]
     pub llm: llm::LlmArgs,
     /// Extra arguments for every pytest run (after `--`; they replace the configuration
     /// file's `pytest-args`).
     #[arg(last = true, value_name = "PYTEST_ARGS")]
     pub pytest_args: Vec<String>,
+    /// The flags of the declared settings (`--max-attempts`, `--safe-only`, ...), with their
+    /// help, from `config::declared`; each shows where its declaration places it.
+    #[command(flatten)]
+    pub settings: given::FixFlags,
 }
 
 #[derive(clap::Args, Debug)]
@@ -507,33 +410,61 @@ fn parse_worker(s: &str) -> Result<crate::worker::Mode, BadWorker> {
 mod tests {
     use clap::CommandFactory;
 
-    /// Every declared setting's flag is an argument of `fix`, and a whole-number default is the
-    /// one its help names (`(default 4)`): the help and the declaration say the same.
+    /// Every declared setting's flag is an argument of `fix` (and of `probe` where declared),
+    /// built from its declaration, and a whole-number default is the one its help names
+    /// (`(default 4)`): the help and the declaration say the same.
     #[test]
     fn fix_takes_every_declared_flag_and_its_help_names_the_default() {
         use crate::config::declared::{Raw, DECLARED, JOBS};
         let cli = super::Cli::command();
         let fix = cli.find_subcommand("fix").unwrap();
+        let probe = cli.find_subcommand("probe").unwrap();
+        let arg_of = |cmd: &clap::Command, long: &str| {
+            cmd.get_arguments()
+                .find(|a| a.get_long() == Some(long))
+                .map(|a| a.get_help().unwrap().to_string())
+        };
         for d in DECLARED {
             // `-- PYTEST_ARGS` is the trailing argument, not a flag; the file-only keys have none.
             let Some(long) = d.flag.strip_prefix("--").filter(|l| !l.starts_with(' ')) else {
+                assert!(d.help.is_none(), "{} has help but no flag", d.key);
                 continue;
             };
-            let arg = fix
-                .get_arguments()
-                .find(|a| a.get_long() == Some(long))
+            let declared = d
+                .help
+                .unwrap_or_else(|| panic!("{}: a flag without help", d.key));
+            let help = arg_of(fix, long)
                 .unwrap_or_else(|| panic!("{} declares {}, which fix lacks", d.key, d.flag));
+            assert_eq!(help, declared.text, "{}", d.key);
+            assert_eq!(
+                arg_of(probe, long).is_some(),
+                declared.probe_after.is_some(),
+                "{}: probe",
+                d.key
+            );
             if let Raw::Int(n) = (d.default)() {
-                let help = arg.get_help().unwrap().to_string();
                 assert!(help.contains(&format!("(default {n}")), "{}: {help}", d.key);
             }
         }
-        let help = |long: &str| {
-            let arg = fix.get_arguments().find(|a| a.get_long() == Some(long));
-            arg.unwrap().get_help().unwrap().to_string()
-        };
         let jobs = format!("at most {}", crate::config::MAX_DEFAULT_JOBS);
-        assert!(help("jobs").contains(&jobs));
+        assert!(arg_of(fix, "jobs").unwrap().contains(&jobs));
         assert!(JOBS.unset.contains(&jobs));
+    }
+
+    /// The options of `fix` are numbered in one run without gaps: every declared flag found
+    /// the flag it follows (`--help` lists them in this order; `--color` is numbered by `Cli`).
+    #[test]
+    fn fix_lists_its_options_in_one_order() {
+        let cli = super::Cli::command();
+        for name in ["fix", "probe"] {
+            let cmd = cli.find_subcommand(name).unwrap();
+            let mut orders: Vec<usize> = cmd
+                .get_arguments()
+                .filter(|a| a.get_long().is_some())
+                .map(|a| a.get_display_order())
+                .collect();
+            orders.sort_unstable();
+            assert_eq!(orders, (0..orders.len()).collect::<Vec<_>>(), "{name}");
+        }
     }
 }

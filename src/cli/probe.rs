@@ -138,7 +138,10 @@ fn run_inner(args: &ProbeArgs, matches: &clap::ArgMatches) -> Result<i32, Failed
         backup: true,
     };
     let report = probe::probe(&req).map_err(|e| match e {
-        ProbeError::Runner(_) | ProbeError::Restore(_) | ProbeError::Write { .. } => env_err(e),
+        ProbeError::Runner(_)
+        | ProbeError::Restore(_)
+        | ProbeError::Write { .. }
+        | ProbeError::TempDir { .. } => env_err(e),
         _ => bad(e.to_string()),
     })?;
     let out = if wants_json(args.json, args.output_format) {

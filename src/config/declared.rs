@@ -36,6 +36,44 @@ pub const DEFAULT_PROOF_REPEATS: u32 = 3;
 /// process and a scratch copy; past a few, the full runs and the disk are what wait).
 pub const MAX_DEFAULT_JOBS: usize = 4;
 
+/// The heading of the `--llm*` flags in `fix --help`.
+pub const LLM_HEADING: &str = "LLM fallback (off by default)";
+
+/// A setting's flag as `--help` shows it and clap reads it: the command line builds the flag's
+/// argument from this (`cli::given::args`), so a new setting with a flag is its declaration
+/// alone. A flag's value is parsed by its [`Kind`] (`Bool`: a switch).
+#[derive(Debug, Clone, Copy)]
+pub struct Help {
+    /// The flag (long name) this one follows in `fix --help`; a flag after a switch with a
+    /// `--no-` twin follows the twin too.
+    pub after: &'static str,
+    /// The flag it follows in `probe --help`; `None`: `probe` does not take it.
+    pub probe_after: Option<&'static str>,
+    /// The value's name (`N`, `SECONDS`); empty for a switch.
+    pub value_name: &'static str,
+    /// The help, in one line (clap wraps it) and without a final period.
+    pub text: &'static str,
+    /// clap refuses a value below the kind's minimum; else the flag takes any whole number.
+    pub checked: bool,
+    /// A hidden `--no-FLAG` that gives the default back (it undoes the file's value).
+    pub twin: bool,
+    pub heading: Option<&'static str>,
+}
+
+impl Help {
+    /// The common case, for `..Help::FIX`: a flag of `fix` only, unchecked, without a twin or
+    /// a heading.
+    pub const FIX: Help = Help {
+        after: "",
+        probe_after: None,
+        value_name: "",
+        text: "",
+        checked: false,
+        twin: false,
+        heading: None,
+    };
+}
+
 /// How the file's value of a setting is read and checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -161,6 +199,8 @@ pub struct Setting<T> {
     pub default: fn() -> T,
     /// What `selfdebug config` shows when the setting has no value (a `None` default).
     pub unset: &'static str,
+    /// The flag's help; `None` for a setting without a flag of its own.
+    pub help: Option<Help>,
 }
 
 /// One setting, untyped: how the reader and `selfdebug config` go through them all.
@@ -171,6 +211,7 @@ pub struct Declared {
     pub kind: Kind,
     pub default: fn() -> Raw,
     pub unset: &'static str,
+    pub help: Option<Help>,
 }
 
 /// What one layer says: the file's values with their lines, or the command line's with the
@@ -207,16 +248,20 @@ impl<S: Clone> Layer<S> {
     }
 }
 
-/// One row per setting: `NAME: TYPE = "key", "flag", KIND, DEFAULT, "unset text";` gives the
-/// typed constant `NAME` and its entry of [`DECLARED`].
+/// One row per setting: `NAME: TYPE = "key", "flag", KIND, DEFAULT, "unset text", HELP;`
+/// (HELP, a [`Help`], only for a setting with a flag of its own) gives the typed constant
+/// `NAME` and its entry of [`DECLARED`].
 macro_rules! settings {
+    (@help) => { None };
+    (@help $help:expr) => { Some($help) };
     ($( $(#[$doc:meta])* $name:ident: $ty:ty = $key:literal, $flag:literal, $kind:expr,
-        $default:expr, $unset:literal; )*) => {
+        $default:expr, $unset:literal $(, $help:expr)?; )*) => {
         $( $(#[$doc])* pub const $name: Setting<$ty> = Setting {
             key: $key,
             flag: $flag,
             default: || $default,
             unset: $unset,
+            help: settings!(@help $($help)?),
         }; )*
 
         /// Every setting, sorted by key, as `selfdebug config` lists them.
@@ -226,24 +271,68 @@ macro_rules! settings {
             kind: $kind,
             default: || Value::into_raw(($name.default)()),
             unset: $unset,
+            help: $name.help,
         }, )*];
     };
 }
 
 settings! {
     /// `--all-or-nothing`: keep no fix unless every failure is fixed.
-    ALL_OR_NOTHING: bool = "all-or-nothing", "--all-or-nothing", Kind::Bool, false, "(none)";
+    ALL_OR_NOTHING: bool = "all-or-nothing", "--all-or-nothing", Kind::Bool, false, "(none)",
+        Help {
+            after: "jobs",
+            twin: true,
+            text: "Keep no fix unless every failure is fixed (`--no-all-or-nothing` undoes the file's)",
+            ..Help::FIX
+        };
     /// `--allow-tests`: fixes may edit test files.
-    ALLOW_TESTS: bool = "allow-tests", "--allow-tests", Kind::Bool, false, "(none)";
+    ALLOW_TESTS: bool = "allow-tests", "--allow-tests", Kind::Bool, false, "(none)",
+        Help {
+            after: "all-or-nothing",
+            twin: true,
+            text: "Let fixes edit test files (by default the tests are the specification; \
+                `--no-allow-tests` undoes the file's `allow-tests = true`)",
+            ..Help::FIX
+        };
     /// One JSON line per attempt is appended here.
-    AUDIT_LOG: Option<PathBuf> = "audit-log", "--audit-log", Kind::Path, None, "(none)";
+    AUDIT_LOG: Option<PathBuf> = "audit-log", "--audit-log", Kind::Path, None, "(none)",
+        Help {
+            after: "budget",
+            value_name: "FILE",
+            text: "Append one JSON line per attempt to this file",
+            ..Help::FIX
+        };
     /// Where the original design's backup copies go.
-    BACKUP_DIR: Option<PathBuf> = "backup-dir", "--backup-dir", Kind::Path, None, "(none)";
+    BACKUP_DIR: Option<PathBuf> = "backup-dir", "--backup-dir", Kind::Path, None, "(none)",
+        Help {
+            after: "json-file",
+            value_name: "DIR",
+            text: "Where the backup copies of patched files go, as \
+                DIR/agent-self-debugger-loop/{basename}.{unix_ts}.bak (default DIR: {temp \
+                dir}/selfdebug-{uid}, private to the user; one owned by someone else or a symlink is \
+                refused). Only files that keep a change keep a copy",
+            ..Help::FIX
+        };
     /// Days after which backups of ended runs are pruned (0: never).
     BACKUP_MAX_AGE: u64 = "backup-max-age", "--backup-max-age", Kind::Int { min: 0 },
-        DEFAULT_BACKUP_MAX_AGE_DAYS, "(none)";
+        DEFAULT_BACKUP_MAX_AGE_DAYS, "(none)",
+        Help {
+            after: "backup-dir",
+            value_name: "DAYS",
+            text: "Backup copies older than DAYS (default 14), of runs that have ended, are removed \
+                from the backup dir at the start of a run; 0 keeps them all (see docs/backups.md)",
+            ..Help::FIX
+        };
     /// Attempts per failure category; the defaults are [`crate::category::Budgets::default`]'s.
-    BUDGET: () = "budget", "--budget", Kind::Budget, (), "(none)";
+    BUDGET: () = "budget", "--budget", Kind::Budget, (), "(none)",
+        Help {
+            after: "allow-tests",
+            value_name: "CATEGORY=N",
+            text: "Attempts per failure category, e.g. `--budget logic=6` (defaults: environment 1, \
+                dependency 2, data 2, syntax 3, logic 4, unknown 2; environment and dependency \
+                failures are reported, never patched)",
+            ..Help::FIX
+        };
     /// Files never patched (nor probed).
     EXTEND_EXCLUDE: () = "extend-exclude", "", Kind::Exclude, (), "(none)";
     /// Rules added to `select`.
@@ -251,58 +340,208 @@ settings! {
     /// Rules left out.
     IGNORE: () = "ignore", "", Kind::Ignore, (), "(none)";
     /// `--install-missing`: pip-install a missing third-party module once.
-    INSTALL_MISSING: bool = "install-missing", "--install-missing", Kind::Bool, false, "(none)";
+    INSTALL_MISSING: bool = "install-missing", "--install-missing", Kind::Bool, false, "(none)",
+        Help {
+            after: "stderr-empty",
+            text: "Answer a ModuleNotFoundError for a module that is not in the project with `python -m \
+                pip install DIST` into the project's interpreter (once per distribution; `yaml` → \
+                PyYAML, `cv2` → opencv-python, ...), then run again. Never by default. Not with \
+                --dry-run, which changes nothing",
+            ..Help::FIX
+        };
     /// Candidates proven at once (also `SELFDEBUG_JOBS`).
     JOBS: Option<u64> = "jobs", "--jobs", Kind::Int { min: 1 }, None,
-        "(auto: the cores, at most 4)";
+        "(auto: the cores, at most 4)",
+        Help {
+            after: "proof-repeats",
+            value_name: "N",
+            checked: true,
+            text: "Candidates proven at once, each in its own scratch copy of the project (default: the \
+                number of cores, at most 4; also SELFDEBUG_JOBS): the search's, and a failure's rule \
+                candidates after its first was rejected (their failing-test runs ahead); with cold \
+                runs (no warm worker), a rule candidate's full run starts beside its failing-test \
+                run. 1 proves one at a time in the project itself. The fix kept and the attempts are \
+                the same either way",
+            ..Help::FIX
+        };
     /// The LLM fallback (also `SELFDEBUG_LLM=1`).
-    LLM_ENABLED: bool = "llm.enabled", "--llm", Kind::Bool, false, "(none)";
+    LLM_ENABLED: bool = "llm.enabled", "--llm", Kind::Bool, false, "(none)",
+        Help {
+            after: "timeout",
+            heading: Some(LLM_HEADING),
+            text: "When the rules have nothing (left) for a failure, ask an OpenAI-compatible \
+                chat-completions model for SEARCH/REPLACE edits; each is proven by pytest like a \
+                rule's (`source: \"llm\"`, unsafe). Also on with SELFDEBUG_LLM=1. The key is read from \
+                SELFDEBUG_LLM_API_KEY, else OPENAI_API_KEY (no key: no Authorization header)",
+            ..Help::FIX
+        };
     /// Model requests per run.
     LLM_MAX_CALLS: u32 = "llm.max-calls", "--llm-max-calls", Kind::Int32 { min: 0 },
-        crate::llm::DEFAULT_MAX_CALLS, "(none)";
+        crate::llm::DEFAULT_MAX_CALLS, "(none)",
+        Help {
+            after: "llm-model",
+            value_name: "N",
+            heading: Some(LLM_HEADING),
+            text: "Requests per run at most (default 6; answers from the cache are free)",
+            ..Help::FIX
+        };
     /// `max_tokens` per request.
     LLM_MAX_TOKENS: u32 = "llm.max-tokens", "--llm-max-tokens", Kind::Int32 { min: 1 },
-        crate::llm::DEFAULT_MAX_TOKENS, "(none)";
+        crate::llm::DEFAULT_MAX_TOKENS, "(none)",
+        Help {
+            after: "llm-max-calls",
+            value_name: "N",
+            checked: true,
+            heading: Some(LLM_HEADING),
+            text: "`max_tokens` of each request (default 2048)",
+            ..Help::FIX
+        };
     /// The model's name (also `SELFDEBUG_LLM_MODEL`).
     LLM_MODEL: String = "llm.model", "--llm-model", Kind::Str,
-        crate::llm::DEFAULT_MODEL.to_string(), "(none)";
+        crate::llm::DEFAULT_MODEL.to_string(), "(none)",
+        Help {
+            after: "llm-url",
+            value_name: "NAME",
+            heading: Some(LLM_HEADING),
+            text: "Model name (env SELFDEBUG_LLM_MODEL; default gpt-4o-mini)",
+            ..Help::FIX
+        };
     /// The API base (also `SELFDEBUG_LLM_URL`).
     LLM_URL: String = "llm.url", "--llm-url", Kind::Str, crate::llm::DEFAULT_URL.to_string(),
-        "(none)";
+        "(none)",
+        Help {
+            after: "llm",
+            value_name: "BASE",
+            heading: Some(LLM_HEADING),
+            text: "API base: requests go to BASE/chat/completions (env SELFDEBUG_LLM_URL; default \
+                https://api.openai.com/v1; e.g. http://127.0.0.1:11434/v1 for Ollama)",
+            ..Help::FIX
+        };
     /// Candidates tried per failure at most.
     MAX_ATTEMPTS: u32 = "max-attempts", "--max-attempts", Kind::Int32 { min: 1 },
-        DEFAULT_MAX_ATTEMPTS, "(none)";
+        DEFAULT_MAX_ATTEMPTS, "(none)",
+        Help {
+            after: "module",
+            value_name: "N",
+            text: "Candidates to try per failure before giving up (default 4)",
+            ..Help::FIX
+        };
     /// Runs of its failing tests a kept unsafe patch must pass in a row.
     PROOF_REPEATS: u32 = "proof-repeats", "--proof-repeats", Kind::Int32 { min: 1 },
-        DEFAULT_PROOF_REPEATS, "(none)";
+        DEFAULT_PROOF_REPEATS, "(none)",
+        Help {
+            after: "search-time",
+            value_name: "N",
+            checked: true,
+            text: "Runs of its failing tests a kept unsafe patch (search, guard, model) must pass in a \
+                row, the proving run counted (default 3; 1 turns the repeats off); one miss rejects \
+                it as a pass by chance. Safe patches are not repeated. See docs/proof.md",
+            ..Help::FIX
+        };
     /// The user's pytest arguments (after `--` on the command line).
     PYTEST_ARGS: Vec<String> = "pytest-args", "-- PYTEST_ARGS", Kind::Strings, Vec::new(),
         "(none)";
     /// The interpreter that runs pytest.
     PYTHON: Option<PathBuf> = "python", "--python", Kind::Python, None,
-        "(auto: $VIRTUAL_ENV, .venv/, venv/, python3)";
+        "(auto: $VIRTUAL_ENV, .venv/, venv/, python3)",
+        Help {
+            after: "show-settings",
+            probe_after: Some("output-format"),
+            value_name: "PATH",
+            text: "Interpreter to run pytest with. Default: the active virtualenv ($VIRTUAL_ENV), else \
+                `.venv/` or `venv/` under the root, else `python3`. Inside selfdebug's own \
+                virtualenv (a pre-commit hook's), that one is passed over, on PATH too",
+            ..Help::FIX
+        };
     /// `--safe-only`: only rules with one right answer.
-    SAFE_ONLY: bool = "safe-only", "--safe-only", Kind::Bool, false, "(none)";
+    SAFE_ONLY: bool = "safe-only", "--safe-only", Kind::Bool, false, "(none)",
+        Help {
+            after: "no-validate",
+            twin: true,
+            text: "Try only fixes of rules marked safe: one right answer that the failure itself names \
+                (see `selfdebug rules`). By default every rule is tried and pytest decides; unsafe \
+                patches say what a reviewer should check. `--no-safe-only` undoes `safe-only = true` \
+                of the configuration file",
+            ..Help::FIX
+        };
     /// Every judge run under bubblewrap.
-    SANDBOX: bool = "sandbox", "--sandbox", Kind::Bool, false, "(none)";
+    SANDBOX: bool = "sandbox", "--sandbox", Kind::Bool, false, "(none)",
+        Help {
+            after: "install-missing",
+            text: "Run every judge run (pytest or --cmd) under bubblewrap (`bwrap`): no network, the \
+                file system read-only except the workspace and the temp dir. Exit 6 when bwrap is \
+                missing or cannot run here",
+            ..Help::FIX
+        };
     /// Seconds of the search over small edits per wrong-output failure.
     SEARCH_TIME: u64 = "search-time", "--search-time", Kind::Int { min: 1 },
-        DEFAULT_SEARCH_TIME.as_secs(), "(none)";
+        DEFAULT_SEARCH_TIME.as_secs(), "(none)",
+        Help {
+            after: "time-budget",
+            value_name: "SECONDS",
+            checked: true,
+            text: "Seconds the search over small edits may spend on one wrong-output failure (default \
+                60; see \"Wrong output\" in docs/usage.md). Within --time-budget",
+            ..Help::FIX
+        };
     /// The rules tried (default: all).
     SELECT: () = "select", "", Kind::Select, (), "(none)";
     /// Seconds one test may run.
     TEST_TIMEOUT: u64 = "test-timeout", "--test-timeout", Kind::Int { min: 1 },
-        crate::runner::DEFAULT_TEST_TIMEOUT.as_secs(), "(none)";
+        crate::runner::DEFAULT_TEST_TIMEOUT.as_secs(), "(none)",
+        Help {
+            after: "unsafe-fixes",
+            value_name: "SECONDS",
+            checked: true,
+            text: "Seconds one test may run (default 60). A test still running then fails where it is \
+                stuck (category `timeout`, reported with that frame, never patched) and the rest of \
+                the run goes on; a candidate that makes a test hang is rejected at this limit. With \
+                --cmd (and no --timeout): the limit of each run of the command, which is one \"test\"",
+            ..Help::FIX
+        };
     /// Seconds for the whole run.
     TIME_BUDGET: u64 = "time-budget", "--time-budget", Kind::Int { min: 1 },
-        DEFAULT_TIME_BUDGET.as_secs(), "(none)";
+        DEFAULT_TIME_BUDGET.as_secs(), "(none)",
+        Help {
+            after: "test-timeout",
+            value_name: "SECONDS",
+            checked: true,
+            text: "Seconds for the whole run (default 900). When too little is left for another \
+                candidate, proven fixes are kept, the rest is restored, and the report says `time \
+                budget used up`",
+            ..Help::FIX
+        };
     /// Seconds before a pytest run is killed.
     TIMEOUT: Option<u64> = "timeout", "--timeout", Kind::Int { min: 1 }, None,
-        "(auto: 10x the baseline run, 30-600 s)";
+        "(auto: 10x the baseline run, 30-600 s)",
+        Help {
+            after: "python",
+            probe_after: Some("python"),
+            value_name: "SECONDS",
+            checked: true,
+            text: "Seconds before a pytest run is killed (with its whole process group). With --cmd: \
+                the limit of every run of the command (default: --test-timeout)",
+            ..Help::FIX
+        };
     /// Whether pytest runs may go to the warm worker (also `SELFDEBUG_WORKER`).
-    WORKER: Mode = "worker", "--worker", Kind::Worker, Mode::Auto, "(none)";
+    WORKER: Mode = "worker", "--worker", Kind::Worker, Mode::Auto, "(none)",
+        Help {
+            after: "sandbox",
+            value_name: "auto|off",
+            text: "`auto` (the default): pytest runs are children of a warm worker that imported pytest \
+                and its plugins once, cold processes where it cannot serve (said in the report); \
+                `off`: every run is a cold process. Also SELFDEBUG_WORKER=auto|off",
+            ..Help::FIX
+        };
     /// Whether the full confirming run may use pytest-xdist.
-    XDIST: bool = "xdist", "--no-xdist", Kind::Bool, true, "(none)";
+    XDIST: bool = "xdist", "--no-xdist", Kind::Bool, true, "(none)",
+        Help {
+            after: "worker",
+            text: "Never add `-n N` (pytest-xdist) to the full confirming run. By default it is added \
+                when the project's interpreter has xdist, the baseline took 10 s or more, and the \
+                pytest arguments say nothing about xdist",
+            ..Help::FIX
+        };
 }
 
 /// The declaration of `key` (`max-attempts`, `llm.url`).

@@ -337,8 +337,8 @@ pub enum SettingsError {
     #[error(transparent)]
     Config(ConfigError),
     /// A bad flag value (`--budget x=1`).
-    #[error("{0}")]
-    Flag(String),
+    #[error(transparent)]
+    Flag(crate::category::BudgetError),
 }
 
 /// Whether `rel` (relative to the root, `/`-separated) is never to be patched, and by which

@@ -5,16 +5,49 @@
 
 use std::path::Path;
 
+use super::blocks::MatchError;
 use super::blocks::{self, Block};
-use crate::edit::{self, Confidence, Fix};
-use crate::plan::{self, Candidate};
+use crate::edit::{self, Confidence, Fix, FixError};
+use crate::plan::{self, Candidate, PlanError};
 use crate::rules::Category;
-use crate::source::SourceFile;
+use crate::source::{SourceError, SourceFile};
 use crate::status::Source;
 use crate::traceback::locate::is_test_file;
 
 /// The `rule` of every model candidate (JSON `source: "llm"`).
 pub const RULE: &str = "llm";
+
+/// Why an answer is refused before any run; the text is the feedback the model reads next.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    #[error("the answer is malformed: {0}")]
+    Malformed(String),
+    #[error("the answer has no SEARCH/REPLACE block")]
+    NoBlock,
+    #[error("the answer edits more than one file; one file per candidate is supported")]
+    SeveralFiles,
+    #[error("the answer edits {0}, outside the project root; selfdebug never writes there")]
+    OutsideRoot(String),
+    #[error("the answer edits {0}")]
+    Unconfined(PlanError),
+    #[error(
+        "the answer edits the test file {0}; the tests are the specification \
+         (--allow-tests lets it)"
+    )]
+    TestFile(String),
+    #[error("{0}")]
+    Unreadable(SourceError),
+    #[error("block {block} of the answer does not apply to {file}: {error}")]
+    NoMatch {
+        block: usize,
+        file: String,
+        error: MatchError,
+    },
+    #[error("the answer's edit of {file} is refused: {error}")]
+    Refused { file: String, error: FixError },
+    #[error("the answer changes nothing in {0}")]
+    NoChange(String),
+}
 
 pub fn from_answer(
     root: &Path,
@@ -22,44 +55,36 @@ pub fn from_answer(
     model: &str,
     category: Category,
     allow_tests: bool,
-) -> Result<Candidate, String> {
+) -> Result<Candidate, AnswerError> {
     let parsed = blocks::parse(answer);
     if let Some(e) = parsed.errors.first() {
-        return Err(format!("the answer is malformed: {e}"));
+        return Err(AnswerError::Malformed(e.clone()));
     }
     if parsed.blocks.is_empty() {
-        return Err("the answer has no SEARCH/REPLACE block".into());
+        return Err(AnswerError::NoBlock);
     }
     let file = normalized(&parsed.blocks[0].path);
     if parsed.blocks.iter().any(|b| normalized(&b.path) != file) {
-        return Err(
-            "the answer edits more than one file; one file per candidate is supported".into(),
-        );
+        return Err(AnswerError::SeveralFiles);
     }
     if file.split('/').any(|p| p == "..") || Path::new(&file).is_absolute() {
-        return Err(format!(
-            "the answer edits {file}, outside the project root; selfdebug never writes there"
-        ));
+        return Err(AnswerError::OutsideRoot(file));
     }
-    let path = plan::confined_path(root, &file).map_err(|e| format!("the answer edits {e}"))?;
+    let path = plan::confined_path(root, &file).map_err(AnswerError::Unconfined)?;
     let parts: Vec<&str> = file.split('/').collect();
     if is_test_file(&parts) && !allow_tests {
-        return Err(format!(
-            "the answer edits the test file {file}; the tests are the specification \
-             (--allow-tests lets it)"
-        ));
+        return Err(AnswerError::TestFile(file));
     }
-    let source = SourceFile::read(&path).map_err(|e| e.to_string())?;
+    let source = SourceFile::read(&path).map_err(AnswerError::Unreadable)?;
     let edits = parsed
         .blocks
         .iter()
         .enumerate()
         .map(|(i, b): (usize, &Block)| {
-            blocks::to_edit(source.text(), b).map_err(|e| {
-                format!(
-                    "block {} of the answer does not apply to {file}: {e}",
-                    i + 1
-                )
+            blocks::to_edit(source.text(), b).map_err(|error| AnswerError::NoMatch {
+                block: i + 1,
+                file: file.clone(),
+                error,
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -75,9 +100,12 @@ pub fn from_answer(
     );
     let patched = fix
         .apply_to(&source)
-        .map_err(|e| format!("the answer's edit of {file} is refused: {e}"))?;
+        .map_err(|error| AnswerError::Refused {
+            file: file.clone(),
+            error,
+        })?;
     if patched == source.bytes() {
-        return Err(format!("the answer changes nothing in {file}"));
+        return Err(AnswerError::NoChange(file));
     }
     let diff = edit::unified_diff_bytes(&file, source.bytes(), &patched);
     let mut c = Candidate {

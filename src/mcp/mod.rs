@@ -89,7 +89,7 @@ impl ServerHandler for Server {
         let inv = match tools::invocation(&request.name, request.arguments.as_ref()) {
             Ok(inv) => inv,
             // Bad arguments are the caller's to read: a tool error, no child.
-            Err(msg) => return Ok(error_result(msg, None).into()),
+            Err(e) => return Ok(error_result(e.to_string(), None).into()),
         };
         let spec = child::Spec {
             args: inv.args,

@@ -9,6 +9,11 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool};
 use serde_json::{json, Value};
 
+use crate::config::declared::{
+    Setting, ALLOW_TESTS, JOBS, MAX_ATTEMPTS, PYTHON, SAFE_ONLY, SEARCH_TIME, TEST_TIMEOUT,
+    TIME_BUDGET,
+};
+
 /// One tool: its name, what it does, its arguments (name, JSON schema).
 struct Def {
     name: &'static str,
@@ -261,6 +266,39 @@ pub struct Invocation {
     pub progress: bool,
 }
 
+/// Why a call is refused before any child runs; the text is the tool error the caller reads.
+#[derive(Debug, thiserror::Error)]
+pub enum ArgError {
+    #[error("no tool named {0:?}")]
+    NoTool(String),
+    #[error("{tool}: unknown argument `{name}` (known: {known})")]
+    Unknown {
+        tool: &'static str,
+        name: String,
+        known: String,
+    },
+    /// `want` is the JSON type asked for, as the message says it ("a string").
+    #[error("{tool}: `{key}` must be {want}")]
+    WrongType {
+        tool: &'static str,
+        key: String,
+        want: &'static str,
+    },
+    #[error("{tool}: `{key}` is required")]
+    Required {
+        tool: &'static str,
+        key: &'static str,
+    },
+    #[error("{tool}: root {root:?} is not an existing directory")]
+    NotADirectory { tool: &'static str, root: String },
+    #[error("{tool}: root {root:?}: {error}")]
+    Root {
+        tool: &'static str,
+        root: String,
+        error: std::io::Error,
+    },
+}
+
 /// The arguments of one call, checked against the tool's schema as they are read.
 struct Args<'a> {
     tool: &'static str,
@@ -268,36 +306,42 @@ struct Args<'a> {
 }
 
 impl Args<'_> {
-    fn str(&self, key: &str) -> Result<Option<&str>, String> {
+    fn wrong(&self, key: &str, want: &'static str) -> ArgError {
+        ArgError::WrongType {
+            tool: self.tool,
+            key: key.to_string(),
+            want,
+        }
+    }
+
+    fn str(&self, key: &str) -> Result<Option<&str>, ArgError> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(format!("{}: `{key}` must be a string", self.tool)),
+            Some(_) => Err(self.wrong(key, "a string")),
         }
     }
 
-    fn bool(&self, key: &str) -> Result<Option<bool>, String> {
+    fn bool(&self, key: &str) -> Result<Option<bool>, ArgError> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(_) => Err(format!("{}: `{key}` must be true or false", self.tool)),
+            Some(_) => Err(self.wrong(key, "true or false")),
         }
     }
 
-    fn count(&self, key: &str) -> Result<Option<u64>, String> {
+    fn count(&self, key: &str) -> Result<Option<u64>, ArgError> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => match v.as_u64() {
                 Some(n) if n >= 1 => Ok(Some(n)),
-                _ => Err(format!(
-                    "{}: `{key}` must be a whole number, at least 1",
-                    self.tool
-                )),
+                _ => Err(self.wrong(key, "a whole number, at least 1")),
             },
         }
     }
 
-    fn strings(&self, key: &str) -> Result<Vec<String>, String> {
+    fn strings(&self, key: &str) -> Result<Vec<String>, ArgError> {
+        const WANT: &str = "a list of strings";
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(Vec::new()),
             Some(Value::Array(items)) => items
@@ -305,37 +349,46 @@ impl Args<'_> {
                 .map(|i| {
                     i.as_str()
                         .map(str::to_string)
-                        .ok_or_else(|| format!("{}: `{key}` must be a list of strings", self.tool))
+                        .ok_or_else(|| self.wrong(key, WANT))
                 })
                 .collect(),
-            Some(_) => Err(format!("{}: `{key}` must be a list of strings", self.tool)),
+            Some(_) => Err(self.wrong(key, WANT)),
         }
     }
 }
 
 /// The project root of a call: it must name an existing directory.
-fn project_root(args: &Args) -> Result<PathBuf, String> {
-    let root = args
-        .str("root")?
-        .ok_or_else(|| format!("{}: `root` is required", args.tool))?;
+fn project_root(args: &Args) -> Result<PathBuf, ArgError> {
+    let root = args.str("root")?.ok_or(ArgError::Required {
+        tool: args.tool,
+        key: "root",
+    })?;
     let path = Path::new(root);
     if !path.is_dir() {
-        return Err(format!(
-            "{}: root {root:?} is not an existing directory",
-            args.tool
-        ));
+        return Err(ArgError::NotADirectory {
+            tool: args.tool,
+            root: root.to_string(),
+        });
     }
-    path.canonicalize()
-        .map_err(|e| format!("{}: root {root:?}: {e}", args.tool))
+    path.canonicalize().map_err(|error| ArgError::Root {
+        tool: args.tool,
+        root: root.to_string(),
+        error,
+    })
+}
+
+/// A declared setting as a tool's argument (`max_attempts`) and the flag it becomes.
+fn argument<T>(setting: &Setting<T>) -> (String, &'static str) {
+    (setting.key.replace('-', "_"), setting.flag)
 }
 
 /// The child's command line for a call of `name` with `arguments`, or the one-line reason the
 /// call is refused (nothing runs then).
-pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocation, String> {
+pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocation, ArgError> {
     let def = TOOLS
         .iter()
         .find(|d| d.name == name)
-        .ok_or_else(|| format!("no tool named {name:?}"))?;
+        .ok_or_else(|| ArgError::NoTool(name.to_string()))?;
     let empty = JsonObject::new();
     let args = Args {
         tool: def.name,
@@ -343,10 +396,11 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
     };
     let known: Vec<&str> = (def.args)().into_iter().map(|(k, _)| k).collect();
     if let Some(unknown) = args.map.keys().find(|k| !known.contains(&k.as_str())) {
-        return Err(format!(
-            "{name}: unknown argument `{unknown}` (known: {})",
-            known.join(", ")
-        ));
+        return Err(ArgError::Unknown {
+            tool: def.name,
+            name: unknown.clone(),
+            known: known.join(", "),
+        });
     }
     let root = project_root(&args)?;
     let mut cli: Vec<OsString> = vec![name.into(), "--json".into(), "--root".into()];
@@ -363,31 +417,32 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
             if args.bool("dry_run")?.unwrap_or(true) {
                 cli.push("--dry-run".into());
             }
+            // A declared setting's argument is its key with `_` and its flag the declaration's.
             for (key, f) in [
-                ("safe_only", "--safe-only"),
-                ("allow_tests", "--allow-tests"),
-                ("stderr_empty", "--stderr-empty"),
+                argument(&SAFE_ONLY),
+                argument(&ALLOW_TESTS),
+                ("stderr_empty".into(), "--stderr-empty"),
             ] {
-                if args.bool(key)? == Some(true) {
+                if args.bool(&key)? == Some(true) {
                     cli.push(f.into());
                 }
             }
             for (key, f) in [
-                ("max_attempts", "--max-attempts"),
-                ("time_budget", "--time-budget"),
-                ("search_time", "--search-time"),
-                ("test_timeout", "--test-timeout"),
-                ("jobs", "--jobs"),
+                argument(&MAX_ATTEMPTS),
+                argument(&TIME_BUDGET),
+                argument(&SEARCH_TIME),
+                argument(&TEST_TIMEOUT),
+                argument(&JOBS),
             ] {
-                flag(&mut cli, f, args.count(key)?.map(|n| n.to_string()));
+                flag(&mut cli, f, args.count(&key)?.map(|n| n.to_string()));
             }
             for (key, f) in [
-                ("test", "--module"),
-                ("cmd", "--cmd"),
-                ("expect_stdout_regex", "--expect-stdout-regex"),
-                ("python", "--python"),
+                ("test".into(), "--module"),
+                ("cmd".into(), "--cmd"),
+                ("expect_stdout_regex".into(), "--expect-stdout-regex"),
+                argument(&PYTHON),
             ] {
-                flag(&mut cli, f, args.str(key)?.map(str::to_string));
+                flag(&mut cli, f, args.str(&key)?.map(str::to_string));
             }
             if let Some(text) = args.str("log")? {
                 cli.push("-".into());
@@ -400,9 +455,10 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
             }
         }
         "parse" => {
-            let text = args
-                .str("log")?
-                .ok_or_else(|| "parse: `log` is required".to_string())?;
+            let text = args.str("log")?.ok_or(ArgError::Required {
+                tool: def.name,
+                key: "log",
+            })?;
             cli.push("-".into());
             stdin = Some(text.as_bytes().to_vec());
         }
@@ -433,7 +489,7 @@ mod tests {
     use super::*;
 
     fn call(name: &str, args: Value) -> Result<Invocation, String> {
-        invocation(name, args.as_object())
+        invocation(name, args.as_object()).map_err(|e| e.to_string())
     }
 
     fn words(inv: &Invocation) -> Vec<String> {

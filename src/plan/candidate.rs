@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::edit::{self, Fix};
 use crate::rules::{Category, RuleSet};
-use crate::source::SourceFile;
+use crate::source::{SourceError, SourceFile};
 use crate::status::{DiffEncoding, Silencing, Source};
 use crate::traceback::Failure;
 use crate::transform::stdlib::Stdlib;
@@ -76,6 +76,23 @@ impl Candidate {
     }
 }
 
+/// Why a file may not be written (`path` as the log names it, relative to the root).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Confinement {
+    /// It (or the root) cannot be resolved: the io error's kind and text.
+    #[error("{path}: {text}")]
+    Unresolved {
+        path: String,
+        kind: std::io::ErrorKind,
+        text: String,
+    },
+    /// Not a regular file inside the root (a symlink leads out of it).
+    #[error("{0} resolves outside the project root; selfdebug never writes there")]
+    Outside(String),
+    #[error("{0} is inside a virtualenv or site-packages; selfdebug never writes there")]
+    Virtualenv(String),
+}
+
 /// Why no candidate could even be proposed. Each says what a user can do about it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
@@ -93,8 +110,8 @@ pub enum PlanError {
     #[error("{0} is a test file; pass --allow-tests to let selfdebug edit it")]
     TestFile(String),
     /// The file is outside the root, behind a symlink leading out of it, or unreadable.
-    #[error("{0}")]
-    Confined(String),
+    #[error(transparent)]
+    Confined(Confinement),
     /// The file does not parse as Python 3 and no text-level rule made it parse (file, the
     /// parser's message): reported, never written.
     #[error(
@@ -102,8 +119,8 @@ pub enum PlanError {
     )]
     Unparseable(String, String),
     /// The source could not be read.
-    #[error("{0}")]
-    Unreadable(String),
+    #[error(transparent)]
+    Unreadable(SourceError),
     /// No statement at the line (the file changed since the log was written?).
     #[error("{0}:{1}: no statement there (has the file changed since the log was written?)")]
     NotLocated(String, u32),
@@ -170,17 +187,22 @@ pub(crate) fn push_candidate(
 /// `root/rel`, refused when it is not a regular file inside the root (a symlink may point
 /// anywhere inside; never out of it).
 pub fn confined_path(root: &Path, rel: &str) -> Result<PathBuf, PlanError> {
+    let unresolved = |path: String| {
+        move |e: std::io::Error| {
+            PlanError::Confined(Confinement::Unresolved {
+                path,
+                kind: e.kind(),
+                text: e.to_string(),
+            })
+        }
+    };
     let path = root.join(rel);
-    let real = path
-        .canonicalize()
-        .map_err(|e| PlanError::Confined(format!("{rel}: {e}")))?;
+    let real = path.canonicalize().map_err(unresolved(rel.to_string()))?;
     let real_root = root
         .canonicalize()
-        .map_err(|e| PlanError::Confined(format!("{}: {e}", root.display())))?;
+        .map_err(unresolved(root.display().to_string()))?;
     if !real.starts_with(&real_root) || !real.is_file() {
-        return Err(PlanError::Confined(format!(
-            "{rel} resolves outside the project root; selfdebug never writes there"
-        )));
+        return Err(PlanError::Confined(Confinement::Outside(rel.to_string())));
     }
     let inside: Vec<String> = real
         .strip_prefix(&real_root)
@@ -196,8 +218,8 @@ pub fn confined_path(root: &Path, rel: &str) -> Result<PathBuf, PlanError> {
         if matches!(part.as_str(), "site-packages" | "dist-packages")
             || crate::scratch::is_virtualenv(&dir)
         {
-            return Err(PlanError::Confined(format!(
-                "{rel} is inside a virtualenv or site-packages; selfdebug never writes there"
+            return Err(PlanError::Confined(Confinement::Virtualenv(
+                rel.to_string(),
             )));
         }
     }

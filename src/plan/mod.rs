@@ -7,7 +7,7 @@ pub mod literals;
 pub mod raises;
 pub mod shape;
 
-pub use candidate::{confined_path, Candidate, Coverage, PlanError, PlanInput};
+pub use candidate::{confined_path, Candidate, Confinement, Coverage, PlanError, PlanInput};
 
 use std::path::Path;
 
@@ -48,13 +48,11 @@ pub fn plan_explained(
         // The test is only the last frame left when the code it called lies behind a symlink
         // that leads out of the root: say that, not "a test file".
         if let Some(out) = escaped_through_symlink(input.root, failure, loc.frame_index) {
-            return Err(PlanError::Confined(format!(
-                "{out} resolves outside the project root; selfdebug never writes there"
-            )));
+            return Err(PlanError::Confined(Confinement::Outside(out)));
         }
         return Err(PlanError::TestFile(loc.file.clone()));
     }
-    let source = SourceFile::read(&path).map_err(|e| PlanError::Unreadable(e.to_string()))?;
+    let source = SourceFile::read(&path).map_err(PlanError::Unreadable)?;
     let module = match syntax::parse(&source) {
         Ok(m) => m,
         Err(e) => return plan_text(input, &path, &source, e.to_string()),

@@ -32,6 +32,32 @@ fn saved_at(backup: Option<&Path>) -> String {
     })
 }
 
+/// Why the probed bytes were not written (the file holds its original bytes).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteError {
+    /// Reading or writing `path` failed; the io error's kind and text (an `io::Error` is not
+    /// `Clone`, and [`super::ProbeError`] is).
+    #[error("{}: {text}", path.display())]
+    Io {
+        path: PathBuf,
+        kind: std::io::ErrorKind,
+        text: String,
+    },
+    /// The bytes on disk are not the ones the probe was planned on.
+    #[error("{} changed while being prepared; not touched", .0.display())]
+    Changed(PathBuf),
+}
+
+impl WriteError {
+    fn io(path: &Path) -> impl Fn(std::io::Error) -> WriteError + '_ {
+        move |e| WriteError::Io {
+            path: path.to_path_buf(),
+            kind: e.kind(),
+            text: e.to_string(),
+        }
+    }
+}
+
 /// Holds a file's original bytes and times while it carries other bytes; puts them back on
 /// [`FileGuard::restore`] or, failing that, on drop (an error or panic in between).
 #[derive(Debug)]
@@ -54,14 +80,11 @@ impl FileGuard {
         original: &[u8],
         new_bytes: &[u8],
         backup: bool,
-    ) -> Result<FileGuard, String> {
-        let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let on_disk = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    ) -> Result<FileGuard, WriteError> {
+        let meta = std::fs::metadata(path).map_err(WriteError::io(path))?;
+        let on_disk = std::fs::read(path).map_err(WriteError::io(path))?;
         if on_disk != original {
-            return Err(format!(
-                "{} changed while being prepared; not touched",
-                path.display()
-            ));
+            return Err(WriteError::Changed(path.to_path_buf()));
         }
         let backup = if backup {
             save_backup(path, original)
@@ -78,7 +101,7 @@ impl FileGuard {
             done: false,
         };
         // From here on the guard exists, so a failed or partial write is undone on drop.
-        std::fs::write(path, new_bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(path, new_bytes).map_err(WriteError::io(path))?;
         Ok(guard)
     }
 
@@ -192,7 +215,10 @@ mod tests {
         let dir = crate::process::TempDir::new("selfdebug-guard").unwrap();
         let p = dir.path().join("m.py");
         std::fs::write(&p, b"x").unwrap();
-        assert!(FileGuard::write(&p, b"y", b"z", true).is_err());
+        assert_eq!(
+            FileGuard::write(&p, b"y", b"z", true).unwrap_err(),
+            WriteError::Changed(p.clone())
+        );
         assert_eq!(std::fs::read(&p).unwrap(), b"x");
     }
 }

@@ -258,8 +258,18 @@ pub enum ProbeError {
         why: String,
     },
     /// The file could not be written (nothing was changed).
-    #[error("cannot write {}: {message}", path.display())]
-    Write { path: PathBuf, message: String },
+    #[error("cannot write {}: {error}", path.display())]
+    Write {
+        path: PathBuf,
+        error: guard::WriteError,
+    },
+    /// No temp dir for the probe's output (nothing was changed).
+    #[error("cannot write {}: {text}", path.display())]
+    TempDir {
+        path: PathBuf,
+        kind: std::io::ErrorKind,
+        text: String,
+    },
     /// Running pytest failed (the file was restored).
     #[error(transparent)]
     Runner(RunnerError),
@@ -395,9 +405,10 @@ pub fn probe_with(
     let plan = plan_probe(&path, loc.line as usize, caret, failure)?;
 
     let out_dir =
-        crate::process::TempDir::new("selfdebug-probe").map_err(|e| ProbeError::Write {
+        crate::process::TempDir::new("selfdebug-probe").map_err(|e| ProbeError::TempDir {
             path: std::env::temp_dir(),
-            message: e.to_string(),
+            kind: e.kind(),
+            text: e.to_string(),
         })?;
     let out_file = out_dir.path().join("probe.jsonl");
     let mut env = req.env.clone();
@@ -412,9 +423,9 @@ pub fn probe_with(
     };
 
     let guard = guard::FileGuard::write(&path, plan.source.bytes(), &plan.probed_bytes, req.backup)
-        .map_err(|message| ProbeError::Write {
+        .map_err(|error| ProbeError::Write {
             path: path.clone(),
-            message,
+            error,
         })?;
     let file_hash = guard.original_hash().to_string();
     let run = run(&spec);

@@ -8,13 +8,13 @@ use git2::Repository;
 use serde::Serialize;
 
 use super::cache::Cache;
+use super::error::ReplayError;
 use super::history::{Candidate, SourceChange};
 use super::outcomes::Pytest;
 use super::repair::{run_fix, FixRun};
 use super::reproduce::{reproduce, Reproduction};
 use super::score::{self, Checks, Reason, Status};
 use super::trees::{snapshot, Trees};
-use crate::process::RunnerError;
 
 /// What every job shares.
 pub struct Context {
@@ -73,7 +73,7 @@ pub fn replay_one(ctx: &Context, repo: &Repository, c: &Candidate, n: usize) -> 
     };
     if let Err(e) = work(ctx, repo, c, &tag, &mut report) {
         report.status = Status::Error;
-        report.detail = Some(e);
+        report.detail = Some(e.to_string());
     }
     report.duration_ms = started.elapsed().as_millis() as u64;
     super::progress(&format!("{tag} {}", outcome_words(&report)));
@@ -87,8 +87,7 @@ fn work(
     c: &Candidate,
     tag: &str,
     report: &mut CommitReport,
-) -> Result<(), String> {
-    let runner_error = |e: RunnerError| e.to_string();
+) -> Result<(), ReplayError> {
     let commit = c.id.to_string();
     let cached = ctx.cache.get(&commit);
     report.cached = cached.is_some();
@@ -101,7 +100,7 @@ fn work(
             let files = runnable(&c.tests, &ctx.project);
             let t = trees.insert(Trees::new(repo, c, &ctx.project)?);
             let fix_dir = t.fix(repo, c)?;
-            let r = reproduce(&ctx.pytest, &files, &t.bug(), &fix_dir).map_err(runner_error)?;
+            let r = reproduce(&ctx.pytest, &files, &t.bug(), &fix_dir)?;
             ctx.cache.put(&commit, &r);
             r
         }
@@ -127,8 +126,7 @@ fn work(
     let bug = trees.bug();
     let before = snapshot(&bug);
     let backups = trees.scratch()?;
-    let fix = run_fix(&bug, &ctx.fix_python, &selection, &ctx.fix_args, &backups)
-        .map_err(runner_error)?;
+    let fix = run_fix(&bug, &ctx.fix_python, &selection, &ctx.fix_args, &backups)?;
     let leftovers = score::leftovers(&before, &snapshot(&bug), &fix.files_patched);
     if fix.files_patched.is_empty() {
         score_no_patch(report, fix, leftovers);
@@ -146,8 +144,7 @@ fn work(
         &selection,
         &fix.files_patched,
         &changed,
-    )
-    .map_err(runner_error)?;
+    )?;
     checks.leftovers = leftovers;
     report.status = score::status_of(&checks);
     report.detail = damage_words(&checks).or_else(|| {

@@ -7,6 +7,8 @@ use std::path::Path;
 use git2::{Commit, Delta, DiffOptions, Oid, Repository, Sort};
 use serde::Serialize;
 
+use super::error::ReplayError;
+
 /// Which commits to look at and what counts as small.
 #[derive(Debug, Clone)]
 pub struct Walk {
@@ -106,25 +108,22 @@ pub fn is_test_path(path: &str) -> bool {
 }
 
 /// Walks the history (see [`Walk`]) from HEAD, or the range's end, newest first.
-pub fn scan(repo: &Repository, walk: &Walk) -> Result<Scan, String> {
+pub fn scan(repo: &Repository, walk: &Walk) -> Result<Scan, ReplayError> {
     let since = walk.since.as_deref().map(parse_day).transpose()?;
-    let mut revwalk = repo.revwalk().map_err(|e| e.message().to_string())?;
-    revwalk
-        .set_sorting(Sort::TOPOLOGICAL | Sort::TIME)
-        .map_err(|e| e.message().to_string())?;
+    let mut revwalk = repo.revwalk()?;
+    revwalk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)?;
     push_range(repo, &mut revwalk, walk.range.as_deref())?;
     let mut out = Scan::default();
     for id in revwalk {
         if walk.max.is_some_and(|m| out.candidates.len() >= m) {
             break;
         }
-        let id = id.map_err(|e| e.message().to_string())?;
-        let commit = repo.find_commit(id).map_err(|e| e.message().to_string())?;
+        let commit = repo.find_commit(id?)?;
         if since.is_some_and(|s| commit.time().seconds() < s) {
             continue;
         }
         out.scanned += 1;
-        match classify(repo, &commit, walk).map_err(|e| e.message().to_string())? {
+        match classify(repo, &commit, walk)? {
             Ok(c) => out.candidates.push(c),
             Err(why) => out.skipped.count(why),
         }
@@ -137,12 +136,12 @@ fn push_range(
     repo: &Repository,
     revwalk: &mut git2::Revwalk,
     range: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), ReplayError> {
     let resolve = |spec: &str| {
         repo.revparse_single(spec)
             .and_then(|o| o.peel_to_commit())
             .map(|c| c.id())
-            .map_err(|_| format!("--range: {spec:?} is not a commit of this repository"))
+            .map_err(|_| ReplayError::NotACommit(spec.to_string()))
     };
     let (from, to) = match range {
         None => (None, None),
@@ -151,11 +150,7 @@ fn push_range(
                 Some(a).filter(|a| !a.is_empty()),
                 Some(b).filter(|b| !b.is_empty()),
             ),
-            _ => {
-                return Err(format!(
-                    "--range {r:?}: expected A..B (two commits, either may be left out)"
-                ))
-            }
+            _ => return Err(ReplayError::BadRange(r.to_string())),
         },
     };
     let end = match to {
@@ -165,20 +160,18 @@ fn push_range(
             .ok()
             .and_then(|h| h.peel_to_commit().ok())
             .map(|c| c.id())
-            .ok_or("the repository has no commit (HEAD is unborn)")?,
+            .ok_or(ReplayError::Unborn)?,
     };
-    revwalk.push(end).map_err(|e| e.message().to_string())?;
+    revwalk.push(end)?;
     if let Some(a) = from {
-        revwalk
-            .hide(resolve(a)?)
-            .map_err(|e| e.message().to_string())?;
+        revwalk.hide(resolve(a)?)?;
     }
     Ok(())
 }
 
 /// `YYYY-MM-DD` as the epoch second of its midnight (UTC).
-fn parse_day(s: &str) -> Result<i64, String> {
-    let bad = || format!("--since {s:?}: expected a day as YYYY-MM-DD");
+fn parse_day(s: &str) -> Result<i64, ReplayError> {
+    let bad = || ReplayError::BadDay(s.to_string());
     let parts: Vec<&str> = s.split('-').collect();
     let [y, m, d] = parts.as_slice() else {
         return Err(bad());
@@ -315,8 +308,8 @@ mod tests {
 
     #[test]
     fn days() {
-        assert_eq!(parse_day("1970-01-01"), Ok(0));
-        assert_eq!(parse_day("2024-03-01"), Ok(1_709_251_200));
+        assert_eq!(parse_day("1970-01-01").ok(), Some(0));
+        assert_eq!(parse_day("2024-03-01").ok(), Some(1_709_251_200));
         assert!(parse_day("2024-13-01").is_err());
         assert!(parse_day("yesterday").is_err());
     }

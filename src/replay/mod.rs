@@ -11,6 +11,7 @@
 
 pub mod cache;
 mod commit;
+pub mod error;
 pub mod history;
 mod jobs;
 pub mod outcomes;
@@ -86,7 +87,7 @@ pub fn run(opts: &Options) -> Result<Replay, Failure> {
     let top = repo.workdir().unwrap_or(repo.path());
     let top = top.canonicalize().unwrap_or_else(|_| top.to_path_buf());
     let project = project_dir(&start, &top);
-    let scan = history::scan(&repo, &opts.walk).map_err(Failure::BadInput)?;
+    let scan = history::scan(&repo, &opts.walk).map_err(|e| Failure::BadInput(e.to_string()))?;
     progress(&format!(
         "scanned {} commits, candidates {}; skipped: merge {}, no test change {}, no source change {}, too large {}",
         scan.scanned,

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{ObjectType, Repository, Tree};
 
+use super::error::ReplayError;
 use super::history::Candidate;
 use crate::process::TempDir;
 
@@ -21,9 +22,8 @@ pub struct Trees {
 
 impl Trees {
     /// Writes the bug tree of `c`.
-    pub fn new(repo: &Repository, c: &Candidate, rel: &Path) -> Result<Trees, String> {
-        let dir = TempDir::new("selfdebug-replay")
-            .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    pub fn new(repo: &Repository, c: &Candidate, rel: &Path) -> Result<Trees, ReplayError> {
+        let dir = TempDir::new("selfdebug-replay").map_err(ReplayError::TempDir)?;
         let trees = Trees {
             dir,
             rel: rel.to_path_buf(),
@@ -31,7 +31,7 @@ impl Trees {
         };
         let bug = trees.dir.path().join("bug");
         let fix_tree = tree_of(repo, c.id)?;
-        write_tree(repo, &fix_tree, &bug).map_err(|e| format!("cannot write the bug tree: {e}"))?;
+        write_tree(repo, &fix_tree, &bug).map_err(ReplayError::BugTree)?;
         let parent = (!c.parent.is_zero())
             .then(|| tree_of(repo, c.parent))
             .transpose()?;
@@ -43,10 +43,14 @@ impl Trees {
             let _ = std::fs::remove_file(&target);
             if let Some(entry) = old {
                 if let Some(parent_dir) = target.parent() {
-                    std::fs::create_dir_all(parent_dir).map_err(|e| e.to_string())?;
+                    std::fs::create_dir_all(parent_dir).map_err(ReplayError::CreateDir)?;
                 }
-                write_blob(repo, entry.id(), entry.filemode(), &target)
-                    .map_err(|e| format!("cannot write {}: {e}", s.path))?;
+                write_blob(repo, entry.id(), entry.filemode(), &target).map_err(|error| {
+                    ReplayError::WriteFile {
+                        path: s.path.clone(),
+                        error,
+                    }
+                })?;
             }
         }
         Ok(trees)
@@ -58,31 +62,30 @@ impl Trees {
     }
 
     /// A private dir beside the trees (for `fix`'s backup copies), created on first use.
-    pub fn scratch(&self) -> Result<PathBuf, String> {
+    pub fn scratch(&self) -> Result<PathBuf, ReplayError> {
         let dir = self.dir.path().join("scratch");
         // 0700 whatever the umask: `fix` refuses a backup dir others can write.
         if !crate::process::private_dir(&dir) {
-            return Err(format!("cannot create {} as a private dir", dir.display()));
+            return Err(ReplayError::Scratch(dir));
         }
         Ok(dir)
     }
 
     /// The project's directory in the fix tree, written on first use.
-    pub fn fix(&mut self, repo: &Repository, c: &Candidate) -> Result<PathBuf, String> {
+    pub fn fix(&mut self, repo: &Repository, c: &Candidate) -> Result<PathBuf, ReplayError> {
         let top = self.dir.path().join("fix");
         if !self.fix_written {
-            write_tree(repo, &tree_of(repo, c.id)?, &top)
-                .map_err(|e| format!("cannot write the fix tree: {e}"))?;
+            write_tree(repo, &tree_of(repo, c.id)?, &top).map_err(ReplayError::FixTree)?;
             self.fix_written = true;
         }
         Ok(top.join(&self.rel))
     }
 }
 
-fn tree_of<'r>(repo: &'r Repository, id: git2::Oid) -> Result<Tree<'r>, String> {
+fn tree_of<'r>(repo: &'r Repository, id: git2::Oid) -> Result<Tree<'r>, ReplayError> {
     repo.find_commit(id)
         .and_then(|c| c.tree())
-        .map_err(|e| format!("commit {id}: {}", e.message()))
+        .map_err(|error| ReplayError::Commit { id, error })
 }
 
 /// Writes `tree` under `dir` (created): files with their executable bit, symlinks as

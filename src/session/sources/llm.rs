@@ -140,6 +140,7 @@ impl Turn {
                 w.ctx.category,
                 w.s.opts.allow_tests,
             )
+            .map_err(|e| e.to_string())
             .and_then(|c| match excluded(w.s.opts, &c.file) {
                 Some(why) => Err(why),
                 None => Ok(c),
