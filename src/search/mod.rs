@@ -121,10 +121,44 @@ pub fn rule_ids() -> Vec<String> {
     ids
 }
 
+/// Every generator's edits at one suspicious line; a function's guards once, at its most
+/// suspicious line (`guarded` holds the functions that have theirs).
+fn line_mutants(
+    input: &SearchInput,
+    module: &syntax::ParsedModule,
+    line: u32,
+    probed: Option<&BTreeMap<String, String>>,
+    guarded: &mut BTreeSet<usize>,
+) -> Vec<mutate::Mutant> {
+    use rustpython_parser::ast::Ranged;
+    let priors = Priors::builtin();
+    let mut mutants = mutate::mutants(module, line, priors, probed);
+    mutants.extend(templates::mutants(
+        module,
+        line,
+        priors,
+        probed,
+        input.expected,
+    ));
+    mutants.extend(data::mutants(module, line, priors, input.words));
+    mutants.extend(formats::mutants(module, line, priors, input.words));
+    mutants.extend(loop_step::mutants(module, line, priors));
+    if let Some((_, Some(f))) = queries::statement_at(module, line) {
+        if guarded.insert(f.range().start().to_usize()) {
+            mutants.extend(mutate::function_mutants(
+                module,
+                line,
+                input.expected,
+                priors,
+            ));
+        }
+    }
+    mutants
+}
+
 /// Ranked candidates, best first: by hint tier, then those that do not silence before those
 /// that do ([`plan::shape`]), then `score × prior`, then the smaller edit.
 pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
-    let priors = Priors::builtin();
     let lines: Vec<&Suspicious> = input
         .suspicious
         .iter()
@@ -168,28 +202,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
             let probed = crashed
                 .filter(|(start, _)| func_start(s.line) == Some(*start))
                 .map(|(_, types)| types);
-            let mut mutants = mutate::mutants(&module, s.line, priors, probed);
-            mutants.extend(templates::mutants(
-                &module,
-                s.line,
-                priors,
-                probed,
-                input.expected,
-            ));
-            mutants.extend(data::mutants(&module, s.line, priors, input.words));
-            mutants.extend(formats::mutants(&module, s.line, priors, input.words));
-            mutants.extend(loop_step::mutants(&module, s.line, priors));
-            // One set of guards per function, at its most suspicious line.
-            if let Some((_, Some(f))) = queries::statement_at(&module, s.line) {
-                if guarded.insert(f.range().start().to_usize()) {
-                    mutants.extend(mutate::function_mutants(
-                        &module,
-                        s.line,
-                        input.expected,
-                        priors,
-                    ));
-                }
-            }
+            let mutants = line_mutants(input, &module, s.line, probed, &mut guarded);
             for m in mutants {
                 let size = m.size();
                 // A data edit is titled by the line it edits (the data's), not the checked one.
