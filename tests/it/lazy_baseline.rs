@@ -306,10 +306,14 @@ fn a_candidate_that_breaks_a_test_outside_the_log_is_rejected() {
         "tests/test_contract.py",
         "import pytest\n\nfrom words import shout\n\n\ndef test_shout_none_raises():\n    with pytest.raises(AttributeError):\n        shout(None)\n",
     );
+    // The rules' None guard is the candidate that breaks the other test. The search is off:
+    // how many of its edits fit in a time limit depends on the machine's load, and the two
+    // runs are compared attempt by attempt.
+    let no_search = ("selfdebug.toml", "ignore = [\"search\"]\n");
     let (lazy, full) = both(
-        &|| words_project(&[contradicting]),
+        &|| words_project(&[contradicting, no_search]),
         &["tests/test_words.py"],
-        &["--search-time", "1"],
+        &[],
     );
     assert_eq!(lazy.code, 4, "{:#}", lazy.json);
     let broke: Vec<&Value> = lazy.json["attempt_records"]
