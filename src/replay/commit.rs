@@ -205,7 +205,12 @@ fn changed_in_project(sources: &[SourceChange], project: &Path) -> Vec<String> {
         .iter()
         .map(|s| {
             Path::new(&s.path).strip_prefix(project).map_or_else(
-                |_| format!("../{}", s.path),
+                // One `..` per level of the project: the path then names the same file from
+                // the project's dir in both trees.
+                |_| {
+                    let up = "../".repeat(project.components().count());
+                    format!("{up}{}", s.path)
+                },
                 |p| p.to_string_lossy().into_owned(),
             )
         })

@@ -57,8 +57,8 @@ pub enum Miss {
 pub struct Checks {
     /// Every test of the selection passes on the patched bug (null: no patch kept).
     pub selection_passed: Option<bool>,
-    /// Tests of the fix commit that pass on the fix and fail on the patched bug, outside the
-    /// selection.
+    /// Tests of the fix commit that pass on the fix and do not pass on the patched bug (failed,
+    /// errored, skipped or missing), outside the selection.
     pub broken: Vec<String>,
     /// Files that differ after `fix` from before it, other than the kept patch's.
     pub leftovers: Vec<String>,
@@ -118,7 +118,7 @@ pub fn check_patch(
     let broken = fixed
         .tests
         .iter()
-        .filter(|(t, o)| **o == Outcome::Passed && !selection.contains(t) && patched.failed(t))
+        .filter(|(t, o)| **o == Outcome::Passed && !selection.contains(t) && !patched.passed(t))
         .map(|(t, _)| t.clone())
         .collect();
     let mut files: Vec<&String> = kept.iter().chain(changed).collect();
@@ -142,6 +142,10 @@ pub fn status_of(checks: &Checks) -> Status {
         Status::Damaged
     } else if checks.selection_passed != Some(true) {
         Status::Partial
+    } else if !checks.suite_checked {
+        // A whole-suite run did not finish: nothing says the patch broke no other test, so it
+        // is not counted plausible (the detail says why).
+        Status::Error
     } else if checks.same_as_developer == Some(true) {
         Status::Correct
     } else {
@@ -169,8 +173,9 @@ fn ast_dump(path: &Path, bytes: &[u8]) -> Option<String> {
     let text = std::str::from_utf8(bytes).ok()?;
     let module = crate::syntax::parse_text(path, text).ok()?;
     let dump = format!("{:?}", module.body());
-    let ranges = regex::Regex::new(r"range: \d+\.\.\d+,? ?").ok()?;
-    Some(ranges.replace_all(&dump, "").into_owned())
+    static RANGES: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"range: \d+\.\.\d+,? ?").unwrap());
+    Some(RANGES.replace_all(&dump, "").into_owned())
 }
 
 /// Why a commit got its status: a reason of reproduction or of a miss.
@@ -272,6 +277,11 @@ mod status_tests {
             status_of(&checks(true, &[], &["notes.txt"], true)),
             Status::Damaged
         );
+        let unchecked = Checks {
+            suite_checked: false,
+            ..checks(true, &[], &[], true)
+        };
+        assert_eq!(status_of(&unchecked), Status::Error);
     }
 
     #[test]
