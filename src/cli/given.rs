@@ -326,7 +326,7 @@ mod tests {
         let flags = flags_of(&["selfdebug", "probe", "--timeout", "5", "--python", "p"]);
         assert_eq!(
             flags.given.get(&declared::TIMEOUT),
-            Some((Some(5), "--timeout"))
+            Some((Some(std::time::Duration::from_secs(5)), "--timeout"))
         );
         assert!(flags.given.get(&declared::PYTHON).is_some());
     }

@@ -3,8 +3,9 @@
 //! file's value is read and checked, its default, and what `selfdebug config` shows when it has
 //! none. The file's reader ([`super::Config::load`]), the keys it accepts and suggests, the two
 //! raw layers (the file's values and the command line's, [`Layer`]), the resolution into
-//! [`super::Settings`] and the rows of `selfdebug config` all derive from [`DECLARED`]; the
-//! typed constants (`MAX_ATTEMPTS`, ...) are how code reads one. A test checks that each
+//! [`super::Settings`] (each setting's field of [`Values`], which `Settings` derefs to) and
+//! the rows of `selfdebug config` all derive from [`DECLARED`]; the typed constants
+//! (`MAX_ATTEMPTS`, ...) are how code names one. A test checks that each
 //! declared key has its line in `docs/configuration.md`'s table, and each line a declaration.
 
 use std::collections::BTreeMap;
@@ -159,6 +160,16 @@ macro_rules! raw_value {
 raw_value!(bool => Bool, u64 => Int, String => Str, PathBuf => Path, Vec<String> => Strings,
     Mode => Worker);
 
+/// Whole seconds (the file and the flags give a number of seconds).
+impl Value for Duration {
+    fn into_raw(self) -> Raw {
+        Raw::Int(self.as_secs())
+    }
+    fn from_raw(raw: &Raw) -> Option<Self> {
+        u64::from_raw(raw).map(Duration::from_secs)
+    }
+}
+
 impl Value for u32 {
     fn into_raw(self) -> Raw {
         Raw::Int(u64::from(self))
@@ -254,8 +265,8 @@ impl<S: Clone> Layer<S> {
 macro_rules! settings {
     (@help) => { None };
     (@help $help:expr) => { Some($help) };
-    ($( $(#[$doc:meta])* $name:ident: $ty:ty = $key:literal, $flag:literal, $kind:expr,
-        $default:expr, $unset:literal $(, $help:expr)?; )*) => {
+    ($( $(#[$doc:meta])* $name:ident $(($field:ident))?: $ty:ty = $key:literal, $flag:literal,
+        $kind:expr, $default:expr, $unset:literal $(, $help:expr)?; )*) => {
         $( $(#[$doc])* pub const $name: Setting<$ty> = Setting {
             key: $key,
             flag: $flag,
@@ -264,7 +275,6 @@ macro_rules! settings {
             help: settings!(@help $($help)?),
         }; )*
 
-        /// Every setting, sorted by key, as `selfdebug config` lists them.
         pub const DECLARED: &[Declared] = &[$( Declared {
             key: $key,
             flag: $flag,
@@ -273,12 +283,31 @@ macro_rules! settings {
             unset: $unset,
             help: $name.help,
         }, )*];
+
+        /// Each declared setting's resolved value, one field per setting (named in its
+        /// declaration): what the session reads ([`super::Settings`] derefs to it), so a new
+        /// setting is its declaration alone. The settings read only into their own shapes
+        /// (the budgets, the selection) and those resolved into another shape (`jobs`, the
+        /// model's) have no field here. Each field's meaning is its constant's doc above.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Values {
+            $($( pub $field: $ty, )?)*
+        }
+
+        impl Values {
+            /// The values `layer` holds, each setting's default where it holds none.
+            pub fn from_layer<S: Clone>(layer: &Layer<S>) -> Values {
+                Values {
+                    $($( $field: layer.get(&$name).map_or_else($name.default, |(v, _)| v), )?)*
+                }
+            }
+        }
     };
 }
 
 settings! {
     /// `--all-or-nothing`: keep no fix unless every failure is fixed.
-    ALL_OR_NOTHING: bool = "all-or-nothing", "--all-or-nothing", Kind::Bool, false, "(none)",
+    ALL_OR_NOTHING (all_or_nothing): bool = "all-or-nothing", "--all-or-nothing", Kind::Bool, false, "(none)",
         Help {
             after: "jobs",
             twin: true,
@@ -286,7 +315,7 @@ settings! {
             ..Help::FIX
         };
     /// `--allow-tests`: fixes may edit test files.
-    ALLOW_TESTS: bool = "allow-tests", "--allow-tests", Kind::Bool, false, "(none)",
+    ALLOW_TESTS (allow_tests): bool = "allow-tests", "--allow-tests", Kind::Bool, false, "(none)",
         Help {
             after: "all-or-nothing",
             twin: true,
@@ -295,7 +324,7 @@ settings! {
             ..Help::FIX
         };
     /// One JSON line per attempt is appended here.
-    AUDIT_LOG: Option<PathBuf> = "audit-log", "--audit-log", Kind::Path, None, "(none)",
+    AUDIT_LOG (audit_log): Option<PathBuf> = "audit-log", "--audit-log", Kind::Path, None, "(none)",
         Help {
             after: "budget",
             value_name: "FILE",
@@ -303,7 +332,7 @@ settings! {
             ..Help::FIX
         };
     /// Where the original design's backup copies go.
-    BACKUP_DIR: Option<PathBuf> = "backup-dir", "--backup-dir", Kind::Path, None, "(none)",
+    BACKUP_DIR (backup_dir): Option<PathBuf> = "backup-dir", "--backup-dir", Kind::Path, None, "(none)",
         Help {
             after: "json-file",
             value_name: "DIR",
@@ -314,7 +343,7 @@ settings! {
             ..Help::FIX
         };
     /// Days after which backups of ended runs are pruned (0: never).
-    BACKUP_MAX_AGE: u64 = "backup-max-age", "--backup-max-age", Kind::Int { min: 0 },
+    BACKUP_MAX_AGE (backup_max_age_days): u64 = "backup-max-age", "--backup-max-age", Kind::Int { min: 0 },
         DEFAULT_BACKUP_MAX_AGE_DAYS, "(none)",
         Help {
             after: "backup-dir",
@@ -340,7 +369,7 @@ settings! {
     /// Rules left out.
     IGNORE: () = "ignore", "", Kind::Ignore, (), "(none)";
     /// `--install-missing`: pip-install a missing third-party module once.
-    INSTALL_MISSING: bool = "install-missing", "--install-missing", Kind::Bool, false, "(none)",
+    INSTALL_MISSING (install_missing): bool = "install-missing", "--install-missing", Kind::Bool, false, "(none)",
         Help {
             after: "stderr-empty",
             text: "Answer a ModuleNotFoundError for a module that is not in the project with `python -m \
@@ -418,7 +447,7 @@ settings! {
             ..Help::FIX
         };
     /// Candidates tried per failure at most.
-    MAX_ATTEMPTS: u32 = "max-attempts", "--max-attempts", Kind::Int32 { min: 1 },
+    MAX_ATTEMPTS (max_attempts): u32 = "max-attempts", "--max-attempts", Kind::Int32 { min: 1 },
         DEFAULT_MAX_ATTEMPTS, "(none)",
         Help {
             after: "module",
@@ -427,7 +456,7 @@ settings! {
             ..Help::FIX
         };
     /// Runs of its failing tests a kept unsafe patch must pass in a row.
-    PROOF_REPEATS: u32 = "proof-repeats", "--proof-repeats", Kind::Int32 { min: 1 },
+    PROOF_REPEATS (proof_repeats): u32 = "proof-repeats", "--proof-repeats", Kind::Int32 { min: 1 },
         DEFAULT_PROOF_REPEATS, "(none)",
         Help {
             after: "search-time",
@@ -439,10 +468,10 @@ settings! {
             ..Help::FIX
         };
     /// The user's pytest arguments (after `--` on the command line).
-    PYTEST_ARGS: Vec<String> = "pytest-args", "-- PYTEST_ARGS", Kind::Strings, Vec::new(),
+    PYTEST_ARGS (pytest_args): Vec<String> = "pytest-args", "-- PYTEST_ARGS", Kind::Strings, Vec::new(),
         "(none)";
     /// The interpreter that runs pytest.
-    PYTHON: Option<PathBuf> = "python", "--python", Kind::Python, None,
+    PYTHON (python): Option<PathBuf> = "python", "--python", Kind::Python, None,
         "(auto: $VIRTUAL_ENV, .venv/, venv/, python3)",
         Help {
             after: "show-settings",
@@ -454,7 +483,7 @@ settings! {
             ..Help::FIX
         };
     /// `--safe-only`: only rules with one right answer.
-    SAFE_ONLY: bool = "safe-only", "--safe-only", Kind::Bool, false, "(none)",
+    SAFE_ONLY (safe_only): bool = "safe-only", "--safe-only", Kind::Bool, false, "(none)",
         Help {
             after: "no-validate",
             twin: true,
@@ -465,7 +494,7 @@ settings! {
             ..Help::FIX
         };
     /// Every judge run under bubblewrap.
-    SANDBOX: bool = "sandbox", "--sandbox", Kind::Bool, false, "(none)",
+    SANDBOX (sandbox_asked): bool = "sandbox", "--sandbox", Kind::Bool, false, "(none)",
         Help {
             after: "install-missing",
             text: "Run every judge run (pytest or --cmd) under bubblewrap (`bwrap`): no network, the \
@@ -474,8 +503,8 @@ settings! {
             ..Help::FIX
         };
     /// Seconds of the search over small edits per wrong-output failure.
-    SEARCH_TIME: u64 = "search-time", "--search-time", Kind::Int { min: 1 },
-        DEFAULT_SEARCH_TIME.as_secs(), "(none)",
+    SEARCH_TIME (search_time): Duration = "search-time", "--search-time", Kind::Int { min: 1 },
+        DEFAULT_SEARCH_TIME, "(none)",
         Help {
             after: "time-budget",
             value_name: "SECONDS",
@@ -487,8 +516,8 @@ settings! {
     /// The rules tried (default: all).
     SELECT: () = "select", "", Kind::Select, (), "(none)";
     /// Seconds one test may run.
-    TEST_TIMEOUT: u64 = "test-timeout", "--test-timeout", Kind::Int { min: 1 },
-        crate::runner::DEFAULT_TEST_TIMEOUT.as_secs(), "(none)",
+    TEST_TIMEOUT (test_timeout): Duration = "test-timeout", "--test-timeout", Kind::Int { min: 1 },
+        crate::runner::DEFAULT_TEST_TIMEOUT, "(none)",
         Help {
             after: "unsafe-fixes",
             value_name: "SECONDS",
@@ -500,8 +529,8 @@ settings! {
             ..Help::FIX
         };
     /// Seconds for the whole run.
-    TIME_BUDGET: u64 = "time-budget", "--time-budget", Kind::Int { min: 1 },
-        DEFAULT_TIME_BUDGET.as_secs(), "(none)",
+    TIME_BUDGET (time_budget): Duration = "time-budget", "--time-budget", Kind::Int { min: 1 },
+        DEFAULT_TIME_BUDGET, "(none)",
         Help {
             after: "test-timeout",
             value_name: "SECONDS",
@@ -512,7 +541,7 @@ settings! {
             ..Help::FIX
         };
     /// Seconds before a pytest run is killed.
-    TIMEOUT: Option<u64> = "timeout", "--timeout", Kind::Int { min: 1 }, None,
+    TIMEOUT (timeout): Option<Duration> = "timeout", "--timeout", Kind::Int { min: 1 }, None,
         "(auto: 10x the baseline run, 30-600 s)",
         Help {
             after: "python",
@@ -524,7 +553,7 @@ settings! {
             ..Help::FIX
         };
     /// Whether pytest runs may go to the warm worker (also `SELFDEBUG_WORKER`).
-    WORKER: Mode = "worker", "--worker", Kind::Worker, Mode::Auto, "(none)",
+    WORKER (worker): Mode = "worker", "--worker", Kind::Worker, Mode::Auto, "(none)",
         Help {
             after: "sandbox",
             value_name: "auto|off",
@@ -534,7 +563,7 @@ settings! {
             ..Help::FIX
         };
     /// Whether the full confirming run may use pytest-xdist.
-    XDIST: bool = "xdist", "--no-xdist", Kind::Bool, true, "(none)",
+    XDIST (xdist): bool = "xdist", "--no-xdist", Kind::Bool, true, "(none)",
         Help {
             after: "worker",
             text: "Never add `-n N` (pytest-xdist) to the full confirming run. By default it is added \

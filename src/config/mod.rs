@@ -504,8 +504,14 @@ mod tests {
         assert_eq!(c.get(&MAX_ATTEMPTS), Some(At { value: 6, line: 5 }));
         assert_eq!(c.budget[&Category::Logic], At { value: 5, line: 6 });
         assert_eq!(c.budget[&Category::Data], At { value: 0, line: 6 });
-        assert_eq!(c.get(&TIMEOUT).unwrap().value, Some(30));
-        assert_eq!(c.get(&TEST_TIMEOUT).unwrap().value, 5);
+        assert_eq!(
+            c.get(&TIMEOUT).unwrap().value,
+            Some(std::time::Duration::from_secs(30))
+        );
+        assert_eq!(
+            c.get(&TEST_TIMEOUT).unwrap().value,
+            std::time::Duration::from_secs(5)
+        );
         assert_eq!(c.get(&TIME_BUDGET).unwrap().line, 9);
         assert_eq!(c.get(&PYTEST_ARGS).unwrap().value, ["-x", "-q"]);
         assert_eq!(

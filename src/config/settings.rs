@@ -4,9 +4,6 @@
 //! [`Settings::resolve`] merges them, a flag over the file over the default, into the one value
 //! the session reads, each with where it came from (`selfdebug config`, `fix --show-settings`).
 
-use std::path::PathBuf;
-use std::time::Duration;
-
 use serde_json::{json, Value as Json};
 
 use super::declared::{self, Kind, Layer, Setting, Value, MAX_DEFAULT_JOBS};
@@ -16,7 +13,6 @@ use crate::command::CommandJudge;
 use crate::project::ProjectRoot;
 use crate::sandbox::Sandbox;
 use crate::status::Category;
-use crate::worker::Mode;
 
 /// The default of `--jobs`: the number of cores, capped at [`MAX_DEFAULT_JOBS`].
 pub fn default_jobs() -> usize {
@@ -103,44 +99,18 @@ pub struct Shown {
 /// lists them with their sources.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// Every declared setting's value (`settings.time_budget`, ...: `Settings` derefs to it).
+    pub values: declared::Values,
     pub root: ProjectRoot,
     /// A pytest log to work from; without it the baseline run's failures are used. Read by the
     /// command after its other checks.
     pub log: Option<Vec<u8>>,
     /// Only this failing test.
     pub test: Option<String>,
-    /// Candidates tried per failure at most (each category's budget may lower it).
-    pub max_attempts: u32,
     pub budgets: Budgets,
     /// Prove candidates with pytest (false: `--no-validate`, dry run only).
     pub validate: bool,
     pub dry_run: bool,
-    /// Try only rules marked safe (`--safe-only`); by default every rule is tried and pytest
-    /// decides.
-    pub safe_only: bool,
-    pub all_or_nothing: bool,
-    pub allow_tests: bool,
-    pub python: Option<PathBuf>,
-    /// Per-run timeout; `None`: derived from the baseline.
-    pub timeout: Option<Duration>,
-    /// Per-test limit (selfdebug's pytest plugin): a test still running then fails where it is
-    /// stuck, with category `timeout`, and the rest of the run goes on.
-    pub test_timeout: Duration,
-    /// The user's pytest arguments: as merged, then (before the session runs) as
-    /// [`crate::pytest_args::check`] leaves them.
-    pub pytest_args: Vec<String>,
-    /// Where the original design's backup copies go (default: `{temp dir}/selfdebug-{uid}`).
-    pub backup_dir: Option<PathBuf>,
-    /// Backups of ended runs older than this many days are pruned at the start of a run
-    /// (`--backup-max-age`; 0: never).
-    pub backup_max_age_days: u64,
-    /// Wall time for the whole run: no candidate is started that cannot finish within it.
-    pub time_budget: Duration,
-    /// Wall time of the search over small edits, per wrong-output failure (`--search-time`).
-    pub search_time: Duration,
-    /// Runs of its failing tests a kept unsafe patch must pass in a row, the proving run
-    /// counted (`--proof-repeats`, at least 1).
-    pub proof_repeats: u32,
     /// Candidates proven at once, each in its own scratch copy (`--jobs`; 1: one at a time,
     /// in the workspace; default: the cores, at most [`MAX_DEFAULT_JOBS`]).
     pub jobs: usize,
@@ -151,22 +121,12 @@ pub struct Settings {
     /// Every judge run under bubblewrap (see [`crate::sandbox`]): found by the command when
     /// [`Self::sandbox_asked`], after its other checks.
     pub sandbox: Option<Sandbox>,
-    /// `--worker`: whether pytest runs may go to the warm worker ([`crate::worker`]).
-    pub worker: Mode,
-    /// `--no-xdist` off: the full confirming run may use pytest-xdist ([`crate::xdist`]).
-    pub xdist: bool,
-    /// `--install-missing`: a missing third-party module is installed once with pip.
-    pub install_missing: bool,
     /// The configured rule selection (`select`/`ignore`): rules it leaves out propose nothing.
     pub selection: RuleSelection,
     /// `extend-exclude`: files never patched (nor probed); their candidates are dropped unrun.
     pub exclude: Vec<Pattern>,
     /// The model fallback (`--llm`): off (none) unless the user asks.
     pub llm: Option<crate::llm::LlmConfig>,
-    /// `--sandbox` or `sandbox = true`.
-    pub sandbox_asked: bool,
-    /// One JSON line per attempt is appended here.
-    pub audit_log: Option<PathBuf>,
     /// The configuration file in force, and the weaker ones it shadows.
     pub file: Option<ConfigFile>,
     pub shadowed: Vec<&'static str>,
@@ -279,34 +239,19 @@ impl Settings {
         }
         let llm = llm_client(&m, flags);
         Ok(Settings {
+            values: Values::from_layer(&m.values),
             root: root.clone(),
             log: None,
             test: flags.test.clone(),
-            max_attempts: m.get(&MAX_ATTEMPTS),
             budgets,
             validate: !flags.no_validate,
             dry_run: flags.dry_run || flags.no_validate,
-            safe_only: m.get(&SAFE_ONLY),
-            all_or_nothing: m.get(&ALL_OR_NOTHING),
-            allow_tests: m.get(&ALLOW_TESTS),
-            python: m.get(&PYTHON),
-            timeout: m.get(&TIMEOUT).map(Duration::from_secs),
-            test_timeout: Duration::from_secs(m.get(&TEST_TIMEOUT)),
-            pytest_args: m.get(&PYTEST_ARGS),
-            backup_dir: m.get(&BACKUP_DIR),
-            backup_max_age_days: m.get(&BACKUP_MAX_AGE),
-            time_budget: Duration::from_secs(m.get(&TIME_BUDGET)),
-            search_time: Duration::from_secs(m.get(&SEARCH_TIME)),
-            proof_repeats: m.get(&PROOF_REPEATS).max(1),
             jobs: m
                 .get(&JOBS)
                 .map_or_else(default_jobs, |n| usize::try_from(n).unwrap_or(usize::MAX)),
             notes: Vec::new(),
             judge: None,
             sandbox: None,
-            worker: m.get(&WORKER),
-            xdist: m.get(&XDIST),
-            install_missing: m.get(&INSTALL_MISSING),
             selection: config.selection.clone(),
             exclude: config
                 .extend_exclude
@@ -314,8 +259,6 @@ impl Settings {
                 .map(|p| p.value.clone())
                 .collect(),
             llm,
-            sandbox_asked: m.get(&SANDBOX),
-            audit_log: m.get(&AUDIT_LOG),
             file: config.file.clone(),
             shadowed: config.shadowed.clone(),
             shown: m.shown,
@@ -327,6 +270,20 @@ impl Settings {
                 .into_iter()
                 .collect(),
         })
+    }
+}
+
+impl std::ops::Deref for Settings {
+    type Target = declared::Values;
+    fn deref(&self) -> &declared::Values {
+        &self.values
+    }
+}
+
+/// The command adjusts some values after its other checks (the pytest arguments it sets aside).
+impl std::ops::DerefMut for Settings {
+    fn deref_mut(&mut self) -> &mut declared::Values {
+        &mut self.values
     }
 }
 
@@ -390,6 +347,7 @@ fn llm_client(m: &Merge, flags: &Flags) -> Option<crate::llm::LlmConfig> {
 mod tests {
     use super::super::declared::*;
     use super::*;
+    use std::time::Duration;
 
     fn resolve(file: Option<&str>, flags: &Flags) -> Settings {
         let d = tempfile::tempdir().unwrap();
@@ -462,7 +420,7 @@ mod tests {
             budget: vec!["logic=7".into()],
             ..Flags::default()
         };
-        flags.set(&SEARCH_TIME, 9);
+        flags.set(&SEARCH_TIME, Duration::from_secs(9));
         flags.set_by(&JOBS, Some(5), "SELFDEBUG_JOBS");
         let s = resolve(Some(file), &flags);
         assert_eq!(s.search_time, Duration::from_secs(9));
