@@ -18,7 +18,8 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::error::SessionError;
-use super::runs::{Phase, Runs};
+use super::prover::Phase;
+use super::runs::Runs;
 use super::workspace::Workspace;
 use crate::process::RunnerError;
 use crate::runner::{self, PytestRun};
@@ -56,13 +57,13 @@ impl Runs<'_> {
         self.opts.judge.is_none()
             && self.opts.jobs >= 2
             && (self.opts.worker == crate::worker::Mode::Off
-                || crate::worker::switched_off(&self.python.path))
+                || crate::worker::switched_off(&self.prover.python.path))
     }
 
     /// Starts the full run (the confirming run's spec, exactly) in a thread of its own.
     pub(super) fn start_full_run(&self, ws: &dyn Workspace) -> Alongside {
         let spec = self.full_spec(ws);
-        let python = self.python.clone();
+        let python = self.prover.python.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let handle = std::thread::spawn(move || {
@@ -87,9 +88,9 @@ impl Runs<'_> {
             .unwrap_or(Err(RunnerError::Interrupted))
             .map_err(SessionError::Runner)?;
         let d = waited.elapsed();
-        self.count += 1;
-        self.total += d;
-        self.add_phase(Phase::Confirm, d);
+        self.prover.count += 1;
+        self.prover.total += d;
+        self.prover.add_phase(Phase::Confirm, d);
         self.lazy_timed(&run);
         Ok(run)
     }
@@ -98,6 +99,6 @@ impl Runs<'_> {
     /// joined, and counted as a pytest run.
     pub(super) fn stop_full_run(&mut self, along: Alongside) {
         drop(along);
-        self.count += 1;
+        self.prover.count += 1;
     }
 }

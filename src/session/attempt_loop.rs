@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use super::error::SessionError;
 use super::known::Held;
 use super::model::{outcome_of, Attempt, FailureOutcome, Patch, PatchStep, Report};
-use super::runs::{Phase, Runs};
+use super::prover::Phase;
+use super::runs::Runs;
 use super::shared::Options;
 use super::shared::{
     failure_key, failure_keys, is_conftest, review_notes, run_id, MAX_HARD_HANGS,
@@ -142,7 +143,7 @@ fn baseline(
     let baseline = loop {
         // A command runs wrapped, so that a hang raises where it is stuck (one limit).
         let wrapped = match opts.judge {
-            Some(_) => s.command_baseline(ws)?,
+            Some(_) => s.prover.command_baseline(ws)?,
             None => None,
         };
         let run = match wrapped {
@@ -150,33 +151,33 @@ fn baseline(
             None => s.run(ws, &[], Phase::Baseline)?,
         };
         match &run.hang {
-            Some(h) if hung.len() < MAX_HARD_HANGS && !s.deselect.contains(&h.test) => {
-                s.deselect.push(h.test.clone());
+            Some(h) if hung.len() < MAX_HARD_HANGS && !s.prover.deselect.contains(&h.test) => {
+                s.prover.deselect.push(h.test.clone());
                 hung.push(h.clone());
             }
             _ => break run,
         }
     };
-    s.baseline = baseline.duration;
+    s.prover.baseline = baseline.duration;
     // The baseline is read once: its failures are both the reference set and, without a log,
     // the failures to work on.
-    let failures = match s.read(&baseline, ws.root()) {
+    let failures = match s.prover.read(&baseline, ws.root()) {
         Verdict::Green => Vec::new(),
         Verdict::Failed(f) => f,
         other => return Err(no_verdict(s, other)),
     };
     // The command hung and its run says where: the search sizes its candidates' limit apart.
-    s.baseline_hung = opts.judge.is_some()
+    s.prover.baseline_hung = opts.judge.is_some()
         && failures
             .iter()
             .any(|f| f.exc_type == crate::plugin::TIMEOUT_EXC);
     if opts.timeout.is_none() {
         // Candidates may slow a test down, but a hang must not cost 10 minutes a try.
-        s.timeout =
+        s.prover.timeout =
             (baseline.duration * 10).clamp(Duration::from_secs(30), runner::DEFAULT_TIMEOUT);
         if opts.judge.is_some() {
             // The command's own limit (--test-timeout) holds for every run of it.
-            s.timeout = s.timeout.min(opts.test_timeout);
+            s.prover.timeout = s.prover.timeout.min(opts.test_timeout);
         }
     }
     // A test that hung in the baseline would cost the per-test limit in every later run; it
@@ -187,8 +188,8 @@ fn baseline(
             .as_ref()
             .filter(|_| f.exc_type == crate::plugin::TIMEOUT_EXC)
         {
-            if !s.deselect.contains(t) {
-                s.deselect.push(t.clone());
+            if !s.prover.deselect.contains(t) {
+                s.prover.deselect.push(t.clone());
             }
         }
     }
@@ -207,7 +208,7 @@ fn no_verdict(s: &Runs, verdict: Verdict) -> SessionError {
             } else {
                 "the test suite"
             };
-            if s.out_of_time() {
+            if s.prover.out_of_time() {
                 SessionError::OutOfTimeBudget {
                     what,
                     budget: opts.time_budget,
@@ -215,8 +216,8 @@ fn no_verdict(s: &Runs, verdict: Verdict) -> SessionError {
             } else {
                 SessionError::TimedOut {
                     what,
-                    timeout: s.timeout,
-                    flag: s.timeout_flag(),
+                    timeout: s.prover.timeout,
+                    flag: s.prover.timeout_flag(),
                 }
             }
         }
@@ -225,8 +226,8 @@ fn no_verdict(s: &Runs, verdict: Verdict) -> SessionError {
             root: opts.root.path().to_path_buf(),
             pytest_args: opts.pytest_args.clone(),
             // The report of a run that found nothing still counts the runs that found it.
-            pytest_runs: s.count,
-            pytest_ms: s.total.as_millis() as u64,
+            pytest_runs: s.prover.count,
+            pytest_ms: s.prover.total.as_millis() as u64,
         },
     }
 }
@@ -445,7 +446,7 @@ impl AttemptLoop<'_, '_> {
         let opts = self.s.opts;
         if failure.exc_type == OUTPUT_CHECK_EXC {
             // The command has one failure at a time: the last run's is this one.
-            outcome.output_check = self.s.last_mismatch.clone();
+            outcome.output_check = self.s.prover.last_mismatch.clone();
             // Without a traceback no rule applies: the search over small edits looks at what
             // the command ran, and the model (when asked for) gets the command, the expected
             // output and the script as its specification.
@@ -508,7 +509,7 @@ impl AttemptLoop<'_, '_> {
             ));
             return Ok(Some(Next::Report(Box::new(outcome.clone()))));
         }
-        if self.s.out_of_time() {
+        if self.s.prover.out_of_time() {
             self.out_of_time = true;
             outcome.status = FailureStatus::NotFixed;
             outcome.reason = Some(TIME_BUDGET_USED_UP.into());
@@ -833,8 +834,8 @@ impl AttemptLoop<'_, '_> {
             failures: self.outcomes,
             attempts: self.attempts,
             patches,
-            pytest_runs: s.count,
-            pytest_ms: s.total.as_millis() as u64,
+            pytest_runs: s.prover.count,
+            pytest_ms: s.prover.total.as_millis() as u64,
             duration_ms: started.elapsed().as_millis() as u64,
             nothing_failed,
             rollback: false,
@@ -842,7 +843,7 @@ impl AttemptLoop<'_, '_> {
             validated: true,
             run_id,
             backups: Vec::new(),
-            phases: s.phases,
+            phases: s.prover.phases,
             root: opts.root.path().to_string_lossy().into_owned(),
             notes,
             out_of_time: self.out_of_time,

@@ -23,7 +23,8 @@ use std::path::PathBuf;
 use super::error::SessionError;
 use super::judge::FullRun;
 use super::model::{outcome_of, Attempt, FailureOutcome};
-use super::runs::{Phase, Runs};
+use super::prover::Phase;
+use super::runs::Runs;
 use super::shared::{failure_key, failure_keys, TIME_BUDGET_USED_UP};
 use super::workspace::Workspace;
 use crate::category;
@@ -135,7 +136,7 @@ impl Batch {
         });
         let run = s.run(ws, &[], Phase::Confirm)?;
         done.runs += 1;
-        let verdict = s.read(&run, ws.root());
+        let verdict = s.prover.read(&run, ws.root());
         let verdict = s.judge_full(ws, verdict, &reference, &fixed, false)?;
         let single = entries.len() == 1;
         match verdict {
@@ -174,7 +175,7 @@ impl Batch {
             let attempt = &mut attempts[e.attempt];
             attempt.confirmed_by = Some(ConfirmedBy::OneByOne);
             attempt.outcome = AttemptOutcome::StillFailing;
-            let verdict = s.read(&run, ws.root());
+            let verdict = s.prover.read(&run, ws.root());
             match s
                 .judge_full(ws, verdict, &current, &e.fixed, false)?
                 .record(attempt)
@@ -299,7 +300,7 @@ impl Batch {
         accepted: &mut BTreeMap<PathBuf, Vec<u8>>,
         st: &mut Settle,
     ) -> Result<(), SessionError> {
-        if crate::process::interrupted() || s.out_of_time() {
+        if crate::process::interrupted() || s.prover.out_of_time() {
             let why = if crate::process::interrupted() {
                 "interrupted before the confirming full run"
             } else {

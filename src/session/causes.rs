@@ -12,7 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use super::error::SessionError;
-use super::runs::{Phase, Runs};
+use super::prover::Phase;
+use super::runs::Runs;
 use super::shared::{failure_key, failure_keys};
 use super::workspace::Workspace;
 use crate::plan::Candidate;
@@ -205,7 +206,7 @@ pub(super) fn audit(
             "a cause left failing was restored: running the tests again".into()
         });
         let run = s.run(ws, &[], Phase::Confirm)?;
-        *a.current = match s.read(&run, ws.root()) {
+        *a.current = match s.prover.read(&run, ws.root()) {
             Verdict::Green => BTreeSet::new(),
             Verdict::Failed(f) => failure_keys(&f),
             other => return Err(SessionError::CauseRunNoVerdict(other.describe())),

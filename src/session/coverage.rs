@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use super::error::SessionError;
-use super::runs::{Phase, Runs};
+use super::prover::Phase;
+use super::runs::Runs;
 use super::workspace::Workspace;
 use crate::command::{Untraceable, WrappedRunError};
 use crate::localize::{self, Spectrum};
@@ -47,13 +48,13 @@ impl Runs<'_> {
             .tempdir()
             .map_err(SessionError::CoverageDir)?;
         let file = out.path().join("cover.json");
-        let spec = self.spec(ws, &[], &[]);
-        let run = match judge.run_traced(&self.python, &spec, dir, &file) {
+        let spec = self.prover.spec(ws, &[], &[]);
+        let run = match judge.run_traced(&self.prover.python, &spec, dir, &file) {
             Ok(run) => run,
             Err(WrappedRunError::Untraceable(why)) => return Ok(Err(Untraced::Command(why))),
             Err(WrappedRunError::Runner(e)) => return Err(SessionError::Runner(e)),
         };
-        self.tally(Phase::Probe, &run);
+        self.prover.tally(Phase::Probe, &run);
         let spectrum = Spectrum::read(&file, ws.root())
             .filter(|sp| sp.tests.get(COMMAND_RUN).is_some_and(|t| t.failed));
         Ok(spectrum.ok_or(Untraced::NothingUsable))
@@ -74,7 +75,7 @@ impl Runs<'_> {
             .tempdir()
             .map_err(SessionError::CoverageDir)?;
         let file = out.path().join("cover.json");
-        let node_ids: Vec<String> = if self.baseline <= whole_suite_coverage() {
+        let node_ids: Vec<String> = if self.prover.baseline <= whole_suite_coverage() {
             Vec::new()
         } else {
             let mut files: Vec<String> = Vec::new();
@@ -86,11 +87,11 @@ impl Runs<'_> {
             }
             files
         };
-        let mut spec = self.spec(ws, &node_ids, &[]);
+        let mut spec = self.prover.spec(ws, &node_ids, &[]);
         if !localize::cover(&mut spec, &file) {
             return Ok(None);
         }
-        self.exec_pytest(&spec, Phase::Probe)?;
+        self.prover.exec_pytest(&spec, Phase::Probe)?;
         Ok(Spectrum::read(&file, ws.root()).map(|mut sp| {
             // A narrow selection's tests alone would say "1 test covers the line".
             self.widen_spectrum(&mut sp);

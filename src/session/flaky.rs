@@ -8,7 +8,8 @@ use super::model::FlakyRuns;
 
 use super::error::SessionError;
 use super::lazy::node_id;
-use super::runs::{Phase, Runs};
+use super::prover::Phase;
+use super::runs::Runs;
 use super::workspace::Workspace;
 use crate::verdict::Verdict;
 
@@ -75,9 +76,9 @@ impl Runs<'_> {
                     ids.push(id);
                 }
             }
-            let spec = self.spec(ws, &ids, &[]);
-            let run = self.exec(&spec, Phase::Probe)?;
-            let failures = match self.read(&run, ws.root()) {
+            let spec = self.prover.spec(ws, &ids, &[]);
+            let run = self.prover.exec(&spec, Phase::Probe)?;
+            let failures = match self.prover.read(&run, ws.root()) {
                 Verdict::Green => Vec::new(),
                 Verdict::Failed(f) => f,
                 // No verdict: nothing learnt; the judge blames what is left.

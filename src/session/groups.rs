@@ -179,8 +179,8 @@ impl super::runs::Runs<'_> {
         if others.is_empty() {
             return Ok(true);
         }
-        let run = self.run(ws, others, super::runs::Phase::Candidate)?;
-        match self.read(&run, ws.root()) {
+        let run = self.run(ws, others, super::prover::Phase::Candidate)?;
+        match self.prover.read(&run, ws.root()) {
             crate::verdict::Verdict::TimedOut => {
                 attempt.outcome = AttemptOutcome::Timeout;
                 Ok(false)

@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 use super::error::SessionError;
 use super::judge::{judge_full_run, FullRun};
 use super::known::Lazy;
-use super::runs::{Phase, Runs};
+use super::prover::Phase;
+use super::runs::Runs;
 use super::shared::Options;
 use super::shared::{failure_key, failure_keys, is_conftest};
 use super::workspace::Workspace;
@@ -143,7 +144,7 @@ pub(super) fn reproduce(
     if run.hang.is_some() {
         return full(s, "the log's failing tests hung when run alone".into());
     }
-    let now = match s.read(&run, ws.root()) {
+    let now = match s.prover.read(&run, ws.root()) {
         Verdict::Green => Vec::new(),
         Verdict::Failed(f) => f,
         other => {
@@ -159,10 +160,11 @@ pub(super) fn reproduce(
     if let Some(why) = differs(log, &now) {
         return full(s, format!("the log is stale ({why})"));
     }
-    s.baseline = run.duration;
+    s.prover.baseline = run.duration;
     if s.opts.timeout.is_none() {
         // As the full baseline sets it; raised by the first full run (see `Runs::run_with`).
-        s.timeout = (run.duration * 10).clamp(Duration::from_secs(30), runner::DEFAULT_TIMEOUT);
+        s.prover.timeout =
+            (run.duration * 10).clamp(Duration::from_secs(30), runner::DEFAULT_TIMEOUT);
     }
     s.lazy = Some(Lazy::default());
     Ok(Some(now))
@@ -173,7 +175,10 @@ impl Runs<'_> {
     /// (the targeted reproduction says nothing of how long the whole suite takes).
     pub(super) fn lazy_full_limit(&self, spec: &mut RunSpec) {
         if self.lazy.as_ref().is_some_and(|l| !l.timed) && self.opts.timeout.is_none() {
-            let left = self.deadline.saturating_duration_since(Instant::now());
+            let left = self
+                .prover
+                .deadline
+                .saturating_duration_since(Instant::now());
             spec.timeout = runner::DEFAULT_TIMEOUT.min(left.max(Duration::from_secs(1)));
         }
     }
@@ -188,10 +193,10 @@ impl Runs<'_> {
             return;
         }
         lazy.timed = true;
-        self.baseline = self.baseline.max(run.duration);
+        self.prover.baseline = self.prover.baseline.max(run.duration);
         if self.opts.timeout.is_none() {
-            self.timeout =
-                (self.baseline * 10).clamp(Duration::from_secs(30), runner::DEFAULT_TIMEOUT);
+            self.prover.timeout =
+                (self.prover.baseline * 10).clamp(Duration::from_secs(30), runner::DEFAULT_TIMEOUT);
         }
     }
 
@@ -335,8 +340,8 @@ impl Runs<'_> {
         for (path, original, _) in &now {
             ws.write(path, original)?;
         }
-        let spec = self.spec(ws, ids, &[]);
-        let result = self.exec(&spec, Phase::Baseline);
+        let spec = self.prover.spec(ws, ids, &[]);
+        let result = self.prover.exec(&spec, Phase::Baseline);
         // Written back whatever the run gave, before any error is passed on.
         for (path, _, bytes) in &now {
             ws.write(path, bytes)?;
@@ -345,7 +350,7 @@ impl Runs<'_> {
         if run.hang.is_some() {
             return Ok(None);
         }
-        Ok(self.read(&run, ws.root()).failures().map(|f| {
+        Ok(self.prover.read(&run, ws.root()).failures().map(|f| {
             f.iter()
                 .filter_map(|f| f.test.as_deref().map(|t| node_id(t).to_string()))
                 .collect()
@@ -368,21 +373,25 @@ impl Runs<'_> {
             }
         }
         // Not `run`: a baseline's run would replace the crash-frame facts of the log's tests.
-        let spec = self.spec(ws, &ids, &[]);
-        let run = self.exec(&spec, Phase::Baseline)?;
+        let spec = self.prover.spec(ws, &ids, &[]);
+        let run = self.prover.exec(&spec, Phase::Baseline)?;
         if run.hang.is_none() {
-            if let Some(f) = self.read(&run, ws.root()).failures() {
+            if let Some(f) = self.prover.read(&run, ws.root()).failures() {
                 return Ok(Some(failure_keys(f)));
             }
         }
         crate::progress::step(|| "no verdict: running the whole suite on the original code".into());
-        let mut spec = self.spec(ws, &[], &[]);
+        let mut spec = self.prover.spec(ws, &[], &[]);
         self.lazy_full_limit(&mut spec);
-        let run = self.exec(&spec, Phase::Baseline)?;
+        let run = self.prover.exec(&spec, Phase::Baseline)?;
         if run.hang.is_some() {
             return Ok(None);
         }
-        Ok(self.read(&run, ws.root()).failures().map(failure_keys))
+        Ok(self
+            .prover
+            .read(&run, ws.root())
+            .failures()
+            .map(failure_keys))
     }
 }
 

@@ -22,6 +22,7 @@ mod model;
 mod outside;
 mod parallel;
 mod propose;
+mod prover;
 mod runs;
 mod shared;
 mod sources;

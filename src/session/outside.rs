@@ -31,7 +31,8 @@ use std::time::{Duration, Instant};
 
 use super::error::SessionError;
 use super::model::{Attempt, Proof};
-use super::runs::{Phase, Runs};
+use super::prover::Phase;
+use super::runs::Runs;
 use super::workspace::Workspace;
 use crate::localize::imports::ImportIndex;
 use crate::localize::{self, Spectrum};
@@ -221,12 +222,12 @@ impl Runs<'_> {
             .tempdir()
             .map_err(SessionError::CoverageDir)?;
         let file = out.path().join("cover.json");
-        let mut spec = self.spec_with_args(ws, node_ids, &[], args);
+        let mut spec = self.prover.spec_with_args(ws, node_ids, &[], args);
         if !localize::cover(&mut spec, &file) {
             return Ok(None);
         }
         self.suite_limit(&mut spec);
-        self.exec_pytest(&spec, Phase::Probe)?;
+        self.prover.exec_pytest(&spec, Phase::Probe)?;
         Ok(Spectrum::read(&file, ws.root()).map(|mut sp| {
             localize::globals::attribute_constants(&mut sp, ws.root());
             sp
@@ -240,7 +241,10 @@ impl Runs<'_> {
     /// still decides.
     fn suite_limit(&self, spec: &mut RunSpec) {
         if self.opts.timeout.is_none() {
-            let left = self.deadline.saturating_duration_since(Instant::now());
+            let left = self
+                .prover
+                .deadline
+                .saturating_duration_since(Instant::now());
             spec.timeout = runner::DEFAULT_TIMEOUT.min(left.max(Duration::from_secs(1)));
         }
     }
@@ -259,8 +263,8 @@ impl Runs<'_> {
             &["--collect-only", "-v"],
         ];
         for extra in tries {
-            let spec = self.spec_with_args(ws, &[], extra, args);
-            let run = self.exec(&spec, Phase::Selection)?;
+            let spec = self.prover.spec_with_args(ws, &[], extra, args);
+            let run = self.prover.exec(&spec, Phase::Selection)?;
             let out = String::from_utf8_lossy(&run.stdout);
             let ids: BTreeSet<String> = out
                 .lines()
@@ -337,9 +341,9 @@ impl Runs<'_> {
             extra.extend(["--deselect".to_string(), t.clone()]);
         }
         extra.extend(args);
-        let mut spec = self.spec_with_args(ws, &plan.ids, &[], &extra);
+        let mut spec = self.prover.spec_with_args(ws, &plan.ids, &[], &extra);
         self.suite_limit(&mut spec);
-        let run = self.exec_pytest(&spec, Phase::Confirm)?;
+        let run = self.prover.exec_pytest(&spec, Phase::Confirm)?;
         let mut failed: Vec<String> = match verdict::read(&run, ws.root()) {
             Verdict::Green => Vec::new(),
             Verdict::Failed(f) => f

@@ -30,7 +30,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::error::SessionError;
-use super::runs::{Phase, Runs};
+use super::prover::Phase;
+use super::runs::Runs;
 use crate::runner::{self, Interpreter, PytestRun, RunSpec};
 use crate::scratch::Scratch;
 use crate::verdict::{self, Verdict};
@@ -148,7 +149,7 @@ impl Pool {
             return Err(SessionError::WorkersEnded);
         };
         for (run, _) in &done.runs {
-            s.count_run(run, Phase::Candidate);
+            s.prover.count_run(run, Phase::Candidate);
         }
         match done.error.take() {
             Some(e) => Err(e),

@@ -11,7 +11,8 @@ use super::error::SessionError;
 use super::groups::group_passes_in;
 use super::known::Held;
 use super::model::{Attempt, Repeats};
-use super::runs::{Phase, Runs};
+use super::prover::Phase;
+use super::runs::Runs;
 use super::shared::{failure_key, failure_keys, GROUP_IN_FULL_RUN, TIME_BUDGET_USED_UP};
 use super::workspace::Workspace;
 use crate::command::OUTPUT_CHECK_EXC;
@@ -121,7 +122,7 @@ impl Work<'_, '_> {
     pub(super) fn flaky(&mut self, failure: &Failure) -> Result<bool, SessionError> {
         let test: Vec<String> = failure.test.iter().cloned().collect();
         let again = self.s.run(self.ws, &test, Phase::Probe)?;
-        if !matches!(self.s.read(&again, self.ws.root()), Verdict::Green) {
+        if !matches!(self.s.prover.read(&again, self.ws.root()), Verdict::Green) {
             return Ok(false);
         }
         // Failed in the baseline; passed in the rerun (or probe run) and in this one.
@@ -149,7 +150,7 @@ impl Work<'_, '_> {
             self.ctx.reason.get_or_insert("interrupted".into());
             return true;
         }
-        if !self.s.time_for_a_candidate() {
+        if !self.s.prover.time_for_a_candidate() {
             self.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
             return true;
         }
@@ -165,7 +166,7 @@ impl Work<'_, '_> {
             ));
             return true;
         }
-        if !self.s.time_for_a_candidate() {
+        if !self.s.prover.time_for_a_candidate() {
             self.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
             return true;
         }
@@ -340,7 +341,7 @@ impl Work<'_, '_> {
                     Phase::Candidate
                 };
                 let first = self.s.run(self.ws, &targeted, phase)?;
-                let verdict = self.s.read(&first, self.ws.root());
+                let verdict = self.s.prover.read(&first, self.ws.root());
                 (first, verdict, started.elapsed())
             }
         };
@@ -382,7 +383,7 @@ impl Work<'_, '_> {
                     Verdict::Green
                 } else {
                     let run = self.s.run(self.ws, &[], Phase::Confirm)?;
-                    self.s.read(&run, self.ws.root())
+                    self.s.prover.read(&run, self.ws.root())
                 };
                 let after = self
                     .s
@@ -464,12 +465,12 @@ impl Work<'_, '_> {
             Suite::Alongside(along) => {
                 crate::progress::step(|| format!("{label}: running the whole suite"));
                 let run = self.s.finish_full_run(along)?;
-                self.s.read(&run, self.ws.root())
+                self.s.prover.read(&run, self.ws.root())
             }
             Suite::Next => {
                 crate::progress::step(|| format!("{label}: running the whole suite"));
                 let run = self.s.run(self.ws, &[], Phase::Confirm)?;
-                self.s.read(&run, self.ws.root())
+                self.s.prover.read(&run, self.ws.root())
             }
         };
         let group_passes = !group_in_full_run
@@ -538,11 +539,11 @@ impl Work<'_, '_> {
             });
             // The search's own targeted run (`-x`, its shorter per-test limit) in pytest mode.
             let run = if cand.source == Source::Search && self.s.opts.judge.is_none() {
-                self.s.run_candidate(self.ws, tests)?
+                self.s.prover.run_candidate(self.ws, tests)?
             } else {
                 self.s.run(self.ws, tests, Phase::Candidate)?
             };
-            let verdict = self.s.read(&run, self.ws.root());
+            let verdict = self.s.prover.read(&run, self.ws.root());
             rep.runs += 1;
             if run.timed_out || !gone(failure, key, tests, &verdict) {
                 attempt.outcome = AttemptOutcome::ByChance;

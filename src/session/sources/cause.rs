@@ -128,7 +128,7 @@ pub(in crate::session) fn second_edit(
         if crate::process::interrupted() {
             break;
         }
-        if Instant::now() >= deadline || !w.s.time_for_a_candidate() {
+        if Instant::now() >= deadline || !w.s.prover.time_for_a_candidate() {
             w.ctx.untried += total - i;
             w.ctx.reason = Some(format!(
                 "{}; the time ran out (--search-time {} s, --time-budget)",

@@ -59,8 +59,11 @@ pub(in crate::session) fn tighten_for_runners_up(s: &mut Runs, test: &str) {
     let Some(limit) = file_limit(s, test) else {
         return;
     };
-    let current = s.search_test_limit.unwrap_or_else(|| s.candidate_limit());
-    s.search_test_limit = Some(current.min(limit));
+    let current = s
+        .prover
+        .search_test_limit
+        .unwrap_or_else(|| s.prover.candidate_limit());
+    s.prover.search_test_limit = Some(current.min(limit));
 }
 
 #[cfg(test)]

@@ -90,7 +90,7 @@ impl Turn {
             self.asked = true;
             self.rules_said = w.ctx.reason.clone();
             self.env = Some(prompt::snapshot(
-                &w.s.python,
+                &w.s.prover.python,
                 w.ws.root(),
                 &prompt_files(failure),
             ));
@@ -103,7 +103,7 @@ impl Turn {
                 ));
                 return None;
             }
-            if !w.s.time_for_a_candidate() {
+            if !w.s.prover.time_for_a_candidate() {
                 w.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
                 return None;
             }
@@ -211,7 +211,10 @@ fn command_spec(s: &Runs, root: &Path, failure: &Failure) -> (Option<String>, Ve
         .filter(|a| a.ends_with(".py") && root.join(a).is_file())
         .cloned()
         .collect();
-    let spec = match (&s.last_mismatch, failure.exc_type == OUTPUT_CHECK_EXC) {
+    let spec = match (
+        &s.prover.last_mismatch,
+        failure.exc_type == OUTPUT_CHECK_EXC,
+    ) {
         (Some(m), true) => {
             let what = match m.check {
                 "expect_stdout" => "Expected stdout (exact)",

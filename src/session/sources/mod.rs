@@ -190,7 +190,7 @@ fn facts(w: &mut Work, failure: &Failure, round: &mut Round) -> Result<bool, Ses
         return Ok(false);
     }
     let recorded = baseline_code
-        .then(|| w.s.facts.report(w.ws.root(), failure, &w.s.python))
+        .then(|| w.s.facts.report(w.ws.root(), failure, &w.s.prover.python))
         .flatten();
     // A hang goes to the search without a probe run (it would hang again for the whole limit);
     // the model, when asked for, keeps its probe.
@@ -200,7 +200,7 @@ fn facts(w: &mut Work, failure: &Failure, round: &mut Round) -> Result<bool, Ses
     }
     let report = recorded.or_else(|| {
         loc.filter(|_| !hang_search)
-            .and_then(|_| w.s.probe(w.ws, failure))
+            .and_then(|_| w.s.prover.probe(w.ws, failure))
     });
     let facts = report.as_ref().map(probe_facts);
     // The model, when asked for, takes over where the rules end (see `llm::Turn`).

@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 use crate::runner::PytestRun;
 use crate::session::error::SessionError;
 use crate::session::parallel::{replace, Job, Pool};
-use crate::session::runs::{Phase, Runs};
+use crate::session::prover::Phase;
+use crate::session::runs::Runs;
 use crate::session::shared::{excluded, failure_key};
 use crate::session::work::{gone, is_progress, next_failure, Stages, Trial, Work};
 use crate::traceback::Failure;
@@ -285,7 +286,7 @@ impl Ahead {
             return None;
         }
         Some(Ahead {
-            pool: Pool::new(w.ws.root(), &w.s.python, n)?,
+            pool: Pool::new(w.ws.root(), &w.s.prover.python, n)?,
             queued: BTreeSet::new(),
             next: from,
         })
@@ -302,7 +303,7 @@ impl Ahead {
             && self.next < MAX_RULE_RANK
             && self.queued.len() < self.pool.size().min(reachable)
             && !crate::process::interrupted()
-            && w.s.time_for_a_candidate()
+            && w.s.prover.time_for_a_candidate()
         {
             let c = &candidates[self.next];
             if w.ctx.batch_files.contains(&c.file) {
@@ -324,8 +325,8 @@ impl Ahead {
                 rank,
                 file: c.file.clone(),
                 patched: c.patched.clone(),
-                stages: vec![w.s.spec(&*w.ws, &targeted, &[])],
-                deadline: Some(w.s.deadline),
+                stages: vec![w.s.prover.spec(&*w.ws, &targeted, &[])],
+                deadline: Some(w.s.prover.deadline),
                 lead: None,
             });
             self.queued.insert(rank);
@@ -369,7 +370,7 @@ impl Ahead {
     pub fn finish(self, s: &mut Runs) {
         for done in self.pool.finish() {
             for (run, _) in &done.runs {
-                s.count_run(run, Phase::Candidate);
+                s.prover.count_run(run, Phase::Candidate);
             }
         }
     }

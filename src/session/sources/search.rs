@@ -48,7 +48,8 @@ use crate::session::coverage::COMMAND_RUN;
 use crate::session::error::SessionError;
 use crate::session::model::Attempt;
 use crate::session::parallel::{self, Done, Job, Pool};
-use crate::session::runs::{Phase, Runs};
+use crate::session::prover::Phase;
+use crate::session::runs::Runs;
 use crate::session::shared::Options;
 use crate::session::shared::{failure_key, TIME_BUDGET_USED_UP};
 use crate::session::work::{Fixed, Targeted, Work};
@@ -110,9 +111,9 @@ pub(in crate::session) fn search_output(
     let deadline = Instant::now() + w.s.opts.search_time;
     let why = failure.msg.clone();
     // The candidates' runs overwrite it; the model (after the search) needs the baseline's.
-    let mismatch = w.s.last_mismatch.clone();
+    let mismatch = w.s.prover.last_mismatch.clone();
     let found = search_output_with(w, failure, &why, mismatch.as_ref(), deadline);
-    w.s.last_mismatch = mismatch;
+    w.s.prover.last_mismatch = mismatch;
     found
 }
 
@@ -181,9 +182,9 @@ pub(in crate::session) fn search(
         return Ok(None);
     };
     let limit = super::limits::for_failure(w.s, failure, w.ctx.category, &test);
-    w.s.search_test_limit = limit;
+    w.s.prover.search_test_limit = limit;
     let found = search_test(w, failure, why, test, deadline);
-    w.s.search_test_limit = None;
+    w.s.prover.search_test_limit = None;
     found
 }
 
@@ -197,13 +198,13 @@ fn search_test(
 ) -> Result<Option<Fixed>, SessionError> {
     if w.ctx.category == Category::Timeout {
         // The hung test was left out of later runs; its candidates must run it.
-        let was = w.s.deselect.iter().position(|t| *t == test);
+        let was = w.s.prover.deselect.iter().position(|t| *t == test);
         if let Some(i) = was {
-            w.s.deselect.remove(i);
+            w.s.prover.deselect.remove(i);
         }
         let found = search_hang(w, failure, &why, &test, deadline);
         if was.is_some() && !matches!(found, Ok(Some(_))) {
-            w.s.deselect.push(test);
+            w.s.prover.deselect.push(test);
         }
         return found;
     }
@@ -299,7 +300,7 @@ fn prechecked(
 ) -> Option<Vec<Ranked>> {
     let (kept, dropped) = {
         let _t = crate::trace_times::span("search: candidates pre-checked");
-        super::precheck::screen(&w.s.python, candidates, test, spectrum)
+        super::precheck::screen(&w.s.prover.python, candidates, test, spectrum)
     };
     w.ctx.prechecked.search += dropped.total();
     if kept.is_empty() {
@@ -341,7 +342,7 @@ fn try_ranked(
     // partial fitness, see `cause`); a lead's second edit is searched one at a time.
     if w.s.opts.jobs > 1 && candidates.len() > 1 && w.s.opts.judge.is_none() {
         let n = w.s.opts.jobs.min(candidates.len());
-        if let Some(pool) = parallel::Pool::new(w.ws.root(), &w.s.python, n) {
+        if let Some(pool) = parallel::Pool::new(w.ws.root(), &w.s.prover.python, n) {
             let state = SearchState {
                 spectrum,
                 why,
@@ -375,7 +376,7 @@ fn try_ranked(
             w.ctx.untried += total - i;
             break;
         }
-        if !w.s.time_for_a_candidate() {
+        if !w.s.prover.time_for_a_candidate() {
             if !plausible.is_empty() {
                 break;
             }
@@ -505,10 +506,10 @@ fn prove_command(
 ) -> Result<Option<Vec<Failure>>, SessionError> {
     w.ws.write(&cand.path, &cand.patched)?;
     let started = Instant::now();
-    let mut spec = w.s.spec(w.ws, &[], &[]);
-    spec.timeout = spec.timeout.min(w.s.candidate_limit());
-    let first = w.s.exec(&spec, Phase::Candidate)?;
-    let first_verdict = w.s.read(&first, w.ws.root());
+    let mut spec = w.s.prover.spec(w.ws, &[], &[]);
+    spec.timeout = spec.timeout.min(w.s.prover.candidate_limit());
+    let first = w.s.prover.exec(&spec, Phase::Candidate)?;
+    let first_verdict = w.s.prover.read(&first, w.ws.root());
     let neighbours =
         (!first.timed_out && matches!(first_verdict, Verdict::Green)).then_some(Verdict::Green);
     let t = Targeted {
@@ -877,7 +878,7 @@ pub(super) fn search_parallel(
                 stopped = Some(Stop::SearchTime);
                 break;
             }
-            if !w.s.time_for_a_candidate() {
+            if !w.s.prover.time_for_a_candidate() {
                 stopped = Some(Stop::TimeBudget);
                 break;
             }
@@ -900,7 +901,7 @@ pub(super) fn search_parallel(
             let (targeted, passing) = targets(&w.ctx, failure, &covering, state.spectrum);
             let mut stages = vec![targeted_spec(w, &targeted)];
             if !passing.is_empty() {
-                stages.push(w.s.candidate_spec(w.ws, &passing));
+                stages.push(w.s.prover.candidate_spec(w.ws, &passing));
             }
             pool.submit(Job {
                 rank,
@@ -936,7 +937,7 @@ pub(super) fn search_parallel(
     // The runs still going are stopped; what they ran counts as pytest runs, nothing else.
     for done in pool.finish() {
         for (run, _) in &done.runs {
-            w.s.count_run(run, Phase::Candidate);
+            w.s.prover.count_run(run, Phase::Candidate);
         }
     }
     outcome?;

@@ -108,7 +108,7 @@ pub(in crate::session) fn prove_searched(
         Some(if passing.is_empty() {
             Verdict::Green
         } else {
-            let run = w.s.run_candidate(w.ws, &passing)?;
+            let run = w.s.prover.run_candidate(w.ws, &passing)?;
             verdict::read(&run, w.ws.root())
         })
     } else {

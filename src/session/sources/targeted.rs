@@ -10,7 +10,7 @@ use crate::plan::Candidate;
 use crate::runner::{PytestRun, RunSpec};
 use crate::session::cause_state::Lead;
 use crate::session::error::SessionError;
-use crate::session::runs::Phase;
+use crate::session::prover::Phase;
 use crate::session::work::Work;
 use crate::status::AttemptOutcome;
 use crate::verdict::{self, Verdict};
@@ -60,12 +60,12 @@ pub(in crate::session) fn run_targeted(
     targeted: &[String],
 ) -> Result<PytestRun, SessionError> {
     let spec = targeted_spec(w, targeted);
-    w.s.exec_pytest(&spec, Phase::Candidate)
+    w.s.prover.exec_pytest(&spec, Phase::Candidate)
 }
 
 /// What [`run_targeted`] runs (a parallel proof points it at its scratch copy).
 pub(in crate::session) fn targeted_spec(w: &Work<'_, '_>, targeted: &[String]) -> RunSpec {
-    let mut spec = w.s.candidate_spec(w.ws, targeted);
+    let mut spec = w.s.prover.candidate_spec(w.ws, targeted);
     if w.ctx.cause.partial() {
         spec.extra_args.retain(|a| a != "-x");
     }
@@ -85,7 +85,7 @@ pub(in crate::session) fn lead_of(
         return Ok(None);
     };
     if !passing.is_empty() {
-        let run = w.s.run_candidate(w.ws, passing)?;
+        let run = w.s.prover.run_candidate(w.ws, passing)?;
         if run.timed_out || !matches!(verdict::read(&run, w.ws.root()), Verdict::Green) {
             return Ok(None);
         }
