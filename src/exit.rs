@@ -27,5 +27,6 @@ pub const NO_TESTS: i32 = 7;
 pub const PROPOSED: i32 = 8;
 /// The reader of stdout (or stderr) went away (`selfdebug rules | head -1`): the command stopped
 /// quietly, a `fix` after restoring every file it touched. 128 + SIGPIPE, what a shell reports
-/// for a process that SIGPIPE killed.
+/// for a process that SIGPIPE killed. A `fix` whose work was done first keeps its own code
+/// (see [`crate::stdio::settle`]).
 pub const BROKEN_PIPE: i32 = 141;

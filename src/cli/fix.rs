@@ -35,8 +35,10 @@ Exit codes of `fix`:
      (every touched file was restored first)
   7  no tests: pytest collected no test, so nothing was checked
   8  proposed: --no-validate printed candidates; nothing was proven
-141  the reader of stdout or stderr went away (`| head -1`): a run in progress stops as for
-     SIGINT, every touched file restored first (patches kept at the very end stay)
+141  the reader of stdout or stderr went away (`| head -1`) while the run was still working:
+     it stopped as for SIGINT, every touched file restored. A reader that goes away once
+     the work is done (`fix | true`) only cuts the report: the exit code is the run's own
+     (0, 1, 3, 4, ...) and says whether patches were kept
 
 With --json the JSON object is printed on every one of these exits.";
 
@@ -293,6 +295,9 @@ fn run_in(
     } else {
         session::fix(&settings, &rules)?
     };
+    // The work is done: from here a reader that goes away cuts the report, and the exit code
+    // still says what happened to the tree (0 or 3 with patches kept, 4 with none).
+    crate::stdio::settle();
     crate::progress::clear();
     let mut code = report::final_status(&report).exit_code();
     if args.exit_non_zero_on_fix && code == exit::OK && !report.patches.is_empty() {

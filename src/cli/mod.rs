@@ -320,13 +320,10 @@ fn sub_matches(matches: &ArgMatches) -> &ArgMatches {
 }
 
 /// A command whose reader went away ends with the conventional status (docs/json.md, exit
-/// codes), whatever it would have returned: its output was not all read.
+/// codes), whatever it would have returned, unless its outcome was settled before (a `fix`
+/// printing its report): its output was not all read.
 fn finish(code: i32) -> i32 {
-    if crate::stdio::broken_pipe() {
-        crate::exit::BROKEN_PIPE
-    } else {
-        code
-    }
+    crate::stdio::exit_code(code)
 }
 
 /// `--json` or `--output-format json` (or `=json`) among the arguments, before a `--`.

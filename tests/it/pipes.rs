@@ -1,6 +1,6 @@
 //! A reader that goes away (`selfdebug rules | head -1`): every command ends quietly with
-//! exit 141 (no panic, no "failed printing to stdout"), and a `fix` leaves the project's bytes
-//! as they were. Deterministic: the pipe's read end is closed before the command starts, so
+//! exit 141 (no panic, no "failed printing to stdout"), and a `fix` stopped by it leaves the
+//! project's bytes as they were; a `fix` whose work was done first keeps its exit code. Deterministic: the pipe's read end is closed before the command starts, so
 //! its first write fails with EPIPE whatever the machine's load.
 
 use std::process::{Command, Output, Stdio};
@@ -81,14 +81,42 @@ fn probe_ends_with_141_and_restores_the_file() {
     assert_same(&before, &p.snapshot());
 }
 
+/// A reader that goes away after the work is done (`fix | true`: the report is the first
+/// thing written to stdout) cuts only the report: the run keeps its own exit code, which says
+/// whether the tree changed, and the tree is exactly what a run whose report was read leaves
+/// (the patch kept by `fix`, nothing by `fix --dry-run`). The same in every output format.
 #[test]
-fn fix_dry_run_ends_with_141_and_changes_nothing() {
-    let p = demo_project();
-    let before = p.snapshot();
-    for args in [&["fix", "--dry-run"][..], &["fix", "--dry-run", "--json"]] {
-        let out = with_stdout_closed(p.cmd(args));
-        assert_quiet_141(&out);
-        assert_same(&before, &p.snapshot());
+fn fix_whose_reader_goes_after_the_work_keeps_its_exit_code_and_its_patch() {
+    for args in [
+        &["fix"][..],
+        &["fix", "--json"],
+        &["fix", "--output-format", "github"],
+        &["fix", "--dry-run"],
+        &["fix", "--dry-run", "--json"],
+    ] {
+        let read = demo_project();
+        let mut cmd = read.cmd(args);
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let expected = cmd.output().unwrap();
+        support::assert_exit(&expected, 0);
+
+        let cut = demo_project();
+        let before = cut.snapshot();
+        let out = with_stdout_closed(cut.cmd(args));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        let words = |p: &support::project::Project| std::fs::read(p.root.join("words.py")).unwrap();
+        assert_eq!(words(&cut), words(&read), "{args:?}");
+        if args.contains(&"--dry-run") {
+            assert_same(&before, &cut.snapshot());
+        } else {
+            assert_ne!(
+                words(&cut).as_slice(),
+                before["words.py"].0.as_slice(),
+                "{args:?}"
+            );
+        }
     }
 }
 
