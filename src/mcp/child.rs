@@ -4,7 +4,9 @@
 //! messages), and with progress on, a pipe carries its steps (see `progress::Pipe`).
 //!
 //! Every live child is registered, so the server can interrupt them all and wait for them when
-//! the client goes away: SIGINT makes a child restore every file it touched, as Ctrl-C does.
+//! the client goes away or the server is asked to stop (SIGTERM, SIGINT, SIGHUP): SIGINT makes
+//! a child restore every file it touched, as Ctrl-C does. A server killed outright (SIGKILL)
+//! cannot do that, so each child also gets SIGINT from the kernel when the server dies.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -123,6 +125,7 @@ fn spawn(spec: &Spec) -> std::io::Result<(Child, Option<OwnedFd>)> {
     } else {
         None
     };
+    die_with_server(&mut cmd);
     // Registered under the lock it is started under, so `interrupt_all_and_wait` cannot miss
     // a child being started.
     let mut live = LIVE
@@ -134,6 +137,32 @@ fn spawn(spec: &Spec) -> std::io::Result<(Child, Option<OwnedFd>)> {
     // child.
     Ok((child, pipe_ends.map(|(read, _write)| read)))
 }
+
+/// On Linux the child gets SIGINT when the server dies, however it dies (SIGKILL too): it then
+/// stops and restores every file it touched, as on Ctrl-C, instead of running on orphaned and
+/// keeping a patch nobody asked for. The server's thread that spawns is its main thread (the
+/// current-thread runtime), which lives as long as the server.
+#[cfg(target_os = "linux")]
+fn die_with_server(cmd: &mut Command) {
+    // SAFETY: getpid has no preconditions.
+    let server = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec and makes only async-signal-safe calls.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The server died between fork and prctl: nothing was touched yet, nobody waits.
+            if libc::getppid() != server {
+                libc::_exit(130);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_server(_cmd: &mut Command) {}
 
 /// All of `from`, read on a thread.
 fn read_all(mut from: impl Read + Send + 'static) -> oneshot::Receiver<Vec<u8>> {

@@ -150,9 +150,25 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofInterrupts<R> 
     }
 }
 
-/// Serves MCP on stdin/stdout until the client closes stdin; then every run still going is
-/// interrupted (each restores its files) and waited for. Returns the exit code.
+/// SIGTERM, SIGINT or SIGHUP to the server ends it as a closed stdin does: every run still
+/// going is interrupted, each restores its files, and the server exits 0 once all have ended.
+/// The signal only raises a flag (async-signal-safe); this thread acts on it.
+fn stop_on_signal() {
+    crate::process::install_interrupt_handler();
+    std::thread::spawn(|| {
+        while !crate::process::interrupted() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child::interrupt_all_and_wait();
+        std::process::exit(crate::exit::OK);
+    });
+}
+
+/// Serves MCP on stdin/stdout until the client closes stdin (or a signal asks it to stop, see
+/// [`stop_on_signal`]); then every run still going is interrupted (each restores its files) and
+/// waited for. Returns the exit code.
 pub fn serve() -> i32 {
+    stop_on_signal();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

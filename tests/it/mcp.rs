@@ -212,14 +212,17 @@ fn python_sdk_client_session() {
     assert_eq!(v["session_closed"], true);
 }
 
-/// The client closes stdin while a real run holds a candidate in the file: the server
-/// interrupts the run, which restores the file itself, and exits 0 only once it has ended.
-/// Plain JSON-RPC lines here (the SDK's client kills the server's whole tree two seconds after
-/// closing stdin, which would test the client, not the server).
-#[test]
-fn stdin_eof_interrupts_a_run_which_restores_the_file() {
+/// A real `selfdebug mcp` (plain JSON-RPC lines: the SDK's client kills the server's whole
+/// tree two seconds after closing stdin, which would test the client, not the server) whose
+/// `fix` call holds a candidate in the file of `held`.
+struct Serving {
+    server: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+fn serve_a_held_fix(held: &project::Held) -> Serving {
     use std::io::{BufRead, BufReader, Write};
-    let held = held_project();
     held.hold("candidate");
     let mut server = held
         .project
@@ -231,45 +234,95 @@ fn stdin_eof_interrupts_a_run_which_restores_the_file() {
         .unwrap();
     let mut stdin = server.stdin.take().unwrap();
     let mut stdout = BufReader::new(server.stdout.take().unwrap());
-    let send = |stdin: &mut std::process::ChildStdin, msg: Value| {
+    let mut send = |msg: Value| {
         writeln!(stdin, "{msg}").unwrap();
         stdin.flush().unwrap();
     };
     send(
-        &mut stdin,
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"}}}),
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}}),
     );
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
     let init: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(init["result"]["serverInfo"]["name"], "selfdebug", "{line}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     send(
-        &mut stdin,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    );
-    send(
-        &mut stdin,
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "fix",
-            "arguments": {"root": path_str(&held.project.root), "dry_run": false, "jobs": 1}}}),
+        "arguments": {"root": path_str(&held.project.root), "dry_run": false, "jobs": 1}}}),
     );
     held.wait_for("candidate", 300);
-    drop(stdin);
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
-    let status = server.wait().unwrap();
-    held.release();
-    assert_eq!(status.code(), Some(0));
-    // stdout carried protocol messages only.
-    for l in rest.lines() {
-        let m: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
-        assert_eq!(m["jsonrpc"], "2.0", "{l}");
+    Serving {
+        server,
+        stdin: Some(stdin),
+        stdout,
     }
+}
+
+impl Serving {
+    /// The server's exit code, once stdout has ended; its lines must all be JSON-RPC.
+    fn exit(mut self) -> Option<i32> {
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.stdout, &mut rest).unwrap();
+        let status = self.server.wait().unwrap();
+        for l in rest.lines() {
+            let m: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            assert_eq!(m["jsonrpc"], "2.0", "{l}");
+        }
+        status.code()
+    }
+}
+
+/// The file is the original, restored by the run itself, no process is left in the project,
+/// and `restore` finds nothing to do.
+fn assert_the_run_restored_its_file(held: &project::Held) {
+    held.release();
     assert_eq!(held.project.read("words.py"), DEMO_MODULE);
     assert_eq!(held.seen().last().map(String::as_str), Some("candidate"));
     assert_eq!(project::processes_in(&held.project.root), Vec::<u32>::new());
     let out = held.project.run(&["restore", "--json"]);
     support::assert_exit(&out, 0);
     assert_eq!(project::json(&out)["restored"], false);
+}
+
+/// The client closes stdin while a real run holds a candidate in the file: the server
+/// interrupts the run, which restores the file itself, and exits 0 only once it has ended.
+#[test]
+fn stdin_eof_interrupts_a_run_which_restores_the_file() {
+    let held = held_project();
+    let mut serving = serve_a_held_fix(&held);
+    drop(serving.stdin.take());
+    assert_eq!(serving.exit(), Some(0));
+    assert_the_run_restored_its_file(&held);
+}
+
+/// SIGTERM (what a host sends to stop its server) ends the server as a closed stdin does: the
+/// run is interrupted and restores the file, and the server exits 0 once it has ended.
+#[test]
+fn sigterm_interrupts_a_run_which_restores_the_file_before_the_server_exits() {
+    let held = held_project();
+    let serving = serve_a_held_fix(&held);
+    // SAFETY: kill on our own child's pid, not reaped yet.
+    unsafe { libc::kill(serving.server.id() as i32, libc::SIGTERM) };
+    assert_eq!(serving.exit(), Some(0));
+    assert_the_run_restored_its_file(&held);
+}
+
+/// SIGKILL leaves the server no moment to act: its run gets SIGINT from the kernel when the
+/// server dies (a parent-death signal), restores the file and ends instead of running on
+/// orphaned and keeping a patch once its held test is let go.
+#[test]
+fn sigkill_of_the_server_still_ends_its_run_with_the_file_restored() {
+    let held = held_project();
+    let mut serving = serve_a_held_fix(&held);
+    serving.server.kill().unwrap();
+    serving.server.wait().unwrap();
+    // Let the candidate's test finish: a run left orphaned would now prove and keep the patch.
+    held.release();
+    let root = held.project.root.clone();
+    project::wait_until("the run to end after its server", 120, || {
+        project::processes_in(&root).is_empty()
+    });
+    assert_the_run_restored_its_file(&held);
 }
