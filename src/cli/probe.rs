@@ -16,8 +16,10 @@ Exit codes of `probe`:
   1  nothing failed: the log (or the pytest run) has no failure to probe
   2  bad input: unreadable log, not a pytest log, no failure with a location in the project,
      --module not among the failures, source that does not parse, bad flags; nothing touched
-  6  could not run: no interpreter, pytest missing, pytest did not start, interrupted, or a
-     file could not be restored (the message names the backup copy)
+  6  could not run: no interpreter, pytest missing, pytest did not start, interrupted, a
+     file could not be restored (`selfdebug restore` brings it back), a `fix` (or another
+     probe) holds the project's lock (the message names its pid), or a killed run must be
+     restored first (`selfdebug restore`)
 141  the reader of stdout went away (`| head -1`); the probed file is restored as always
 
 With --json one object is printed on every exit (docs/json.md): on 1, 2 and 6 only
@@ -68,6 +70,13 @@ fn run_inner(args: &ProbeArgs, matches: &clap::ArgMatches) -> Result<i32, Failed
     let timeout = settings.timeout.unwrap_or(runner::DEFAULT_TIMEOUT);
     // Ctrl-C during the run kills pytest's group and lets the file be restored.
     crate::process::install_interrupt_handler();
+    // The probe writes into the project, so it works as `fix` does: under the per-project
+    // lock from before its first run (a `fix` working on the project is never raced, nor are
+    // its candidates read as the project's code: one of the two refuses, exit 6, naming the
+    // other's pid) and with the probed file's original in a journal, so that a probe killed
+    // mid-run is undone by `selfdebug restore`.
+    let mut journal =
+        crate::journal::Journal::begin(&root, settings.backup_dir.as_deref()).map_err(env_err)?;
 
     let parsed = match log {
         Some(bytes) => traceback::parse(&bytes, &root)
@@ -135,15 +144,28 @@ fn run_inner(args: &ProbeArgs, matches: &clap::ArgMatches) -> Result<i32, Failed
         } else {
             None
         },
-        backup: true,
+        // The journal holds the original (see below).
+        backup: false,
     };
-    let report = probe::probe(&req).map_err(|e| match e {
+    if let Some(path) = failure
+        .location
+        .as_ref()
+        .and_then(|l| crate::plan::confined_path(&root, &l.file).ok())
+    {
+        journal.record(&path).map_err(env_err)?;
+    }
+    let probed = probe::probe(&req);
+    // The probe put its file back; the rollback checks the bytes against the journal (and gives
+    // the mtime back), and releases the lock.
+    let restored = journal.rollback();
+    let report = probed.map_err(|e| match e {
         ProbeError::Runner(_)
         | ProbeError::Restore(_)
         | ProbeError::Write { .. }
         | ProbeError::TempDir { .. } => env_err(e),
         _ => bad(e.to_string()),
     })?;
+    restored.map_err(env_err)?;
     let out = if wants_json(args.json, args.output_format) {
         report::probe::json(&report, exit::OK)
     } else {

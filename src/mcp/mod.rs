@@ -88,7 +88,13 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let inv = match tools::invocation(&request.name, request.arguments.as_ref()) {
             Ok(inv) => inv,
-            // Bad arguments are the caller's to read: a tool error, no child.
+            // An unknown tool is a protocol error (-32602, as the specification's example).
+            Err(e @ tools::ArgError::NoTool(_)) => {
+                return Err(ErrorData::invalid_params(e.to_string(), None))
+            }
+            // Bad arguments are the model's to read and correct (the 2025-11-25 specification,
+            // SEP-1303: input validation errors are tool execution errors): a tool error, no
+            // child.
             Err(e) => return Ok(error_result(e.to_string(), None).into()),
         };
         let spec = child::Spec {

@@ -185,6 +185,47 @@ fn second_concurrent_run_refuses() {
     assert_eq!(first.wait().unwrap().code(), Some(0));
 }
 
+/// A `probe` started while a `fix` holds a candidate in the file refuses (the lock, exit 6,
+/// naming the fix's pid) instead of injecting its line into a file the fix is working on; the
+/// fix then ends as it would alone, with the proven patch and no trace of a probe.
+#[test]
+fn a_probe_racing_a_fix_refuses_and_the_fix_ends_clean() {
+    let h = support::project::held_project();
+    let p = &h.project;
+    let test_file = p.read("tests/test_words.py");
+    let mut fix = h.start("candidate", &["fix", "--timeout", "600"]);
+    let probe = p.run(&["probe", "--json"]);
+    h.release();
+    assert_eq!(probe.status.code(), Some(6), "{probe:?}");
+    let v: serde_json::Value = serde_json::from_slice(&probe.stdout).unwrap();
+    let msg = v["error"].as_str().unwrap();
+    assert!(msg.contains(&format!("pid {}", fix.id())), "{msg}");
+    assert_eq!(fix.wait().unwrap().code(), Some(0));
+    assert_eq!(p.read("words.py"), support::project::DEMO_FIXED);
+    assert_eq!(p.read("tests/test_words.py"), test_file);
+}
+
+/// The other way round: a `fix` started while a `probe` has its line in the file refuses, and
+/// the probe ends with the file exactly as it was (bytes, mode, mtime).
+#[test]
+fn a_fix_racing_a_probe_refuses_and_the_probe_restores_its_file() {
+    let h = support::project::held_project();
+    let p = &h.project;
+    let before = snapshot(&p.root);
+    let mut probe = h.start("probe", &["probe", "--timeout", "600"]);
+    let fix = p.run(&["fix", "--json"]);
+    h.release();
+    assert_eq!(fix.status.code(), Some(6), "{fix:?}");
+    let v: serde_json::Value = serde_json::from_slice(&fix.stdout).unwrap();
+    let msg = v["error"].as_str().unwrap();
+    assert!(msg.contains(&format!("pid {}", probe.id())), "{msg}");
+    assert_eq!(probe.wait().unwrap().code(), Some(0));
+    let mut after = snapshot(&p.root);
+    // Only the held test's own marker file (outside the project) differs; nothing in it.
+    after.retain(|k, _| before.contains_key(k));
+    assert_same(&before, &after);
+}
+
 #[test]
 fn candidate_that_hangs_is_killed_in_time() {
     // Every candidate (the rules' two guards, then the search's) makes the test spin forever
