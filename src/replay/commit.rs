@@ -127,7 +127,14 @@ fn work(
     let before = snapshot(&bug);
     let backups = trees.scratch()?;
     let fix = run_fix(&bug, &ctx.fix_python, &selection, &ctx.fix_args, &backups)?;
-    let leftovers = score::leftovers(&before, &snapshot(&bug), &fix.files_patched);
+    let mut leftovers = score::leftovers(&before, &snapshot(&bug), &fix.files_patched);
+    if !leftovers.is_empty() {
+        // What the project's own tests write into the tree (a junit.xml, a file a test
+        // creates in its cwd) is not the fix's: a fresh bug tree run by the whole suite alone
+        // tells which those are.
+        let artifacts = suite_writes(repo, c, ctx)?;
+        leftovers.retain(|f| !artifacts.contains(f));
+    }
     if fix.files_patched.is_empty() {
         score_no_patch(report, fix, leftovers);
         return Ok(());
@@ -155,6 +162,19 @@ fn work(
     report.checks = Some(checks);
     report.fix = Some(fix);
     Ok(())
+}
+
+/// The files a run of the whole suite alone creates or changes in a fresh bug tree of `c`.
+fn suite_writes(
+    repo: &Repository,
+    c: &Candidate,
+    ctx: &Context,
+) -> Result<Vec<String>, ReplayError> {
+    let fresh = Trees::new(repo, c, &ctx.project)?;
+    let dir = fresh.bug();
+    let before = snapshot(&dir);
+    ctx.pytest.run(&dir, &[]).map_err(ReplayError::Runner)?;
+    Ok(score::leftovers(&before, &snapshot(&dir), &[]))
 }
 
 /// A `fix` run that kept no patch: damaged if it left something in the tree, else missed (it

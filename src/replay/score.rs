@@ -60,7 +60,8 @@ pub struct Checks {
     /// Tests of the fix commit that pass on the fix and do not pass on the patched bug (failed,
     /// errored, skipped or missing), outside the selection.
     pub broken: Vec<String>,
-    /// Files that differ after `fix` from before it, other than the kept patch's.
+    /// Files that differ after `fix` from before it, other than the kept patch's and the ones
+    /// the suite itself writes (see `commit::suite_writes`).
     pub leftovers: Vec<String>,
     /// The kept patch's files have the developer's ASTs (null: no patch kept).
     pub same_as_developer: Option<bool>,

@@ -469,3 +469,48 @@ fn a_project_below_the_top_runs_its_own_tests_only() {
         serde_json::json!(["app/tests/test_calc.py"])
     );
 }
+
+/// A suite that writes into its own tree (a conftest that leaves a report file with the time
+/// in it, as `--junitxml` does): the file differs after `fix` but is the tests' own, so the
+/// correct patch is scored correct, not damaged for "left files changed".
+#[test]
+fn files_the_suite_itself_writes_are_not_the_fixes_leftovers() {
+    let p = project(&[
+        ("words.py", WORDS),
+        ("tests/test_words.py", TESTS),
+        (
+            "conftest.py",
+            "import time\n\n\ndef pytest_sessionfinish(session):\n    \
+             with open(\"report.txt\", \"w\") as f:\n        f.write(repr(time.time()))\n",
+        ),
+    ]);
+    p.git(&["init", "-q", "-b", "main"]);
+    commit(&p, "Initial words");
+    edit(
+        &p,
+        "words.py",
+        "words = text.split()",
+        "words = (text or \"\").split()",
+    );
+    append(
+        &p,
+        "tests/test_words.py",
+        "\n\ndef test_upper_none():\n    assert to_upper(None) == \"\"\n",
+    );
+    commit(&p, "Fix crash on None text");
+    let out = p.run(&["replay", "--json", "--no-cache"]);
+    assert_exit(&out, 0);
+    let j = json(&out);
+    assert_eq!(
+        statuses(&j),
+        [("Fix crash on None text", "correct", "-")].map(|(a, b, c)| (
+            a.to_string(),
+            b.to_string(),
+            c.to_string()
+        ))
+    );
+    assert_eq!(
+        j["commits"][0]["checks"]["leftovers"],
+        serde_json::json!([])
+    );
+}
