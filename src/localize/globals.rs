@@ -172,6 +172,7 @@ def assigns():\n    TAX = 1\n    return TAX\n";
                 id.into(),
                 TestCoverage {
                     failed,
+                    spawns: false,
                     lines: BTreeMap::from([("m.py".to_string(), lines.into_iter().collect())]),
                 },
             );

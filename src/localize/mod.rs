@@ -43,6 +43,9 @@ pub const OFF_FOCUS: f64 = 0.9;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TestCoverage {
     pub failed: bool,
+    /// The test started a process (`subprocess`, `os.fork`, `os.system`, ...): what that process
+    /// ran is not in `lines`, so the test may run any code of the project.
+    pub spawns: bool,
     /// Relative file (forward slashes) → lines that ran.
     pub lines: BTreeMap<String, BTreeSet<u32>>,
 }
@@ -67,6 +70,7 @@ impl Spectrum {
                         id.to_string(),
                         TestCoverage {
                             failed: *failed,
+                            spawns: false,
                             lines,
                         },
                     )
@@ -103,6 +107,7 @@ impl Spectrum {
         for (id, t) in tests {
             let mut cov = TestCoverage {
                 failed: t.get("failed").and_then(|f| f.as_bool()).unwrap_or(false),
+                spawns: t.get("spawns").and_then(|f| f.as_bool()).unwrap_or(false),
                 ..TestCoverage::default()
             };
             for (file, lines) in t.get("lines").and_then(|l| l.as_object())?.iter() {
@@ -392,6 +397,7 @@ mod tests {
                         id.to_string(),
                         TestCoverage {
                             failed: *failed,
+                            spawns: false,
                             lines: BTreeMap::from([(
                                 "m.py".to_string(),
                                 lines.iter().copied().collect(),
@@ -472,6 +478,7 @@ mod tests {
                 "command".to_string(),
                 TestCoverage {
                     failed: true,
+                    spawns: false,
                     lines: BTreeMap::from([(
                         "s.py".to_string(),
                         BTreeSet::from([1, 3, 6, 7, 8, 9, 10, 11, 14]),

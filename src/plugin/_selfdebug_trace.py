@@ -148,7 +148,8 @@ def stop():
 
 
 def write(tests):
-    """Writes {name: {"failed": bool, "lines": {filename: set}}} to SELFDEBUG_COVER_OUT."""
+    """Writes {name: {"failed": bool, "spawns": bool, "lines": {filename: set}}} to
+    SELFDEBUG_COVER_OUT."""
     if not _OUT:
         return
     try:
@@ -156,6 +157,7 @@ def write(tests):
             "tests": {
                 name: {
                     "failed": t["failed"],
+                    "spawns": t.get("spawns", False),
                     "lines": {f: sorted(ls) for f, ls in t["lines"].items()},
                 }
                 for name, t in tests.items()

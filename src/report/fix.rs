@@ -338,6 +338,13 @@ fn outside_words(p: &crate::session::Proof) -> String {
         )),
         None => what.push("the coverage run gave nothing".into()),
     }
+    if p.spawning > 0 {
+        what.push(format!(
+            "{} that start{} a process",
+            p.spawning,
+            if p.spawning == 1 { "s" } else { "" }
+        ));
+    }
     if p.module_level {
         what.push("the edit runs at import".into());
     }

@@ -430,6 +430,10 @@ pub struct Proof {
     /// the suite); `None` when the coverage run gave nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub covering: Option<usize>,
+    /// Of `outside`, the tests that started a process on the original code and whose file
+    /// imports an edited module (what the process ran is not traced).
+    #[serde(skip_serializing_if = "crate::session::model::is_zero")]
+    pub spawning: usize,
     /// The test files run whole: the selected tests' own, and the importers of the module.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,

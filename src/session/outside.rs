@@ -78,6 +78,34 @@ impl Outside {
         }
     }
 
+    /// The tests that started a process on the original code (see `TestCoverage::spawns`),
+    /// passed, are outside the selection, and whose file imports an edited module.
+    fn spawning(
+        &mut self,
+        root: &Path,
+        changes: &[Change],
+        suite_files: &BTreeSet<String>,
+    ) -> BTreeSet<String> {
+        let spawned: Vec<String> = self
+            .spectrum
+            .iter()
+            .flat_map(|sp| sp.tests.iter())
+            .filter(|(id, t)| t.spawns && !t.failed && !self.selected.contains(*id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        if spawned.is_empty() {
+            return BTreeSet::new();
+        }
+        let importing: BTreeSet<String> = changes
+            .iter()
+            .flat_map(|c| self.importers(root, &c.file, suite_files))
+            .collect();
+        spawned
+            .into_iter()
+            .filter(|t| importing.contains(file_of(t)))
+            .collect()
+    }
+
     /// What to run with `changes` in place (see the module docs).
     fn plan(&mut self, root: &Path, changes: &[Change]) -> Plan {
         let module_level = changes.iter().any(|c| c.module_level);
@@ -119,6 +147,9 @@ impl Outside {
                     .filter(|f| c.module_level || !self.traced.contains(f)),
             );
         }
+        // A test that started a process may have run the edited code there, where no coverage
+        // sees it: it is judged too when its file imports an edited module.
+        let spawning = self.spawning(root, changes, &suite_files);
         let mut judged: BTreeSet<String> = self
             .suite
             .iter()
@@ -126,15 +157,16 @@ impl Outside {
             .cloned()
             .collect();
         judged.extend(covering.iter().flatten().cloned());
+        judged.extend(spawning.iter().cloned());
         judged.retain(|t| !self.selected.contains(t) && !failing_before.contains(t));
         let mut ids: Vec<String> = files.iter().cloned().collect();
-        ids.extend(
-            covering
-                .iter()
-                .flatten()
-                .filter(|t| !files.contains(file_of(t)))
-                .cloned(),
-        );
+        let singles: BTreeSet<&String> = covering
+            .iter()
+            .flatten()
+            .chain(&spawning)
+            .filter(|t| !files.contains(file_of(t)))
+            .collect();
+        ids.extend(singles.into_iter().cloned());
         let deselect = self
             .selected
             .iter()
@@ -142,6 +174,12 @@ impl Outside {
             .cloned()
             .collect();
         let known = self.spectrum.is_some() || !self.suite.is_empty();
+        // Those judged only because they started a process (not in a whole file, not covering).
+        let spawning_only = spawning
+            .iter()
+            .filter(|t| !files.contains(file_of(t)))
+            .filter(|t| !covering.iter().flatten().any(|c| c == *t))
+            .count();
         Plan {
             ids,
             deselect,
@@ -155,7 +193,8 @@ impl Outside {
                 selected: self.selected.len(),
                 outside: known.then_some(judged.len()),
                 outside_failed: Vec::new(),
-                covering: covering.map(|c| c.len()),
+                covering: covering.as_ref().map(|c| c.len()),
+                spawning: spawning_only,
                 files: files.into_iter().collect(),
                 module_level,
             },

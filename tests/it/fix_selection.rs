@@ -348,3 +348,54 @@ fn a_project_whose_addopts_say_quiet_still_has_its_selection_collected() {
         serde_json::json!(["tests/test_ticket.py"])
     );
 }
+
+/// A test outside the selection that runs the code in a process of its own (a CLI test): the
+/// coverage run cannot see what that process ran, so no line "covers" it. It started a process
+/// and its file imports the edited module, so it judges every candidate too: the edits that
+/// make `label(0)` "one" by changing what `label(1)`, `label(-1)` or `label(2)` give are
+/// rejected for it, and the edit kept is one it passes.
+#[test]
+fn a_test_that_runs_the_code_in_a_process_judges_candidates_outside_the_selection() {
+    let p = project(&[
+        ("conftest.py", ""),
+        (
+            "app.py",
+            "def label(n):\n    if n == 1:\n        return \"one\"\n    return \"many\"\n",
+        ),
+        (
+            "tests/test_label.py",
+            "from app import label\n\n\ndef test_zero_is_one():\n    assert label(0) == \"one\"\n",
+        ),
+        (
+            "tests/test_cli.py",
+            "import os\nimport subprocess\nimport sys\n\nimport app\n\n\n\
+             def test_labels_in_a_process():\n    out = subprocess.run(\n        \
+             [sys.executable, \"-c\", \"import app; print(app.label(1), app.label(-1), app.label(2))\"],\n        \
+             cwd=os.path.dirname(app.__file__), capture_output=True, text=True, check=True,\n    )\n    \
+             assert out.stdout == \"one many many\\n\"\n",
+        ),
+    ]);
+    let out = p.run(&[
+        "fix",
+        "--json",
+        "--",
+        "tests/test_label.py::test_zero_is_one",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        p.read("app.py"),
+        "def label(n):\n    if not n:\n        return \"one\"\n    if n == 1:\n        return \"one\"\n    return \"many\"\n"
+    );
+    let v = json(&out);
+    let attempts = v["attempt_records"].as_array().unwrap();
+    let cli = serde_json::json!(["tests/test_cli.py::test_labels_in_a_process"]);
+    let rejected = attempts.iter().filter(|a| a["broke"] == cli).count();
+    assert!(rejected >= 1, "{v}");
+    let kept = attempts
+        .iter()
+        .find(|a| a["outcome"] == "accepted")
+        .unwrap();
+    assert_eq!(kept["proof"]["spawning"], 1, "{kept}");
+    assert_eq!(kept["proof"]["outside_failed"], serde_json::json!([]));
+}

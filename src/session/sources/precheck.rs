@@ -276,6 +276,7 @@ mod tests {
             test.into(),
             TestCoverage {
                 failed: true,
+                spawns: false,
                 lines: [(file.to_string(), lines.iter().copied().collect())].into(),
             },
         );
