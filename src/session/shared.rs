@@ -15,14 +15,41 @@ use crate::rules::RuleSet;
 use crate::runner::{self, Interpreter};
 use crate::traceback::{Failure, When};
 
-/// Why a file is not to be patched, when `extend-exclude` says so.
+/// Why a file is not to be patched (nor probed): `extend-exclude` says so, or the user cannot
+/// write it. A dry run writes only a scratch copy, so there a read-only file still gets its
+/// patch shown.
 pub(super) fn excluded(opts: &Options, rel: &str) -> Option<String> {
-    excluded_by(&opts.exclude, rel).map(|p| {
-        format!(
+    if let Some(p) = excluded_by(&opts.exclude, rel) {
+        return Some(format!(
             "{rel} is excluded by extend-exclude ('{}'): never patched",
             p.text
+        ));
+    }
+    if opts.dry_run {
+        return None;
+    }
+    read_only(&opts.root.path().join(rel)).map(|mode| {
+        format!(
+            "{rel} is read-only (mode {mode:o}): not patched; make it writable (chmod u+w) \
+             for selfdebug to fix it, or see the patch with --dry-run"
         )
     })
+}
+
+/// The file's permission bits when it is read-only to us: no owner write bit (a file the user
+/// marked read-only, which root could still write and the atomic rename would replace), or
+/// not writable by this user at all.
+fn read_only(path: &Path) -> Option<u32> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o7777;
+    if mode & 0o200 == 0 {
+        return Some(mode);
+    }
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: access reads the NUL-terminated path it is given.
+    let writable = unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0;
+    (!writable).then_some(mode)
 }
 
 /// Up to this many other tests in a failure's group, their check rides on the candidate's

@@ -377,3 +377,44 @@ fn partial_keeps_proven_fix_unless_all_or_nothing() {
         "def double(x):\n    return x\n"
     );
 }
+
+/// A module the user marked read-only (0444) is neither probed nor patched, even by root
+/// (whose write the atomic rename would allow): the failure says why, the file keeps its bytes,
+/// mode and mtime; `--dry-run` still shows the patch it would need.
+#[test]
+fn a_read_only_file_is_not_patched_and_the_failure_says_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = project(&[
+        ("conftest.py", ""),
+        ("words.py", DEMO_MODULE),
+        (
+            "tests/test_words.py",
+            "from words import to_upper\n\n\ndef test_none():\n    assert to_upper(None) == \"\"\n",
+        ),
+    ]);
+    let file = p.root.join("words.py");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let before = snapshot(&p.root);
+    let out = p.run(&["fix", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["failures"][0]["reason"],
+        "words.py is read-only (mode 444): not patched; make it writable (chmod u+w) for \
+         selfdebug to fix it, or see the patch with --dry-run"
+    );
+    assert_eq!(v["attempt_records"], serde_json::json!([]));
+    let mut after = snapshot(&p.root);
+    after.retain(|k, _| before.contains_key(k));
+    assert_same(&before, &after);
+
+    let dry = p.run(&["fix", "--dry-run", "--json"]);
+    assert_eq!(dry.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
+    assert_eq!(v["patches"][0]["file"], "words.py", "{v}");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o444
+    );
+}
