@@ -354,6 +354,9 @@ fn usage_error_json(code: i32, msg: &str) -> String {
             .any(|a| a == "--dry-run" || a == "--no-validate");
         let status = crate::status::FinalStatus::BadInput;
         crate::report::fix::error_json(status, code, msg, None, dry_run, Default::default())
+    } else if command.is_some_and(|c| c == "restore") {
+        // `restore` always prints its whole report (docs/json.md): empty, with the error.
+        crate::report::restore::json_bad_input(msg, code)
     } else {
         crate::report::envelope::error(1, code, msg)
     }

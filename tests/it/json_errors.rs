@@ -145,4 +145,12 @@ fn fix_and_restore_on_bad_input() {
         (&v["restored"], &v["files"]),
         (&serde_json::json!(false), &serde_json::json!([]))
     );
+    // A flag clap refuses: restore's whole report too, not the bare envelope.
+    let out = p.run(&["restore", "--json", "--bogus"]);
+    let v = one_error_object(&out, 2, "--bogus");
+    assert_eq!(
+        (&v["restored"], &v["files"]),
+        (&serde_json::json!(false), &serde_json::json!([]))
+    );
+    support::assert_valid("restore.schema.json", None, &[&out.stdout]);
 }
