@@ -186,7 +186,16 @@ pub fn find_interpreter_in(
         };
     }
     let mut tried = Vec::new();
-    if let Some(venv) = env.virtual_env.as_ref().filter(|_| tool_env.is_none()) {
+    // A `$VIRTUAL_ENV` left active from another project does not win over the project's own
+    // virtualenv (see `venv_note`, which says so in the report).
+    let project_venv = project_venv(root)?;
+    let foreign = |venv: &OsStr| !absolute_in(Path::new(venv), root);
+    if let Some(venv) = env
+        .virtual_env
+        .as_ref()
+        .filter(|_| tool_env.is_none())
+        .filter(|v| project_venv.is_none() || !foreign(v))
+    {
         let p = Path::new(venv).join("bin").join("python");
         if is_executable(&p) {
             return Ok(Interpreter {
@@ -196,16 +205,13 @@ pub fn find_interpreter_in(
         }
         tried.push(p);
     }
-    for dir in [".venv", "venv"] {
-        let p = root.join(dir).join("bin").join("python");
-        if is_executable(&p) {
-            return Ok(Interpreter {
-                path: p,
-                source: InterpreterSource::ProjectVenv,
-            });
-        }
-        tried.push(p);
+    if let Some(path) = project_venv {
+        return Ok(Interpreter {
+            path,
+            source: InterpreterSource::ProjectVenv,
+        });
     }
+    tried.extend([".venv", "venv"].map(|d| root.join(d).join("bin").join("python")));
     match search_path(OsStr::new("python3"), env.path.as_deref(), outside) {
         Some(path) => Ok(Interpreter {
             path,
@@ -216,6 +222,56 @@ pub fn find_interpreter_in(
             Err(RunnerError::NotFound { tried })
         }
     }
+}
+
+/// `ROOT/.venv/bin/python`, else `ROOT/venv/bin/python`, when one is there. One that is there
+/// but cannot be run by this user (a dangling link, a base interpreter it cannot read, no
+/// execute bit) is an error naming it: falling back to another Python would run the tests
+/// with the wrong environment in silence.
+fn project_venv(root: &Path) -> Result<Option<PathBuf>, RunnerError> {
+    for dir in [".venv", "venv"] {
+        let p = root.join(dir).join("bin").join("python");
+        if std::fs::symlink_metadata(&p).is_err() {
+            continue;
+        }
+        if is_executable(&p) {
+            return Ok(Some(p));
+        }
+        let why = match std::fs::metadata(&p) {
+            Err(e) => e.to_string(),
+            Ok(_) => "not executable".to_string(),
+        };
+        return Err(RunnerError::ProjectVenvUnusable { path: p, why });
+    }
+    Ok(None)
+}
+
+/// Whether `path` (made absolute) lies under `root`, symlinks resolved where they can be.
+fn absolute_in(path: &Path, root: &Path) -> bool {
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    real(path).starts_with(real(root))
+}
+
+/// When the project's own virtualenv runs the tests although `$VIRTUAL_ENV` names another one
+/// outside the project, one line saying so (for the report's notes); `None` with `--python`.
+pub fn venv_note(root: &Path, explicit: Option<&Path>) -> Option<String> {
+    if explicit.is_some() {
+        return None;
+    }
+    let env = InterpreterEnv::from_process();
+    let active = env
+        .virtual_env
+        .as_ref()
+        .filter(|_| env.tool_env().is_none())?;
+    let chosen = find_interpreter_in(root, None, &env).ok()?;
+    (chosen.source == InterpreterSource::ProjectVenv).then(|| {
+        format!(
+            "$VIRTUAL_ENV {} lies outside the project: its own virtualenv {} runs the tests \
+             instead; --python PATH chooses another",
+            Path::new(active).display(),
+            chosen.path.display()
+        )
+    })
 }
 
 fn is_executable(p: &Path) -> bool {

@@ -270,6 +270,10 @@ fn run_in(
         root.path(),
         settings.python.as_deref(),
     ));
+    notes.extend(crate::runner::venv_note(
+        root.path(),
+        settings.python.as_deref(),
+    ));
     (settings.pytest_args, settings.notes) = (pytest_args, notes);
     drop(t);
     if format != OutputFormat::Json {

@@ -472,14 +472,16 @@ settings! {
         "(none)";
     /// The interpreter that runs pytest.
     PYTHON (python): Option<PathBuf> = "python", "--python", Kind::Python, None,
-        "(auto: $VIRTUAL_ENV, .venv/, venv/, python3)",
+        "(auto: .venv/, venv/, $VIRTUAL_ENV, python3)",
         Help {
             after: "show-settings",
             probe_after: Some("output-format"),
             value_name: "PATH",
-            text: "Interpreter to run pytest with. Default: the active virtualenv ($VIRTUAL_ENV), else \
-                `.venv/` or `venv/` under the root, else `python3`. Inside selfdebug's own \
-                virtualenv (a pre-commit hook's), that one is passed over, on PATH too",
+            text: "Interpreter to run pytest with. Default: the active virtualenv ($VIRTUAL_ENV) when \
+                it lies inside the root, else `.venv/` or `venv/` under the root (an active one \
+                outside the root gives way to it, and the notes say so; one that cannot run is an \
+                error, never passed over), else $VIRTUAL_ENV, else `python3`. Inside selfdebug's \
+                own virtualenv (a pre-commit hook's), that one is passed over, on PATH too",
             ..Help::FIX
         };
     /// `--safe-only`: only rules with one right answer.

@@ -14,6 +14,13 @@ pub enum RunnerError {
         joined(tried)
     )]
     NotFound { tried: Vec<PathBuf> },
+    /// The project's own virtualenv is there but this user cannot run its Python: no other
+    /// interpreter is tried in its place.
+    #[error(
+        "the project's virtualenv cannot be run: {} ({why}); repair it, or pass --python PATH",
+        path.display()
+    )]
+    ProjectVenvUnusable { path: PathBuf, why: String },
     /// The interpreter runs but cannot import pytest.
     #[error(
         "pytest is not installed for {p} ({detail}); install it with `{p} -m pip install pytest`",

@@ -86,7 +86,7 @@ fn the_hook_env_is_passed_over_for_the_projects_interpreter() {
     let hook_python = hook.join("bin/python");
     assert_eq!(
         found(&root, Some(&hook_python), &hook_env),
-        (hook_python.clone(), InterpreterSource::Explicit)
+        (hook_python, InterpreterSource::Explicit)
     );
 
     // The project's .venv wins over PATH.
@@ -114,8 +114,10 @@ fn the_hook_env_is_passed_over_for_the_projects_interpreter() {
         )
     );
 
-    // selfdebug installed elsewhere (cargo install): an active venv is the user's choice, even
-    // without pytest (the run then says pytest is missing there).
+    // selfdebug installed elsewhere (cargo install): an active venv is not selfdebug's own, but
+    // it lies outside the project, which has a venv of its own: that one runs the tests (the
+    // report's notes say so; `runner::venv_note`). Without the project's venv, the active one
+    // would be the user's choice, even without pytest.
     let elsewhere = InterpreterEnv {
         own_venv: None,
         ..hook_env.clone()
@@ -123,7 +125,10 @@ fn the_hook_env_is_passed_over_for_the_projects_interpreter() {
     assert_eq!(elsewhere.tool_env(), None);
     assert_eq!(
         found(&root, None, &elsewhere),
-        (hook_python.clone(), InterpreterSource::VirtualEnv)
+        (
+            root.join(".venv/bin/python"),
+            InterpreterSource::ProjectVenv
+        )
     );
 
     // selfdebug installed into the project's own venv, next to pytest: that venv is kept.
@@ -278,4 +283,39 @@ fn fix_from_inside_its_own_venv_runs_the_projects_pytest() {
         "{v}"
     );
     assert_eq!(p.read("words.py"), support::project::DEMO_MODULE);
+}
+
+/// A `$VIRTUAL_ENV` left active from another project (one whose Python has no pytest) does not
+/// run this project's tests: its own `.venv` does, the demo is fixed, and the report's notes
+/// name both.
+#[test]
+fn a_stale_virtual_env_outside_the_project_gives_way_to_the_projects_venv() {
+    let p = demo_project();
+    let tmp = tempfile::tempdir().unwrap();
+    let stale = venv(&tmp.path().join("other-project-venv"), false);
+    let own = venv(&p.root.join(".venv"), true);
+    let out = p
+        .cmd(&["fix", "--json"])
+        .env("VIRTUAL_ENV", &stale)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(p.read("words.py"), DEMO_FIXED);
+    let v = json(&out);
+    let expected = format!(
+        "$VIRTUAL_ENV {} lies outside the project: its own virtualenv {} runs the tests \
+         instead; --python PATH chooses another",
+        stale.display(),
+        own.join("bin/python").display()
+    );
+    assert!(
+        v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == &expected),
+        "{}",
+        v["notes"]
+    );
 }

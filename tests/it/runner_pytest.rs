@@ -222,7 +222,8 @@ fn interpreter_discovery_order() {
         "{version}"
     );
 
-    // An active VIRTUAL_ENV wins over the project's.
+    // An active VIRTUAL_ENV outside the project (left from another one) does not win over the
+    // project's own virtualenv; one inside the project does.
     std::os::unix::fs::symlink(&python, other_venv.join("bin/python")).unwrap();
     let venv_env = InterpreterEnv {
         virtual_env: Some(other_venv.clone().into_os_string()),
@@ -231,7 +232,44 @@ fn interpreter_discovery_order() {
     let i = find_interpreter_in(&root, None, &venv_env).unwrap();
     assert_eq!(
         (i.path, i.source),
+        (
+            root.join(".venv/bin/python"),
+            InterpreterSource::ProjectVenv
+        )
+    );
+    let inner = root.join("env");
+    fs::create_dir_all(inner.join("bin")).unwrap();
+    std::os::unix::fs::symlink(&python, inner.join("bin/python")).unwrap();
+    let inner_env = InterpreterEnv {
+        virtual_env: Some(inner.clone().into_os_string()),
+        ..path_env.clone()
+    };
+    let i = find_interpreter_in(&root, None, &inner_env).unwrap();
+    assert_eq!(
+        (i.path, i.source),
+        (inner.join("bin/python"), InterpreterSource::VirtualEnv)
+    );
+    // Without a venv of the project's own, the active one is used.
+    let bare = dir.path().join("bare");
+    fs::create_dir_all(&bare).unwrap();
+    let i = find_interpreter_in(&bare, None, &venv_env).unwrap();
+    assert_eq!(
+        (i.path, i.source),
         (other_venv.join("bin/python"), InterpreterSource::VirtualEnv)
+    );
+    // A project venv whose python cannot run (a dangling link) is an error naming it, not a
+    // silent fall back to another Python.
+    let broken = dir.path().join("broken");
+    fs::create_dir_all(broken.join(".venv/bin")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("gone"), broken.join(".venv/bin/python")).unwrap();
+    let e = find_interpreter_in(&broken, None, &venv_env).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "the project's virtualenv cannot be run: {} (No such file or directory (os error 2)); \
+             repair it, or pass --python PATH",
+            broken.join(".venv/bin/python").display()
+        )
     );
 
     // --python wins over everything; a bare name is looked up on PATH.
