@@ -5,6 +5,7 @@
 //! unchanged. The server itself touches no project file.
 
 mod child;
+mod oversized;
 mod tools;
 
 use rmcp::model::{
@@ -86,6 +87,23 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == oversized::TOOL {
+            let bytes = request
+                .arguments
+                .as_ref()
+                .and_then(|a| a.get("bytes"))
+                .and_then(Value::as_u64)
+                .unwrap_or_default();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the message of {bytes} bytes is over the {} MiB a message may have: pass \
+                     the log as a file with `log_file` (a path, relative to root) instead of its \
+                     text in `log`",
+                    oversized::LIMIT / (1024 * 1024) + 1
+                ),
+                None,
+            ));
+        }
         let inv = match tools::invocation(&request.name, request.arguments.as_ref()) {
             Ok(inv) => inv,
             // An unknown tool is a protocol error (-32602, as the specification's example).
@@ -189,7 +207,9 @@ pub fn serve() -> i32 {
     };
     let served = runtime.block_on(async {
         let (stdin, stdout) = rmcp::transport::stdio();
-        let service = Server.serve((EofInterrupts(stdin), stdout)).await?;
+        let service = Server
+            .serve((EofInterrupts(oversized::Oversized::new(stdin)), stdout))
+            .await?;
         service.waiting().await?;
         Ok::<(), Box<dyn std::error::Error>>(())
     });

@@ -35,6 +35,16 @@ fn log(what: &str) -> (&'static str, Value) {
     ("log", json!({"type": "string", "description": what}))
 }
 
+/// The same log as a file: what a log too large for one message (over 16 MiB) is passed as.
+fn log_file() -> (&'static str, Value) {
+    (
+        "log_file",
+        json!({"type": "string", "description": "The failing log as a file instead of its \
+            text (absolute, or relative to root): for a log too large to send (a message is at \
+            most 16 MiB). Not with `log`."}),
+    )
+}
+
 fn seconds(what: &str) -> Value {
     json!({"type": "integer", "minimum": 1, "description": what})
 }
@@ -46,6 +56,7 @@ fn fix_args() -> Vec<(&'static str, Value)> {
             "The text of a failing pytest log (or a traceback); without it pytest is run to \
              find the failures.",
         ),
+        log_file(),
         (
             "pytest_args",
             json!({"type": "array", "items": {"type": "string"},
@@ -132,6 +143,7 @@ fn parse_args() -> Vec<(&'static str, Value)> {
             "The log's text: pytest output (any --tb style), unittest output or a Python \
              traceback.",
         ),
+        log_file(),
     ]
 }
 
@@ -139,6 +151,7 @@ fn probe_args() -> Vec<(&'static str, Value)> {
     vec![
         root(),
         log("The text of a failing pytest log; without it pytest is run to find a failure."),
+        log_file(),
         (
             "test",
             json!({"type": "string",
@@ -284,6 +297,8 @@ pub enum ArgError {
         key: String,
         want: &'static str,
     },
+    #[error("{tool}: give `log` or `log_file`, not both")]
+    BothLogs { tool: &'static str },
     #[error("{tool}: `{key}` is required")]
     Required {
         tool: &'static str,
@@ -377,6 +392,27 @@ fn project_root(args: &Args) -> Result<PathBuf, ArgError> {
     })
 }
 
+/// `log` (its text, given to the child on stdin as `-`) or `log_file` (the path, relative to the
+/// root, as the command's log argument): what the child reads its log from.
+fn log_input(
+    args: &Args,
+    root: &Path,
+    cli: &mut Vec<OsString>,
+) -> Result<Option<Vec<u8>>, ArgError> {
+    match (args.str("log")?, args.str("log_file")?) {
+        (Some(_), Some(_)) => Err(ArgError::BothLogs { tool: args.tool }),
+        (Some(text), None) => {
+            cli.push("-".into());
+            Ok(Some(text.as_bytes().to_vec()))
+        }
+        (None, Some(file)) => {
+            cli.push(root.join(file).into_os_string());
+            Ok(None)
+        }
+        (None, None) => Ok(None),
+    }
+}
+
 /// A declared setting as a tool's argument (`max_attempts`) and the flag it becomes.
 fn argument<T>(setting: &Setting<T>) -> (String, &'static str) {
     (setting.key.replace('-', "_"), setting.flag)
@@ -444,10 +480,7 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
             ] {
                 flag(&mut cli, f, args.str(&key)?.map(str::to_string));
             }
-            if let Some(text) = args.str("log")? {
-                cli.push("-".into());
-                stdin = Some(text.as_bytes().to_vec());
-            }
+            stdin = log_input(&args, &root, &mut cli)?;
             let pytest_args = args.strings("pytest_args")?;
             if !pytest_args.is_empty() {
                 cli.push("--".into());
@@ -455,12 +488,13 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
             }
         }
         "parse" => {
-            let text = args.str("log")?.ok_or(ArgError::Required {
-                tool: def.name,
-                key: "log",
-            })?;
-            cli.push("-".into());
-            stdin = Some(text.as_bytes().to_vec());
+            if args.str("log")?.is_none() && args.str("log_file")?.is_none() {
+                return Err(ArgError::Required {
+                    tool: def.name,
+                    key: "log",
+                });
+            }
+            stdin = log_input(&args, &root, &mut cli)?;
         }
         "probe" => {
             flag(&mut cli, "--module", args.str("test")?.map(str::to_string));
@@ -469,10 +503,7 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
                 "--python",
                 args.str("python")?.map(str::to_string),
             );
-            if let Some(text) = args.str("log")? {
-                cli.push("-".into());
-                stdin = Some(text.as_bytes().to_vec());
-            }
+            stdin = log_input(&args, &root, &mut cli)?;
         }
         _ => {}
     }

@@ -77,7 +77,10 @@ fn python_sdk_client_session() {
             "{name}"
         );
     }
-    assert_eq!(tools["parse"]["properties"], json!(["log", "root"]));
+    assert_eq!(
+        tools["parse"]["properties"],
+        json!(["log", "log_file", "root"])
+    );
     for arg in [
         "dry_run",
         "safe_only",
@@ -86,6 +89,7 @@ fn python_sdk_client_session() {
         "cmd",
         "pytest_args",
         "log",
+        "log_file",
     ] {
         assert!(
             tools["fix"]["properties"]
@@ -325,4 +329,111 @@ fn sigkill_of_the_server_still_ends_its_run_with_the_file_restored() {
         project::processes_in(&root).is_empty()
     });
     assert_the_run_restored_its_file(&held);
+}
+
+/// A real server on plain JSON-RPC lines, initialized.
+fn raw_server(root: &std::path::Path) -> Serving {
+    use std::io::{BufRead, BufReader, Write};
+    let mut server = Command::new(env!("CARGO_BIN_EXE_selfdebug"))
+        .arg("mcp")
+        .current_dir(root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    for msg in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ] {
+        writeln!(stdin, "{msg}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    Serving {
+        server,
+        stdin: Some(stdin),
+        stdout,
+    }
+}
+
+impl Serving {
+    /// Sends one request and reads the answer with its id (notifications skipped).
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
+        use std::io::{BufRead, Write};
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(
+                self.stdout.read_line(&mut line).unwrap() > 0,
+                "server closed"
+            );
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+}
+
+/// The protocol's edges: an unknown tool is a JSON-RPC error (-32602); a bad argument is a
+/// tool error the model can read; a request over 16 MiB (a pasted log) gets an error that says
+/// to pass the log as a file, and `log_file` then works.
+#[test]
+fn unknown_tools_bad_arguments_and_oversized_requests_are_answered() {
+    let p = crate::support::project::project(&[("conftest.py", "")]);
+    let mut s = raw_server(&p.root);
+    let root = path_str(&p.root);
+    let unknown = s.call(2, "tools/call", json!({"name": "nope", "arguments": {}}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert_eq!(unknown["error"]["message"], "no tool named \"nope\"");
+    let bad = s.call(
+        3,
+        "tools/call",
+        json!({"name": "parse", "arguments": {"root": root, "log": 5}}),
+    );
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+    assert_eq!(
+        bad["result"]["content"][0]["text"],
+        "parse: `log` must be a string"
+    );
+    let log = format!(
+        "{}Traceback (most recent call last):\n  File \"app.py\", line 2, in <module>\n    \
+         1 / 0\nZeroDivisionError: division by zero\n",
+        "filler line\n".repeat(17 * 1024 * 1024 / 12)
+    );
+    let big = s.call(
+        4,
+        "tools/call",
+        json!({"name": "parse", "arguments": {"root": root, "log": log}}),
+    );
+    assert_eq!(big["error"]["code"], -32602, "{}", &big.to_string()[..200]);
+    let message = big["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("pass the log as a file with `log_file`"),
+        "{message}"
+    );
+    std::fs::write(p.root.join("big.log"), &log).unwrap();
+    let from_file = s.call(
+        5,
+        "tools/call",
+        json!({"name": "parse", "arguments": {"root": root, "log_file": "big.log"}}),
+    );
+    assert_eq!(from_file["result"]["isError"], false, "{from_file}");
+    let failure = &from_file["result"]["structuredContent"]["failures"][0];
+    assert_eq!(
+        (&failure["exc_type"], &failure["frames"][0]["file"]),
+        (&json!("ZeroDivisionError"), &json!("app.py")),
+        "{from_file}"
+    );
+    drop(s.stdin.take());
+    assert_eq!(s.exit(), Some(0));
 }
