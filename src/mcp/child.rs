@@ -125,7 +125,11 @@ fn spawn(spec: &Spec) -> std::io::Result<(Child, Option<OwnedFd>)> {
     } else {
         None
     };
-    die_with_server(&mut cmd);
+    // On Linux the child gets SIGINT when the server dies, however it dies (SIGKILL too): it
+    // then restores every file it touched, as on Ctrl-C, instead of running on orphaned and
+    // keeping a patch nobody asked for. The spawning thread is the server's main thread (the
+    // current-thread runtime), which lives as long as the server.
+    crate::process::die_with_parent(&mut cmd, libc::SIGINT);
     // Registered under the lock it is started under, so `interrupt_all_and_wait` cannot miss
     // a child being started.
     let mut live = LIVE
@@ -137,32 +141,6 @@ fn spawn(spec: &Spec) -> std::io::Result<(Child, Option<OwnedFd>)> {
     // child.
     Ok((child, pipe_ends.map(|(read, _write)| read)))
 }
-
-/// On Linux the child gets SIGINT when the server dies, however it dies (SIGKILL too): it then
-/// stops and restores every file it touched, as on Ctrl-C, instead of running on orphaned and
-/// keeping a patch nobody asked for. The server's thread that spawns is its main thread (the
-/// current-thread runtime), which lives as long as the server.
-#[cfg(target_os = "linux")]
-fn die_with_server(cmd: &mut Command) {
-    // SAFETY: getpid has no preconditions.
-    let server = unsafe { libc::getpid() };
-    // SAFETY: the closure runs between fork and exec and makes only async-signal-safe calls.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The server died between fork and prctl: nothing was touched yet, nobody waits.
-            if libc::getppid() != server {
-                libc::_exit(130);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_server(_cmd: &mut Command) {}
 
 /// All of `from`, read on a thread.
 fn read_all(mut from: impl Read + Send + 'static) -> oneshot::Receiver<Vec<u8>> {

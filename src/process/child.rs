@@ -108,7 +108,7 @@ pub fn run_command(mut cmd: Command, timeout: Duration) -> Result<CommandRun, Ru
 pub(crate) fn prepare_child(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
     cmd.process_group(0);
-    die_with_parent(cmd);
+    die_with_parent(cmd, libc::SIGKILL);
 }
 
 /// Whether the group leader has exited, leaving it waitable (a zombie) on Linux.
@@ -144,16 +144,17 @@ fn leader_exited(child: &mut Child, _pid: libc::pid_t) -> std::io::Result<bool> 
     child.try_wait().map(|s| s.is_some())
 }
 
-/// Makes the child die when we do (see [`crate::process`]).
+/// Makes the child get `signal` when we die (see [`crate::process`]): SIGKILL for a run, SIGINT
+/// for a child that must restore its files first (an MCP server's runs).
 #[cfg(target_os = "linux")]
-fn die_with_parent(cmd: &mut Command) {
+pub fn die_with_parent(cmd: &mut Command, signal: libc::c_int) {
     use std::os::unix::process::CommandExt;
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
     // SAFETY: the closure runs between fork and exec and only makes async-signal-safe syscalls.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // We may have died between fork and prctl: then nobody will ever signal this child.
@@ -166,7 +167,7 @@ fn die_with_parent(cmd: &mut Command) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn die_with_parent(_cmd: &mut Command) {}
+pub fn die_with_parent(_cmd: &mut Command, _signal: libc::c_int) {}
 
 fn kill_group(pgid: libc::pid_t) {
     // SAFETY: plain syscall; ESRCH (group already empty) is fine to ignore.

@@ -36,8 +36,8 @@ mod interrupt;
 mod private;
 mod temp_dir;
 
+pub use child::{die_with_parent, run_command, CommandRun};
 pub(crate) use child::{prepare_child, OUTPUT_CAP};
-pub use child::{run_command, CommandRun};
 pub use error::RunnerError;
 pub use interrupt::{install_interrupt_handler, interrupt, interrupted, stop_this_thread_with};
 pub use private::{cache_home, private_dir, write_private};

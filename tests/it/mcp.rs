@@ -226,42 +226,16 @@ struct Serving {
 }
 
 fn serve_a_held_fix(held: &project::Held) -> Serving {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::Write;
     held.hold("candidate");
-    let mut server = held
-        .project
-        .cmd_in(".", &["mcp"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    let mut stdout = BufReader::new(server.stdout.take().unwrap());
-    let mut send = |msg: Value| {
-        writeln!(stdin, "{msg}").unwrap();
-        stdin.flush().unwrap();
-    };
-    send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"}}}),
-    );
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    let init: Value = serde_json::from_str(&line).unwrap();
-    assert_eq!(init["result"]["serverInfo"]["name"], "selfdebug", "{line}");
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "fix",
-        "arguments": {"root": path_str(&held.project.root), "dry_run": false, "jobs": 1}}}),
-    );
+    let mut serving = raw_server(&held.project);
+    let msg = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "fix",
+        "arguments": {"root": path_str(&held.project.root), "dry_run": false, "jobs": 1}}});
+    let stdin = serving.stdin.as_mut().unwrap();
+    writeln!(stdin, "{msg}").unwrap();
+    stdin.flush().unwrap();
     held.wait_for("candidate", 300);
-    Serving {
-        server,
-        stdin: Some(stdin),
-        stdout,
-    }
+    serving
 }
 
 impl Serving {
@@ -331,12 +305,11 @@ fn sigkill_of_the_server_still_ends_its_run_with_the_file_restored() {
     assert_the_run_restored_its_file(&held);
 }
 
-/// A real server on plain JSON-RPC lines, initialized.
-fn raw_server(root: &std::path::Path) -> Serving {
+/// A real server on plain JSON-RPC lines, started in the project and initialized.
+fn raw_server(p: &project::Project) -> Serving {
     use std::io::{BufRead, BufReader, Write};
-    let mut server = Command::new(env!("CARGO_BIN_EXE_selfdebug"))
-        .arg("mcp")
-        .current_dir(root)
+    let mut server = p
+        .cmd_in(".", &["mcp"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -344,6 +317,7 @@ fn raw_server(root: &std::path::Path) -> Serving {
         .unwrap();
     let mut stdin = server.stdin.take().unwrap();
     let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    // The server answers `initialize` with its name.
     for msg in [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
@@ -355,6 +329,8 @@ fn raw_server(root: &std::path::Path) -> Serving {
     stdin.flush().unwrap();
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
+    let init: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(init["result"]["serverInfo"]["name"], "selfdebug", "{line}");
     Serving {
         server,
         stdin: Some(stdin),
@@ -390,7 +366,7 @@ impl Serving {
 #[test]
 fn unknown_tools_bad_arguments_and_oversized_requests_are_answered() {
     let p = crate::support::project::project(&[("conftest.py", "")]);
-    let mut s = raw_server(&p.root);
+    let mut s = raw_server(&p);
     let root = path_str(&p.root);
     let unknown = s.call(2, "tools/call", json!({"name": "nope", "arguments": {}}));
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");

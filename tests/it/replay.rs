@@ -57,6 +57,22 @@ fn commit(p: &Project, subject: &str) {
     p.git(&["commit", "-q", "-m", subject]);
 }
 
+/// "Fix crash on None text": `(text or "").split()` and the test that pins it.
+fn commit_none_fix(p: &Project) {
+    edit(
+        p,
+        "words.py",
+        "words = text.split()",
+        "words = (text or \"\").split()",
+    );
+    append(
+        p,
+        "tests/test_words.py",
+        "\n\ndef test_upper_none():\n    assert to_upper(None) == \"\"\n",
+    );
+    commit(p, "Fix crash on None text");
+}
+
 /// The history, oldest first (`git log` order is the reverse):
 /// - the initial commit (it only adds source files: no source change);
 /// - "Fix crash on None text": `(text or "").split()`, the edit `fix` makes (correct);
@@ -71,18 +87,7 @@ fn history() -> Project {
     let p = project(&[("words.py", WORDS), ("tests/test_words.py", TESTS)]);
     p.git(&["init", "-q", "-b", "main"]);
     commit(&p, "Initial words");
-    edit(
-        &p,
-        "words.py",
-        "words = text.split()",
-        "words = (text or \"\").split()",
-    );
-    append(
-        &p,
-        "tests/test_words.py",
-        "\n\ndef test_upper_none():\n    assert to_upper(None) == \"\"\n",
-    );
-    commit(&p, "Fix crash on None text");
+    commit_none_fix(&p);
     edit(
         &p,
         "words.py",
@@ -486,18 +491,7 @@ fn files_the_suite_itself_writes_are_not_the_fixes_leftovers() {
     ]);
     p.git(&["init", "-q", "-b", "main"]);
     commit(&p, "Initial words");
-    edit(
-        &p,
-        "words.py",
-        "words = text.split()",
-        "words = (text or \"\").split()",
-    );
-    append(
-        &p,
-        "tests/test_words.py",
-        "\n\ndef test_upper_none():\n    assert to_upper(None) == \"\"\n",
-    );
-    commit(&p, "Fix crash on None text");
+    commit_none_fix(&p);
     let out = p.run(&["replay", "--json", "--no-cache"]);
     assert_exit(&out, 0);
     let j = json(&out);
