@@ -186,17 +186,16 @@ pub fn find_interpreter_in(
         };
     }
     let mut tried = Vec::new();
-    // A `$VIRTUAL_ENV` left active from another project does not win over the project's own
-    // virtualenv (see `venv_note`, which says so in the report).
-    let project_venv = project_venv(root)?;
-    let foreign = |venv: &OsStr| !absolute_in(Path::new(venv), root);
-    if let Some(venv) = env
-        .virtual_env
-        .as_ref()
-        .filter(|_| tool_env.is_none())
-        .filter(|v| project_venv.is_none() || !foreign(v))
-    {
-        let p = Path::new(venv).join("bin").join("python");
+    // An active virtualenv inside the project first; one left active from another project
+    // (outside the root) only after the project's own (see `venv_note`, which says so).
+    let active = env.virtual_env.as_deref().filter(|_| tool_env.is_none());
+    // The venv's dir decides where it lies (its `bin/python` links out to the base Python).
+    let python_of = |v: &OsStr| Path::new(v).join("bin").join("python");
+    let (inside, outside_root) = match active {
+        Some(v) if absolute_in(Path::new(v), root) => (Some(python_of(v)), None),
+        other => (None, other.map(python_of)),
+    };
+    if let Some(p) = inside {
         if is_executable(&p) {
             return Ok(Interpreter {
                 path: p,
@@ -205,11 +204,20 @@ pub fn find_interpreter_in(
         }
         tried.push(p);
     }
-    if let Some(path) = project_venv {
+    if let Some(path) = project_venv(root)? {
         return Ok(Interpreter {
             path,
             source: InterpreterSource::ProjectVenv,
         });
+    }
+    if let Some(p) = outside_root {
+        if is_executable(&p) {
+            return Ok(Interpreter {
+                path: p,
+                source: InterpreterSource::VirtualEnv,
+            });
+        }
+        tried.push(p);
     }
     tried.extend([".venv", "venv"].map(|d| root.join(d).join("bin").join("python")));
     match search_path(OsStr::new("python3"), env.path.as_deref(), outside) {
@@ -264,7 +272,9 @@ pub fn venv_note(root: &Path, explicit: Option<&Path>) -> Option<String> {
         .as_ref()
         .filter(|_| env.tool_env().is_none())?;
     let chosen = find_interpreter_in(root, None, &env).ok()?;
-    (chosen.source == InterpreterSource::ProjectVenv).then(|| {
+    // One inside the root that cannot run gave way too, but it is not another project's.
+    let outside = !absolute_in(Path::new(active), root);
+    (outside && chosen.source == InterpreterSource::ProjectVenv).then(|| {
         format!(
             "$VIRTUAL_ENV {} lies outside the project: its own virtualenv {} runs the tests \
              instead; --python PATH chooses another",

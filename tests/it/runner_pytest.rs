@@ -249,6 +249,26 @@ fn interpreter_discovery_order() {
         (i.path, i.source),
         (inner.join("bin/python"), InterpreterSource::VirtualEnv)
     );
+    // An active one inside the project comes first: a broken `.venv` beside it is not looked at.
+    let inner_first = dir.path().join("inner-first");
+    let inner_venv = inner_first.join("env");
+    fs::create_dir_all(inner_venv.join("bin")).unwrap();
+    std::os::unix::fs::symlink(&python, inner_venv.join("bin/python")).unwrap();
+    fs::create_dir_all(inner_first.join(".venv/bin")).unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("gone"),
+        inner_first.join(".venv/bin/python"),
+    )
+    .unwrap();
+    let inner_first_env = InterpreterEnv {
+        virtual_env: Some(inner_venv.clone().into_os_string()),
+        ..path_env.clone()
+    };
+    let i = find_interpreter_in(&inner_first, None, &inner_first_env).unwrap();
+    assert_eq!(
+        (i.path, i.source),
+        (inner_venv.join("bin/python"), InterpreterSource::VirtualEnv)
+    );
     // Without a venv of the project's own, the active one is used.
     let bare = dir.path().join("bare");
     fs::create_dir_all(&bare).unwrap();
