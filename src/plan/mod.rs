@@ -3,6 +3,7 @@
 //! keep the fixes that apply cleanly and re-parse.
 
 mod candidate;
+pub mod exports;
 pub mod literals;
 pub mod raises;
 pub mod shape;
@@ -41,6 +42,10 @@ pub fn plan_explained(
     // A test expecting an exception is located in the test; the code to repair is what it calls.
     if let Some(planned) = raises::plan(input) {
         return planned;
+    }
+    // A test importing a name its package does not export: the package's `__init__.py`.
+    if let Some(exported) = exports::plan(input) {
+        return Ok(exported);
     }
     let path = confined_path(input.root, &loc.file)?;
     let rel_parts: Vec<&str> = loc.file.split('/').collect();

@@ -300,6 +300,9 @@ fn write_failure(out: &mut String, report: &Report, f: &FailureOutcome) {
 fn proof_words(p: &crate::session::Proof) -> String {
     let selected = if p.selected == 1 {
         "the selected test passes".to_string()
+    } else if p.selected == 0 {
+        // Its test file could not be collected on the original code (an import that failed).
+        "the selection, which could not be collected before the edit, passes".to_string()
     } else {
         format!("the {} selected tests pass", p.selected)
     };

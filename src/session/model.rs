@@ -417,7 +417,8 @@ impl Prechecked {
 /// What a candidate's proof ran, in the attempt (only under a narrow selection).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Proof {
-    /// Tests in the run's selection (all of them ran in the confirming run).
+    /// Tests in the run's selection as collected on the original code (all of them ran in the
+    /// confirming run); 0 when its test file could not be collected before the edit.
     pub selected: usize,
     /// Tests outside the selection run with the candidate: the rest of the selected tests'
     /// files, the tests that ran the edited lines, and the test files importing the module when

@@ -84,6 +84,8 @@ transforms! {
     ImportName = "import_name", imports::RuleParams;
     /// Planned by [`crate::plan::raises`]: the failure is located in the test.
     ExpectedRaise = "expected_raise", NoParams;
+    /// Planned by [`crate::plan::exports`]: the failing import is in the test.
+    ReExport = "re_export", NoParams;
 }
 
 /// The params of a transform that takes none: any key in `[params]` is an error.
@@ -195,7 +197,9 @@ pub fn candidates(transform: &Transform, ctx: &Context) -> Vec<Fix> {
         Transform::UnboundLocal(NoParams {}) => names::unbound_candidates(ctx),
         Transform::ImportName(p) => imports::candidates(ctx, p),
         // Text-level (see `text_candidates`), and planned from the test.
-        Transform::SyntaxFix(_) | Transform::ExpectedRaise(_) => Vec::new(),
+        Transform::SyntaxFix(_) | Transform::ExpectedRaise(_) | Transform::ReExport(_) => {
+            Vec::new()
+        }
     }
 }
 
@@ -213,7 +217,8 @@ pub fn text_candidates(transform: &Transform, ctx: &TextContext) -> Vec<Fix> {
         | Transform::NameError(_)
         | Transform::UnboundLocal(_)
         | Transform::ImportName(_)
-        | Transform::ExpectedRaise(_) => Vec::new(),
+        | Transform::ExpectedRaise(_)
+        | Transform::ReExport(_) => Vec::new(),
     }
 }
 
