@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 const MAX_ENTRIES: usize = 32;
 
 /// Bumped when the entry format or what it depends on changes: older files are ignored.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// The Python run once per miss: stamps first (so a change racing the import shows up as a
 /// mismatch next time, never as a fresh-looking stamp), then `import pytest`.
@@ -58,7 +58,8 @@ e = sys.executable or ''
 d = [[p, st(p)] for p in ps]
 x = st(e) if e else None
 import pytest, json
-sys.stdout.write(json.dumps({"executable": e, "executable_stamp": x, "pytest": pytest.__version__, "paths": d}))
+v = "%d.%d.%d" % tuple(sys.version_info[:3])
+sys.stdout.write(json.dumps({"executable": e, "executable_stamp": x, "python": v, "pytest": pytest.__version__, "paths": d}))
 "#;
 
 /// What a check found.
@@ -66,6 +67,8 @@ sys.stdout.write(json.dumps({"executable": e, "executable_stamp": x, "pytest": p
 pub struct Facts {
     /// `sys.executable` (empty when Python could not say).
     pub executable: PathBuf,
+    /// `sys.version_info[:3]` as `3.11.7`.
+    pub python_version: String,
     pub pytest_version: String,
 }
 
@@ -91,6 +94,7 @@ struct Entry {
     canonical: Option<PathBuf>,
     deps: Vec<Dep>,
     executable: PathBuf,
+    python_version: String,
     pytest_version: String,
 }
 
@@ -262,6 +266,7 @@ impl Cache {
             && e.deps.iter().all(|d| stamp(&d.path, d.link) == d.stamp);
         fresh.then(|| Facts {
             executable: e.executable.clone(),
+            python_version: e.python_version.clone(),
             pytest_version: e.pytest_version.clone(),
         })
     }
@@ -284,6 +289,7 @@ impl Cache {
             canonical: self.launcher.canonicalize().ok(),
             deps,
             executable: facts.executable.clone(),
+            python_version: facts.python_version.clone(),
             pytest_version: facts.pytest_version.clone(),
         };
         let mut file = self.read();
@@ -320,6 +326,7 @@ fn parse_output(stdout: &[u8]) -> Option<(Facts, Vec<Dep>)> {
     struct Out {
         executable: String,
         executable_stamp: Stamp,
+        python: String,
         pytest: String,
         paths: Vec<(String, Stamp)>,
     }
@@ -337,6 +344,7 @@ fn parse_output(stdout: &[u8]) -> Option<(Facts, Vec<Dep>)> {
     }));
     let facts = Facts {
         executable,
+        python_version: out.python,
         pytest_version: out.pytest,
     };
     Some((facts, deps))
@@ -384,7 +392,7 @@ mod tests {
     fn check_output(exe: &Path) -> Vec<u8> {
         let s = stamp(exe, false).unwrap();
         format!(
-            r#"{{"executable": {:?}, "executable_stamp": [{}, {}, {}], "pytest": "9.0", "paths": []}}"#,
+            r#"{{"executable": {:?}, "executable_stamp": [{}, {}, {}], "python": "3.11.7", "pytest": "9.0", "paths": []}}"#,
             exe.to_str().unwrap(),
             s.0,
             s.1,

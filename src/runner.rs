@@ -308,7 +308,34 @@ fn search_path(
 /// The answer is cached while the interpreter and its `sys.path` are unchanged
 /// ([`crate::interpreter_cache`]).
 pub fn prepare(python: &Interpreter) -> Result<Interpreter, RunnerError> {
-    prepare_with(python, crate::interpreter_cache::default_path().as_deref()).map(|(i, _)| i)
+    described(python).map(|p| p.interpreter)
+}
+
+/// An interpreter [`prepare`]d, with what the check said about it: what the report names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    /// As found (`.venv/bin/python`), what the report names.
+    pub found: Interpreter,
+    /// What runs the tests: `sys.executable` behind the found launcher.
+    pub interpreter: Interpreter,
+    /// `3.11.7`; `None` when Python could not say (a program that prints no facts).
+    pub python_version: Option<String>,
+    pub pytest_version: Option<String>,
+}
+
+/// [`prepare`], keeping the versions the check found.
+pub fn described(python: &Interpreter) -> Result<Prepared, RunnerError> {
+    let cache = crate::interpreter_cache::default_path();
+    let (interpreter, _, facts) = prepare_facts(python, cache.as_deref())?;
+    let nonempty = |v: String| (!v.is_empty()).then_some(v);
+    Ok(Prepared {
+        found: python.clone(),
+        interpreter,
+        python_version: facts
+            .as_ref()
+            .and_then(|f| nonempty(f.python_version.clone())),
+        pytest_version: facts.and_then(|f| nonempty(f.pytest_version)),
+    })
 }
 
 /// [`prepare`] with the cache file given (`None`: no cache); the flag says whether the cache
@@ -317,6 +344,13 @@ pub fn prepare_with(
     python: &Interpreter,
     cache: Option<&Path>,
 ) -> Result<(Interpreter, bool), RunnerError> {
+    prepare_facts(python, cache).map(|(i, hit, _)| (i, hit))
+}
+
+fn prepare_facts(
+    python: &Interpreter,
+    cache: Option<&Path>,
+) -> Result<(Interpreter, bool, Option<crate::interpreter_cache::Facts>), RunnerError> {
     use crate::interpreter_cache::{self as ic, Cache};
     let resolved = |exe: PathBuf| {
         if exe.is_absolute() && exe.is_file() {
@@ -330,7 +364,7 @@ pub fn prepare_with(
     };
     let cache = cache.map(|p| Cache::new(p.to_path_buf(), &python.path));
     if let Some(facts) = cache.as_ref().and_then(Cache::lookup) {
-        return Ok((resolved(facts.executable), true));
+        return Ok((resolved(facts.executable.clone()), true, Some(facts)));
     }
     let before = cache.as_ref().map(Cache::before_check).unwrap_or_default();
     let run = run_python(python, ic::FACTS_CODE)?;
@@ -345,8 +379,11 @@ pub fn prepare_with(
     } else if facts.is_none() {
         ensure_python(python)?;
     }
-    let exe = facts.map(|f| f.executable).unwrap_or_default();
-    Ok((resolved(exe), false))
+    let exe = facts
+        .as_ref()
+        .map(|f| f.executable.clone())
+        .unwrap_or_default();
+    Ok((resolved(exe), false, facts))
 }
 
 /// Runs `python -c CODE` quietly; a program that does not start is no Python interpreter,

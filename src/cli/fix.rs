@@ -276,14 +276,20 @@ fn run_in(
     ));
     (settings.pytest_args, settings.notes) = (pytest_args, notes);
     drop(t);
+    // The interpreter is checked here (once: the session takes it) so the first line names it;
+    // one that cannot run is left to the session, which words the error.
+    settings.prepared = session::prepared(root.path(), &settings).ok().flatten();
     if format != OutputFormat::Json {
+        let python = settings.prepared.as_ref().map_or(String::new(), |p| {
+            format!("; {}", session::InterpreterInfo::of(p).words(root.path()))
+        });
         match &settings.file {
             Some(f) => crate::stdio::errln(&format!(
-                "selfdebug: {}; config: {}",
+                "selfdebug: {}; config: {}{python}",
                 root.describe(),
                 f.name
             )),
-            None => crate::stdio::errln(&format!("selfdebug: {}", root.describe())),
+            None => crate::stdio::errln(&format!("selfdebug: {}{python}", root.describe())),
         }
     }
     // The warm workers end with the run (their temp dirs too), however it ends.

@@ -134,6 +134,9 @@ pub struct Settings {
     pub shown: Vec<Shown>,
     /// The ids of the rules (built in and the project's) that the selection turns off.
     pub rules_off: Vec<String>,
+    /// The interpreter, checked by the command before the session (to name it in the report's
+    /// first line); `None`: the session finds and checks it.
+    pub prepared: Option<crate::runner::Prepared>,
 }
 
 /// The resolution: each declared setting's value and source, in `selfdebug config`'s order.
@@ -262,6 +265,7 @@ impl Settings {
             file: config.file.clone(),
             shadowed: config.shadowed.clone(),
             shown: m.shown,
+            prepared: None,
             rules_off: selectable
                 .iter()
                 .filter(|id| !config.selection.enabled(id))

@@ -134,6 +134,8 @@ struct Summary<'a> {
     backups: &'a [Backup],
     /// The project root the run worked in.
     root: &'a str,
+    /// The interpreter the tests ran with (null under `--cmd`).
+    interpreter: Option<&'a crate::session::InterpreterInfo>,
     notes: &'a [String],
     out_of_time: bool,
     /// `pytest`, or `command` (`--cmd`).
@@ -186,6 +188,7 @@ pub fn json_exiting(report: &Report, exit_code: i32) -> String {
         attempt_records: &report.attempts,
         backups: &report.backups,
         root: &report.root,
+        interpreter: report.interpreter.as_ref(),
         notes: &report.notes,
         out_of_time: report.out_of_time,
         judge: report.judge,

@@ -831,6 +831,7 @@ impl AttemptLoop<'_, '_> {
         }
         let s = self.s;
         Report {
+            interpreter: None,
             failures: self.outcomes,
             attempts: self.attempts,
             patches,

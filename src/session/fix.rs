@@ -25,7 +25,7 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
     let started = Instant::now();
     let root = opts.root.path().to_path_buf();
     let t = crate::trace_times::span("interpreter prepared");
-    let python = interpreter(&root, opts)?;
+    let (python, named) = interpreter(&root, opts)?;
     drop(t);
     prewarm(opts, &python);
     let t = crate::trace_times::span("stale temp dirs scanned");
@@ -48,7 +48,10 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
     let _t = crate::trace_times::span("journal committed or rolled back, report");
     let journal = ws.journal;
     let mut report = match result {
-        Ok(r) if !crate::process::interrupted() => r,
+        Ok(mut r) if !crate::process::interrupted() => {
+            r.interpreter = named;
+            r
+        }
         Ok(_) => {
             let restored = journal.rollback();
             return Err(match restored {
@@ -156,7 +159,7 @@ pub fn dry_run(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> 
         return journal::while_locked_for_copy(&root, || propose_only(opts, &root, rules, started))
             .map_err(SessionError::DryRunRefused)?;
     }
-    let python = interpreter(&root, opts)?;
+    let (python, named) = interpreter(&root, opts)?;
     prewarm(opts, &python);
     runner::remove_stale_temp_dirs();
     // Under the project's lock, so no real run has a probe or a candidate in a file meanwhile.
@@ -178,6 +181,7 @@ pub fn dry_run(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> 
         // The loop stopped early: its report would leave failures out.
         return Err(SessionError::InterruptedDryRun);
     }
+    report.interpreter = named;
     let all_fixed = report.failures.iter().all(|f| f.status.is_fixed());
     if opts.all_or_nothing && !all_fixed && !report.patches.is_empty() {
         report.patches.clear();

@@ -32,9 +32,9 @@ mod workspace;
 pub use error::SessionError;
 pub use fix::{dry_run, fix};
 pub use model::{
-    combine, Attempt, Backup, Cause, CausePatch, FailureOutcome, FlakyRuns, Group, GroupKey, Patch,
-    PatchStep, Phases, Proof, Report,
+    combine, Attempt, Backup, Cause, CausePatch, FailureOutcome, FlakyRuns, Group, GroupKey,
+    InterpreterInfo, Patch, PatchStep, Phases, Proof, Report,
 };
 pub use workspace::{JournalWorkspace, ScratchWorkspace, Workspace};
 
-pub use shared::{interpreter, pending_journal, run_id, Options};
+pub use shared::{interpreter, pending_journal, prepared, run_id, Options};

@@ -87,6 +87,7 @@ pub(super) fn propose_only(
         outcomes.push(outcome);
     }
     let mut report = Report {
+        interpreter: None,
         nothing_failed: parsed.failures.is_empty(),
         failures: outcomes,
         attempts,

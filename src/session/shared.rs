@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::error::SessionError;
+use super::model::InterpreterInfo;
 use crate::config::settings::excluded_by;
 /// The settings a session reads, resolved once from flags, the configuration file and defaults.
 pub use crate::config::Settings as Options;
@@ -99,15 +100,35 @@ pub(super) fn is_conftest(f: &Failure) -> bool {
             .is_some_and(|h| h.starts_with("conftest "))
 }
 
-/// The project's interpreter, with pytest importable.
-pub fn interpreter(root: &Path, opts: &Options) -> Result<Interpreter, SessionError> {
+/// The project's interpreter, with pytest importable, and how the report names it (`None`
+/// under `--cmd`). The one the command prepared before the session ([`prepared`]) when it did.
+pub fn interpreter(
+    root: &Path,
+    opts: &Options,
+) -> Result<(Interpreter, Option<InterpreterInfo>), SessionError> {
+    if let Some(p) = &opts.prepared {
+        return Ok((p.interpreter.clone(), Some(InterpreterInfo::of(p))));
+    }
+    match prepared(root, opts)? {
+        Some(p) => Ok((p.interpreter.clone(), Some(InterpreterInfo::of(&p)))),
+        // A command needs no pytest.
+        None => runner::find_interpreter(root, opts.python.as_deref())
+            .map(|i| (i, None))
+            .map_err(SessionError::Runner),
+    }
+}
+
+/// The project's interpreter checked (pytest importable) with its versions, for the command to
+/// name it before the session starts; `None` under `--cmd`.
+pub fn prepared(root: &Path, opts: &Options) -> Result<Option<runner::Prepared>, SessionError> {
+    if opts.judge.is_some() {
+        return Ok(None);
+    }
     let python =
         runner::find_interpreter(root, opts.python.as_deref()).map_err(SessionError::Runner)?;
-    if opts.judge.is_some() {
-        // A command needs no pytest.
-        return Ok(python);
-    }
-    runner::prepare(&python).map_err(SessionError::Runner)
+    runner::described(&python)
+        .map(Some)
+        .map_err(SessionError::Runner)
 }
 
 pub(super) fn now_ms() -> u64 {

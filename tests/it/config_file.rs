@@ -58,7 +58,7 @@ fn the_file_header_names_the_config_and_a_zero_budget_leaves_the_rules_running()
     assert_eq!(p.read("words.py"), DEMO_FIXED);
     assert!(
         stderr(&out).starts_with(&format!(
-            "selfdebug: root {} (--root); config: pyproject.toml\n",
+            "selfdebug: root {} (--root); config: pyproject.toml; python ",
             p.root.display()
         )),
         "{}",

@@ -318,4 +318,39 @@ fn a_stale_virtual_env_outside_the_project_gives_way_to_the_projects_venv() {
         "{}",
         v["notes"]
     );
+    // The report names the interpreter that ran the tests: the project's own, with its versions.
+    let asked = |code: &str| {
+        let out = std::process::Command::new(own.join("bin/python"))
+            .args(["-c", code])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let version = asked("import sys; print('%d.%d.%d' % sys.version_info[:3], end='')");
+    let pytest = asked("import pytest; print(pytest.__version__, end='')");
+    assert_eq!(
+        v["interpreter"],
+        serde_json::json!({
+            "path": own.join("bin/python").to_string_lossy(),
+            "python_version": version,
+            "pytest_version": pytest,
+            "source": "project_venv",
+        })
+    );
+    // And the text report's first line does too, the path relative to the root.
+    let p = demo_project();
+    venv(&p.root.join(".venv"), true);
+    let out = p
+        .cmd(&["fix", "--dry-run"])
+        .env("VIRTUAL_ENV", &stale)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = stderr.lines().next().unwrap_or("");
+    assert!(
+        first.ends_with(&format!(
+            "; python {version} (.venv/bin/python, the project's virtualenv)"
+        )),
+        "{stderr}"
+    );
 }
