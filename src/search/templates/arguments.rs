@@ -204,10 +204,27 @@ fn params_of(args: &ast::Arguments, method: bool) -> Params {
 /// `name`'s parameters in the first of `files` that defines it (see [`params_in`]).
 fn params_in_files(files: &[PathBuf], name: &str, method: bool) -> Option<Params> {
     files.iter().find_map(|f| {
-        let source = crate::source::SourceFile::read(f).ok()?;
-        let pm = crate::syntax::parse(&source).ok()?;
-        params_in(pm.body(), name, method)
+        PARSED.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            // Each imported module is parsed once per process, not once per call site: the
+            // search asks at every call of every suspicious line.
+            let pm = cache
+                .entry(f.clone())
+                .or_insert_with(|| {
+                    let source = crate::source::SourceFile::read(f).ok()?;
+                    crate::syntax::parse(&source).ok().map(std::rc::Rc::new)
+                })
+                .clone()?;
+            params_in(pm.body(), name, method)
+        })
     })
+}
+
+thread_local! {
+    /// Imported modules parsed so far (`None`: unreadable or not Python). The search reads the
+    /// original tree, which no candidate has touched when its mutants are made.
+    static PARSED: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<std::rc::Rc<crate::syntax::ParsedModule>>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 /// The project modules `body` (the module at `path`) imports from, at top level or under a

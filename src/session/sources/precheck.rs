@@ -10,9 +10,13 @@
 //!   differ in whitespace or redundant parentheses only) are one candidate, the best-ranked kept.
 //!
 //! The last two ask the project's interpreter, once for all candidates of a search (one
-//! process, [`CHECK`]): each patched file is compiled and its `ast.dump` hashed. When that
-//! process cannot run or the original file itself does not compile with it, nothing is dropped
-//! for those reasons: the pytest runs judge as before.
+//! process, [`CHECK`]): what each candidate changed is compiled and its `ast.dump` hashed —
+//! the top-level statement (a `def`, a `class`, an assignment) holding all its edits, else the
+//! whole patched file. Dumping a 2,000-line module for each of hundreds of candidates took the
+//! whole search time before one ran; the statement alone compiles the same (a `return`, a
+//! `nonlocal` and their errors live inside it) and two candidates of one statement are the
+//! same program when its ASTs are. When that process cannot run or an original file itself
+//! does not compile with it, nothing is dropped for those reasons: the pytest runs judge.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -73,10 +77,18 @@ pub(in crate::session) fn screen(
     let mut dropped = Dropped::default();
     let mut kept: Vec<Ranked> = Vec::with_capacity(candidates.len());
     let ran = spectrum.tests.get(test);
+    // Each file parsed once, not once per candidate (hundreds of them in one large module).
+    let mut parsed: std::collections::HashMap<String, Option<Parsed>> =
+        std::collections::HashMap::new();
     for r in candidates {
         if let Some(ran) = ran {
             let lines = ran.lines.get(&r.candidate.file);
-            if !runs_edit(&r, lines) {
+            let c = &r.candidate;
+            let module = parsed
+                .entry(c.file.clone())
+                .or_insert_with(|| parse_original(c))
+                .as_ref();
+            if !runs_edit(&r, module, lines) {
                 dropped.not_run += 1;
                 continue;
             }
@@ -87,13 +99,13 @@ pub(in crate::session) fn screen(
     let Some(verdicts) = verdicts else {
         return (kept, dropped);
     };
-    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut seen: BTreeSet<(String, Option<usize>, String)> = BTreeSet::new();
     let mut out = Vec::with_capacity(kept.len());
-    for (r, v) in kept.into_iter().zip(verdicts) {
+    for (r, (scope, v)) in kept.into_iter().zip(verdicts) {
         match v {
             None => dropped.not_compiling += 1,
             Some(hash) => {
-                if seen.insert((r.candidate.file.clone(), hash)) {
+                if seen.insert((r.candidate.file.clone(), scope, hash)) {
                     out.push(r);
                 } else {
                     dropped.duplicates += 1;
@@ -104,25 +116,39 @@ pub(in crate::session) fn screen(
     (out, dropped)
 }
 
-/// Whether the failing test executed the statement (or, for an insertion, the block) that the
-/// candidate's edits touch; `lines` are the lines it ran in the candidate's file.
-fn runs_edit(r: &Ranked, lines: Option<&BTreeSet<u32>>) -> bool {
-    let c = &r.candidate;
-    let Ok(source) = crate::source::SourceFile::from_bytes(&c.path, c.original.clone()) else {
-        return true;
-    };
-    // Edits are byte ranges of the file: in a latin-1 file they are not offsets of the text.
+/// A candidate's original file, parsed, and whether its bytes start with a BOM.
+struct Parsed {
+    module: crate::syntax::ParsedModule,
+    bom: bool,
+}
+
+/// `None` when the original does not parse, or is latin-1 (edits are byte ranges of the file:
+/// there they are not offsets of the text).
+fn parse_original(c: &crate::plan::Candidate) -> Option<Parsed> {
+    let source = crate::source::SourceFile::from_bytes(&c.path, c.original.clone()).ok()?;
     if matches!(source.encoding(), crate::source::Encoding::Latin1) {
-        return true;
+        return None;
     }
-    let Ok(module) = crate::syntax::parse(&source) else {
+    let module = crate::syntax::parse(&source).ok()?;
+    Some(Parsed {
+        module,
+        bom: source.has_bom(),
+    })
+}
+
+/// Whether the failing test executed the statement (or, for an insertion, the block) that the
+/// candidate's edits touch; `lines` are the lines it ran in the candidate's file, `parsed` its
+/// original (`None`: it could not be read, so the edit is kept).
+fn runs_edit(r: &Ranked, parsed: Option<&Parsed>, lines: Option<&BTreeSet<u32>>) -> bool {
+    let c = &r.candidate;
+    let Some(Parsed { module, bom }) = parsed else {
         return true;
     };
     let starts = module.line_starts();
     let line_of = |offset: usize| starts.partition_point(|&s| s <= offset) as u32;
     let text_len = module.text().len();
     // Edits are byte ranges of the file; the parsed text drops a BOM (3 bytes).
-    let shift = if source.has_bom() { 3 } else { 0 };
+    let shift = if *bom { 3 } else { 0 };
     let ranges: Vec<(usize, usize)> = c
         .fix
         .edits
@@ -180,9 +206,11 @@ fn runs_edit(r: &Ranked, lines: Option<&BTreeSet<u32>>) -> bool {
     false
 }
 
-/// Per candidate, the hash of its file's AST, or `None` when it does not compile; `None` for
-/// the whole when the checker cannot run or the original files do not compile either.
-fn compiled(python: &Interpreter, kept: &[Ranked]) -> Option<Vec<Option<String>>> {
+/// Per candidate, the top-level statement its check read (`None`: the whole file) and the hash
+/// of what was read's AST, or `None` when it does not compile; `None` for the whole when the
+/// checker cannot run or the original files do not compile either.
+#[allow(clippy::type_complexity)]
+fn compiled(python: &Interpreter, kept: &[Ranked]) -> Option<Vec<(Option<usize>, Option<String>)>> {
     if kept.is_empty() {
         return Some(Vec::new());
     }
@@ -192,16 +220,28 @@ fn compiled(python: &Interpreter, kept: &[Ranked]) -> Option<Vec<Option<String>>
         .ok()?;
     // The originals first (each file once): a file the interpreter refuses as it is says
     // nothing about its candidates.
-    let mut originals: Vec<(&str, &[u8])> = Vec::new();
+    let mut originals: Vec<(&str, &[u8], Vec<std::ops::Range<usize>>)> = Vec::new();
     for r in kept {
-        if !originals.iter().any(|(f, _)| *f == r.candidate.file) {
-            originals.push((&r.candidate.file, &r.candidate.original));
+        if !originals.iter().any(|(f, _, _)| *f == r.candidate.file) {
+            let tops = top_level_spans(&r.candidate.path, &r.candidate.original);
+            originals.push((&r.candidate.file, &r.candidate.original, tops));
         }
     }
+    let read: Vec<(Option<usize>, &[u8])> = kept
+        .iter()
+        .map(|r| {
+            let c = &r.candidate;
+            let tops = originals
+                .iter()
+                .find(|(f, _, _)| *f == c.file)
+                .map_or(&[][..], |(_, _, t)| t.as_slice());
+            changed_statement(c, tops).unwrap_or((None, c.patched.as_slice()))
+        })
+        .collect();
     let all: Vec<&[u8]> = originals
         .iter()
-        .map(|(_, b)| *b)
-        .chain(kept.iter().map(|r| r.candidate.patched.as_slice()))
+        .map(|(_, b, _)| *b)
+        .chain(read.iter().map(|(_, b)| *b))
         .collect();
     for (i, bytes) in all.iter().enumerate() {
         std::fs::write(dir.path().join(i.to_string()), bytes).ok()?;
@@ -210,7 +250,64 @@ fn compiled(python: &Interpreter, kept: &[Ranked]) -> Option<Vec<Option<String>>
     if verdicts.len() != all.len() || verdicts[..originals.len()].iter().any(Option::is_none) {
         return None;
     }
-    Some(verdicts[originals.len()..].to_vec())
+    Some(
+        read.iter()
+            .map(|(scope, _)| *scope)
+            .zip(verdicts[originals.len()..].iter().cloned())
+            .collect(),
+    )
+}
+
+/// The byte spans of a file's top-level statements (decorators included), in its bytes; empty
+/// when it cannot be read as UTF-8 Python.
+fn top_level_spans(path: &Path, original: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let Ok(source) = crate::source::SourceFile::from_bytes(path, original.to_vec()) else {
+        return Vec::new();
+    };
+    if matches!(source.encoding(), crate::source::Encoding::Latin1) {
+        return Vec::new();
+    }
+    let Ok(module) = crate::syntax::parse(&source) else {
+        return Vec::new();
+    };
+    let shift = if source.has_bom() { 3 } else { 0 };
+    module
+        .body()
+        .iter()
+        .map(|s| {
+            let decorated = match s {
+                Stmt::FunctionDef(f) => f.decorator_list.first().map(|d| d.range().start()),
+                Stmt::AsyncFunctionDef(f) => f.decorator_list.first().map(|d| d.range().start()),
+                Stmt::ClassDef(c) => c.decorator_list.first().map(|d| d.range().start()),
+                _ => None,
+            };
+            // A decorator's range starts after its `@`: from the start of its line.
+            let start = decorated.map_or(s.range().start().to_usize(), |d| {
+                let text = module.text().get(..d.to_usize()).unwrap_or("");
+                text.rfind('\n').map_or(0, |n| n + 1)
+            });
+            start + shift..s.range().end().to_usize() + shift
+        })
+        .collect()
+}
+
+/// The candidate's top-level statement as patched, when one statement of `tops` holds every
+/// edit: its index and bytes.
+fn changed_statement<'a>(
+    c: &'a crate::plan::Candidate,
+    tops: &[std::ops::Range<usize>],
+) -> Option<(Option<usize>, &'a [u8])> {
+    let first = c.fix.edits.iter().map(|e| e.range.start).min()?;
+    let last = c.fix.edits.iter().map(|e| e.range.end).max()?;
+    let (k, span) = tops
+        .iter()
+        .enumerate()
+        .find(|(_, t)| t.start <= first && last <= t.end)?;
+    // Everything after the statement moved by what the edits added or removed.
+    let delta = c.patched.len() as isize - c.original.len() as isize;
+    let end = (span.end as isize + delta) as usize;
+    let bytes = c.patched.get(span.start..end)?;
+    Some((Some(k), bytes))
 }
 
 fn run_check(python: &Interpreter, dir: &Path, n: usize) -> Option<Vec<Option<String>>> {
@@ -337,6 +434,45 @@ mod tests {
         assert_eq!(dropped.duplicates, 1);
         assert_eq!(kept.len(), total - 3);
         assert_eq!(kept[0].candidate.patched, base.candidate.patched);
+    }
+
+    /// What the checker reads of a candidate: the top-level statement holding its edits,
+    /// decorators included, as patched; two equal statements edited alike are two programs.
+    #[test]
+    fn only_the_changed_top_level_statement_is_compiled() {
+        let dir = tempfile::tempdir().unwrap();
+        let src =
+            "import functools\n\nX = 1\nX = 1\n\n\n@functools.cache\ndef f(a):\n    return a + 1\n";
+        std::fs::write(dir.path().join("m.py"), src).unwrap();
+        let all = ranked(dir.path(), "m.py", &[3, 4, 9]);
+        let tops = top_level_spans(&all[0].candidate.path, src.as_bytes());
+        assert_eq!(tops.len(), 4);
+        let in_f = all
+            .iter()
+            .find(|r| r.candidate.fix.edits[0].range.start > src.find("def").unwrap())
+            .unwrap();
+        let (scope, bytes) = changed_statement(&in_f.candidate, &tops).unwrap();
+        assert_eq!(scope, Some(3));
+        let text = std::str::from_utf8(bytes).unwrap();
+        assert!(
+            text.starts_with("@functools.cache\ndef f(a):\n    return "),
+            "{text}"
+        );
+        assert!(!text.contains("X = 1"), "{text}");
+        // `X = 1` -> `X = 2` at line 3 and at line 4: the same text, two statements.
+        let same: Vec<Ranked> = all
+            .iter()
+            .filter(|r| {
+                String::from_utf8_lossy(&r.candidate.patched)
+                    .matches("X = 2")
+                    .count()
+                    == 1
+            })
+            .cloned()
+            .collect();
+        assert_eq!(same.len(), 2);
+        let (kept, dropped) = screen(&python(), same, "t::test", &Spectrum::default());
+        assert_eq!((kept.len(), dropped.total()), (2, 0));
     }
 
     #[test]

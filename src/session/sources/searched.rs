@@ -48,6 +48,7 @@ pub(in crate::session) fn ranked_candidates(
         .map(engine::FrameTypes::of);
     let words = engine::data::failure_words(failure);
     let test_literals = crate::plan::literals::test_literals(failure);
+    let t = crate::trace_times::span("search: candidates made");
     let candidates = engine::candidates(&SearchInput {
         root: w.ws.root(),
         suspicious: ranked,
@@ -58,6 +59,7 @@ pub(in crate::session) fn ranked_candidates(
         words: &words,
         test_literals: &test_literals,
     });
+    drop(t);
     // Files the configuration excludes are never patched, by the search either; families of
     // edits the rule selection leaves out (`ignore = ["search-delete-stmt"]`) are not tried.
     let mut candidates = candidates;
