@@ -51,5 +51,7 @@ crate::status::closed_set! {
         SiblingAttr => "sibling-attr",
         // Splitting without stripping ([`super::splits`]).
         SplitStrip => "split-strip",
+        // A missing `await` ([`super::templates::awaits`]).
+        MissingAwait => "missing-await",
     }
 }
