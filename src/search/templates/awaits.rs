@@ -9,7 +9,8 @@
 //! the module (`lookup_name(…)`), an `async def` method of the enclosing class (`self.m(…)`,
 //! `cls.m(…)`), a method name that only `async def`s of the module's classes carry
 //! (`self.service.price_of(…)`), or, whatever the callee, a call whose value the probe saw as a
-//! `coroutine` in the crashed frame (`price = fetch(sku)`, `fetch` imported). A call that is an
+//! `coroutine` in the crashed frame (`price = fetch(sku)`, `fetch` imported; the session keeps
+//! the frame's types for a `TypeError` naming `'coroutine'`). A call that is an
 //! argument of another call as it is (`asyncio.gather(f(), g())`, `create_task(f())`, `gather(*[f(x)
 //! for x in xs])`) is left alone: it is meant to be passed unawaited; one inside arithmetic in an
 //! argument (`max(0, self.subtotal() - d)`) is not. Inside a comprehension the edit is weighted down (the
