@@ -50,5 +50,9 @@ crate::status::closed_set! {
         LastDigit => "last-digit",
         SiblingAttr => "sibling-attr",
         ForwardArg => "forward-arg",
+        // Splitting without stripping ([`super::splits`]).
+        SplitStrip => "split-strip",
+        // A missing `await` ([`super::templates::awaits`]).
+        MissingAwait => "missing-await",
     }
 }

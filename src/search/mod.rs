@@ -17,6 +17,7 @@ pub mod hint;
 pub mod loop_step;
 pub mod mutate;
 pub mod priors;
+pub mod splits;
 pub mod templates;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -143,6 +144,13 @@ fn line_mutants(
     mutants.extend(data::mutants(module, line, priors, input.words));
     mutants.extend(formats::mutants(module, line, priors, input.words));
     mutants.extend(loop_step::mutants(module, line, priors));
+    mutants.extend(splits::mutants(
+        module,
+        line,
+        priors,
+        input.words,
+        input.expected,
+    ));
     if let Some((_, Some(f))) = queries::statement_at(module, line) {
         if guarded.insert(f.range().start().to_usize()) {
             mutants.extend(mutate::function_mutants(
@@ -472,6 +480,7 @@ mod tests {
             .copied()
             .chain(super::templates::families())
             .chain(super::data::FAMILIES.iter().copied())
+            .chain(super::splits::FAMILIES.iter().copied())
             .collect();
         made.sort();
         made.dedup();

@@ -7,7 +7,10 @@
 //! a written number are few and general, so each edit is derived from the literal's own text
 //! (no value is solved for from a test's expected number):
 //!
-//! - `decimal-shift`: the decimal point one place off, `25.4` → `2.54` / `254.0` (a float only);
+//! - `decimal-shift`: the decimal point one place off, `25.4` → `2.54` / `254.0`; an integer
+//!   (two digits or more) a zero short or a zero too many, `360` → `3600` / `36` (÷ only when
+//!   exact), and two places at a lower weight (`360` → `36000`, `3600` → `36`);
+//!   an integer grouped with underscores stays grouped (`3_600` → `36_000`);
 //! - `percent-fraction`: `0.2` → `20.0` where the code divides the product by 100
 //!   (`x * RATE / 100`), `20` → `0.2` for a whole-number module constant the code multiplies by and never
 //!   divides by 100 (`x * RATE`): how the code uses the number says which one it means;
@@ -15,8 +18,8 @@
 //!   counterpart of `plus-minus-one` on an integer.
 //!
 //! The new text is built from the literal's digits, never by float arithmetic (`0.3 / 10` would
-//! print `0.029999999999999999`). Literals with an exponent, underscores or a `j` are left
-//! alone.
+//! print `0.029999999999999999`). Literals with an exponent or a `j` are left alone, and so are
+//! floats with underscores and integers grouped otherwise than by thousands.
 
 use std::collections::BTreeSet;
 
@@ -61,9 +64,6 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
         };
         let r = rng(e.range());
         let written = &text[r.clone()];
-        let Some(num) = Decimal::parse(written) else {
-            continue;
-        };
         let mut push = |family: Family, to: String, w: f64| {
             if to != written {
                 out.push(mutant(
@@ -75,6 +75,14 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                     Vec::new(),
                 ));
             }
+        };
+        if !float {
+            for (to, w) in int_shifts(written) {
+                push(Family::DecimalShift, to, w);
+            }
+        }
+        let Some(num) = Decimal::parse(written) else {
+            continue;
         };
         if float {
             for (k, w) in [(-1, 1.0), (1, 0.8)] {
@@ -105,6 +113,49 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                 }
             }
         }
+    }
+    out
+}
+
+/// An integer literal a power of ten off, with the weight of each slip: a zero short (× 10)
+/// or one too many (÷ 10, only when the last digit is 0) are the typos; two places (× 100,
+/// ÷ 100) are rarer. Built from the digits; one-digit numbers are left to `plus-minus-one` and
+/// `constant` (`2` → `20` is a different number, not a slip of the same one).
+fn int_shifts(written: &str) -> Vec<(String, f64)> {
+    let digits = written.replace('_', "");
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0')
+    {
+        return Vec::new();
+    }
+    // Underscores kept only when they group by thousands, as the new number is grouped too.
+    let grouped = written.contains('_');
+    if grouped && thousands(&digits) != written {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (zeros, w) in [(1, 1.0_f64), (2, 0.3)] {
+        out.push((format!("{digits}{}", "0".repeat(zeros)), w));
+        if let Some(cut) = digits.strip_suffix(&"0".repeat(zeros)) {
+            out.push((cut.to_string(), w * 0.8));
+        }
+    }
+    out.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if grouped {
+        for (to, _) in &mut out {
+            *to = thousands(to);
+        }
+    }
+    out
+}
+
+/// `36000` → `36_000`.
+fn thousands(digits: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push('_');
+        }
+        out.push(c);
     }
     out
 }
@@ -322,6 +373,36 @@ mod tests {
     }
 
     #[test]
+    fn an_integer_gets_a_zero_more_or_less() {
+        let src = "SECONDS_PER_HOUR = 360\n\n\ndef hours(s):\n    return s // SECONDS_PER_HOUR\n";
+        assert_eq!(
+            titles(src, 1, mutants),
+            vec![
+                pair("`360` → `3600`", "SECONDS_PER_HOUR = 3600"),
+                pair("`360` → `36`", "SECONDS_PER_HOUR = 36"),
+                pair("`360` → `36000`", "SECONDS_PER_HOUR = 36000"),
+            ]
+        );
+        // Inline, and both ways with two zeros.
+        let inline = "def cents(d):\n    return d * 1000\n";
+        assert_eq!(
+            titles(inline, 2, mutants),
+            vec![
+                pair("`1000` → `10000`", "    return d * 10000"),
+                pair("`1000` → `100`", "    return d * 100"),
+                pair("`1000` → `100000`", "    return d * 100000"),
+                pair("`1000` → `10`", "    return d * 10"),
+            ]
+        );
+        assert_eq!(int_shifts("3_600")[0].0, "36_000");
+        assert_eq!(int_shifts("3_600")[1].0, "360");
+        // Grouped some other way, one digit, octal-looking, hex: nothing.
+        for none in ["36_00", "7", "0", "010", "0x10"] {
+            assert!(int_shifts(none).is_empty(), "{none}");
+        }
+    }
+
+    #[test]
     fn percent_or_fraction_follows_how_the_code_uses_the_number() {
         // Divided by 100 where it is read: a fraction is a percent written wrong.
         let per_100 = "RATE = 0.2\n\n\ndef tax(x):\n    return x * RATE / 100\n";
@@ -329,13 +410,18 @@ mod tests {
         assert!(t.contains(&pair("`0.2` → `20.0`", "RATE = 20.0")), "{t:?}");
         // Multiplied by and never divided by 100: a percent is a fraction written wrong.
         let times = "RATE = 20\n\n\ndef tax(x):\n    return x * RATE\n";
-        assert_eq!(
-            titles(times, 1, mutants),
-            vec![pair("`20` → `0.2`", "RATE = 0.2")]
-        );
-        // The integer percent the code divides by 100 (`TAX_PERCENT = 21`) gets nothing here.
+        let t = titles(times, 1, mutants);
+        assert_eq!(t[3], pair("`20` → `0.2`", "RATE = 0.2"), "{t:?}");
+        // The integer percent the code divides by 100 (`TAX_PERCENT = 21`) gets no
+        // percent-fraction edit here (only its decimal shifts).
         let percent = "TAX = 21\n\n\ndef tax(x):\n    return x * TAX // 100\n";
-        assert!(titles(percent, 1, mutants).is_empty());
+        assert_eq!(
+            titles(percent, 1, mutants),
+            vec![
+                pair("`21` → `210`", "TAX = 210"),
+                pair("`21` → `2100`", "TAX = 2100"),
+            ]
+        );
         // An inline literal under `/ 100` too.
         let inline = "def tax(x):\n    return x * 0.2 / 100\n";
         let t = titles(inline, 2, mutants);

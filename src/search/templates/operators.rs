@@ -159,7 +159,7 @@ pub(super) fn mutant(
 
 /// Every expression of the statement itself (a compound statement's header), outermost first;
 /// lambdas are other code and are not entered.
-pub(super) fn own_exprs(stmt: &Stmt) -> Vec<&Expr> {
+pub(crate) fn own_exprs(stmt: &Stmt) -> Vec<&Expr> {
     let mut own = Vec::new();
     walk::stmt_own_exprs(stmt, &mut own);
     let mut out = Vec::new();

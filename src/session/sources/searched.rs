@@ -39,7 +39,9 @@ pub(in crate::session) fn ranked_candidates(
     // The failing frame's runtime types (probe or baseline facts) type the parameters there,
     // unless the failure is about a type (`join() argument must be str ..., not 'int'`): then
     // the wrong variable's type is the bug, and the right one is of another type.
-    let type_error = matches!(failure.exc_type.as_str(), "TypeError" | "AttributeError");
+    // A coroutine operated on is the exception: its local's type is what `missing-await` reads.
+    let type_error = matches!(failure.exc_type.as_str(), "TypeError" | "AttributeError")
+        && !failure.msg.contains("'coroutine'");
     let frame = w
         .ctx
         .first_probe
