@@ -70,6 +70,7 @@ templates! {
     conditions,
     siblings,
     blocks,
+    returns,
 }
 
 /// Every template's mutants at the statement on `line` (none when the line starts no statement).
