@@ -44,10 +44,19 @@ pub fn statement_at(module: &ParsedModule, line: u32) -> Option<(&Stmt, Option<&
 
 /// Names a target expression stores (`x`, `(k, v)`).
 pub fn stored_in_expr(e: &Expr) -> Vec<String> {
+    names_in_expr(e, |c| matches!(c, ExprContext::Store))
+}
+
+/// Names an expression reads, in order (repeats kept).
+pub fn loaded_in_expr(e: &Expr) -> Vec<String> {
+    names_in_expr(e, |c| matches!(c, ExprContext::Load))
+}
+
+fn names_in_expr(e: &Expr, wanted: fn(&ExprContext) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     walk::walk(&[Node::Expr(e)], MAX_AST_DEPTH, |node, _| {
         if let Node::Expr(Expr::Name(n)) = node {
-            if matches!(n.ctx, ExprContext::Store) {
+            if wanted(&n.ctx) {
                 out.push(n.id.to_string());
             }
         }

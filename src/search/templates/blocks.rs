@@ -177,17 +177,11 @@ fn reindent(text: &str, r: &Range<usize>, to: &str) -> Option<Edit> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mutants_at;
+    use super::super::applied_at;
     use super::*;
 
     fn moved(src: &str, line: u32) -> Vec<(String, String, f64)> {
-        mutants_at(src, line, mutants)
-            .into_iter()
-            .map(|m| {
-                let new = crate::edit::apply(src, &m.edits).unwrap();
-                (m.title, new, m.prior)
-            })
-            .collect()
+        applied_at(src, line, mutants)
     }
 
     #[test]

@@ -116,6 +116,23 @@ pub(super) fn mutants_at(src: &str, line: u32, f: fn(&Site) -> Vec<Mutant>) -> V
     f(&site)
 }
 
+/// What `f` proposes at `line` of `src` (see [`mutants_at`]): each mutant's title, the
+/// patched text and its prior.
+#[cfg(test)]
+pub(super) fn applied_at(
+    src: &str,
+    line: u32,
+    f: fn(&Site) -> Vec<Mutant>,
+) -> Vec<(String, String, f64)> {
+    mutants_at(src, line, f)
+        .into_iter()
+        .map(|m| {
+            let new = crate::edit::apply(src, &m.edits).unwrap();
+            (m.title, new, m.prior)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     /// Every file of this folder is a line of the [`templates!`] table: a template file left

@@ -54,31 +54,34 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
     };
     let locals: Vec<String> = names_of(func).into_iter().map(|(n, _)| n).collect();
     let bound = path_bindings(func, &sr);
-    let own = block_bindings(block, &sr);
+    // What the falling block binds up to the statement, in binding order.
+    let own = stores_until(block, sr.end);
     let prior = site.priors.family(Family::MissingReturn);
     let mut values: Vec<(String, f64)> = Vec::new();
+    let mut add = |v: String, w: f64| {
+        if !values.iter().any(|(seen, _)| *seen == v) {
+            values.push((v, w));
+        }
+    };
     for r in &returns {
         let v = text[rng(r.range())].to_string();
-        let read = loads(r);
+        let read = crate::syntax::queries::loaded_in_expr(r);
         if read
             .iter()
             .all(|n| !locals.contains(n) || bound.contains(n))
         {
-            values.push((v, 1.0));
+            add(v, 1.0);
         }
         let arity = match r {
             Expr::Tuple(t) => t.elts.len(),
             _ => 1,
         };
         if own.len() == arity {
-            values.push((own.join(", "), 0.8));
+            add(own.join(", "), 0.8);
         }
     }
     let mut out = Vec::new();
     for (v, w) in values {
-        if out.iter().any(|m: &Mutant| m.title.contains(&format!("`return {}`", one_line(&v)))) {
-            continue;
-        }
         let Some(e) = insert_line_after(text, sr.end, indent, &format!("return {v}")) else {
             continue;
         };
@@ -109,20 +112,6 @@ fn falling_block<'a>(body: &'a [Stmt], r: &Range<usize>) -> Option<&'a [Stmt]> {
         Stmt::If(i) => falling_block(&i.body, r).or_else(|| falling_block(&i.orelse, r)),
         _ => None,
     }
-}
-
-/// The names an expression reads.
-fn loads(e: &Expr) -> Vec<String> {
-    let mut out = Vec::new();
-    walk::walk(&[Node::Expr(e)], MAX_AST_DEPTH, |node, _| {
-        if let Node::Expr(Expr::Name(n)) = node {
-            if matches!(n.ctx, ExprContext::Load) {
-                out.push(n.id.to_string());
-            }
-        }
-        true
-    });
-    out
 }
 
 /// The blocks under `stmts` that end in `return`/`raise`/`break`/`continue`: what they bind
@@ -222,24 +211,13 @@ fn path_bindings(func: &Stmt, r: &Range<usize>) -> Vec<String> {
     out
 }
 
-/// What the block holding the statement at `r` binds up to it, in binding order.
-fn block_bindings(block: &[Stmt], r: &Range<usize>) -> Vec<String> {
-    stores_until(block, r.end)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::mutants_at;
+    use super::super::applied_at;
     use super::*;
 
     fn returned(src: &str, line: u32) -> Vec<(String, String, f64)> {
-        mutants_at(src, line, mutants)
-            .into_iter()
-            .map(|m| {
-                let new = crate::edit::apply(src, &m.edits).unwrap();
-                (m.title, new, m.prior)
-            })
-            .collect()
+        applied_at(src, line, mutants)
     }
 
     #[test]
