@@ -54,5 +54,6 @@ crate::status::closed_set! {
         SplitStrip => "split-strip",
         // A missing `await` ([`super::templates::awaits`]).
         MissingAwait => "missing-await",
+        MoveStmt => "move-stmt",
     }
 }

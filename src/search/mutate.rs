@@ -88,6 +88,7 @@ pub fn mutants(
         addends: Vec::new(),
         linear: Vec::new(),
         returned: None,
+        comprehensions: Vec::new(),
     };
     // Where a changed literal moves the statement's value linearly (see [`Linear`]).
     let root: Option<(&Expr, Linear)> = match stmt {
@@ -110,6 +111,7 @@ pub fn mutants(
     }
     let mut own = Vec::new();
     walk::stmt_own_exprs(stmt, &mut own);
+    m.comprehensions = comprehension_scopes(&own);
     walk::walk(&own, MAX_AST_DEPTH, |node, _| {
         if let Node::Expr(Expr::BinOp(b)) = node {
             if matches!(b.op, Operator::Add | Operator::Sub)
@@ -271,6 +273,50 @@ struct Mutator<'a> {
     linear: Vec<(Range<usize>, Linear)>,
     /// The returned expression, for a `return` statement.
     returned: Option<Range<usize>>,
+    /// The statement's comprehensions (see [`ComprehensionScope`]).
+    comprehensions: Vec<ComprehensionScope>,
+}
+
+/// Where a comprehension's targets are visible (its element and conditions, and every
+/// generator's iterable but the first, which runs outside it) and the names they bind.
+struct ComprehensionScope {
+    whole: Range<usize>,
+    first_iter: Range<usize>,
+    bound: Vec<String>,
+}
+
+/// The comprehensions under `roots`, each with the names its `for` targets bind.
+fn comprehension_scopes(roots: &[Node]) -> Vec<ComprehensionScope> {
+    let mut out = Vec::new();
+    walk::walk(roots, MAX_AST_DEPTH, |node, _| {
+        let gens = match node {
+            Node::Expr(Expr::ListComp(c)) => &c.generators,
+            Node::Expr(Expr::SetComp(c)) => &c.generators,
+            Node::Expr(Expr::GeneratorExp(c)) => &c.generators,
+            Node::Expr(Expr::DictComp(c)) => &c.generators,
+            _ => return !matches!(node, Node::Expr(Expr::Lambda(_))),
+        };
+        let Node::Expr(e) = node else { return true };
+        let mut bound: Vec<String> = Vec::new();
+        let targets: Vec<Node> = gens.iter().map(|g| Node::Expr(&g.target)).collect();
+        walk::walk(&targets, MAX_AST_DEPTH, |t, _| {
+            if let Node::Expr(Expr::Name(n)) = t {
+                if !bound.iter().any(|b| b == n.id.as_str()) && n.id.as_str() != "_" {
+                    bound.push(n.id.to_string());
+                }
+            }
+            true
+        });
+        if let Some(first) = gens.first() {
+            out.push(ComprehensionScope {
+                whole: rng(e.range()),
+                first_iter: rng(first.iter.range()),
+                bound,
+            });
+        }
+        true
+    });
+    out
 }
 
 /// How a sub-expression moves the value of its statement: `add` is the sign with which it is
@@ -838,13 +884,36 @@ impl Mutator<'_> {
             return; // a global, a builtin or a function: not a local mix-up
         }
         let r = rng(e.range());
+        // Inside a comprehension's element or condition, its own other targets come first:
+        // `[x for x, y in pts if x > 0]` filters on the neighbour of the name it meant, and
+        // these names are bound in the statement itself (so `unbound_from` hides them).
+        let within = |outer: &Range<usize>| outer.start <= r.start && r.end <= outer.end;
+        let mut bound: Vec<String> = Vec::new();
+        for c in &self.comprehensions {
+            if within(&c.whole) && !within(&c.first_iter) {
+                for b in &c.bound {
+                    if b != name && !bound.contains(b) {
+                        bound.push(b.clone());
+                    }
+                }
+            }
+        }
+        let nb = bound.len() as f64;
+        for other in &bound {
+            self.push(
+                Family::Variable,
+                format!("`{name}` → `{other}`"),
+                vec![Edit::replacement(r.clone(), other.clone())],
+                1.0 / nb,
+            );
+        }
         // A variable of another known kind is not a mix-up anyone makes (`total` → `name`);
         // a name of unknown kind (a parameter) stays a candidate.
         let kind = self.func_kinds.get(name);
         let others: Vec<String> = self
             .func_names
             .iter()
-            .filter(|(n, _)| n != name)
+            .filter(|(n, _)| n != name && !bound.contains(n))
             // `width = len(rows[0])` never becomes `width = len(width[0])`.
             .filter(|(_, first)| self.unbound_from.is_none_or(|at| *first < at))
             .filter(|(n, _)| match (kind, self.func_kinds.get(n)) {
@@ -1465,6 +1534,39 @@ mod tests {
         let looped = "def g(xs):\n    prev = 0\n    for x in xs:\n        out = x - prev\n        cur = x\n    return out\n";
         let t: Vec<String> = titles(looped, 4).into_iter().map(|(t, _)| t).collect();
         assert!(t.contains(&"`prev` → `cur`".to_string()), "{t:?}");
+    }
+
+    #[test]
+    fn a_comprehension_s_own_targets_come_first() {
+        let src = "def f(pts, k):\n    return [x for x, y in pts if x > k]\n";
+        let t: Vec<(String, String)> = titles(src, 2)
+            .into_iter()
+            .filter(|(t, _)| t.starts_with("`x` → ") || t.starts_with("`k` → "))
+            .collect();
+        // The element's and the condition's `x` become `y` first (same weight, source order);
+        // `pts` (bound before the statement) after; the first iterable sees no target.
+        assert_eq!(
+            t[..2],
+            [
+                (
+                    "`x` → `y`".to_string(),
+                    "    return [y for x, y in pts if x > k]".to_string()
+                ),
+                (
+                    "`x` → `y`".to_string(),
+                    "    return [x for x, y in pts if y > k]".to_string()
+                ),
+            ]
+        );
+        assert!(t.iter().any(|(t, _)| t == "`k` → `x`"), "{t:?}");
+        assert!(!t.iter().any(|(t, _)| t == "`pts` → `x`"), "{t:?}");
+        let d = "def g(m, low):\n    return {a: b for a, b in m.items() if a >= low}\n";
+        let t: Vec<String> = titles(d, 2).into_iter().map(|(t, _)| t).collect();
+        assert_eq!(
+            t.iter().filter(|t| *t == "`a` → `b`").count(),
+            2,
+            "the key and the condition: {t:?}"
+        );
     }
 
     #[test]

@@ -131,6 +131,19 @@ const DICT_METHODS: &[&str] = &["get", "items", "keys", "values", "update", "set
 
 pub fn candidates(ctx: &Context, params: &RuleParams) -> Vec<Fix> {
     let op = params.operation;
+    // A `None` that a project function returns by falling off its end, where its other paths
+    // return a value, is that function's missing `return`: a guard here would only silence
+    // it. Nothing is proposed, and the search takes the failure to the function itself.
+    let unpack = matches!(op, Operation::Unpack | Operation::Iterate);
+    let made_by_fall_through = find_targets(ctx, op)
+        .into_iter()
+        .chain(unpack.then(|| unpack_target(ctx)).flatten())
+        .any(|t| {
+            crate::syntax::queries::none_from_missing_return(ctx.module, &t.receiver).is_some()
+        });
+    if made_by_fall_through {
+        return Vec::new();
+    }
     // Python 3.6 words a `None` unpacked into several names as a `None` iterated (`'NoneType'
     // object is not iterable`; 3.7+: `cannot unpack non-iterable NoneType object`): on a
     // statement that unpacks, the AST and the probe say which value was None, not the message.

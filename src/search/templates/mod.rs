@@ -71,6 +71,8 @@ templates! {
     siblings,
     arguments,
     awaits,
+    blocks,
+    returns,
 }
 
 /// Every template's mutants at the statement on `line` (none when the line starts no statement).
@@ -114,6 +116,23 @@ pub(super) fn mutants_at(src: &str, line: u32, f: fn(&Site) -> Vec<Mutant>) -> V
         expected: None,
     };
     f(&site)
+}
+
+/// What `f` proposes at `line` of `src` (see [`mutants_at`]): each mutant's title, the
+/// patched text and its prior.
+#[cfg(test)]
+pub(super) fn applied_at(
+    src: &str,
+    line: u32,
+    f: fn(&Site) -> Vec<Mutant>,
+) -> Vec<(String, String, f64)> {
+    mutants_at(src, line, f)
+        .into_iter()
+        .map(|m| {
+            let new = crate::edit::apply(src, &m.edits).unwrap();
+            (m.title, new, m.prior)
+        })
+        .collect()
 }
 
 #[cfg(test)]
