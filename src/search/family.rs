@@ -49,5 +49,7 @@ crate::status::closed_set! {
         PercentFraction => "percent-fraction",
         LastDigit => "last-digit",
         SiblingAttr => "sibling-attr",
+        // Issue 36, replay families.
+        NoneTest => "none-test",
     }
 }
