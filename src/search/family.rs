@@ -51,5 +51,6 @@ crate::status::closed_set! {
         SiblingAttr => "sibling-attr",
         // Issue 36, replay families.
         NoneTest => "none-test",
+        ExceptWiden => "except-widen",
     }
 }

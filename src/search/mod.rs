@@ -13,6 +13,7 @@ pub mod choose;
 pub mod data;
 pub mod family;
 pub mod formats;
+pub mod handlers;
 pub mod hint;
 pub mod loop_step;
 pub mod mutate;
@@ -83,6 +84,9 @@ pub struct SearchInput<'a> {
     /// The failing test's expected values ([`plan::literals::test_literals`]): a candidate
     /// that introduces one absent from its module says so in [`Ranked::copied`].
     pub test_literals: &'a [Lit],
+    /// The failure searched for: its exception and traceback ([`handlers`] widens an `except`
+    /// the exception escaped).
+    pub failure: Option<&'a crate::traceback::Failure>,
 }
 
 /// The runtime types of a crashed frame's locals (see [`SearchInput::frame`]).
@@ -126,6 +130,7 @@ pub fn rule_ids() -> Vec<String> {
 fn line_mutants(
     input: &SearchInput,
     module: &syntax::ParsedModule,
+    file: &str,
     line: u32,
     probed: Option<&BTreeMap<String, String>>,
     guarded: &mut BTreeSet<usize>,
@@ -143,6 +148,7 @@ fn line_mutants(
     mutants.extend(data::mutants(module, line, priors, input.words));
     mutants.extend(formats::mutants(module, line, priors, input.words));
     mutants.extend(loop_step::mutants(module, line, priors));
+    mutants.extend(handlers::mutants(module, file, line, priors, input.failure));
     if let Some((_, Some(f))) = queries::statement_at(module, line) {
         if guarded.insert(f.range().start().to_usize()) {
             mutants.extend(mutate::function_mutants(
@@ -202,7 +208,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
             let probed = crashed
                 .filter(|(start, _)| func_start(s.line) == Some(*start))
                 .map(|(_, types)| types);
-            let mutants = line_mutants(input, &module, s.line, probed, &mut guarded);
+            let mutants = line_mutants(input, &module, file, s.line, probed, &mut guarded);
             for m in mutants {
                 let size = m.size();
                 // A data edit is titled by the line it edits (the data's), not the checked one.
@@ -351,6 +357,7 @@ mod tests {
             frame: None,
             words: &[],
             test_literals: test,
+            failure: None,
         })
     }
 
@@ -414,6 +421,7 @@ mod tests {
             .copied()
             .chain(super::templates::families())
             .chain(super::data::FAMILIES.iter().copied())
+            .chain(super::handlers::FAMILIES.iter().copied())
             .collect();
         made.sort();
         made.dedup();

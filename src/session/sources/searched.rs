@@ -57,6 +57,7 @@ pub(in crate::session) fn ranked_candidates(
         frame: frame.as_ref(),
         words: &words,
         test_literals: &test_literals,
+        failure: Some(failure),
     });
     // Files the configuration excludes are never patched, by the search either; families of
     // edits the rule selection leaves out (`ignore = ["search-delete-stmt"]`) are not tried.
