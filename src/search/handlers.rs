@@ -153,11 +153,16 @@ fn innermost_try(
     let roots: Vec<Node> = module.body().iter().map(Node::Stmt).collect();
     let mut found = None;
     walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
-        let Node::Stmt(s) = node else { return false };
         let r = node.range();
         if !(r.start <= at.start && at.end <= r.end) {
             return false;
         }
+        // A handler's body holds statements too (a `try` inside an `except`).
+        let s = match node {
+            Node::Stmt(s) => s,
+            Node::Handler(_) => return true,
+            _ => return false,
+        };
         match s {
             // A nested def is other code: a `try` outside it is not on its frame.
             Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_) => found = None,
@@ -179,12 +184,12 @@ fn innermost_try(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::traceback::model::{Frame, Outcome, TbStyle, When};
     use std::path::Path;
 
-    fn failure(exc: &str, lines: &[u32]) -> Failure {
+    pub(in crate::search) fn failure(exc: &str, lines: &[u32]) -> Failure {
         Failure {
             test: Some("tests/test_m.py::test_it".into()),
             when: When::Call,
@@ -233,6 +238,21 @@ mod tests {
                     .to_string(),
                 TO_INT.replace("ValueError):", "ValueError, OverflowError):")
             )]
+        );
+    }
+
+    #[test]
+    fn a_try_inside_a_handler_is_the_innermost() {
+        let src = "def to_int(v, default=0):\n    try:\n        return int(v)\n    except (TypeError, ValueError):\n        try:\n            return int(float(v))\n        except (TypeError, ValueError):\n            return default\n";
+        let got = outcomes(src, 6, &failure("OverflowError", &[6]));
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            got[0].1,
+            src.replacen(
+                "        except (TypeError, ValueError):",
+                "        except (TypeError, ValueError, OverflowError):",
+                1
+            )
         );
     }
 

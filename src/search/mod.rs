@@ -175,6 +175,13 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
     for s in &lines {
         by_file.entry(s.file.as_str()).or_default().push(s);
     }
+    // The failure's own frames are sites of the handler edits whatever their rank: a crash
+    // line that passing tests run too ranks below lines only the failure ran (the handling
+    // of its exception), yet it is the line a `try` failed to protect.
+    let top = lines.iter().map(|s| s.score).fold(0.0, f64::max);
+    for f in input.failure.map(|f| &f.frames[..]).unwrap_or_default() {
+        by_file.entry(f.file.as_str()).or_default();
+    }
     let mut out: Vec<Ranked> = Vec::new();
     let mut seen: BTreeSet<Vec<u8>> = BTreeSet::new();
     for (file, sus) in by_file {
@@ -204,11 +211,24 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
             .frame
             .filter(|f| f.file == file)
             .and_then(|f| Some((func_start(f.line)?, &f.types)));
-        for s in sus {
+        let frames: Vec<(u32, f64, bool)> = input
+            .failure
+            .map(|f| &f.frames[..])
+            .unwrap_or_default()
+            .iter()
+            .filter(|f| f.file == file && !sus.iter().any(|s| s.line == f.line))
+            .map(|f| (f.line, top, true))
+            .collect();
+        let sites = sus.iter().map(|s| (s.line, s.score, false)).chain(frames);
+        for (line, score, frame_only) in sites {
             let probed = crashed
-                .filter(|(start, _)| func_start(s.line) == Some(*start))
+                .filter(|(start, _)| func_start(line) == Some(*start))
                 .map(|(_, types)| types);
-            let mutants = line_mutants(input, &module, file, s.line, probed, &mut guarded);
+            let mutants = if frame_only {
+                handlers::mutants(&module, file, line, Priors::builtin(), input.failure)
+            } else {
+                line_mutants(input, &module, file, line, probed, &mut guarded)
+            };
             for m in mutants {
                 let size = m.size();
                 // A data edit is titled by the line it edits (the data's), not the checked one.
@@ -217,7 +237,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                         .line_starts()
                         .partition_point(|&start| start <= e.range.start)
                         as u32,
-                    _ => s.line,
+                    _ => line,
                 };
                 let fix = Fix::new(
                     format!("{} at {file}:{at}", m.title),
@@ -263,10 +283,10 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                         original: source.bytes().to_vec(),
                         patched,
                     },
-                    line: s.line,
+                    line,
                     family: m.family,
-                    score: s.score,
-                    rank: s.score * m.prior,
+                    score,
+                    rank: score * m.prior,
                     size,
                     hint: input.expectation.map_or(Tier::None, |e| e.tier(&m.effects)),
                     copied,
@@ -411,6 +431,40 @@ mod tests {
             Some(crate::status::Silencing::SkipsWork)
         );
         assert_eq!(none_guard.copied, None);
+    }
+
+    /// A frame of the failure inside a `try` body is a site of `except-widen` even when the
+    /// spectrum ranks other lines (the handling of the exception) above it, at the best
+    /// suspicious score.
+    #[test]
+    fn the_failures_own_frames_are_handler_sites() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = "def to_int(s, default=0):\n    try:\n        return int(float(s))\n    except (TypeError, ValueError):\n        return default\n";
+        std::fs::write(dir.path().join("m.py"), src).unwrap();
+        std::fs::write(dir.path().join("other.py"), "x = 1\ny = 2\n").unwrap();
+        let suspicious = [Suspicious {
+            file: "other.py".into(),
+            line: 2,
+            score: 0.9,
+        }];
+        let failure = handlers::tests::failure("OverflowError", &[3]);
+        let got = candidates(&SearchInput {
+            root: dir.path(),
+            suspicious: &suspicious,
+            expected: None,
+            expectation: None,
+            allow_tests: false,
+            frame: None,
+            words: &[],
+            test_literals: &[],
+            failure: Some(&failure),
+        });
+        let widen: Vec<(&str, u32, f64)> = got
+            .iter()
+            .filter(|r| r.family == Family::ExceptWiden)
+            .map(|r| (r.candidate.file.as_str(), r.line, r.score))
+            .collect();
+        assert_eq!(widen, vec![("m.py", 3, 0.9)]);
     }
 
     /// Every family is one some generator makes (the priors' check makes each have a prior).
