@@ -615,7 +615,7 @@ fn guard_quote(source: &SourceFile, s: &Stmt) -> Option<Option<char>> {
 }
 
 /// A builtin exception, or a name the module defines or imports.
-fn exception_in_scope(module: &syntax::ParsedModule, name: &str) -> bool {
+pub(crate) fn exception_in_scope(module: &syntax::ParsedModule, name: &str) -> bool {
     const BUILTIN: &[&str] = &[
         "ValueError",
         "TypeError",

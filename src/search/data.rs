@@ -188,7 +188,7 @@ pub fn mutants(module: &ParsedModule, line: u32, priors: &Priors, words: &[Strin
                 Ref::Name(n) | Ref::Attr(n) | Ref::NamedPattern(n, ..) => format!("`{n}`"),
                 Ref::Pattern(..) => "the pattern".to_string(),
             };
-            // A pattern passed to `re.*` here: the call's flags say whether it is verbose.
+            // A pattern passed to `re.*` here: the call's flags say how it is read.
             let passed = match r {
                 Ref::Pattern(_, v) | Ref::NamedPattern(_, _, v) => Some(v),
                 _ => None,
@@ -205,11 +205,11 @@ enum Ref<'a> {
     Name(String),
     /// An attribute of `self`/`cls` or of a class by name (`self._FIELDS`).
     Attr(String),
-    /// A pattern literal passed to `re.*` right there, and whether the call makes it verbose.
-    Pattern(&'a Expr, bool),
+    /// A pattern literal passed to `re.*` right there, and the call's flags.
+    Pattern(&'a Expr, Flags),
     /// A pattern passed to `re.*` by name: a module name, or a class attribute (`true`); and
-    /// whether the call makes it verbose.
-    NamedPattern(String, bool, bool),
+    /// the call's flags.
+    NamedPattern(String, bool, Flags),
 }
 
 fn names_in(e: &Expr, out: &mut BTreeSet<String>) {
@@ -236,12 +236,12 @@ fn refs_in<'a>(e: &'a Expr, out: &mut Vec<Ref<'a>>) {
                 }
             }
             Node::Expr(Expr::Call(c)) => match re_pattern(c) {
-                Some(p) if is_str(p) => out.push(Ref::Pattern(p, is_verbose(c))),
+                Some(p) if is_str(p) => out.push(Ref::Pattern(p, flags_of(c))),
                 Some(Expr::Name(n)) => {
-                    out.push(Ref::NamedPattern(n.id.to_string(), false, is_verbose(c)));
+                    out.push(Ref::NamedPattern(n.id.to_string(), false, flags_of(c)));
                 }
                 Some(Expr::Attribute(a)) => {
-                    out.push(Ref::NamedPattern(a.attr.to_string(), true, is_verbose(c)));
+                    out.push(Ref::NamedPattern(a.attr.to_string(), true, flags_of(c)));
                 }
                 _ => {}
             },
@@ -264,9 +264,18 @@ fn re_pattern(c: &ast::ExprCall) -> Option<&Expr> {
         .flatten()
 }
 
-/// Whether a `re.*` call's flags (after the pattern, or `flags=`) include `re.VERBOSE`/`re.X`.
-fn is_verbose(c: &ast::ExprCall) -> bool {
-    let mut found = false;
+/// The flags of a pattern that change how the edits read it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct Flags {
+    /// `re.VERBOSE`/`re.X`: spaces and `#` comments are not part of the pattern.
+    pub verbose: bool,
+    /// `re.MULTILINE`/`re.M`: `$` ends each line, and `\Z` is no fix of it.
+    pub multiline: bool,
+}
+
+/// Which of [`Flags`] a `re.*` call's flags (after the pattern, or `flags=`) set.
+fn flags_of(c: &ast::ExprCall) -> Flags {
+    let mut found = Flags::default();
     let flags = c
         .args
         .iter()
@@ -275,7 +284,8 @@ fn is_verbose(c: &ast::ExprCall) -> bool {
     for f in flags {
         walk::walk(&[Node::Expr(f)], MAX_AST_DEPTH, |node, _| {
             if let Node::Expr(Expr::Attribute(a)) = node {
-                found |= matches!(a.attr.as_str(), "VERBOSE" | "X");
+                found.verbose |= matches!(a.attr.as_str(), "VERBOSE" | "X");
+                found.multiline |= matches!(a.attr.as_str(), "MULTILINE" | "M");
             }
             matches!(node, Node::Expr(_))
         });
@@ -370,12 +380,12 @@ impl DataMutator<'_> {
     }
 
     /// The edits of one data value: a compiled pattern, a pattern literal, a collection of keys.
-    /// `passed`: the value is passed to `re.*` as a pattern (verbose or not).
-    fn data(&mut self, value: &Expr, passed: Option<bool>) {
+    /// `passed`: the value is passed to `re.*` as a pattern (with these flags).
+    fn data(&mut self, value: &Expr, passed: Option<Flags>) {
         match value {
             Expr::Call(c) => {
                 if let Some(p) = re_pattern(c) {
-                    self.pattern(p, is_verbose(c));
+                    self.pattern(p, flags_of(c));
                     return;
                 }
                 // `frozenset({...})`, `set([...])`, `tuple(...)`.
@@ -385,7 +395,23 @@ impl DataMutator<'_> {
                     self.keys(inner);
                 }
             }
-            Expr::Constant(_) if passed.is_some() => self.pattern(value, passed == Some(true)),
+            Expr::Constant(_) if passed.is_some() => {
+                self.pattern(value, passed.unwrap_or_default())
+            }
+            // A table of compiled patterns (`RULES = {"END": re.compile(r"$"), ...}`): each.
+            Expr::Dict(d)
+                if d.values
+                    .iter()
+                    .any(|v| matches!(v, Expr::Call(c) if re_pattern(c).is_some())) =>
+            {
+                for v in &d.values {
+                    if let Expr::Call(c) = v {
+                        if let Some(p) = re_pattern(c) {
+                            self.pattern(p, flags_of(c));
+                        }
+                    }
+                }
+            }
             _ => self.keys(value),
         }
     }
@@ -461,7 +487,8 @@ impl DataMutator<'_> {
     /// A pattern literal: each character class with a character of a word it misses, each
     /// quantifier one step wider, an end anchor dropped. Adjacent literals (`r"^[a-z]" r"+$"`)
     /// are read as the one pattern they make; a verbose one without its spaces and comments.
-    fn pattern(&mut self, lit: &Expr, verbose: bool) {
+    fn pattern(&mut self, lit: &Expr, flags: Flags) {
+        let verbose = flags.verbose;
         // Its body is what the regex engine sees when every piece is raw or has no backslash.
         let Some(pieces) = literal_pieces(self.text, lit) else {
             return;
@@ -536,6 +563,23 @@ impl DataMutator<'_> {
                 }
             }
         }
+        // A `$` that also accepts a trailing newline: `\Z` is Python's true end (not under
+        // MULTILINE, where `$` ends each line on purpose).
+        let multiline = flags.multiline || inline_flags(body).contains('m');
+        for i in end_anchors(body).into_iter().filter(|_| !multiline) {
+            // Spelled for the piece it is written in.
+            let in_raw = pieces
+                .iter()
+                .find(|p| (p.body_start..p.body_start + p.body.len()).contains(&at(i)))
+                .is_some_and(|p| p.raw);
+            let z = if in_raw { "\\Z" } else { "\\\\Z" };
+            self.push(
+                Family::RegexAnchor,
+                "`$` → `\\Z` (`$` also matches before a trailing newline)".to_string(),
+                vec![Edit::replacement(span(i..i + 1), z.to_string())],
+                1.0,
+            );
+        }
         // A `$` that refuses a trailing part the tests accept.
         if body.ends_with('$') && !body.ends_with("\\$") {
             self.push(
@@ -565,6 +609,34 @@ impl DataMutator<'_> {
         out.truncate(16);
         out
     }
+}
+
+/// The letters of a pattern's inline flag groups (`(?m)`, `(?im)`, `(?m:...)`).
+fn inline_flags(body: &str) -> String {
+    body.match_indices("(?")
+        .flat_map(|(i, _)| body[i + 2..].chars().take_while(char::is_ascii_alphabetic))
+        .collect()
+}
+
+/// The offsets of the `$` anchors of a regex body: outside character classes, not escaped.
+fn end_anchors(body: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let (mut escaped, mut class) = (false, None::<usize>);
+    for (i, c) in body.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (c, class) {
+            ('\\', _) => escaped = true,
+            ('[', None) => class = Some(i),
+            // A `]` right after `[` or `[^` is a member, not the end.
+            (']', Some(start)) if !matches!(&body[start..i], "[" | "[^") => class = None,
+            ('$', None) => out.push(i),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The bodies of a string constant written as adjacent plain or raw literals (`r"^[a-z]"
@@ -1007,6 +1079,54 @@ pub(super) mod tests {
         assert!(titles(src, 5, &["a_b"]).is_empty());
         let src = "import re\n\n\ndef ok(k):\n    if not re.match(rb\"[a-z]\", k):\n        raise ValueError(k)\n";
         assert!(titles(src, 5, &["a_b"]).is_empty());
+    }
+
+    #[test]
+    fn an_end_anchor_becomes_the_true_end() {
+        let src = "import re\n_NAME = re.compile(r\"^[a-z_]+$\")\n\n\ndef valid(n):\n    return _NAME.match(n) is not None\n";
+        let got = titles(src, 6, &[]);
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "`_NAME`: `[a-z_]+` → `[a-z_]*`".to_string(),
+                    "_NAME = re.compile(r\"^[a-z_]*$\")".to_string()
+                ),
+                (
+                    "`_NAME`: `$` → `\\Z` (`$` also matches before a trailing newline)".to_string(),
+                    "_NAME = re.compile(r\"^[a-z_]+\\Z\")".to_string()
+                ),
+                (
+                    "`_NAME`: drop the end anchor `$`".to_string(),
+                    "_NAME = re.compile(r\"^[a-z_]+\")".to_string()
+                ),
+            ]
+        );
+        // Per line on purpose under MULTILINE, inline or passed: no `\Z`; an escaped `$` and
+        // one in a class are no anchors.
+        for flags in ["r\"^a$\", re.M", "r\"(?im)^a$\"", "r\"^a\\$[$]\""] {
+            let src = format!(
+                "import re\n_A = re.compile({flags})\n\n\ndef ok(n):\n    return _A.match(n)\n"
+            );
+            assert!(
+                !titles(&src, 6, &[]).iter().any(|(t, _)| t.contains("\\Z")),
+                "{flags}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_table_of_patterns_is_data_too() {
+        // Non-raw literal: `\Z` is written `\\Z`.
+        let src = "import re\nRULES = {\n    \"WORD\": re.compile(\"[a-z]+\"),\n    \"END\": re.compile(\"$\"),\n}\n\n\ndef at(name, text, pos):\n    return RULES[name].match(text, pos)\n";
+        let got = titles(src, 9, &[]);
+        assert!(
+            got.contains(&(
+                "`RULES`: `$` → `\\Z` (`$` also matches before a trailing newline)".to_string(),
+                "    \"END\": re.compile(\"\\\\Z\"),".to_string()
+            )),
+            "{got:?}"
+        );
     }
 
     #[test]

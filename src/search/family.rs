@@ -55,5 +55,8 @@ crate::status::closed_set! {
         // A missing `await` ([`super::templates::awaits`]).
         MissingAwait => "missing-await",
         MoveStmt => "move-stmt",
+        // Issue 36, replay families.
+        NoneTest => "none-test",
+        ExceptWiden => "except-widen",
     }
 }

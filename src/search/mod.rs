@@ -13,6 +13,7 @@ pub mod choose;
 pub mod data;
 pub mod family;
 pub mod formats;
+pub mod handlers;
 pub mod hint;
 pub mod loop_step;
 pub mod mutate;
@@ -84,6 +85,9 @@ pub struct SearchInput<'a> {
     /// The failing test's expected values ([`plan::literals::test_literals`]): a candidate
     /// that introduces one absent from its module says so in [`Ranked::copied`].
     pub test_literals: &'a [Lit],
+    /// The failure searched for: its exception and traceback ([`handlers`] widens an `except`
+    /// the exception escaped).
+    pub failure: Option<&'a crate::traceback::Failure>,
 }
 
 /// The runtime types of a crashed frame's locals (see [`SearchInput::frame`]).
@@ -127,6 +131,7 @@ pub fn rule_ids() -> Vec<String> {
 fn line_mutants(
     input: &SearchInput,
     module: &syntax::ParsedModule,
+    file: &str,
     line: u32,
     probed: Option<&BTreeMap<String, String>>,
     guarded: &mut BTreeSet<usize>,
@@ -151,6 +156,7 @@ fn line_mutants(
         input.words,
         input.expected,
     ));
+    mutants.extend(handlers::mutants(module, file, line, priors, input.failure));
     if let Some((_, Some(f))) = queries::statement_at(module, line) {
         if guarded.insert(f.range().start().to_usize()) {
             mutants.extend(mutate::function_mutants(
@@ -176,6 +182,13 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
     let mut by_file: BTreeMap<&str, Vec<&Suspicious>> = BTreeMap::new();
     for s in &lines {
         by_file.entry(s.file.as_str()).or_default().push(s);
+    }
+    // The failure's own frames are sites of the handler edits whatever their rank: a crash
+    // line that passing tests run too ranks below lines only the failure ran (the handling
+    // of its exception), yet it is the line a `try` failed to protect.
+    let top = lines.iter().map(|s| s.score).fold(0.0, f64::max);
+    for f in input.failure.map(|f| &f.frames[..]).unwrap_or_default() {
+        by_file.entry(f.file.as_str()).or_default();
     }
     let mut out: Vec<Ranked> = Vec::new();
     let mut seen: BTreeSet<Vec<u8>> = BTreeSet::new();
@@ -207,11 +220,24 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
             .frame
             .filter(|f| f.file == file)
             .and_then(|f| Some((func_start(f.line)?, &f.types)));
-        for s in sus {
+        let frames: Vec<(u32, f64, bool)> = input
+            .failure
+            .map(|f| &f.frames[..])
+            .unwrap_or_default()
+            .iter()
+            .filter(|f| f.file == file && !sus.iter().any(|s| s.line == f.line))
+            .map(|f| (f.line, top, true))
+            .collect();
+        let sites = sus.iter().map(|s| (s.line, s.score, false)).chain(frames);
+        for (line, score, frame_only) in sites {
             let probed = crashed
-                .filter(|(start, _)| func_start(s.line) == Some(*start))
+                .filter(|(start, _)| func_start(line) == Some(*start))
                 .map(|(_, types)| types);
-            let mutants = line_mutants(input, &module, s.line, probed, &mut guarded);
+            let mutants = if frame_only {
+                handlers::mutants(&module, file, line, Priors::builtin(), input.failure)
+            } else {
+                line_mutants(input, &module, file, line, probed, &mut guarded)
+            };
             for m in mutants {
                 let size = m.size();
                 // A data edit is titled by the line it edits (the data's), not the checked one.
@@ -220,7 +246,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                         .line_starts()
                         .partition_point(|&start| start <= e.range.start)
                         as u32,
-                    _ => s.line,
+                    _ => line,
                 };
                 let fix = Fix::new(
                     format!("{} at {file}:{at}", m.title),
@@ -281,10 +307,10 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                         original: source.bytes().to_vec(),
                         patched,
                     },
-                    line: s.line,
+                    line,
                     family: m.family,
-                    score: s.score,
-                    rank: s.score * m.prior,
+                    score,
+                    rank: score * m.prior,
                     size,
                     hint: input.expectation.map_or(Tier::None, |e| e.tier(&m.effects)),
                     copied,
@@ -417,6 +443,7 @@ mod tests {
             frame: None,
             words: &[],
             test_literals: test,
+            failure: None,
         })
     }
 
@@ -472,6 +499,40 @@ mod tests {
         assert_eq!(none_guard.copied, None);
     }
 
+    /// A frame of the failure inside a `try` body is a site of `except-widen` even when the
+    /// spectrum ranks other lines (the handling of the exception) above it, at the best
+    /// suspicious score.
+    #[test]
+    fn the_failures_own_frames_are_handler_sites() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = "def to_int(s, default=0):\n    try:\n        return int(float(s))\n    except (TypeError, ValueError):\n        return default\n";
+        std::fs::write(dir.path().join("m.py"), src).unwrap();
+        std::fs::write(dir.path().join("other.py"), "x = 1\ny = 2\n").unwrap();
+        let suspicious = [Suspicious {
+            file: "other.py".into(),
+            line: 2,
+            score: 0.9,
+        }];
+        let failure = handlers::tests::failure("OverflowError", &[3]);
+        let got = candidates(&SearchInput {
+            root: dir.path(),
+            suspicious: &suspicious,
+            expected: None,
+            expectation: None,
+            allow_tests: false,
+            frame: None,
+            words: &[],
+            test_literals: &[],
+            failure: Some(&failure),
+        });
+        let widen: Vec<(&str, u32, f64)> = got
+            .iter()
+            .filter(|r| r.family == Family::ExceptWiden)
+            .map(|r| (r.candidate.file.as_str(), r.line, r.score))
+            .collect();
+        assert_eq!(widen, vec![("m.py", 3, 0.9)]);
+    }
+
     /// Every family is one some generator makes (the priors' check makes each have a prior).
     #[test]
     fn every_family_has_a_generator() {
@@ -481,6 +542,7 @@ mod tests {
             .chain(super::templates::families())
             .chain(super::data::FAMILIES.iter().copied())
             .chain(super::splits::FAMILIES.iter().copied())
+            .chain(super::handlers::FAMILIES.iter().copied())
             .collect();
         made.sort();
         made.dedup();

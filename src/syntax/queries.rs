@@ -19,11 +19,16 @@ pub fn statement_at(module: &ParsedModule, line: u32) -> Option<(&Stmt, Option<&
     let roots: Vec<Node> = module.body().iter().map(Node::Stmt).collect();
     let (mut stmt, mut func) = (None, None);
     walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
-        let Node::Stmt(s) = node else { return false };
         let r = node.range();
         if r.end < start || r.start >= end {
             return false;
         }
+        // An `except` clause's body holds statements too.
+        let s = match node {
+            Node::Stmt(s) => s,
+            Node::Handler(_) => return true,
+            _ => return false,
+        };
         if r.start >= start {
             stmt = Some(s);
         } else if matches!(s, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_)) {
@@ -291,5 +296,18 @@ mod tests {
             none_from_missing_return(&parsed(proc), &at(proc, "log(x)")),
             None
         );
+    }
+
+    /// A statement in an `except` clause is found, with its function.
+    #[test]
+    fn statements_inside_handlers_are_found() {
+        let src = "def f(v):\n    try:\n        return int(v)\n    except ValueError:\n        return 0\n";
+        let pm = crate::syntax::parse_text(std::path::Path::new("m.py"), src).unwrap();
+        let (stmt, func) = super::statement_at(&pm, 5).unwrap();
+        assert_eq!(
+            &src[crate::syntax::rng(rustpython_parser::ast::Ranged::range(stmt))],
+            "return 0"
+        );
+        assert!(func.is_some());
     }
 }

@@ -73,6 +73,7 @@ templates! {
     awaits,
     blocks,
     returns,
+    nones,
 }
 
 /// Every template's mutants at the statement on `line` (none when the line starts no statement).

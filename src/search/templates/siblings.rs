@@ -103,7 +103,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
 }
 
 /// The innermost class whose body holds `func` directly (a method).
-fn class_of<'a>(body: &'a [Stmt], func: &Stmt) -> Option<&'a Stmt> {
+pub(super) fn class_of<'a>(body: &'a [Stmt], func: &Stmt) -> Option<&'a Stmt> {
     let fr = rng(func.range());
     let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
     let mut found = None;

@@ -364,6 +364,7 @@ mod tests {
             frame: None,
             words: &[],
             test_literals: &[],
+            failure: None,
         })
     }
 

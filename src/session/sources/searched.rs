@@ -60,6 +60,7 @@ pub(in crate::session) fn ranked_candidates(
         frame: frame.as_ref(),
         words: &words,
         test_literals: &test_literals,
+        failure: Some(failure),
     });
     drop(t);
     // Files the configuration excludes are never patched, by the search either; families of
