@@ -49,5 +49,6 @@ crate::status::closed_set! {
         PercentFraction => "percent-fraction",
         LastDigit => "last-digit",
         SiblingAttr => "sibling-attr",
+        CalleeSwap => "callee-swap",
     }
 }

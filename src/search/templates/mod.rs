@@ -69,6 +69,7 @@ templates! {
     membership,
     conditions,
     siblings,
+    calls,
 }
 
 /// Every template's mutants at the statement on `line` (none when the line starts no statement).

@@ -103,7 +103,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
 }
 
 /// The innermost class whose body holds `func` directly (a method).
-fn class_of<'a>(body: &'a [Stmt], func: &Stmt) -> Option<&'a Stmt> {
+pub(super) fn class_of<'a>(body: &'a [Stmt], func: &Stmt) -> Option<&'a Stmt> {
     let fr = rng(func.range());
     let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
     let mut found = None;
@@ -125,7 +125,7 @@ fn class_of<'a>(body: &'a [Stmt], func: &Stmt) -> Option<&'a Stmt> {
 
 /// The attributes a class has as data: `self.x = …` in its methods, annotated fields of its
 /// body. Each with the kind of its literal values (`None` when unknown or mixed).
-fn attributes_of(class: &Stmt) -> BTreeMap<String, Option<&'static str>> {
+pub(super) fn attributes_of(class: &Stmt) -> BTreeMap<String, Option<&'static str>> {
     let Stmt::ClassDef(cd) = class else {
         return BTreeMap::new();
     };
