@@ -50,5 +50,6 @@ crate::status::closed_set! {
         LastDigit => "last-digit",
         SiblingAttr => "sibling-attr",
         CalleeSwap => "callee-swap",
+        WrapConversion => "wrap-conversion",
     }
 }

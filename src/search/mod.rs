@@ -83,6 +83,9 @@ pub struct SearchInput<'a> {
     /// The failing test's expected values ([`plan::literals::test_literals`]): a candidate
     /// that introduces one absent from its module says so in [`Ranked::copied`].
     pub test_literals: &'a [Lit],
+    /// The builtin type the failing check compares with, when the value it got is of another
+    /// ([`templates::conversions::wanted_type`]).
+    pub wanted_type: Option<&'a str>,
 }
 
 /// The runtime types of a crashed frame's locals (see [`SearchInput::frame`]).
@@ -139,6 +142,7 @@ fn line_mutants(
         priors,
         probed,
         input.expected,
+        input.wanted_type,
     ));
     mutants.extend(data::mutants(module, line, priors, input.words));
     mutants.extend(formats::mutants(module, line, priors, input.words));
@@ -351,6 +355,7 @@ mod tests {
             frame: None,
             words: &[],
             test_literals: test,
+            wanted_type: None,
         })
     }
 

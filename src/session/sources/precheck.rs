@@ -267,6 +267,7 @@ mod tests {
             frame: None,
             words: &[],
             test_literals: &[],
+            wanted_type: None,
         })
     }
 

@@ -48,6 +48,7 @@ pub(in crate::session) fn ranked_candidates(
         .map(engine::FrameTypes::of);
     let words = engine::data::failure_words(failure);
     let test_literals = crate::plan::literals::test_literals(failure);
+    let wanted_type = engine::templates::conversions::wanted_type(failure);
     let candidates = engine::candidates(&SearchInput {
         root: w.ws.root(),
         suspicious: ranked,
@@ -57,6 +58,7 @@ pub(in crate::session) fn ranked_candidates(
         frame: frame.as_ref(),
         words: &words,
         test_literals: &test_literals,
+        wanted_type: wanted_type.as_deref(),
     });
     // Files the configuration excludes are never patched, by the search either; families of
     // edits the rule selection leaves out (`ignore = ["search-delete-stmt"]`) are not tried.
