@@ -51,5 +51,6 @@ crate::status::closed_set! {
         SiblingAttr => "sibling-attr",
         CalleeSwap => "callee-swap",
         WrapConversion => "wrap-conversion",
+        FstringPrefix => "fstring-prefix",
     }
 }

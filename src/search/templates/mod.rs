@@ -74,6 +74,7 @@ templates! {
     siblings,
     calls,
     conversions,
+    fstrings,
 }
 
 /// Every template's mutants at the statement on `line` (none when the line starts no statement).
