@@ -228,8 +228,10 @@ fn callee_swap(site: &Site, out: &mut Vec<Mutant>) {
         for (name, ar) in &module.defs {
             pool.insert(name.clone(), Some(*ar));
         }
-        for name in &module.imported {
-            if project_function(&module, name) {
+        // Imported functions, and module names bound to a callable (`bbrepr = Repr().repr`):
+        // both of unknown signature, so they count only when called elsewhere.
+        for name in &module.bound {
+            if name.starts_with(|c: char| c.is_lowercase() || c == '_') {
                 pool.entry(name.clone()).or_insert(None);
             }
         }
@@ -255,13 +257,19 @@ fn callee_swap(site: &Site, out: &mut Vec<Mutant>) {
                 continue;
             }
             let mut score = 1.0;
-            if alike(&current, &cand) {
+            let named = alike(&current, &cand);
+            let passed = elsewhere
+                .iter()
+                .any(|s| s.args.iter().zip(&args).any(|(a, b)| a == b));
+            // Taking the arguments is not evidence enough: a large module has dozens of
+            // one-argument functions, and every candidate costs a parse of the file.
+            if !named && !passed {
+                continue;
+            }
+            if named {
                 score += 1.0;
             }
-            if elsewhere
-                .iter()
-                .any(|s| s.args.iter().zip(&args).any(|(a, b)| a == b))
-            {
+            if passed {
                 score += 1.0;
             }
             if !elsewhere.is_empty() {
@@ -297,14 +305,23 @@ mod tests {
             titles(src, 8, mutants),
             vec![
                 pair("`repr(…)` → `brief_repr(…)`", "        return 'Box' + brief_repr(self.items)"),
-                pair("`repr(…)` → `quote(…)`", "        return 'Box' + quote(self.items)"),
             ]
         );
-        // `fancy` takes two arguments, `show` none: neither takes the call's one.
+        // `fancy` takes two arguments, `show` none: neither takes the call's one; `quote` does,
+        // but neither its name nor another call's arguments say it was meant.
     }
 
     #[test]
     fn a_computed_callee_becomes_a_function_called_with_the_same_arguments() {
+        // A module name bound to a callable counts once it is called elsewhere.
+        let bound = "better_repr = Repr().repr\n\ndef show(v):\n    return better_repr(v)\n\nclass P:\n    def __repr__(self):\n        return 'P' + repr(self.steps)\n";
+        assert_eq!(
+            titles(bound, 8, mutants),
+            vec![pair(
+                "`repr(…)` → `better_repr(…)`",
+                "        return 'P' + better_repr(self.steps)"
+            )]
+        );
         let src = "def resolve(target, spec, scope):\n    return spec\n\ndef run(target, spec, scope):\n    a = resolve(target, spec, scope)\n    return [scope['f'](target, v, scope) for v in spec]\n";
         assert_eq!(
             titles(src, 6, mutants),

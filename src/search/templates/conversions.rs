@@ -211,7 +211,12 @@ fn wrap_conversion(site: &Site, out: &mut Vec<Mutant>) {
                 },
                 _ => false,
             };
-            if known == Some("str") || texty || matches!(this.as_ref(), Expr::BinOp(_)) {
+            // Only a value known to be a number: string building is everywhere, and an operand
+            // of unknown type is far more often text than not.
+            if !matches!(known, Some("int" | "float" | "bool"))
+                || texty
+                || matches!(this.as_ref(), Expr::BinOp(_))
+            {
                 continue;
             }
             push(this, "str", 0.5, out);
@@ -295,10 +300,10 @@ mod tests {
         let t: Vec<String> = mutants(&site).into_iter().map(|m| m.title).collect();
         assert_eq!(t, vec!["`f(rows)` → `tuple(…)`", "`f(rows)` → `list(…)`"]);
         // A number concatenated to a string; a string concatenated to one is fine.
-        let cat = "def label(n, s):\n    k = len(s)\n    return 'n=' + n.count + s + ':' + str(k)\n";
+        let cat = "def label(n: int, s):\n    k = len(s)\n    return 'n=' + n + s + ':' + str(k) + s.name\n";
         assert_eq!(
             titles(cat, 3, mutants),
-            vec![pair("`n.count` → `str(…)`", "    return 'n=' + str(n.count) + s + ':' + str(k)")]
+            vec![pair("`n` → `str(…)`", "    return 'n=' + str(n) + s + ':' + str(k) + s.name")]
         );
     }
 
