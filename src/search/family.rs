@@ -52,5 +52,6 @@ crate::status::closed_set! {
         CalleeSwap => "callee-swap",
         WrapConversion => "wrap-conversion",
         FstringPrefix => "fstring-prefix",
+        CopyBeforeMutation => "copy-before-mutation",
     }
 }

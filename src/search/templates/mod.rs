@@ -75,6 +75,7 @@ templates! {
     calls,
     conversions,
     fstrings,
+    copies,
 }
 
 /// Every template's mutants at the statement on `line` (none when the line starts no statement).
