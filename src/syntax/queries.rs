@@ -17,11 +17,14 @@ pub fn statement_at(module: &ParsedModule, line: u32) -> Option<(&Stmt, Option<&
     let roots: Vec<Node> = module.body().iter().map(Node::Stmt).collect();
     let (mut stmt, mut func) = (None, None);
     walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
-        let Node::Stmt(s) = node else { return false };
         let r = node.range();
         if r.end < start || r.start >= end {
             return false;
         }
+        // An `except` clause holds statements too (the walk reaches them through it).
+        let Node::Stmt(s) = node else {
+            return matches!(node, Node::Handler(_));
+        };
         if r.start >= start {
             stmt = Some(s);
         } else if matches!(s, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_)) {
@@ -116,5 +119,30 @@ fn spine_name(e: &Expr) -> Option<String> {
             _ => return None,
         };
         steps += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rustpython_parser::ast::Stmt;
+
+    /// A statement inside an `except` clause is found like any other (it was not: the search
+    /// proposed nothing in error handlers).
+    #[test]
+    fn statements_in_except_clauses_are_found() {
+        let src = "def f(x):\n    try:\n        return g(x)\n    except ValueError as e:\n        msg = 'bad {x}'\n        raise TypeError(msg) from e\n";
+        let pm = crate::syntax::parse_text(std::path::Path::new("m.py"), src).unwrap();
+        let (stmt, func) = super::statement_at(&pm, 5).unwrap();
+        assert!(matches!(stmt, Stmt::Assign(_)) && func.is_some());
+        assert!(matches!(
+            super::statement_at(&pm, 6),
+            Some((Stmt::Raise(_), Some(_)))
+        ));
+        assert!(matches!(
+            super::statement_at(&pm, 3),
+            Some((Stmt::Return(_), Some(_)))
+        ));
+        // The `except` line itself starts no statement.
+        assert!(super::statement_at(&pm, 4).is_none());
     }
 }
