@@ -58,5 +58,9 @@ crate::status::closed_set! {
         // Issue 36, replay families.
         NoneTest => "none-test",
         ExceptWiden => "except-widen",
+        CalleeSwap => "callee-swap",
+        WrapConversion => "wrap-conversion",
+        FstringPrefix => "fstring-prefix",
+        CopyBeforeMutation => "copy-before-mutation",
     }
 }

@@ -88,6 +88,9 @@ pub struct SearchInput<'a> {
     /// The failure searched for: its exception and traceback ([`handlers`] widens an `except`
     /// the exception escaped).
     pub failure: Option<&'a crate::traceback::Failure>,
+    /// The builtin type the failing check compares with, when the value it got is of another
+    /// ([`templates::conversions::wanted_type`]).
+    pub wanted_type: Option<&'a str>,
 }
 
 /// The runtime types of a crashed frame's locals (see [`SearchInput::frame`]).
@@ -145,6 +148,7 @@ fn line_mutants(
         priors,
         probed,
         input.expected,
+        input.wanted_type,
     ));
     mutants.extend(data::mutants(module, line, priors, input.words));
     mutants.extend(formats::mutants(module, line, priors, input.words));
@@ -444,6 +448,7 @@ mod tests {
             words: &[],
             test_literals: test,
             failure: None,
+            wanted_type: None,
         })
     }
 
@@ -524,6 +529,7 @@ mod tests {
             words: &[],
             test_literals: &[],
             failure: Some(&failure),
+            wanted_type: None,
         });
         let widen: Vec<(&str, u32, f64)> = got
             .iter()

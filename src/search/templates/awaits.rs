@@ -275,6 +275,7 @@ class Cart:
                 priors: crate::search::priors::Priors::builtin(),
                 probed: Some(probed),
                 expected: None,
+                wanted_type: None,
             };
             mutants(&site).into_iter().map(|m| m.title).collect::<Vec<_>>()
         };

@@ -15,6 +15,7 @@ use crate::search::mutate::{in_loop, kinds_of, names_of, one_line, with_probed};
 
 use crate::search::family::Family;
 use crate::syntax::rng;
+use super::calls::{module_names, project_function};
 use super::operators::{mutant, own_exprs};
 use super::{Mutant, Site};
 
@@ -43,6 +44,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
     let kinds: BTreeMap<String, String> =
         with_probed(site.func.map(kinds_of).unwrap_or_default(), site.probed);
     let shadowed = |n: &str| names.iter().any(|(m, _)| m == n);
+    let module = module_names(site.module.body());
     let mut out = Vec::new();
 
     clamp(site, &bound, &mut out);
@@ -119,10 +121,16 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                     continue;
                 };
                 let name = f.id.as_str();
-                if shadowed(name) || !UNWRAP.contains(&name) {
+                // The module's own functions (and those it imports) may be a wrapper too many
+                // as well: `escape(striptags(t))` → `striptags(t)`.
+                let project = !UNWRAP.contains(&name) && project_function(&module, name);
+                if shadowed(name) || !(UNWRAP.contains(&name) || project) {
                     continue;
                 }
-                if c.args.len() == 1 && c.keywords.is_empty() {
+                if c.args.len() == 1
+                    && c.keywords.is_empty()
+                    && !matches!(c.args[0], Expr::Starred(_))
+                {
                     // A call that should be its argument: `len(xs)` → `xs`.
                     let arg = &c.args[0];
                     let at = src(arg);
@@ -136,7 +144,7 @@ pub fn mutants(site: &Site) -> Vec<Mutant> {
                         Family::CallArg,
                         format!("`{name}({})` → `{}`", one_line(&at), one_line(&at)),
                         vec![Edit::replacement(rng(c.range), new)],
-                        1.0,
+                        if project { 0.8 } else { 1.0 },
                         Vec::new(),
                     ));
                 }
@@ -414,6 +422,17 @@ mod tests {
         )));
         let sq = "def sq(xs):\n    t = 0\n    for x in xs:\n        t += x\n    return t\n";
         assert!(titles(sq, 4, mutants).contains(&pair("`x` → `x ** 2`", "        t += x ** 2")));
+        // A wrapper of the module's own, or one it imports; never a class.
+        let own = "from .text import escape, Markup\n\ndef strip(s):\n    return s\n\ndef alt(t):\n    return escape(strip(t)) + Markup(t)\n";
+        assert_eq!(
+            titles(own, 7, mutants),
+            vec![
+                pair("drop `+ Markup(t)`", "    return escape(strip(t))"),
+                pair("drop `escape(strip(t)) +`", "    return Markup(t)"),
+                pair("`escape(strip(t))` → `strip(t)`", "    return strip(t) + Markup(t)"),
+                pair("`strip(t)` → `t`", "    return escape(t) + Markup(t)"),
+            ]
+        );
         let wrap = "def f(xs):\n    out = [x for x in xs if x]\n    return out\n";
         assert_eq!(
             titles(wrap, 3, mutants),

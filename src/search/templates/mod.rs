@@ -32,6 +32,9 @@ pub struct Site<'a> {
     pub probed: Option<&'a BTreeMap<String, String>>,
     /// The literal the failing test compares with, when it does.
     pub expected: Option<&'a str>,
+    /// The builtin type the failing check compares with when the value it got is of another
+    /// ([`conversions::wanted_type`]).
+    pub wanted_type: Option<&'a str>,
 }
 
 /// Declares the template files: each line is a module of this folder (declared here, nowhere
@@ -74,6 +77,10 @@ templates! {
     blocks,
     returns,
     nones,
+    calls,
+    conversions,
+    fstrings,
+    copies,
 }
 
 /// Every template's mutants at the statement on `line` (none when the line starts no statement).
@@ -83,6 +90,7 @@ pub fn mutants(
     priors: &Priors,
     probed: Option<&BTreeMap<String, String>>,
     expected: Option<&str>,
+    wanted_type: Option<&str>,
 ) -> Vec<Mutant> {
     let Some((stmt, func)) = crate::syntax::queries::statement_at(module, line) else {
         return Vec::new();
@@ -95,6 +103,7 @@ pub fn mutants(
         priors,
         probed,
         expected,
+        wanted_type,
     };
     site_mutants(&site)
 }
@@ -115,6 +124,7 @@ pub(super) fn mutants_at(src: &str, line: u32, f: fn(&Site) -> Vec<Mutant>) -> V
         priors: Priors::builtin(),
         probed: None,
         expected: None,
+        wanted_type: None,
     };
     f(&site)
 }

@@ -125,7 +125,7 @@ pub(super) fn class_of<'a>(body: &'a [Stmt], func: &Stmt) -> Option<&'a Stmt> {
 
 /// The attributes a class has as data: `self.x = …` in its methods, annotated fields of its
 /// body. Each with the kind of its literal values (`None` when unknown or mixed).
-fn attributes_of(class: &Stmt) -> BTreeMap<String, Option<&'static str>> {
+pub(super) fn attributes_of(class: &Stmt) -> BTreeMap<String, Option<&'static str>> {
     let Stmt::ClassDef(cd) = class else {
         return BTreeMap::new();
     };

@@ -365,6 +365,7 @@ mod tests {
             words: &[],
             test_literals: &[],
             failure: None,
+            wanted_type: None,
         })
     }
 

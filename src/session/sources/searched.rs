@@ -51,6 +51,7 @@ pub(in crate::session) fn ranked_candidates(
     let words = engine::data::failure_words(failure);
     let test_literals = crate::plan::literals::test_literals(failure);
     let t = crate::trace_times::span("search: candidates made");
+    let wanted_type = engine::templates::conversions::wanted_type(failure);
     let candidates = engine::candidates(&SearchInput {
         root: w.ws.root(),
         suspicious: ranked,
@@ -61,6 +62,7 @@ pub(in crate::session) fn ranked_candidates(
         words: &words,
         test_literals: &test_literals,
         failure: Some(failure),
+        wanted_type: wanted_type.as_deref(),
     });
     drop(t);
     // Files the configuration excludes are never patched, by the search either; families of
