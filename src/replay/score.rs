@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::outcomes::{Outcome, Pytest};
+use super::outcomes::{Outcome, Outcomes, Pytest};
 use super::repair::FixRun;
 use super::reproduce::NotReproducible;
 use crate::process::RunnerError;
@@ -101,6 +101,32 @@ pub fn leftovers(
     out
 }
 
+/// The tests that pass on the fix tree and fail with the patch (outside the selection). A test
+/// the patched run does not list counts when its file did not collect, or when tests of the same
+/// function under parameter ids the fix tree's run does not have failed there: ids built from
+/// the clock (`test_x[17:09:07]`) differ between two runs and say nothing by themselves.
+fn broken_by(fixed: &Outcomes, patched: &Outcomes, selection: &[String]) -> Vec<String> {
+    let function = |t: &str| t.split('[').next().unwrap_or(t).to_string();
+    fixed
+        .tests
+        .iter()
+        .filter(|(t, o)| **o == Outcome::Passed && !selection.contains(t))
+        .filter(|(t, _)| {
+            if patched.tests.contains_key(*t) || patched.failed(t) {
+                return patched.failed(t);
+            }
+            let f = function(t);
+            patched.tests.iter().any(|(p, o)| {
+                *o != Outcome::Passed
+                    && *o != Outcome::Other
+                    && !fixed.tests.contains_key(p)
+                    && function(p) == f
+            })
+        })
+        .map(|(t, _)| t.clone())
+        .collect()
+}
+
 /// Runs the checks of a kept patch: the selection on the patched bug, then the whole suite
 /// there and on the fix tree. `changed` lists the files (relative to the project) the
 /// developer changed.
@@ -116,12 +142,7 @@ pub fn check_patch(
     let selection_passed = !sel.timed_out && selection.iter().all(|t| sel.passed(t));
     let patched = pytest.run(bug, &[])?;
     let fixed = pytest.run(fix_tree, &[])?;
-    let broken = fixed
-        .tests
-        .iter()
-        .filter(|(t, o)| **o == Outcome::Passed && !selection.contains(t) && !patched.passed(t))
-        .map(|(t, _)| t.clone())
-        .collect();
+    let broken = broken_by(&fixed, &patched, selection);
     let mut files: Vec<&String> = kept.iter().chain(changed).collect();
     files.sort();
     files.dedup();
@@ -254,6 +275,58 @@ mod tests {
 #[cfg(test)]
 mod status_tests {
     use super::*;
+
+    fn run(tests: &[(&str, Outcome)], collect_errors: &[&str]) -> Outcomes {
+        Outcomes {
+            tests: tests.iter().map(|(t, o)| (t.to_string(), *o)).collect(),
+            collect_errors: collect_errors
+                .iter()
+                .map(|f| (f.to_string(), "ImportError".to_string()))
+                .collect(),
+            timed_out: false,
+        }
+    }
+
+    #[test]
+    fn a_test_id_built_from_the_clock_is_no_breakage_but_a_vanished_file_is() {
+        use Outcome::*;
+        let fixed = run(
+            &[
+                ("t.py::test_a", Passed),
+                ("t.py::test_now[17:09:07]", Passed),
+                ("u.py::test_b", Passed),
+                ("v.py::test_c", Passed),
+            ],
+            &[],
+        );
+        // The clock moved on: the same test under another id, passing.
+        let patched = run(
+            &[
+                ("t.py::test_a", Passed),
+                ("t.py::test_now[17:09:31]", Passed),
+                ("v.py::test_c", Failed),
+            ],
+            &["u.py"],
+        );
+        assert_eq!(
+            broken_by(&fixed, &patched, &[]),
+            ["u.py::test_b", "v.py::test_c"]
+        );
+        // Under another id and failing: broken.
+        let failing = run(
+            &[
+                ("t.py::test_a", Passed),
+                ("t.py::test_now[17:09:31]", Failed),
+                ("u.py::test_b", Passed),
+                ("v.py::test_c", Passed),
+            ],
+            &[],
+        );
+        assert_eq!(
+            broken_by(&fixed, &failing, &[]),
+            ["t.py::test_now[17:09:07]"]
+        );
+    }
 
     fn checks(selection_passed: bool, broken: &[&str], leftovers: &[&str], same: bool) -> Checks {
         Checks {

@@ -72,7 +72,7 @@ fn a_rejected_edit_is_not_retried_for_another_test_of_the_group() {
     // null guards, one of which moves the failure, whose three guards are tried next), then
     // the search's small edits; each distinct edit once, all for the first test.
     let tried = attempts(&json);
-    assert_eq!(tried.len(), 41, "{tried:?}");
+    assert_eq!(tried.len(), 42, "{tried:?}");
     for (i, (test, outcome)) in tried.iter().enumerate() {
         assert_eq!(test, first);
         let want = if i == 4 {
@@ -83,7 +83,7 @@ fn a_rejected_edit_is_not_retried_for_another_test_of_the_group() {
         assert_eq!(outcome, want, "attempt {i}");
     }
     let why = "AttributeError: 'NoneType' object has no attribute 'title'; the rules' 5 \
-               candidates did not pass; the search tried all 33 small edits at the suspicious \
+               candidates did not pass; the search tried all 34 small edits at the suspicious \
                statements and none passed";
     assert_eq!(
         statuses(&json),
@@ -101,7 +101,7 @@ fn a_rejected_edit_is_not_retried_for_another_test_of_the_group() {
     // The baseline, one run per attempt, the moved failure's probe, the search's coverage run
     // and one more run of the first test: the second shares its crash site (one group: no run
     // of its own; without the hygiene it would cost every run again).
-    assert_eq!(json["pytest_runs"], 45);
+    assert_eq!(json["pytest_runs"], 46);
 }
 
 #[test]

@@ -288,7 +288,7 @@ fn a_fix_that_needs_new_code_is_given_up_and_nothing_changes() {
     assert_eq!(
         f["reason"],
         "the command exited 0 but its stdout differs from --expect-stdout (first difference at \
-         byte 0); the search tried all 3 small edits at the suspicious statements and none passed"
+         byte 0); the search tried all 4 small edits at the suspicious statements and none passed"
     );
     // What the localization found is reported all the same.
     assert_eq!(

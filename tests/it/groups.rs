@@ -283,7 +283,7 @@ fn a_batch_that_breaks_falls_back_to_one_by_one_and_keeps_the_right_fix() {
         rules[3..].iter().all(|r| r.starts_with("search-")),
         "{rules:?}"
     );
-    assert_eq!(recs.len(), 3 + 13);
+    assert_eq!(recs.len(), 3 + 14);
     assert_eq!(
         statuses(&v),
         vec![
@@ -300,18 +300,18 @@ fn a_batch_that_breaks_falls_back_to_one_by_one_and_keeps_the_right_fix() {
     );
     assert_eq!(
         v["failures"][2]["reason"],
-        "KeyError: 'x'; the rules' 2 candidates did not pass; the search tried all 13 small \
+        "KeyError: 'x'; the rules' 2 candidates did not pass; the search tried all 14 small \
          edits at the suspicious statements and none passed"
     );
     // Baseline 1; words: targeted, group run (test_both) 2 (the baseline's facts stand in for
     // its probe); score: probe, targeted 2; the batch's full run 1; one by one: words alone,
     // words + score 2; score again: probe, its next candidate's targeted and full runs 3; the
-    // search: its coverage run, 13 targeted runs (the crash frame's runtime types rule out the
+    // search: its coverage run, 14 targeted runs (the crash frame's runtime types rule out the
     // variables of another type), and the covering passing tests' run of the one edit that
-    // made the test pass 15.
+    // made the test pass 16.
     // + 1 per kept unsafe candidate: its failing test runs once more (--proof-repeats 3,
     // the full run the third).
-    assert_eq!(v["pytest_runs"], 11 + 15 + 3);
+    assert_eq!(v["pytest_runs"], 11 + 16 + 3);
     assert!(
         stderr.contains("(dropped from the batch: confirmed one by one)"),
         "{stderr}"
