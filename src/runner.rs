@@ -633,7 +633,8 @@ pub fn run_pytest(python: &Interpreter, spec: &RunSpec) -> Result<PytestRun, Run
         }
     }
 
-    let warm = (spec.warm && spec.sandbox.is_none()).then_some(python.path.as_path());
+    let warm = (spec.warm && spec.sandbox.is_none() && !crate::xdist::starts_workers(&args))
+        .then_some(python.path.as_path());
     let run = run_with_bytecode(cmd, spec, warm)?;
     // Only a run that ended with the dump counts: after a kill at the run's timeout the file
     // of the test that was running holds no stack.

@@ -150,7 +150,59 @@ def _use_timer(item):
     return True
 
 
+# One hang, not one limit per test: once a test of this process was stopped by the limit, the
+# code object it was stuck in is remembered, and a later test still running inside that code
+# after a short limit is stopped there as the same hang. Nine parametrized tests that call one
+# endless loop then cost one limit and eight short ones, not nine limits. The short limit is the
+# hang search's own (src/session/sources/limits.rs): 5 times what the passing tests of the same
+# file took so far, at least 1 s, under the limit. A test that is elsewhere at that moment is
+# checked again at each short limit and gets the full limit otherwise.
+_SAME_HANG_FACTOR = 5.0
+_SAME_HANG_MIN = 1.0
+# {code object: node id of the first test stuck there}.
+_hung = {}
+# {test file: the passing tests' call phases so far, seconds}.
+_passing = {}
+# The phase under the timer: when it began, its test, and its short limit (0: none).
+_phase = {"start": 0.0, "nodeid": "", "short": 0.0}
+
+
+def _short_limit(item):
+    if not _hung:
+        return 0.0
+    passing = _passing.get(item.nodeid.split("::", 1)[0], 0.0)
+    short = max(_SAME_HANG_MIN, _SAME_HANG_FACTOR * passing)
+    return short if short < _LIMIT else 0.0
+
+
+def _stuck_in_a_hung_code(frame):
+    f = frame
+    while f is not None:
+        first = _hung.get(f.f_code)
+        if first is not None:
+            return f, first
+        f = f.f_back
+    return None, None
+
+
 def _on_alarm(signum, frame):
+    elapsed = time.monotonic() - _phase["start"]
+    short = _phase["short"]
+    if short and elapsed < _LIMIT - 0.01:
+        f, first = _stuck_in_a_hung_code(frame)
+        if f is not None:
+            raise PerTestTimeout(
+                "the test did not finish within %g s: it was still in %s(), where %s hung "
+                "(the same hang costs selfdebug's per-test limit once, --test-timeout)"
+                % (short, f.f_code.co_name, first)
+            )
+        try:
+            signal.setitimer(signal.ITIMER_REAL, min(short, _LIMIT - elapsed))
+        except Exception:
+            pass
+        return
+    if frame is not None and frame.f_code not in _hung:
+        _hung[frame.f_code] = _phase["nodeid"]
     raise PerTestTimeout(
         "the test did not finish within %g s (selfdebug's per-test limit, --test-timeout)" % _LIMIT
     )
@@ -191,8 +243,10 @@ class _Limit:
                 self.hang = None
         if _use_timer(self.item):
             try:
+                short = _short_limit(self.item)
+                _phase.update(start=time.monotonic(), nodeid=self.item.nodeid, short=short)
                 self.previous = signal.signal(signal.SIGALRM, _on_alarm)
-                signal.setitimer(signal.ITIMER_REAL, _LIMIT)
+                signal.setitimer(signal.ITIMER_REAL, short or _LIMIT)
                 self.timer = True
             except Exception:
                 self.timer = False
@@ -214,6 +268,12 @@ class _Limit:
             except Exception:
                 pass
         return False
+
+
+def pytest_runtest_logreport(report):
+    if _LIMIT > 0 and report.when == "call" and report.passed:
+        f = report.nodeid.split("::", 1)[0]
+        _passing[f] = _passing.get(f, 0.0) + report.duration
 
 
 @pytest.hookimpl(trylast=True)

@@ -29,7 +29,7 @@ use crate::runner::{self, Interpreter};
 use crate::status::{Applicability, FailureStatus, Judge, Source};
 use crate::traceback::{self, Failure, When};
 use crate::tried::Tried;
-use crate::verdict::Verdict;
+use crate::verdict::{self, Verdict};
 
 /// The loop itself, in any workspace. Returns the report; the caller keeps or rolls back.
 pub fn run_loop(
@@ -98,6 +98,8 @@ pub fn run_loop(
         links: Vec::new(),
         causes: Vec::new(),
         out_of_time: false,
+        hangs_checked: 0,
+        hangs_passed: BTreeSet::new(),
         worked_on: 0,
         first_place: BTreeMap::new(),
         tried: Tried::default(),
@@ -306,6 +308,10 @@ struct AttemptLoop<'w, 'a> {
     /// The causes, once the loop is over.
     causes: Vec<super::model::Cause>,
     out_of_time: bool,
+    /// How many kept patches the hung tests were last run against (see `hang_gone`).
+    hangs_checked: usize,
+    /// The hung tests that passed on a patched tree.
+    hangs_passed: BTreeSet<String>,
     worked_on: usize,
     /// Where a failure was before a kept patch moved it.
     first_place: BTreeMap<(String, When), (String, u32)>,
@@ -493,6 +499,10 @@ impl AttemptLoop<'_, '_> {
                 return Ok(Some(Next::Report(Box::new(outcome.clone()))));
             }
         }
+        if category == Category::Timeout && self.hang_gone(failure)? {
+            outcome.status = FailureStatus::FixedByAnotherPatch;
+            return Ok(Some(Next::Report(Box::new(outcome.clone()))));
+        }
         if let Some(next) = self.group_decided(outcome) {
             return Ok(Some(next));
         }
@@ -552,6 +562,48 @@ impl AttemptLoop<'_, '_> {
             });
         }
         gone
+    }
+
+    /// A hung test is left out of the runs that prove later patches, so their verdicts say
+    /// nothing about it: once a patch is kept, the hung tests still left out are run on the
+    /// patched tree (one run, under the search's short limit) before any work on one of them.
+    /// Those that pass were fixed by that patch and join the later runs again; searched
+    /// without this check, any edit that leaves the patched code working would pass its
+    /// targeted run and be kept as its "fix".
+    fn hang_gone(&mut self, failure: &Failure) -> Result<bool, SessionError> {
+        let Some(test) = failure.test.clone() else {
+            return Ok(false);
+        };
+        if self.hangs_passed.contains(&test) {
+            return Ok(true);
+        }
+        if self.accepted_cands.is_empty() || !self.s.prover.deselect.contains(&test) {
+            return Ok(false);
+        }
+        if self.hangs_checked != self.accepted_cands.len() {
+            self.hangs_checked = self.accepted_cands.len();
+            let hung = std::mem::take(&mut self.s.prover.deselect);
+            let mut spec = self.s.prover.spec(&*self.ws, &hung, &[]);
+            let limit = sources::limits::for_failure(&self.s, failure, Category::Timeout, &test)
+                .unwrap_or_else(|| self.s.prover.candidate_limit());
+            spec.test_timeout = spec.test_timeout.map(|t| t.min(limit));
+            let run = self.s.prover.exec_pytest(&spec, Phase::Candidate);
+            let still: BTreeSet<String> = match run.map(|r| verdict::read(&r, self.ws.root())) {
+                Ok(Verdict::Green) => BTreeSet::new(),
+                Ok(Verdict::Failed(f)) => f.into_iter().filter_map(|f| f.test).collect(),
+                // No verdict: nothing is known, all stay out.
+                Ok(_) => hung.iter().cloned().collect(),
+                Err(e) => {
+                    self.s.prover.deselect = hung;
+                    return Err(e);
+                }
+            };
+            let (out, passed): (Vec<String>, Vec<String>) =
+                hung.into_iter().partition(|t| still.contains(t));
+            self.s.prover.deselect = out;
+            self.hangs_passed.extend(passed);
+        }
+        Ok(self.hangs_passed.contains(&test))
     }
 
     /// A group whose representative no candidate fixed: the others share its crash site, its

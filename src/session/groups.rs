@@ -56,7 +56,14 @@ pub fn key_of(f: &Failure) -> Option<GroupKey> {
         file: loc.file.clone(),
         line: loc.line,
         exc_type: f.exc_type.clone(),
-        msg_shape: msg_shape(&f.msg),
+        // A hang's place is its cause: the message only says how long the test ran, which
+        // differs between the first test of a hang and the later ones stopped sooner (the
+        // plugin's "same hang" limit).
+        msg_shape: if f.exc_type == crate::plugin::TIMEOUT_EXC {
+            "the test did not finish within the per-test limit".into()
+        } else {
+            msg_shape(&f.msg)
+        },
     })
 }
 

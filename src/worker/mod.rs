@@ -32,7 +32,9 @@
 //! install's, is not watched); the server died (restarted for the next run, [`MAX_STARTS`] times at most); a
 //! child ended with pytest's internal error or a signal we did not send and a cold run of the
 //! same spec disagreed (a plugin that misbehaves after fork: the worker is off for the rest of
-//! the process); the sandbox is on (bubblewrap wraps a process, not a fork).
+//! the process); the sandbox is on (bubblewrap wraps a process, not a fork); the run starts
+//! pytest-xdist workers (xdist hands them the `sys.path` it froze in the server, where the
+//! project is not on it: [`crate::xdist::starts_workers`]).
 //!
 //! # Process handling
 //!

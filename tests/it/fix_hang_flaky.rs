@@ -70,8 +70,9 @@ fn a_hanging_test_is_reported_where_it_hangs_and_the_rest_is_fixed() {
     // test was left out after the baseline, and no run was killed at the run limit.
     assert_eq!(j["failures"][0]["probe"]["source"], "plugin");
     // + 1 per kept unsafe candidate: its failing test runs once more (--proof-repeats 3,
-    // the full run the third).
-    assert_eq!(j["pytest_runs"], 3 + 1);
+    // the full run the third); + 1: the hung test, left out of the runs that proved the
+    // patch, is run again on the patched tree before the search works on it (still hung).
+    assert_eq!(j["pytest_runs"], 3 + 1 + 1);
     for a in j["attempt_records"].as_array().unwrap() {
         assert_ne!(a["outcome"], "timeout", "{a}");
     }

@@ -106,3 +106,70 @@ fn a_recursion_that_steps_over_its_base_case_is_fixed() {
         .collect();
     assert_eq!(statuses, ["fixed", "fixed_by_another_patch"], "{v}");
 }
+
+/// Nine parametrized tests call one endless loop (issue 34 §6): the first costs the per-test
+/// limit, the eight others are stopped at the short limit as the same hang (their message says
+/// so), the search fixes the loop, and every one of the nine is fixed by that one patch, never
+/// by a second edit kept on top of it (a hung test is left out of the runs that prove later
+/// patches: it is run again on the patched tree before anyone works on it).
+#[test]
+fn nine_tests_in_one_endless_loop_cost_one_limit_and_one_patch() {
+    let p = project(&[
+        ("pytest.ini", "[pytest]\n"),
+        ("app/__init__.py", ""),
+        (
+            "app/count.py",
+            "def count_down(n):\n    steps = 0\n    while n != 0:\n        n -= 2\n        steps += 1\n    return steps\n",
+        ),
+        (
+            "tests/test_count.py",
+            "import pytest\nfrom app.count import count_down\n\n\n@pytest.mark.parametrize(\"n\", [1, 3, 5, 7, 9, 11, 13, 15, 17])\ndef test_odd(n):\n    assert count_down(n) == (n + 1) // 2\n\n\ndef test_even():\n    assert count_down(4) == 2\n",
+        ),
+    ]);
+    let out = p.run(&[
+        "fix",
+        "--json",
+        "--test-timeout",
+        "5",
+        "--search-time",
+        "300",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v = json(&out);
+    assert_eq!(v["final_status"], "pass", "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(p.root.join("app/count.py")).unwrap(),
+        "def count_down(n):\n    steps = 0\n    while n > 0:\n        n -= 2\n        steps += 1\n    return steps\n"
+    );
+    let failures = v["failures"].as_array().unwrap();
+    let odd = |i: usize| format!("tests/test_count.py::test_odd[{}]", 2 * i + 1);
+    let got: Vec<(String, String, String)> = failures
+        .iter()
+        .map(|f| {
+            (
+                f["test"].as_str().unwrap().to_string(),
+                f["status"].as_str().unwrap().to_string(),
+                f["msg"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut want = vec![(
+        odd(0),
+        "fixed".to_string(),
+        "the test did not finish within 5 s (selfdebug's per-test limit, --test-timeout)"
+            .to_string(),
+    )];
+    for i in 1..9 {
+        want.push((
+            odd(i),
+            "fixed_by_another_patch".to_string(),
+            format!(
+                "the test did not finish within 1 s: it was still in count_down(), where {} \
+                 hung (the same hang costs selfdebug's per-test limit once, --test-timeout)",
+                odd(0)
+            ),
+        ));
+    }
+    assert_eq!(got, want, "{stderr}");
+}

@@ -66,7 +66,10 @@ fn without_shortened_addresses(s: &str) -> String {
     while let Some(i) = rest.find("...") {
         out.push_str(&rest[..i + 3]);
         rest = &rest[i + 3..];
-        let hex = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_hexdigit()).len();
+        let hex = rest.len()
+            - rest
+                .trim_start_matches(|c: char| c.is_ascii_hexdigit())
+                .len();
         if hex >= 4 && rest[hex..].starts_with('>') {
             out.push('_');
             rest = &rest[hex..];

@@ -86,3 +86,50 @@ fn an_xdist_run_reads_like_a_plain_run() {
     );
     assert_eq!(xdist, plain);
 }
+
+/// The warm worker's server has imported xdist's plugin, which froze `sys.path` without the
+/// project on it: a `-n 2` run must go cold, or its workers fail to import a flat-layout
+/// project (no root conftest) that a cold `python -m pytest -n 2` imports from its directory.
+#[test]
+fn an_xdist_run_of_a_flat_project_gives_the_cold_verdict_with_the_worker_on() {
+    let has_xdist = Command::new(support::python3().path)
+        .args(["-c", "import xdist"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_xdist {
+        eprintln!("skipped: pytest-xdist is not installed for python3");
+        return;
+    }
+    let p = support::project::project(&[
+        ("app/__init__.py", ""),
+        ("app/calc.py", "def double(x):\n    return x * 3\n"),
+        (
+            "tests/test_calc.py",
+            "from app.calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n\n\ndef test_zero():\n    assert double(0) == 0\n",
+        ),
+    ]);
+    for warm in [false, true] {
+        let spec = RunSpec {
+            extra_args: vec!["-n".into(), "2".into()],
+            timeout: Duration::from_secs(300),
+            warm,
+            ..RunSpec::new(&p.root)
+        };
+        let run = run_pytest(&support::python3(), &spec).unwrap();
+        let Verdict::Failed(f) = verdict::read(&run, &p.root) else {
+            panic!("warm={warm}: {}", String::from_utf8_lossy(&run.log()));
+        };
+        let got: Vec<_> = f
+            .iter()
+            .map(|f| (f.test.clone(), f.exc_type.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [(
+                Some("tests/test_calc.py::test_double".to_string()),
+                "AssertionError".to_string()
+            )],
+            "warm={warm}"
+        );
+    }
+}
