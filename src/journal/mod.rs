@@ -217,6 +217,24 @@ pub enum JournalError {
         files: Vec<PathBuf>,
         started: u64,
     },
+    /// Files this run had recorded were written by someone else meanwhile (an editor, another
+    /// tool): the run stops; its own edits are undone, theirs are left (with the backup copy
+    /// of each file's original).
+    #[error(
+        "{}: {} changed by another program while selfdebug worked on {}; selfdebug stopped, \
+         restored the files only it had changed, and left {} as {} now{}",
+        root.display(),
+        elsewhere_list(files),
+        if files.len() == 1 { "it" } else { "them" },
+        if files.len() == 1 { "it" } else { "them" },
+        if files.len() == 1 { "it is" } else { "they are" },
+        elsewhere_backups(files)
+    )]
+    ChangedElsewhere {
+        root: PathBuf,
+        /// (path relative to the root, backup copy of its original).
+        files: Vec<(PathBuf, Option<PathBuf>)>,
+    },
     /// The path may not be written (outside the root, symlink out, virtualenv, ...).
     #[error("refusing to write {}: {reason}", path.display())]
     Refused { path: PathBuf, reason: String },
@@ -332,6 +350,27 @@ fn ago(since: u64) -> String {
     }
 }
 
+fn elsewhere_list(files: &[(PathBuf, Option<PathBuf>)]) -> String {
+    let names: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
+    format!(
+        "{} {}",
+        list(&names),
+        if files.len() == 1 { "was" } else { "were" }
+    )
+}
+
+fn elsewhere_backups(files: &[(PathBuf, Option<PathBuf>)]) -> String {
+    let copies: Vec<String> = files
+        .iter()
+        .filter_map(|(_, b)| b.as_ref().map(|b| b.display().to_string()))
+        .collect();
+    match copies.len() {
+        0 => String::new(),
+        1 => format!(" (the original is kept at {})", copies[0]),
+        _ => format!(" (the originals are kept at {})", copies.join(", ")),
+    }
+}
+
 fn list(files: &[PathBuf]) -> String {
     let mut names: Vec<String> = files
         .iter()
@@ -368,6 +407,9 @@ pub struct Journal {
     /// Canonical absolute path → index in `doc.files` and `originals`.
     index: HashMap<PathBuf, usize>,
     originals: Vec<Vec<u8>>,
+    /// Per recorded file, the hash of the bytes this run last wrote to it (`None`: not written
+    /// yet, the original is expected): bytes that differ from it were written by someone else.
+    written: Vec<Option<String>>,
     repo: Option<Repository>,
     warnings: Vec<String>,
     /// Committed or rolled back: nothing left for `Drop` to do.
@@ -443,6 +485,7 @@ impl Journal {
             doc,
             index: HashMap::new(),
             originals: Vec::new(),
+            written: Vec::new(),
             repo,
             warnings,
             done: false,
@@ -476,9 +519,75 @@ impl Journal {
             },
         };
         let i = self.index[&abs];
+        if self.changed_elsewhere_at(i) {
+            return Err(self.changed_elsewhere_error(vec![i]));
+        }
         let mode = fs::metadata(&abs).map_or(self.doc.files[i].mode, |m| disk::mode_of(&m));
         let tmp = disk::tmp_name(&abs, &self.doc.run_id);
-        disk::replace_atomic(&abs, bytes, mode, &tmp).map_err(io_err(&abs, "write"))
+        disk::replace_atomic(&abs, bytes, mode, &tmp).map_err(io_err(&abs, "write"))?;
+        self.written[i] = Some(disk::hash(bytes));
+        Ok(())
+    }
+
+    /// Whether recorded file `i` holds bytes this run did not put there: neither its original
+    /// (before this run's first write) nor what this run last wrote. A file that is gone is
+    /// not judged (a test may remove what it made).
+    fn changed_elsewhere_at(&self, i: usize) -> bool {
+        let path = self.root.join(&self.doc.files[i].path);
+        let Ok(now) = fs::read(&path) else {
+            return false;
+        };
+        let expected = self.written[i]
+            .as_deref()
+            .unwrap_or(&self.doc.files[i].hash);
+        disk::hash(&now) != expected
+    }
+
+    /// The recorded files someone else wrote to while this run worked (see
+    /// [`JournalError::ChangedElsewhere`]), relative to the root.
+    pub fn changed_elsewhere(&self) -> Vec<PathBuf> {
+        (0..self.doc.files.len())
+            .filter(|&i| self.changed_elsewhere_at(i))
+            .map(|i| self.doc.files[i].path.clone())
+            .collect()
+    }
+
+    fn changed_elsewhere_error(&self, of: Vec<usize>) -> JournalError {
+        JournalError::ChangedElsewhere {
+            root: self.root.clone(),
+            files: of
+                .iter()
+                .map(|&i| {
+                    let e = &self.doc.files[i];
+                    (e.path.clone(), e.backup.clone())
+                })
+                .collect(),
+        }
+    }
+
+    /// [`Journal::rollback`] for a run that found files changed by someone else: every file
+    /// only this run changed is restored; the others are left as they are now (restoring them
+    /// would destroy the other writer's bytes), their backup copies kept. Returns the error
+    /// that names them, or the restore's own error.
+    pub fn rollback_own(mut self) -> JournalError {
+        let _t = crate::trace_times::span("journal: rollback");
+        self.done = true;
+        let left: Vec<usize> = (0..self.doc.files.len())
+            .filter(|&i| self.changed_elsewhere_at(i))
+            .collect();
+        let error = self.changed_elsewhere_error(left.clone());
+        let mut keep = Vec::new();
+        for &i in left.iter().rev() {
+            keep.push(self.doc.files.remove(i));
+            self.originals.remove(i);
+            self.written.remove(i);
+        }
+        // Their refs go (the backup copies stay, named in the error).
+        delete_refs(self.repo.as_ref(), &keep, &mut self.warnings);
+        match self.rollback_inner() {
+            Ok(_) => error,
+            Err(e) => e,
+        }
     }
 
     /// The recorded original bytes of `path`.
@@ -678,6 +787,7 @@ impl Journal {
         }
         self.index.insert(abs.clone(), n);
         self.originals.push(bytes);
+        self.written.push(None);
         Ok(abs)
     }
 

@@ -47,6 +47,11 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
     drop(t);
     let _t = crate::trace_times::span("journal committed or rolled back, report");
     let journal = ws.journal;
+    // Someone else wrote to a file this run had in hand (an editor's save, another tool): no
+    // patch is kept over bytes it did not prove, and theirs are not overwritten by a restore.
+    if !journal.changed_elsewhere().is_empty() {
+        return Err(SessionError::Journal(journal.rollback_own()));
+    }
     let mut report = match result {
         Ok(mut r) if !crate::process::interrupted() => {
             r.interpreter = named;

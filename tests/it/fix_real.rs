@@ -205,6 +205,58 @@ fn a_probe_racing_a_fix_refuses_and_the_fix_ends_clean() {
     assert_eq!(p.read("tests/test_words.py"), test_file);
 }
 
+/// An editor saves the file `fix` has a candidate in while the candidate's tests run (issue 34
+/// §1): the fix stops with an error naming the file, keeps no patch over bytes it did not
+/// prove, leaves the editor's bytes as they are (a restore would destroy them), keeps the
+/// backup copy of the original it names, and leaves no journal behind.
+#[test]
+fn a_file_changed_under_a_fix_stops_it_and_is_left_as_the_other_writer_made_it() {
+    let h = support::project::held_project();
+    let p = &h.project;
+    let before = snapshot(&p.root);
+    let fix = h
+        .project
+        .cmd(&["fix", "--json", "--timeout", "600"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    h.hold("candidate");
+    h.wait_for("candidate", 300);
+    let theirs = "def to_upper(text):\n    # edited while selfdebug ran\n    return text.upper()\n";
+    std::fs::write(p.root.join("words.py"), theirs).unwrap();
+    h.release();
+    let out = fix.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(6), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["final_status"], "error");
+    assert_eq!(v["patches"], serde_json::json!([]));
+    let msg = v["error"].as_str().unwrap();
+    assert!(
+        msg.contains(
+            "words.py was changed by another program while selfdebug worked on it; \
+             selfdebug stopped, restored the files only it had changed, and left it as it is now \
+             (the original is kept at "
+        ),
+        "{msg}"
+    );
+    assert_eq!(p.read("words.py"), theirs);
+    // The backup copy it names holds the original.
+    let backup = msg.rsplit("kept at ").next().unwrap().trim_end_matches(')');
+    assert_eq!(
+        std::fs::read_to_string(backup).unwrap(),
+        support::project::DEMO_MODULE
+    );
+    let mut after = snapshot(&p.root);
+    after.remove("words.py");
+    let mut expected = before.clone();
+    expected.remove("words.py");
+    after.retain(|k, _| expected.contains_key(k));
+    assert_same(&expected, &after);
+    // Nothing pending: the next run starts.
+    assert_eq!(p.run(&["restore", "--json"]).status.code(), Some(0));
+}
+
 /// The other way round: a `fix` started while a `probe` has its line in the file refuses, and
 /// the probe ends with the file exactly as it was (bytes, mode, mtime).
 #[test]
