@@ -192,10 +192,23 @@ fn baseline(
         {
             if !s.prover.deselect.contains(t) {
                 s.prover.deselect.push(t.clone());
+                // What a later full run costs (xdist's choice, the lazy baseline's limit) is
+                // the baseline without the time its hung tests waited for their limit.
+                if let Some(waited) = limit_waited(&f.msg) {
+                    s.prover.baseline = s.prover.baseline.saturating_sub(waited);
+                }
             }
         }
     }
     Ok((hung, failures))
+}
+
+/// The limit a test stopped by the plugin waited for, read from its message (`the test did not
+/// finish within 60 s ...`, the plugin's own words).
+fn limit_waited(msg: &str) -> Option<Duration> {
+    let rest = msg.strip_prefix("the test did not finish within ")?;
+    let secs: f64 = rest.split(' ').next()?.parse().ok()?;
+    Duration::try_from_secs_f64(secs).ok()
 }
 
 /// Why a baseline that gave no failures to read stops the run.
@@ -1023,4 +1036,20 @@ pub(super) fn judge_name(opts: &Options) -> Judge {
 
 pub(super) fn ctx_tried(attempts: &[Attempt], failure: &Failure) -> usize {
     attempts.iter().filter(|a| a.test == failure.test).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limit_a_hung_test_waited_is_read_from_the_plugins_message() {
+        let first =
+            "the test did not finish within 60 s (selfdebug's per-test limit, --test-timeout)";
+        let later = "the test did not finish within 1.5 s: it was still in f(), where t hung (...)";
+        assert_eq!(limit_waited(first), Some(Duration::from_secs(60)));
+        assert_eq!(limit_waited(later), Some(Duration::from_millis(1500)));
+        assert_eq!(limit_waited("KeyError: 'id'"), None);
+        assert_eq!(limit_waited("the test did not finish within -1 s"), None);
+    }
 }
