@@ -14,6 +14,11 @@ use crate::support::{self, path_str};
 
 const DEMO: &str = "utils/demo.py";
 
+/// A pytest log in which nothing failed.
+const PASS_LOG: &str = "============================= test session starts \
+    ==============================\ncollected 1 item\n\ntest_a.py .   [100%]\n\n\
+    ============================== 1 passed in 0.01s ===============================\n";
+
 #[test]
 fn python_sdk_client_session() {
     let dry = project::fixture_project("demo");
@@ -38,6 +43,10 @@ fn python_sdk_client_session() {
         "marker": path_str(&held.marker),
         "not_dir": path_str(&not_dir),
         "log": log,
+        "pass_log": PASS_LOG,
+        // The client's one MCP root holds the dry project as `proj`.
+        "roots_dir": path_str(dry.root.parent().unwrap()),
+        "relative_root": dry.root.file_name().unwrap().to_str().unwrap(),
     });
     std::fs::write(&config, cfg.to_string()).unwrap();
     let out = Command::new(support::python())
@@ -66,9 +75,93 @@ fn python_sdk_client_session() {
         names,
         ["config", "fix", "parse", "probe", "restore", "rules"]
     );
+    // The handshake: the spec version served, and logging offered.
+    assert_eq!(v["protocol_version"], "2025-11-25");
+    assert_eq!(v["logging_capability"], true);
     for (name, t) in tools {
-        assert_eq!(t["required"], json!(["root"]), "{name}");
+        let required = if name == "parse" {
+            json!(["root", "log"])
+        } else {
+            json!(["root"])
+        };
+        assert_eq!(t["required"], required, "{name}");
     }
+    // Titles and annotations: `fix` and `restore` overwrite files, the readers change nothing.
+    let hints: Vec<Value> = ["fix", "parse", "probe", "rules", "restore", "config"]
+        .iter()
+        .map(|n| {
+            let t = &tools[*n];
+            json!([n, t["title"], t["annotations"]])
+        })
+        .collect();
+    let ann = |title: &str, ro: bool, destructive: bool, idem: bool, open: bool| {
+        json!({"title": title, "readOnlyHint": ro, "destructiveHint": destructive,
+               "idempotentHint": idem, "openWorldHint": open})
+    };
+    assert_eq!(
+        hints,
+        [
+            json!([
+                "fix",
+                "Fix failing tests",
+                ann("Fix failing tests", false, true, false, true)
+            ]),
+            json!([
+                "parse",
+                "Read a failing log",
+                ann("Read a failing log", true, false, true, false)
+            ]),
+            json!([
+                "probe",
+                "Probe the failing line",
+                ann("Probe the failing line", false, false, true, false)
+            ]),
+            json!([
+                "rules",
+                "List the repair rules",
+                ann("List the repair rules", true, false, true, false)
+            ]),
+            json!([
+                "restore",
+                "Restore a killed run's files",
+                ann("Restore a killed run's files", false, true, true, false)
+            ]),
+            json!([
+                "config",
+                "Show the settings",
+                ann("Show the settings", true, false, true, false)
+            ]),
+        ]
+    );
+
+    // A relative root resolves against the client's MCP roots; one under none of them, or
+    // with a client that has no roots, is refused (never the server's own directory).
+    assert_eq!(
+        v["relative_root"]["is_error"], false,
+        "{}",
+        v["relative_root"]
+    );
+    assert_eq!(
+        v["relative_root"]["structured"]["root"],
+        path_str(&dry.root)
+    );
+    assert_eq!(
+        v["relative_missing"]["text"],
+        json!([format!(
+            "config: root \"no-such-dir\" is not a directory under any of the client's MCP \
+             roots ({}): pass an absolute path",
+            path_str(dry.root.parent().unwrap())
+        )])
+    );
+    assert_eq!(v["relative_no_roots"]["is_error"], true);
+    assert_eq!(
+        v["relative_no_roots"]["text"],
+        json!([format!(
+            "config: root {:?} is relative and the client declared no MCP roots to resolve it \
+             against: pass an absolute path",
+            dry.root.file_name().unwrap().to_str().unwrap()
+        )])
+    );
     // Every tool declares its command's schema (schema/<cmd>.schema.json, version 1).
     for (name, t) in tools {
         assert_eq!(
@@ -141,13 +234,29 @@ fn python_sdk_client_session() {
         None,
         &[serde_json::to_string(report).unwrap().as_bytes()],
     );
-    // Progress: the run's phases, numbered 1, 2, 3... (the baseline comes first).
+    // Progress: the run's phases, each moving `progress` on; once the failure is known,
+    // `total` is the failures known (one here) and `progress` the share done of it. The
+    // messages are the steps without the terminal's "selfdebug: " prefix.
     let progress = v["dry_run_progress"].as_array().unwrap();
     assert!(progress.len() >= 3, "{progress:?}");
-    for (i, p) in progress.iter().enumerate() {
-        assert_eq!(p[0], json!((i + 1) as f64), "{progress:?}");
-        assert!(p[1].as_str().unwrap().starts_with("selfdebug: "), "{p}");
+    assert_eq!(progress[0][2], Value::Null, "the baseline: no total yet");
+    let values: Vec<f64> = progress.iter().map(|p| p[0].as_f64().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+    for p in progress {
+        assert!(!p[1].as_str().unwrap().starts_with("selfdebug"), "{p}");
+        if p[1].as_str().unwrap().starts_with("[1/1] ") {
+            assert_eq!(p[2], json!(1.0), "{p}");
+            assert!(p[0].as_f64().unwrap() < 1.0, "{p}");
+        }
     }
+    assert!(progress.iter().any(|p| p[2] == json!(1.0)), "{progress:?}");
+    // Logging: the run's stderr lines as messages, at the default level (info).
+    let logs = v["dry_run_logs"].as_array().unwrap();
+    assert!(
+        logs.iter()
+            .any(|l| l[0] == "info" && l[1].as_str().unwrap().starts_with("pass: ")),
+        "{logs:?}"
+    );
     assert!(
         progress
             .iter()
@@ -187,6 +296,31 @@ fn python_sdk_client_session() {
         &[serde_json::to_string(&parse["structured"])
             .unwrap()
             .as_bytes()],
+    );
+
+    // Nothing to do is a success that says so, for each tool (at log level error, the info
+    // lines of these runs are not sent); a log that is not one is an error, logged as one.
+    let probe = &v["probe_nothing"];
+    assert_eq!(probe["is_error"], false, "{probe}");
+    assert_eq!(
+        probe["structured"]["error"], "nothing failed: no failure to probe",
+        "{probe}"
+    );
+    let parse = &v["parse_nothing"];
+    assert_eq!(parse["is_error"], false, "{parse}");
+    assert_eq!(parse["structured"]["failures"], json!([]), "{parse}");
+    let fix = &v["fix_nothing"];
+    assert_eq!(fix["is_error"], false, "{fix}");
+    assert_eq!(fix["structured"]["final_status"], "pass", "{fix}");
+    assert_eq!(v["nothing_logs"], json!([]));
+    assert_eq!(v["parse_bad"]["is_error"], true);
+    assert_eq!(
+        v["parse_bad_logs"],
+        json!([[
+            "error",
+            "error: standard input: input is neither pytest output nor a Python \
+                traceback"
+        ]])
     );
 
     // The held run reported its steps before the candidate was held.
