@@ -60,7 +60,7 @@ pub struct Spent {
 
 /// The JSON of a run that stopped before it had a report (bad input after flag parsing, no
 /// tests, pytest errors, the tool could not work): the same object with empty lists, the
-/// status and code, and the `error` message.
+/// status and code, and the `error` message; `lock_pid` when another run holds the lock.
 pub fn error_json(
     status: FinalStatus,
     exit_code: i32,
@@ -68,8 +68,9 @@ pub fn error_json(
     root: Option<&str>,
     dry_run: bool,
     spent: Spent,
+    lock_pid: Option<u32>,
 ) -> String {
-    let v = serde_json::json!({
+    let mut v = serde_json::json!({
         "schema_version": FIX_SCHEMA_VERSION,
         "exit_code": exit_code,
         "final_status": status,
@@ -94,6 +95,9 @@ pub fn error_json(
         "duration_ms": spent.duration_ms,
         "llm": null,
     });
+    if let Some(pid) = lock_pid {
+        v["lock_pid"] = pid.into();
+    }
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
     s.push('\n');
     s

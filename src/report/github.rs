@@ -455,6 +455,7 @@ mod tests {
             diff_encoding: DiffEncoding::Utf8,
             steps: Vec::new(),
             alternatives: Vec::new(),
+            proven_by: Vec::new(),
         };
         assert_eq!(
             patch(&p, "py/"),

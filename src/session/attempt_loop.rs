@@ -26,7 +26,7 @@ use crate::plan::Candidate;
 use crate::plugin::Hang;
 use crate::rules::{Category, RuleSet};
 use crate::runner::{self, Interpreter};
-use crate::status::{Applicability, FailureStatus, Judge, Source};
+use crate::status::{Applicability, FailureStatus, Judge, ReasonCode, Source};
 use crate::traceback::{self, Failure, When};
 use crate::tried::Tried;
 use crate::verdict::Verdict;
@@ -255,6 +255,7 @@ fn hung_outcomes(hung: &[Hang], root: &Path, opts: &Options) -> Vec<FailureOutco
                 ),
                 category: Category::Timeout,
                 status: FailureStatus::TimedOut,
+                reason_code: ReasonCode::TimedOut,
                 reason: Some(format!(
                     "{}; it was left out of every later run (--deselect)",
                     h.describe()
@@ -898,9 +899,10 @@ fn unfixed(reason: Option<&str>, flaky: bool, category: Category, tried: bool) -
 /// The reason of a failure whose candidates were all rejected before, for another failure.
 fn repeated((n, test): &(usize, Option<String>)) -> String {
     format!(
-        "no candidate passed; {n} candidate{} already rejected for {} with the same failure {} \
+        "no candidate passed; {n} candidate{} {} {} with the same failure {} \
          not tried again",
         if *n == 1 { "" } else { "s" },
+        super::shared::ALREADY_REJECTED,
         test.as_deref().unwrap_or("another failure"),
         if *n == 1 { "was" } else { "were" }
     )
@@ -934,6 +936,7 @@ fn patch_of(c: &Candidate, rules: &RuleSet) -> Patch {
         diff: c.diff.clone(),
         diff_encoding: c.diff_encoding,
         alternatives: Vec::new(),
+        proven_by: Vec::new(),
     }
 }
 

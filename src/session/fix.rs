@@ -83,6 +83,7 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
         report.patches = combine(&root, &report.patches, |file| {
             originals.get(&root.join(file)).cloned()
         });
+        report.attach_proofs();
         let committed = journal.commit().map_err(SessionError::Journal)?;
         // Exactly the copies that remain: those of files that keep a change.
         report.backups = committed
@@ -223,7 +224,11 @@ pub fn dry_run(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> 
         }
         fix_path(&mut a.stdout_tail);
         fix_path(&mut a.stderr_tail);
+        for r in &mut a.proven_by {
+            r.command.iter_mut().for_each(&fix_path);
+        }
     }
+    report.attach_proofs();
     report.finish(started);
     Ok(report)
 }

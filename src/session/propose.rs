@@ -142,6 +142,7 @@ fn proposed(attempt: usize, failure: &Failure, category: Category, top: &Candida
         search: None,
         proof: None,
         repeats: None,
+        proven_by: Vec::new(),
         exchange: None,
     }
 }
@@ -168,5 +169,6 @@ fn proposed_patch(top: Candidate, rules: &RuleSet) -> Patch {
         diff: top.diff,
         diff_encoding: top.diff_encoding,
         alternatives: Vec::new(),
+        proven_by: Vec::new(),
     }
 }

@@ -224,6 +224,37 @@ fn python_sdk_client_session() {
     let text: Value = serde_json::from_str(dry_run["text"][0].as_str().unwrap()).unwrap();
     assert_eq!(&text, report);
     assert_eq!(dry.read(DEMO), original, "a dry run changes nothing");
+    // The proof as data: the targeted run of the failing test, then the whole suite (the
+    // demo's two tests), each with its command and counts; the failure's reason as a code.
+    let proof: Vec<Value> = report["patches"][0]["proven_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let cmd = r["command"].as_array().unwrap();
+            assert_eq!(cmd[1..3], [json!("-m"), json!("pytest")], "{r}");
+            json!([
+                r["stage"],
+                cmd.last(),
+                r["exit_code"],
+                r["passed"],
+                r["failed"],
+                r["deselected"]
+            ])
+        })
+        .collect();
+    let failing = report["failures"][0]["test"].as_str().unwrap();
+    assert_eq!(
+        proof.first(),
+        Some(&json!(["targeted", failing, 0, 1, 0, 0])),
+        "{proof:?}"
+    );
+    assert_eq!(
+        proof.last(),
+        Some(&json!(["full", "_selfdebug_pytest", 0, 2, 0, 0])),
+        "{proof:?}"
+    );
+    assert_eq!(report["failures"][0]["reason_code"], "fixed");
     let diff = report["patches"][0]["diff"].as_str().unwrap();
     let patch = dry.cache.join("fix.patch");
     std::fs::write(&patch, diff).unwrap();
@@ -335,7 +366,16 @@ fn python_sdk_client_session() {
     assert_eq!(second["is_error"], true, "{second}");
     assert_eq!(second["structured"]["exit_code"], 6, "{second}");
     let error = second["structured"]["error"].as_str().unwrap();
-    assert!(error.contains("pid"), "{error}");
+    // The holder's pid as a field, the one the message names.
+    let pid = second["structured"]["lock_pid"].as_u64().unwrap();
+    assert!(error.contains(&format!("(pid {pid}, ")), "{error}");
+    support::assert_valid(
+        "fix.schema.json",
+        None,
+        &[serde_json::to_string(&second["structured"])
+            .unwrap()
+            .as_bytes()],
+    );
     // Cancelled: the file is the original, restored by the run itself (the `restore` after it
     // found nothing to restore).
     let restore = &v["restore_after_cancel"]["structured"];
