@@ -10,6 +10,7 @@ mod child;
 mod notify;
 mod oversized;
 mod roots;
+mod summary;
 mod tools;
 
 use std::borrow::Cow;
@@ -50,13 +51,28 @@ fn error_result(message: String, json: Option<Value>) -> CallToolResult {
     r
 }
 
-/// The child's outcome as the tool's result: its JSON object (also as text, for clients that
-/// read only content), an error when it exited nonzero or printed no object.
-fn result(outcome: child::Outcome, nothing_to_do: Option<i32>) -> CallToolResult {
+/// What a call's result is made of, besides the child's outcome.
+struct Shape<'a> {
+    tool: &'a str,
+    /// The command's "nothing to do" exit code (see `tools::Def`).
+    nothing_to_do: Option<i32>,
+    /// `fix`'s summary in place of the whole report.
+    summary: bool,
+}
+
+/// The child's outcome as the tool's result: its JSON object (or `fix`'s summary of it) as the
+/// structured content, a short human text of it as the text content; an error when it exited
+/// nonzero or printed no object.
+fn result(outcome: child::Outcome, shape: &Shape) -> CallToolResult {
+    let nothing_to_do = shape.nothing_to_do;
     let json = serde_json::from_slice::<Value>(&outcome.stdout)
         .ok()
         .filter(Value::is_object);
-    let text = String::from_utf8_lossy(&outcome.stdout).trim().to_string();
+    let text = json
+        .as_ref()
+        .map(|j| summary::text(shape.tool, j))
+        .unwrap_or_default();
+    let json = json.map(|j| if shape.summary { summary::fix(&j) } else { j });
     // "Nothing failed" is not an error of the call: a success that says so, as `fix`'s is.
     let ok = outcome.code == Some(0) || (outcome.code.is_some() && outcome.code == nothing_to_do);
     match (ok, json) {
@@ -172,7 +188,11 @@ impl ServerHandler for Server {
             // child.
             Err(e) => return Ok(error_result(e.to_string(), None).into()),
         };
-        let nothing_to_do = inv.nothing_to_do;
+        let shape = Shape {
+            tool: &request.name,
+            nothing_to_do: inv.nothing_to_do,
+            summary: inv.summary,
+        };
         let spec = child::Spec {
             args: inv.args,
             cwd: inv.root,
@@ -217,7 +237,7 @@ impl ServerHandler for Server {
         let run = child::run(spec, context.ct.clone(), progress, logs);
         let (outcome, (), ()) = tokio::join!(run, forward, log);
         match outcome {
-            Ok(outcome) => Ok(result(outcome, nothing_to_do).into()),
+            Ok(outcome) => Ok(result(outcome, &shape).into()),
             Err(e) => Ok(error_result(format!("cannot run selfdebug: {e}"), None).into()),
         }
     }
@@ -301,7 +321,7 @@ pub fn serve() -> i32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{child::Outcome, result};
+    use super::{child::Outcome, result, Shape};
     use serde_json::json;
 
     fn outcome(code: Option<i32>, stdout: &str, last_error: Option<&str>) -> Outcome {
@@ -313,41 +333,59 @@ mod tests {
         }
     }
 
+    const RULES: Shape = Shape {
+        tool: "rules",
+        nothing_to_do: None,
+        summary: false,
+    };
+
     fn text(r: &rmcp::model::CallToolResult) -> String {
         r.content[0].as_text().unwrap().text.clone()
     }
 
     #[test]
     fn exit_codes_and_json_make_the_result() {
-        // 0 and an object: a success whose structured content and text are that object.
-        let r = result(outcome(Some(0), "{\"a\": 1}\n", None), None);
+        // 0 and an object: a success whose structured content is that object, and whose text
+        // is a short summary of it.
+        let r = result(outcome(Some(0), "{\"rules\": [1]}\n", None), &RULES);
         assert_eq!(r.is_error, Some(false));
-        assert_eq!(r.structured_content, Some(json!({"a": 1})));
-        assert_eq!(text(&r), "{\"a\": 1}");
+        assert_eq!(r.structured_content, Some(json!({"rules": [1]})));
+        assert_eq!(text(&r), "1 rule in force");
         // Nonzero and an object (the lock's error): an error that keeps the object.
-        let r = result(outcome(Some(6), "{\"error\": \"locked\"}", Some("x")), None);
+        let r = result(
+            outcome(Some(6), "{\"error\": \"locked\"}", Some("x")),
+            &RULES,
+        );
         assert_eq!(r.is_error, Some(true));
         assert_eq!(r.structured_content, Some(json!({"error": "locked"})));
+        assert_eq!(text(&r), "locked");
         // No object: the command's one-line error and how it ended.
         let r = result(
             outcome(Some(2), "", Some("selfdebug: error: bad log")),
-            None,
+            &RULES,
         );
         assert_eq!(r.is_error, Some(true));
         assert_eq!(r.structured_content, None);
         assert_eq!(text(&r), "selfdebug: error: bad log (exit code 2)");
-        let r = result(outcome(Some(0), "[1]", None), None);
+        let r = result(outcome(Some(0), "[1]", None), &RULES);
         assert_eq!(r.is_error, Some(true));
         assert_eq!(text(&r), "selfdebug printed no JSON (exit code 0)");
         let mut cancelled = outcome(None, "", None);
         cancelled.interrupted = true;
         assert_eq!(
-            text(&result(cancelled, None)),
+            text(&result(cancelled, &RULES)),
             "selfdebug printed no JSON (cancelled, killed by a signal)"
         );
         // The command's "nothing failed" code is a success that keeps its object.
         let nothing = || outcome(Some(1), "{\"failures\": []}", None);
-        assert_eq!(result(nothing(), Some(1)).is_error, Some(false));
-        assert_eq!(result(nothing(), None).is_error, Some(true));
+        let parse = Shape {
+            tool: "parse",
+            nothing_to_do: Some(1),
+            summary: false,
+        };
+        let r = result(nothing(), &parse);
+        assert_eq!(r.is_error, Some(false));
+        assert_eq!(text(&r), "0 failures\n");
+        assert_eq!(result(nothing(), &RULES).is_error, Some(true));
     }
 }

@@ -81,6 +81,14 @@ fn seconds(what: &str) -> Value {
 fn fix_args() -> Vec<(&'static str, Value)> {
     vec![
         root(),
+        (
+            "detail",
+            json!({"type": "string", "enum": ["summary", "full"], "default": "summary",
+            "description": "summary (default): the outcome, the patches with their diffs and \
+                            the proof's counts, each failure's status with a one-line reason \
+                            (schema/fix-summary.schema.json). full: the whole report of \
+                            `selfdebug fix --json`, with every attempt and probe value."}),
+        ),
         log(
             "The text of a failing pytest log (or a traceback); without it pytest is run to \
              find the failures.",
@@ -207,7 +215,9 @@ const TOOLS: &[Def] = &[
             dry_run false proven fixes are kept in the files. Progress notifications follow \
             the run's phases; cancelling the call interrupts it and restores every file it \
             touched. One run per project at a time: a second gets the lock's error. The \
-            result is `selfdebug fix --json` (schema/fix.schema.json).",
+            result is a summary (schema/fix-summary.schema.json: the outcome, the patches with \
+            their diffs and proof counts, each failure's status and reason); with detail \
+            \"full\", `selfdebug fix --json` (schema/fix.schema.json).",
         args: fix_args,
         required: &[],
         output: Some(include_str!("../../schema/fix.schema.json")),
@@ -315,6 +325,23 @@ fn input_schema(def: &Def) -> Value {
     })
 }
 
+/// `fix`'s output schema: the full report or the summary (`detail`), each schema embedded
+/// whole under its own `$id` (so that each one's `#/$defs/...` resolves in itself).
+fn either_detail(full: Value) -> Value {
+    let summary: Value = serde_json::from_str(include_str!("../../schema/fix-summary.schema.json"))
+        .expect("schema/*.json is JSON");
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://selfdebug.dev/schema/v1/mcp-fix.schema.json",
+        "title": "selfdebug mcp: fix",
+        "description": "fix-summary.schema.json with detail \"summary\" (the default), \
+            fix.schema.json with detail \"full\".",
+        "type": "object",
+        "anyOf": [{"$ref": summary["$id"]}, {"$ref": full["$id"]}],
+        "$defs": {"summary": summary, "full": full},
+    })
+}
+
 /// The tools as `tools/list` returns them.
 pub fn list() -> Vec<Tool> {
     TOOLS
@@ -324,9 +351,12 @@ pub fn list() -> Vec<Tool> {
                 .with_title(def.title);
             if let Some(schema) = def.output {
                 // The files are ours and parsed by a unit test; a broken one is a build bug.
-                tool.output_schema = Some(object(
-                    serde_json::from_str(schema).expect("schema/*.json is JSON"),
-                ));
+                let schema: Value = serde_json::from_str(schema).expect("schema/*.json is JSON");
+                tool.output_schema = Some(object(if def.name == "fix" {
+                    either_detail(schema)
+                } else {
+                    schema
+                }));
             }
             let h = &def.hints;
             tool.annotations = Some(
@@ -351,6 +381,8 @@ pub struct Invocation {
     pub progress: bool,
     /// The exit code that means "nothing to do" (a success result), see [`Def`].
     pub nothing_to_do: Option<i32>,
+    /// `fix` with `detail: "summary"` (the default): the result is the summary.
+    pub summary: bool,
 }
 
 /// Why a call is refused before any child runs; the text is the tool error the caller reads.
@@ -529,6 +561,7 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
     let mut cli: Vec<OsString> = vec![name.into(), "--json".into(), "--root".into()];
     cli.push(root.clone().into_os_string());
     let mut stdin = None;
+    let mut summary = false;
     let flag = |cli: &mut Vec<OsString>, f: &str, v: Option<String>| {
         if let Some(v) = v {
             cli.push(f.into());
@@ -537,6 +570,11 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
     };
     match name {
         "fix" => {
+            summary = match args.str("detail")? {
+                None | Some("summary") => true,
+                Some("full") => false,
+                Some(_) => return Err(args.wrong("detail", "\"summary\" or \"full\"")),
+            };
             if args.bool("dry_run")?.unwrap_or(true) {
                 cli.push("--dry-run".into());
             }
@@ -600,6 +638,7 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
         stdin,
         progress: name == "fix",
         nothing_to_do: def.nothing_to_do,
+        summary,
     })
 }
 

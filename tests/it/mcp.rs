@@ -162,11 +162,17 @@ fn python_sdk_client_session() {
             dry.root.file_name().unwrap().to_str().unwrap()
         )])
     );
-    // Every tool declares its command's schema (schema/<cmd>.schema.json, version 1).
+    // Every tool declares its command's schema (schema/<cmd>.schema.json, version 1); `fix`
+    // the summary's or the full report's (`detail`).
     for (name, t) in tools {
+        let file = if name == "fix" {
+            "mcp-fix"
+        } else {
+            name.as_str()
+        };
         assert_eq!(
             t["output_schema"],
-            format!("https://selfdebug.dev/schema/v1/{name}.schema.json"),
+            format!("https://selfdebug.dev/schema/v1/{file}.schema.json"),
             "{name}"
         );
     }
@@ -213,16 +219,49 @@ fn python_sdk_client_session() {
     assert_eq!(failures[0]["location"]["file"], DEMO, "{parse}");
     assert_eq!(failures[0]["location"]["line"], 6, "{parse}");
 
-    // fix, dry run (the default over MCP): nothing changed, the patch applies with git apply
-    // and gives the fixed file.
+    // fix, dry run (the default over MCP), with the default detail (summary): nothing
+    // changed, the patch applies with git apply and gives the fixed file.
     let dry_run = &v["dry_run"];
     assert_eq!(dry_run["is_error"], false, "{dry_run}");
-    let report = &dry_run["structured"];
+    let summary = &dry_run["structured"];
+    support::assert_valid(
+        "fix-summary.schema.json",
+        None,
+        &[serde_json::to_string(summary).unwrap().as_bytes()],
+    );
+    let failing = summary["failures"][0]["test"].as_str().unwrap();
+    assert_eq!(
+        summary["failures"],
+        json!([{"test": failing, "file": DEMO, "line": 6, "exc_type": "AttributeError",
+                "status": "fixed", "reason_code": "fixed", "reason": null}])
+    );
+    assert_eq!(
+        (
+            &summary["detail"],
+            &summary["final_status"],
+            &summary["dry_run"]
+        ),
+        (&json!("summary"), &json!("pass"), &json!(true))
+    );
+    let patch = &summary["patches"][0];
+    assert_eq!(patch["file"], DEMO);
+    assert_eq!(
+        patch["proof"].as_array().unwrap().last(),
+        Some(&json!({"stage": "full", "passed": 2, "failed": 0, "deselected": 0}))
+    );
+    // The text content is a short summary with the diff, not the JSON again.
+    let text = dry_run["text"][0].as_str().unwrap();
+    assert!(
+        text.starts_with("pass: 1 patch proven in a scratch copy (dry run: no file changed"),
+        "{text}"
+    );
+    assert!(text.contains(patch["diff"].as_str().unwrap()), "{text}");
+    let bytes = v["summary_bytes"].as_u64().unwrap();
+    assert!(bytes < 4096, "a one-bug summary is {bytes} bytes");
+    // detail full: the whole report, the patch the same.
+    let report = &v["dry_full"]["structured"];
     assert_eq!(report["final_status"], "pass");
-    assert_eq!(report["dry_run"], true);
-    // The text content is the same JSON object.
-    let text: Value = serde_json::from_str(dry_run["text"][0].as_str().unwrap()).unwrap();
-    assert_eq!(&text, report);
+    assert_eq!(report["patches"][0]["diff"], patch["diff"]);
     assert_eq!(dry.read(DEMO), original, "a dry run changes nothing");
     // The proof as data: the targeted run of the failing test, then the whole suite (the
     // demo's two tests), each with its command and counts; the failure's reason as a code.
@@ -243,7 +282,6 @@ fn python_sdk_client_session() {
             ])
         })
         .collect();
-    let failing = report["failures"][0]["test"].as_str().unwrap();
     assert_eq!(
         proof.first(),
         Some(&json!(["targeted", failing, 0, 1, 0, 0])),
@@ -370,7 +408,7 @@ fn python_sdk_client_session() {
     let pid = second["structured"]["lock_pid"].as_u64().unwrap();
     assert!(error.contains(&format!("(pid {pid}, ")), "{error}");
     support::assert_valid(
-        "fix.schema.json",
+        "fix-summary.schema.json",
         None,
         &[serde_json::to_string(&second["structured"])
             .unwrap()

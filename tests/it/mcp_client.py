@@ -90,6 +90,12 @@ async def main(cfg):
             )
             out["dry_run_progress"] = progress
             out["dry_run_logs"] = logs[before:]
+            # The whole result as sent (structured content and text), in bytes of JSON.
+            raw = await s.call_tool("fix", {"root": cfg["dry"]})
+            out["summary_bytes"] = len(
+                json.dumps(raw.model_dump(by_alias=True, exclude_none=True, mode="json"))
+            )
+            out["dry_full"] = dump(await s.call_tool("fix", {"root": cfg["dry"], "detail": "full"}))
 
             out["real"] = dump(await s.call_tool("fix", {"root": cfg["real"], "dry_run": False}))
             out["probe"] = dump(await s.call_tool("probe", {"root": cfg["dry"]}))
