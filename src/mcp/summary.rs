@@ -34,6 +34,16 @@ pub fn fix(full: &Value) -> Value {
                    "diff_encoding": p["diff_encoding"], "proof": proof})
         })
         .collect();
+    let fixes: Vec<Value> = full["fixes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|f| {
+            json!({"failures": f["failures"], "files": f["files"], "rules": f["rules"],
+                   "diff": f["diff"], "diff_encoding": f["diff_encoding"]})
+        })
+        .collect();
     let failures: Vec<Value> = full["failures"]
         .as_array()
         .map(Vec::as_slice)
@@ -63,6 +73,7 @@ pub fn fix(full: &Value) -> Value {
     }
     out.insert("files_patched".into(), full["files_patched"].clone());
     out.insert("patches".into(), patches.into());
+    out.insert("fixes".into(), fixes.into());
     out.insert("failures".into(), failures.into());
     for key in ["pytest_runs", "duration_ms"] {
         out.insert(key.into(), full[key].clone());
@@ -221,6 +232,7 @@ mod tests {
                              "diff": "--- a/a.py\n+++ b/a.py\n", "diff_encoding": "utf-8",
                              "proof": [{"stage": "full", "passed": 3, "failed": 0,
                                         "deselected": 1}]}],
+                "fixes": [],
                 "failures": [{"test": "t.py::a", "file": "a.py", "line": 2, "exc_type": "E",
                               "status": "not_fixed", "reason_code": "candidates_rejected",
                               "reason": "no candidate passed"}],

@@ -84,6 +84,8 @@ pub fn error_json(
         "rollback": false,
         "tracebacks": [],
         "patches": [],
+        "fixes": [],
+        "diff": "",
         "failures": [],
         "groups": [],
         "causes": [],
@@ -128,6 +130,11 @@ struct Summary<'a> {
     rollback: bool,
     tracebacks: Vec<Traceback<'a>>,
     patches: &'a [Patch],
+    /// One per fix, with the failures it fixes and its own diff (see `session::fixes`).
+    fixes: &'a [crate::session::Fix],
+    /// Every patch's diff in one text (the patches' `diff`, in their order); null when they
+    /// mix encodings.
+    diff: Option<String>,
     failures: &'a [FailureOutcome],
     /// The failures grouped by crash site, biggest first; `failures[].group` points here.
     groups: &'a [crate::session::Group],
@@ -186,6 +193,8 @@ pub fn json_exiting(report: &Report, exit_code: i32) -> String {
             })
             .collect(),
         patches: &report.patches,
+        fixes: &report.fixes,
+        diff: combined_diff(&report.patches),
         failures: &report.failures,
         groups: &report.groups,
         causes: &report.causes,
@@ -207,6 +216,14 @@ pub fn json_exiting(report: &Report, exit_code: i32) -> String {
     let mut s = serde_json::to_string_pretty(&summary).unwrap_or_default();
     s.push('\n');
     s
+}
+
+/// The patches' diffs in one text, for one `git apply`; `None` when they mix encodings (a
+/// latin-1 file's diff and a UTF-8 one's cannot share one text).
+fn combined_diff(patches: &[Patch]) -> Option<String> {
+    let encodings: std::collections::BTreeSet<_> =
+        patches.iter().map(|p| p.diff_encoding).collect();
+    (encodings.len() <= 1).then(|| patches.iter().map(|p| p.diff.as_str()).collect())
 }
 
 /// The human log (stderr): what failed, what was tried, what was proven.

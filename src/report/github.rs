@@ -456,6 +456,8 @@ mod tests {
             steps: Vec::new(),
             alternatives: Vec::new(),
             proven_by: Vec::new(),
+            kept_for: Vec::new(),
+            bytes: None,
         };
         assert_eq!(
             patch(&p, "py/"),

@@ -779,6 +779,26 @@ impl AttemptLoop<'_, '_> {
         Ok(())
     }
 
+    /// The failures a candidate kept for `test` fixes: `test`, then the other tests of its
+    /// crash-site group that are fixed (a group is worked on through one test).
+    fn fixed_with(&self, test: &str) -> Vec<String> {
+        let mut out = vec![test.to_string()];
+        let fixed = |t: &String| {
+            self.outcomes
+                .iter()
+                .any(|o| o.test.as_ref() == Some(t) && o.status.is_fixed())
+        };
+        if let Some(g) = self
+            .groups
+            .list
+            .iter()
+            .find(|g| g.tests.iter().any(|t| t == test))
+        {
+            out.extend(g.tests.iter().filter(|t| *t != test && fixed(t)).cloned());
+        }
+        out
+    }
+
     /// The report, once the loop is over.
     fn report(mut self, run_id: String, nothing_failed: bool, started: Instant) -> Report {
         let opts = self.s.opts;
@@ -813,9 +833,11 @@ impl AttemptLoop<'_, '_> {
         let patches = self
             .accepted_cands
             .iter()
-            .map(|c| {
+            .zip(&self.accepted_for)
+            .map(|(c, (test, _))| {
                 let mut p = patch_of(c, self.rules);
                 p.alternatives = search::alternatives_of(&self.attempts, c);
+                p.kept_for = self.fixed_with(test);
                 p
             })
             .collect();
@@ -855,6 +877,7 @@ impl AttemptLoop<'_, '_> {
             llm: self.held.llm.as_ref().map(|l| l.usage()),
             groups: self.groups.list,
             causes: self.causes,
+            fixes: Vec::new(),
         }
     }
 }
@@ -937,6 +960,8 @@ fn patch_of(c: &Candidate, rules: &RuleSet) -> Patch {
         diff_encoding: c.diff_encoding,
         alternatives: Vec::new(),
         proven_by: Vec::new(),
+        kept_for: Vec::new(),
+        bytes: Some((c.original.clone(), c.patched.clone())),
     }
 }
 

@@ -153,6 +153,98 @@ pub struct Patch {
     /// The runs that proved the kept candidates behind it (their attempts' `proven_by`, a run
     /// shared by several listed once); empty when nothing was proven (`--no-validate`).
     pub proven_by: Vec<ProofRun>,
+    /// A kept candidate's patch, before [`combine`]: the failures it was kept for (the one it
+    /// was proven on first, then its crash-site group's), which make its [`Fix`].
+    #[serde(skip)]
+    pub kept_for: Vec<String>,
+    /// A kept candidate's patch, before [`combine`]: the file's bytes before and after it.
+    #[serde(skip)]
+    pub bytes: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// One fix (`fixes[]`): the kept candidates proven for one failure (a chain's steps too), with
+/// the failures they fix and their own diff against the original files.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fix {
+    /// The failures it fixes (test ids): the one it was proven on, then the other tests of its
+    /// crash-site group that pass now.
+    pub failures: Vec<String>,
+    pub files: Vec<String>,
+    pub rules: Vec<String>,
+    pub titles: Vec<String>,
+    pub safe: bool,
+    /// Its own unified diff against the original files, which `git apply` takes alone (without
+    /// the other fixes); null when it changes lines another fix changed first, so it does not
+    /// stand alone (the report's `diff` has both).
+    pub diff: Option<String>,
+    pub diff_encoding: DiffEncoding,
+}
+
+/// The fixes of the kept candidates' patches (`steps`, before [`combine`]), in the order they
+/// were kept; `original` gives a file's original bytes.
+pub fn fixes(steps: &[Patch], original: impl Fn(&str) -> Option<Vec<u8>>) -> Vec<Fix> {
+    let mut order: Vec<&str> = Vec::new();
+    for p in steps {
+        if let Some(k) = p.kept_for.first() {
+            if !order.contains(&k.as_str()) {
+                order.push(k);
+            }
+        }
+    }
+    order
+        .into_iter()
+        .map(|key| {
+            let parts: Vec<&Patch> = steps
+                .iter()
+                .filter(|p| p.kept_for.first().map(String::as_str) == Some(key))
+                .collect();
+            let mut failures: Vec<String> = Vec::new();
+            for t in parts.iter().flat_map(|p| &p.kept_for) {
+                if !failures.contains(t) {
+                    failures.push(t.clone());
+                }
+            }
+            let mut files: Vec<String> = Vec::new();
+            for p in &parts {
+                if !files.contains(&p.file) {
+                    files.push(p.file.clone());
+                }
+            }
+            // Each file: its steps of this fix, made on the original alone.
+            let diffs: Option<Vec<edit::DiffText>> = files
+                .iter()
+                .map(|file| {
+                    let old = original(file)?;
+                    let mut alone = old.clone();
+                    for p in parts.iter().filter(|p| &p.file == file) {
+                        let (before, after) = p.bytes.as_ref()?;
+                        alone = edit::rebase(&alone, before, after)?;
+                    }
+                    Some(edit::unified_diff_bytes(file, &old, &alone))
+                })
+                .collect();
+            let encoding = |d: &[edit::DiffText]| match d {
+                [one] => Some(one.encoding),
+                _ if d.iter().all(|d| d.encoding == DiffEncoding::Utf8) => Some(DiffEncoding::Utf8),
+                // Files of both encodings in one text cannot be told apart.
+                _ => None,
+            };
+            let (diff, diff_encoding) = match diffs.as_deref().and_then(|d| Some((d, encoding(d)?)))
+            {
+                Some((d, enc)) => (Some(d.iter().map(|d| d.text.as_str()).collect()), enc),
+                None => (None, DiffEncoding::Utf8),
+            };
+            Fix {
+                failures,
+                files,
+                rules: parts.iter().flat_map(|p| p.rules.clone()).collect(),
+                titles: parts.iter().flat_map(|p| p.titles.clone()).collect(),
+                safe: parts.iter().all(|p| p.safe),
+                diff,
+                diff_encoding,
+            }
+        })
+        .collect()
 }
 
 /// One kept candidate of a [`Patch`]: its diff is against the file as it was just before it
@@ -263,6 +355,8 @@ pub struct Report {
     pub groups: Vec<Group>,
     /// The failures' causes, and what became of each one's patches (see [`super::causes`]).
     pub causes: Vec<Cause>,
+    /// One per fix, with the failures it fixes and its own diff (see [`fixes`]).
+    pub fixes: Vec<Fix>,
 }
 
 /// Milliseconds spent per phase; `tool` is everything outside pytest processes.
@@ -441,6 +535,8 @@ pub fn combine(
             steps: parts.iter().flat_map(|p| p.steps.clone()).collect(),
             alternatives: parts.iter().flat_map(|p| p.alternatives.clone()).collect(),
             proven_by: Vec::new(),
+            kept_for: Vec::new(),
+            bytes: None,
         });
     }
     out

@@ -110,6 +110,7 @@ pub(super) fn propose_only(
         llm: None,
         groups: Vec::new(),
         causes: Vec::new(),
+        fixes: Vec::new(),
     };
     report.finish(started);
     Ok(report)
@@ -170,5 +171,7 @@ fn proposed_patch(top: Candidate, rules: &RuleSet) -> Patch {
         diff_encoding: top.diff_encoding,
         alternatives: Vec::new(),
         proven_by: Vec::new(),
+        kept_for: Vec::new(),
+        bytes: None,
     }
 }

@@ -14,6 +14,16 @@ use crate::support::{self, path_str};
 
 const DEMO: &str = "utils/demo.py";
 
+/// Two independent bugs in one file, each failing its own test.
+const TWO_BUGS: &str = "def shout(text):\n    words = text.split()\n    return \" \".join(word.upper() \
+    for word in words)\n\n\ndef count_letters(text):\n    \"\"\"Letters, spaces left out.\"\"\"\n    \
+    parts = text.split()\n    return sum(len(part) for part in parts)\n";
+const TWO_BUGS_TESTS: &str =
+    "from words import count_letters, shout\n\n\ndef test_shout_none():\n    \
+    assert shout(None) == \"\"\n\n\ndef test_shout():\n    assert shout(\"a b\") == \"A B\"\n\n\n\
+    def test_count_none():\n    assert count_letters(None) == 0\n\n\ndef test_count():\n    \
+    assert count_letters(\"ab c\") == 3\n";
+
 /// A pytest log in which nothing failed.
 const PASS_LOG: &str = "============================= test session starts \
     ==============================\ncollected 1 item\n\ntest_a.py .   [100%]\n\n\
@@ -29,6 +39,10 @@ fn python_sdk_client_session() {
     let original = dry.read(DEMO);
     let fixed = original.replace("words = text.split()", "words = (text or \"\").split()");
     assert_ne!(original, fixed);
+    let two = project::project(&[("words.py", TWO_BUGS), ("test_words.py", TWO_BUGS_TESTS)]);
+    two.git(&["init", "-q"]);
+    two.git(&["add", "-A"]);
+    two.git(&["commit", "-qm", "two bugs"]);
     let held = held_project();
     held.hold("candidate");
     let not_dir = dry.root.join("conftest.py");
@@ -39,6 +53,7 @@ fn python_sdk_client_session() {
         "server": env!("CARGO_BIN_EXE_selfdebug"),
         "dry": path_str(&dry.root),
         "real": path_str(&real.root),
+        "two": path_str(&two.root),
         "held": path_str(&held.project.root),
         "marker": path_str(&held.marker),
         "not_dir": path_str(&not_dir),
@@ -331,6 +346,40 @@ fn python_sdk_client_session() {
             .iter()
             .any(|p| p[1].as_str().unwrap().contains("candidate 1/")),
         "{progress:?}"
+    );
+
+    // Two independent bugs in one file: one patch for the file, two fixes, each linked to its
+    // failure and applying alone on the original tree; the combined diff applies too.
+    let two_report = &v["two"]["structured"];
+    assert_eq!(two_report["final_status"], "pass", "{two_report}");
+    assert_eq!(two_report["files_patched"], json!(["words.py"]));
+    let fixes = two_report["fixes"].as_array().unwrap();
+    let linked: Vec<&Value> = fixes.iter().map(|f| &f["failures"]).collect();
+    assert_eq!(
+        linked,
+        [
+            &json!(["test_words.py::test_shout_none"]),
+            &json!(["test_words.py::test_count_none"])
+        ]
+    );
+    let shout_fixed = TWO_BUGS.replace("words = text.split()", "words = (text or \"\").split()");
+    let count_fixed = TWO_BUGS.replace("parts = text.split()", "parts = (text or \"\").split()");
+    let apply = |diff: &str| {
+        let patch = two.cache.join("one.patch");
+        std::fs::write(&patch, diff).unwrap();
+        two.git(&["apply", path_str(&patch)]);
+        let got = two.read("words.py");
+        two.git(&["checkout", "-q", "--", "words.py"]);
+        got
+    };
+    assert_eq!(apply(fixes[0]["diff"].as_str().unwrap()), shout_fixed);
+    assert_eq!(apply(fixes[1]["diff"].as_str().unwrap()), count_fixed);
+    let both = shout_fixed.replace("parts = text.split()", "parts = (text or \"\").split()");
+    assert_eq!(apply(two_report["diff"].as_str().unwrap()), both);
+    support::assert_valid(
+        "fix.schema.json",
+        None,
+        &[serde_json::to_string(two_report).unwrap().as_bytes()],
     );
 
     // fix for real: the file holds the fix.

@@ -96,6 +96,7 @@ async def main(cfg):
                 json.dumps(raw.model_dump(by_alias=True, exclude_none=True, mode="json"))
             )
             out["dry_full"] = dump(await s.call_tool("fix", {"root": cfg["dry"], "detail": "full"}))
+            out["two"] = dump(await s.call_tool("fix", {"root": cfg["two"], "detail": "full"}))
 
             out["real"] = dump(await s.call_tool("fix", {"root": cfg["real"], "dry_run": False}))
             out["probe"] = dump(await s.call_tool("probe", {"root": cfg["dry"]}))
