@@ -816,6 +816,11 @@ mod tests {
             ("parse", json!({"root": r}), "parse: `log` is required"),
             (
                 "fix",
+                json!({"root": r, "detail": "all"}),
+                "fix: `detail` must be \"summary\" or \"full\"",
+            ),
+            (
+                "fix",
                 json!({"root": "proj"}),
                 "fix: root \"proj\" is relative and the client declared no MCP roots to \
                  resolve it against: pass an absolute path",

@@ -1,9 +1,13 @@
 //! `selfdebug mcp` driven by a client nobody here wrote: the official Python MCP SDK's stdio
-//! client (`tests/it/mcp_client.py`), in one session: the tools and their schemas, a root that
-//! is not a directory, `parse`, `fix` as a dry run whose patch `git apply` takes, `fix` for
-//! real, and a run held with a candidate in the file (see `support::project::held_project`)
-//! that a second run cannot lock and that a cancel ends with the file restored. Skipped, with
-//! the reason, when `mcp` cannot be imported (scripts/test installs it).
+//! client (`tests/it/mcp_client.py`), in one session: the spec version and capabilities, the
+//! tools with their schemas, titles and annotations, relative roots resolved against the
+//! client's MCP roots (and refused without them), a root that is not a directory, `parse`,
+//! `fix` as a dry run whose summary (under 4 KB) and patch `git apply` takes, its progress
+//! (with `total`) and log messages, the full report's proof runs, two bugs in one file as two
+//! fixes each applying alone, `fix` for real, "nothing to do" as a success of every tool, and
+//! a run held with a candidate in the file (see `support::project::held_project`) that a
+//! second run cannot lock (`lock_pid`) and that a cancel ends with the file restored. Skipped,
+//! with the reason, when `mcp` cannot be imported (scripts/test installs it).
 
 use std::process::Command;
 
