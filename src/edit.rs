@@ -255,6 +255,70 @@ pub fn unified_diff_bytes(path_label: &str, old: &[u8], new: &[u8]) -> DiffText 
     }
 }
 
+/// The change `base` → `new` made on `target` instead: each changed run of lines of `base` is
+/// found in `target` where the two agree (lines of `base` that `target` holds unchanged), and
+/// replaced there. This is how one fix, made on a file that other fixes had changed already,
+/// becomes a patch of the original file alone. `None` when a change touches lines that
+/// `target` does not hold as `base` does (the fixes overlap).
+pub fn rebase(target: &[u8], base: &[u8], new: &[u8]) -> Option<Vec<u8>> {
+    use similar::{Algorithm, DiffTag};
+    if target == base {
+        return Some(new.to_vec());
+    }
+    let t = split_byte_lines(target);
+    let b = split_byte_lines(base);
+    let n = split_byte_lines(new);
+    // Each line of `base` that `target` holds unchanged, at its index in `target`.
+    let mut at: Vec<Option<usize>> = vec![None; b.len()];
+    for op in similar::capture_diff_slices(Algorithm::Myers, &t, &b) {
+        let (tag, old, new) = op.as_tag_tuple();
+        if tag == DiffTag::Equal {
+            for (i, j) in old.zip(new) {
+                at[j] = Some(i);
+            }
+        }
+    }
+    // Where a change of `base` starting at line `p` goes in `target` (for an insertion, the
+    // line it goes before).
+    let place = |p: usize| -> Option<usize> {
+        match at.get(p) {
+            Some(Some(i)) => Some(*i),
+            _ if p == 0 => Some(0),
+            _ if p == b.len() => at[p - 1].map(|i| i + 1),
+            _ => None,
+        }
+    };
+    // (start, end) in `target` and the lines that replace them, in order.
+    let mut edits: Vec<(usize, usize, &[&[u8]])> = Vec::new();
+    for op in similar::capture_diff_slices(Algorithm::Myers, &b, &n) {
+        let (tag, old, new) = op.as_tag_tuple();
+        if tag == DiffTag::Equal {
+            continue;
+        }
+        let start = place(old.start)?;
+        // Every replaced line is held by `target`, in one run.
+        for (k, j) in old.clone().enumerate() {
+            if at[j] != Some(start + k) {
+                return None;
+            }
+        }
+        edits.push((start, start + old.len(), &n[new]));
+    }
+    edits.sort_by_key(|e| (e.0, e.1));
+    let mut out = Vec::with_capacity(target.len() + new.len());
+    let mut pos = 0;
+    for (start, end, lines) in edits {
+        if start < pos {
+            return None;
+        }
+        t[pos..start].iter().for_each(|l| out.extend_from_slice(l));
+        lines.iter().for_each(|l| out.extend_from_slice(l));
+        pos = end;
+    }
+    t[pos..].iter().for_each(|l| out.extend_from_slice(l));
+    Some(out)
+}
+
 /// The exact bytes of a diff made by [`unified_diff_bytes`], given [`DiffText::encoding`].
 pub fn diff_bytes(diff: &str, encoding: DiffEncoding) -> Vec<u8> {
     if encoding == DiffEncoding::Latin1 {
@@ -341,6 +405,34 @@ pub fn insert_line_after(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_fix_made_after_another_is_rebased_onto_the_original_alone() {
+        let original = b"a\nb\nc\nd\ne\nf\n";
+        // Another fix changed `b` first; this one changed `e` on top of it.
+        let base = b"a\nB\nc\nd\ne\nf\n";
+        let new = b"a\nB\nc\nd\nE\nE2\nf\n";
+        assert_eq!(
+            super::rebase(original, base, new).as_deref(),
+            Some(&b"a\nb\nc\nd\nE\nE2\nf\n"[..])
+        );
+        // An insertion at the end, and a deletion.
+        assert_eq!(
+            super::rebase(original, base, b"a\nB\nc\nd\ne\nf\ng\n").as_deref(),
+            Some(&b"a\nb\nc\nd\ne\nf\ng\n"[..])
+        );
+        assert_eq!(
+            super::rebase(original, base, b"a\nB\nd\ne\nf\n").as_deref(),
+            Some(&b"a\nb\nd\ne\nf\n"[..])
+        );
+        // This fix changes the line the other one changed: it cannot stand alone.
+        assert_eq!(super::rebase(original, base, b"a\nX\nc\nd\ne\nf\n"), None);
+        // On the original itself: the change as it is.
+        assert_eq!(
+            super::rebase(original, original, new).as_deref(),
+            Some(&new[..])
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -65,6 +65,41 @@ closed_set! {
     }
 }
 
+closed_set! {
+    /// Why a failure ended as it did, as data (`failures[].reason_code`), beside the prose of
+    /// `reason`: one word per kind of end, for an agent to branch on.
+    ReasonCode {
+        /// A proven patch fixed it (its own, or another failure's).
+        Fixed => "fixed",
+        /// `--install-missing` installed the missing module.
+        Installed => "installed",
+        /// No rule, search or model produced a candidate for it.
+        NoCandidate => "no_candidate",
+        /// Candidates were run, and none passed every proof.
+        CandidatesRejected => "candidates_rejected",
+        /// Its candidates had all been rejected for another failure with the same crash.
+        AlreadyRejected => "already_rejected",
+        /// Only unsafe rules had candidates, and `--safe-only` was given.
+        SafeOnly => "safe_only",
+        /// The run's time budget ran out before it was fixed.
+        TimeBudget => "time_budget",
+        /// Its category's attempt budget (`--max-attempts`) was used up.
+        AttemptBudget => "attempt_budget",
+        /// Not a code bug (environment, dependency): reported, not patched.
+        Escalated => "escalated",
+        /// The test hangs past the per-test limit: reported, not patched.
+        TimedOut => "timed_out",
+        /// The test passes and fails on the same code.
+        Flaky => "flaky",
+        /// `--no-validate`: a candidate was proposed, nothing was run.
+        NotValidated => "not_validated",
+        /// Fixed, but undone by `--all-or-nothing`.
+        RolledBack => "rolled_back",
+        /// The run was interrupted before it was fixed.
+        Interrupted => "interrupted",
+    }
+}
+
 impl FailureStatus {
     /// Whether the failure is gone at the end of the run (what `--all-or-nothing` and the
     /// final status count as fixed).
@@ -288,6 +323,10 @@ pub fn all() -> Vec<(&'static str, Vec<&'static str>)> {
         ),
         ("cause.status", words(CauseStatus::ALL, CauseStatus::as_str)),
         (
+            "failure.reason_code",
+            words(ReasonCode::ALL, ReasonCode::as_str),
+        ),
+        (
             "attempt.silencing",
             words(Silencing::ALL, Silencing::as_str),
         ),
@@ -308,6 +347,7 @@ mod tests {
             }
         }
         check(FailureStatus::ALL);
+        check(ReasonCode::ALL);
         check(AttemptOutcome::ALL);
         check(Source::ALL);
         check(Applicability::ALL);
@@ -317,6 +357,40 @@ mod tests {
         check(CauseStatus::ALL);
         check(Silencing::ALL);
         check(FinalStatus::ALL);
+    }
+
+    /// The reason codes are exactly the documented set (docs/json.md, "Reason codes"), in
+    /// this order, and serialize as these words.
+    #[test]
+    fn reason_codes_are_the_documented_closed_set() {
+        let words = serde_json::to_value(ReasonCode::ALL).unwrap();
+        assert_eq!(
+            words,
+            serde_json::json!([
+                "fixed",
+                "installed",
+                "no_candidate",
+                "candidates_rejected",
+                "already_rejected",
+                "safe_only",
+                "time_budget",
+                "attempt_budget",
+                "escalated",
+                "timed_out",
+                "flaky",
+                "not_validated",
+                "rolled_back",
+                "interrupted"
+            ])
+        );
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json.md")).unwrap();
+        for code in ReasonCode::ALL {
+            assert!(
+                doc.contains(&format!("| `{code}` |")),
+                "docs/json.md lacks {code}"
+            );
+        }
     }
 
     /// The documented exit code of every final status (README, `--help`).

@@ -49,6 +49,8 @@ struct Stop {
     message: String,
     /// pytest runs made before the stop, and their ms.
     pytest: (usize, u64),
+    /// Another run holds the project's lock: its pid (the JSON's `lock_pid`).
+    lock_pid: Option<u32>,
 }
 
 impl Stop {
@@ -59,6 +61,7 @@ impl Stop {
             code: exit::BAD_INPUT,
             message: message.to_string(),
             pytest: (0, 0),
+            lock_pid: None,
         }
     }
 }
@@ -78,6 +81,7 @@ impl From<SessionError> for Stop {
             code: e.exit_code(),
             message: e.to_string(),
             pytest,
+            lock_pid: e.lock_pid(),
         }
     }
 }
@@ -132,6 +136,7 @@ pub fn run(args: &FixArgs, matches: &clap::ArgMatches, color: ColorChoice) -> i3
                         pytest_ms: stop.pytest.1,
                         duration_ms: started.elapsed().as_millis() as u64,
                     },
+                    stop.lock_pid,
                 );
                 if format == OutputFormat::Json {
                     crate::stdio::out(&json);
@@ -249,6 +254,7 @@ fn run_in(
                 code: exit::ENVIRONMENT,
                 message: msg,
                 pytest: (0, 0),
+                lock_pid: None,
             });
         }
     }
@@ -426,6 +432,7 @@ fn judge_options(
             code: exit::ENVIRONMENT,
             message: e.to_string(),
             pytest: (0, 0),
+            lock_pid: None,
         })?)
     } else {
         None

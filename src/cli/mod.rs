@@ -353,7 +353,7 @@ fn usage_error_json(code: i32, msg: &str) -> String {
             .iter()
             .any(|a| a == "--dry-run" || a == "--no-validate");
         let status = crate::status::FinalStatus::BadInput;
-        crate::report::fix::error_json(status, code, msg, None, dry_run, Default::default())
+        crate::report::fix::error_json(status, code, msg, None, dry_run, Default::default(), None)
     } else if command.is_some_and(|c| c == "restore") {
         // `restore` always prints its whole report (docs/json.md): empty, with the error.
         crate::report::restore::json_bad_input(msg, code)

@@ -274,6 +274,16 @@ pub enum JournalError {
     },
 }
 
+impl JournalError {
+    /// The pid of the live run that holds the lock ([`JournalError::Locked`]).
+    pub fn lock_pid(&self) -> Option<u32> {
+        match self {
+            JournalError::Locked { pid, .. } => Some(*pid),
+            _ => None,
+        }
+    }
+}
+
 /// Why one file could not be restored.
 #[derive(Debug, thiserror::Error)]
 pub enum RestoreFailure {

@@ -153,8 +153,12 @@ fn read_all(mut from: impl Read + Send + 'static) -> oneshot::Receiver<Vec<u8>> 
     rx
 }
 
-/// Copies the child's stderr to the server's, line by line; the last non-empty line at the end.
-fn copy_stderr(from: impl Read + Send + 'static) -> oneshot::Receiver<Option<String>> {
+/// Copies the child's stderr to the server's, line by line, and sends each line to `logs`; the
+/// last non-empty line at the end.
+fn copy_stderr(
+    from: impl Read + Send + 'static,
+    logs: mpsc::UnboundedSender<String>,
+) -> oneshot::Receiver<Option<String>> {
     let (tx, rx) = oneshot::channel();
     std::thread::spawn(move || {
         let mut server_err = std::io::stderr();
@@ -162,6 +166,7 @@ fn copy_stderr(from: impl Read + Send + 'static) -> oneshot::Receiver<Option<Str
         for line in BufReader::new(from).lines() {
             let Ok(line) = line else { break };
             let _ = writeln!(server_err, "{line}");
+            let _ = logs.send(line.clone());
             if !line.trim().is_empty() {
                 last = Some(line);
             }
@@ -198,12 +203,13 @@ fn wait_for_exit(mut child: Child) -> oneshot::Receiver<std::io::Result<ExitStat
 }
 
 /// Runs the child to its end; `progress` gets each line it reports (JSON text) and is closed
-/// when the child closes its end; `ct` cancelled sends the child SIGINT once (it still runs to
+/// when the child closes its end; `logs` each line of its stderr; `ct` cancelled sends the child SIGINT once (it still runs to
 /// its end: restoring the files is part of it).
 pub async fn run(
     spec: Spec,
     ct: CancellationToken,
     progress: mpsc::UnboundedSender<String>,
+    logs: mpsc::UnboundedSender<String>,
 ) -> std::io::Result<Outcome> {
     let (mut child, progress_read) = spawn(&spec)?;
     let pid = child.id() as i32;
@@ -214,7 +220,7 @@ pub async fn run(
         });
     }
     let stdout = read_all(child.stdout.take().expect("piped stdout"));
-    let last_error = copy_stderr(child.stderr.take().expect("piped stderr"));
+    let last_error = copy_stderr(child.stderr.take().expect("piped stderr"), logs);
     if let Some(read) = progress_read {
         std::thread::spawn(move || {
             for line in BufReader::new(std::fs::File::from(read)).lines() {

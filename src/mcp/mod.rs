@@ -4,14 +4,23 @@
 //! and every guarantee of the commands (the journal, the lock, restoring on SIGINT) holds
 //! unchanged. The server itself touches no project file.
 
+#![allow(deprecated)] // Logging and roots: deprecated by the SDK for a later spec; 2025-11-25 has them.
+
 mod child;
+mod notify;
 mod oversized;
+mod roots;
+mod summary;
 mod tools;
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig,
+    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -24,8 +33,16 @@ const INSTRUCTIONS: &str = "selfdebug repairs failing Python code with pytest as
     `rules` lists the repair rules, `config` the settings, `restore` brings back the files of \
     a killed run.";
 
-struct Server;
+/// The newest specification served: the last with the `initialize` handshake, server-to-client
+/// `roots/list` and `logging/setLevel`, which this server relies on (the SDK also knows a later
+/// draft without them). Older ones are negotiated when a client asks for them.
+const SPEC: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
+struct Server {
+    /// The lowest log level sent as `notifications/message` ([`notify::rank`]); `info` until
+    /// the client sets one.
+    level: AtomicU8,
+}
 /// A tool result that is an error: the one-line reason, and the JSON object when the command
 /// printed one.
 fn error_result(message: String, json: Option<Value>) -> CallToolResult {
@@ -34,21 +51,38 @@ fn error_result(message: String, json: Option<Value>) -> CallToolResult {
     r
 }
 
-/// The child's outcome as the tool's result: its JSON object (also as text, for clients that
-/// read only content), an error when it exited nonzero or printed no object.
-fn result(outcome: child::Outcome) -> CallToolResult {
+/// What a call's result is made of, besides the child's outcome.
+struct Shape<'a> {
+    tool: &'a str,
+    /// The command's "nothing to do" exit code (see `tools::Def`).
+    nothing_to_do: Option<i32>,
+    /// `fix`'s summary in place of the whole report.
+    summary: bool,
+}
+
+/// The child's outcome as the tool's result: its JSON object (or `fix`'s summary of it) as the
+/// structured content, a short human text of it as the text content; an error when it exited
+/// nonzero or printed no object.
+fn result(outcome: child::Outcome, shape: &Shape) -> CallToolResult {
+    let nothing_to_do = shape.nothing_to_do;
     let json = serde_json::from_slice::<Value>(&outcome.stdout)
         .ok()
         .filter(Value::is_object);
-    let text = String::from_utf8_lossy(&outcome.stdout).trim().to_string();
-    match (outcome.code, json) {
-        (Some(0), Some(json)) => {
+    let text = json
+        .as_ref()
+        .map(|j| summary::text(shape.tool, j))
+        .unwrap_or_default();
+    let json = json.map(|j| if shape.summary { summary::fix(&j) } else { j });
+    // "Nothing failed" is not an error of the call: a success that says so, as `fix`'s is.
+    let ok = outcome.code == Some(0) || (outcome.code.is_some() && outcome.code == nothing_to_do);
+    match (ok, json) {
+        (true, Some(json)) => {
             let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
             r.structured_content = Some(json);
             r
         }
-        (code, json) => {
-            let how = match code {
+        (_, json) => {
+            let how = match outcome.code {
                 Some(c) => format!("exit code {c}"),
                 None => "killed by a signal".to_string(),
             };
@@ -69,9 +103,29 @@ fn result(outcome: child::Outcome) -> CallToolResult {
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("selfdebug", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_protocol_version(SPEC)
+        .with_server_info(Implementation::new("selfdebug", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&SPEC))
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level
+            .store(notify::rank(request.level), Ordering::Relaxed);
+        Ok(())
     }
 
     async fn list_tools(
@@ -104,7 +158,26 @@ impl ServerHandler for Server {
                 None,
             ));
         }
-        let inv = match tools::invocation(&request.name, request.arguments.as_ref()) {
+        // A relative root: resolved against the client's roots, if it has any.
+        let mut arguments = request.arguments.clone();
+        if let Some(relative) = roots::relative(request.arguments.as_ref()) {
+            let resolved = match roots::of_client(&context.peer).await {
+                Ok(list) => roots::resolve(&request.name, relative, &list),
+                Err(e) => Some(Err(e)),
+            };
+            match resolved {
+                Some(Ok(path)) => {
+                    arguments = request
+                        .arguments
+                        .as_ref()
+                        .map(|a| roots::with_root(a, &path));
+                }
+                Some(Err(e)) => return Ok(error_result(e, None).into()),
+                // No roots: `invocation` refuses the relative root.
+                None => {}
+            }
+        }
+        let inv = match tools::invocation(&request.name, arguments.as_ref()) {
             Ok(inv) => inv,
             // An unknown tool is a protocol error (-32602, as the specification's example).
             Err(e @ tools::ArgError::NoTool(_)) => {
@@ -115,6 +188,11 @@ impl ServerHandler for Server {
             // child.
             Err(e) => return Ok(error_result(e.to_string(), None).into()),
         };
+        let shape = Shape {
+            tool: &request.name,
+            nothing_to_do: inv.nothing_to_do,
+            summary: inv.summary,
+        };
         let spec = child::Spec {
             args: inv.args,
             cwd: inv.root,
@@ -122,31 +200,44 @@ impl ServerHandler for Server {
             progress: inv.progress,
         };
         let (progress, mut lines) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let (logs, mut log_lines) = tokio::sync::mpsc::unbounded_channel::<String>();
         // Each step the child reports, in order, as `notifications/progress` when the client
         // asked for them (sent one after the other, so `progress` only increases).
         let forward = async {
             let token = context.meta.get_progress_token();
-            let mut sent = 0u32;
+            let mut steps = notify::Steps::default();
             while let Some(line) = lines.recv().await {
                 let Some(token) = &token else { continue };
                 let event: Value = serde_json::from_str(&line).unwrap_or_default();
-                let Some(message) = event["line"].as_str() else {
+                let (Some(ctx), Some(step)) = (event["context"].as_str(), event["step"].as_str())
+                else {
                     continue;
                 };
-                sent += 1;
-                let _ = context
-                    .peer
-                    .notify_progress(
-                        ProgressNotificationParam::new(token.clone(), f64::from(sent))
-                            .with_message(message),
-                    )
-                    .await;
+                let (message, value, total) = steps.next(ctx, step);
+                let mut param =
+                    ProgressNotificationParam::new(token.clone(), value).with_message(message);
+                param.total = total;
+                let _ = context.peer.notify_progress(param).await;
             }
         };
-        let run = child::run(spec, context.ct.clone(), progress);
-        let (outcome, ()) = tokio::join!(run, forward);
+        // Each line of the child's stderr at or above the level the client set.
+        let log = async {
+            while let Some(line) = log_lines.recv().await {
+                let Some((level, text)) = notify::log_line(&line) else {
+                    continue;
+                };
+                if notify::rank(level) < self.level.load(Ordering::Relaxed) {
+                    continue;
+                }
+                let mut param = LoggingMessageNotificationParam::new(level, Value::String(text));
+                param.logger = Some(format!("selfdebug {}", request.name));
+                let _ = context.peer.notify_logging_message(param).await;
+            }
+        };
+        let run = child::run(spec, context.ct.clone(), progress, logs);
+        let (outcome, (), ()) = tokio::join!(run, forward, log);
         match outcome {
-            Ok(outcome) => Ok(result(outcome).into()),
+            Ok(outcome) => Ok(result(outcome, &shape).into()),
             Err(e) => Ok(error_result(format!("cannot run selfdebug: {e}"), None).into()),
         }
     }
@@ -207,7 +298,10 @@ pub fn serve() -> i32 {
     };
     let served = runtime.block_on(async {
         let (stdin, stdout) = rmcp::transport::stdio();
-        let service = Server
+        let server = Server {
+            level: AtomicU8::new(notify::rank(LoggingLevel::Info)),
+        };
+        let service = server
             .serve((EofInterrupts(oversized::Oversized::new(stdin)), stdout))
             .await?;
         service.waiting().await?;
@@ -227,7 +321,7 @@ pub fn serve() -> i32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{child::Outcome, result};
+    use super::{child::Outcome, result, Shape};
     use serde_json::json;
 
     fn outcome(code: Option<i32>, stdout: &str, last_error: Option<&str>) -> Outcome {
@@ -239,34 +333,59 @@ mod tests {
         }
     }
 
+    const RULES: Shape = Shape {
+        tool: "rules",
+        nothing_to_do: None,
+        summary: false,
+    };
+
     fn text(r: &rmcp::model::CallToolResult) -> String {
         r.content[0].as_text().unwrap().text.clone()
     }
 
     #[test]
     fn exit_codes_and_json_make_the_result() {
-        // 0 and an object: a success whose structured content and text are that object.
-        let r = result(outcome(Some(0), "{\"a\": 1}\n", None));
+        // 0 and an object: a success whose structured content is that object, and whose text
+        // is a short summary of it.
+        let r = result(outcome(Some(0), "{\"rules\": [1]}\n", None), &RULES);
         assert_eq!(r.is_error, Some(false));
-        assert_eq!(r.structured_content, Some(json!({"a": 1})));
-        assert_eq!(text(&r), "{\"a\": 1}");
+        assert_eq!(r.structured_content, Some(json!({"rules": [1]})));
+        assert_eq!(text(&r), "1 rule in force");
         // Nonzero and an object (the lock's error): an error that keeps the object.
-        let r = result(outcome(Some(6), "{\"error\": \"locked\"}", Some("x")));
+        let r = result(
+            outcome(Some(6), "{\"error\": \"locked\"}", Some("x")),
+            &RULES,
+        );
         assert_eq!(r.is_error, Some(true));
         assert_eq!(r.structured_content, Some(json!({"error": "locked"})));
+        assert_eq!(text(&r), "locked");
         // No object: the command's one-line error and how it ended.
-        let r = result(outcome(Some(2), "", Some("selfdebug: error: bad log")));
+        let r = result(
+            outcome(Some(2), "", Some("selfdebug: error: bad log")),
+            &RULES,
+        );
         assert_eq!(r.is_error, Some(true));
         assert_eq!(r.structured_content, None);
         assert_eq!(text(&r), "selfdebug: error: bad log (exit code 2)");
-        let r = result(outcome(Some(0), "[1]", None));
+        let r = result(outcome(Some(0), "[1]", None), &RULES);
         assert_eq!(r.is_error, Some(true));
         assert_eq!(text(&r), "selfdebug printed no JSON (exit code 0)");
         let mut cancelled = outcome(None, "", None);
         cancelled.interrupted = true;
         assert_eq!(
-            text(&result(cancelled)),
+            text(&result(cancelled, &RULES)),
             "selfdebug printed no JSON (cancelled, killed by a signal)"
         );
+        // The command's "nothing failed" code is a success that keeps its object.
+        let nothing = || outcome(Some(1), "{\"failures\": []}", None);
+        let parse = Shape {
+            tool: "parse",
+            nothing_to_do: Some(1),
+            summary: false,
+        };
+        let r = result(nothing(), &parse);
+        assert_eq!(r.is_error, Some(false));
+        assert_eq!(text(&r), "0 failures\n");
+        assert_eq!(result(nothing(), &RULES).is_error, Some(true));
     }
 }

@@ -17,15 +17,44 @@ use crate::config::declared::{
 /// One tool: its name, what it does, its arguments (name, JSON schema).
 struct Def {
     name: &'static str,
+    /// The human name a client shows (`title`, also in the annotations for older clients).
+    title: &'static str,
     description: &'static str,
     args: fn() -> Vec<(&'static str, Value)>,
+    /// Arguments the input schema marks required (besides `root`).
+    required: &'static [&'static str],
     /// The command's JSON schema, where `schema/` has one.
     output: Option<&'static str>,
-    read_only: bool,
+    hints: Hints,
+    /// The exit code by which the command says "nothing failed, nothing to do": a success
+    /// over MCP, as `fix`'s 0 is (`parse` and `probe` exit 1 then).
+    nothing_to_do: Option<i32>,
 }
 
-const ROOT: &str = "Project root: an existing directory (absolute, or relative to the \
-    server's working directory). The child runs there and is given it as --root.";
+/// The tool annotations of the MCP specification (`ToolAnnotations`): hints a client may use
+/// to decide what to confirm with its user.
+struct Hints {
+    /// Changes nothing in its environment.
+    read_only: bool,
+    /// May overwrite or delete (`fix` keeps patches, `restore` writes journaled bytes back);
+    /// false: only additive or no net change.
+    destructive: bool,
+    /// A second call with the same arguments has no further effect.
+    idempotent: bool,
+    /// May reach entities outside the project (`fix`: the opt-in LLM fallback).
+    open_world: bool,
+}
+
+/// Reads only: no change, idempotent, closed world.
+const READS: Hints = Hints {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+
+const ROOT: &str = "Project root: an existing directory, absolute, or relative to one of the \
+    client's MCP roots. The child runs there and is given it as --root.";
 
 fn root() -> (&'static str, Value) {
     ("root", json!({"type": "string", "description": ROOT}))
@@ -41,7 +70,7 @@ fn log_file() -> (&'static str, Value) {
         "log_file",
         json!({"type": "string", "description": "The failing log as a file instead of its \
             text (absolute, or relative to root): for a log too large to send (a message is at \
-            most 16 MiB). Not with `log`."}),
+            most 16 MiB). Not with `log`; it stands in for `log` where that is required."}),
     )
 }
 
@@ -52,6 +81,14 @@ fn seconds(what: &str) -> Value {
 fn fix_args() -> Vec<(&'static str, Value)> {
     vec![
         root(),
+        (
+            "detail",
+            json!({"type": "string", "enum": ["summary", "full"], "default": "summary",
+            "description": "summary (default): the outcome, the patches with their diffs and \
+                            the proof's counts, each failure's status with a one-line reason \
+                            (schema/fix-summary.schema.json). full: the whole report of \
+                            `selfdebug fix --json`, with every attempt and probe value."}),
+        ),
         log(
             "The text of a failing pytest log (or a traceback); without it pytest is run to \
              find the failures.",
@@ -171,59 +208,98 @@ fn root_only() -> Vec<(&'static str, Value)> {
 const TOOLS: &[Def] = &[
     Def {
         name: "fix",
+        title: "Fix failing tests",
         description: "Propose repairs for the failing tests of a Python project and prove \
             each with pytest. Dry run by default: nothing changes and each proven patch comes \
             back as a unified diff (`patches[].diff`) to apply with `git apply`; with \
             dry_run false proven fixes are kept in the files. Progress notifications follow \
             the run's phases; cancelling the call interrupts it and restores every file it \
             touched. One run per project at a time: a second gets the lock's error. The \
-            result is `selfdebug fix --json` (schema/fix.schema.json).",
+            result is a summary (schema/fix-summary.schema.json: the outcome, the patches with \
+            their diffs and proof counts, each failure's status and reason); with detail \
+            \"full\", `selfdebug fix --json` (schema/fix.schema.json).",
         args: fix_args,
+        required: &[],
         output: Some(include_str!("../../schema/fix.schema.json")),
-        read_only: false,
+        // `dry_run: false` keeps patches in the files.
+        hints: Hints {
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+            open_world: true,
+        },
+        nothing_to_do: None,
     },
     Def {
         name: "parse",
+        title: "Read a failing log",
         description: "Read a pytest log, unittest output or Python traceback and return its \
             failures (test, file, line, exception, category). Runs nothing. The result is \
             `selfdebug parse --json` (schema/parse.schema.json).",
         args: parse_args,
+        required: &["log"],
         output: Some(include_str!("../../schema/parse.schema.json")),
-        read_only: true,
+        hints: READS,
+        nothing_to_do: Some(crate::exit::NO_FAILURE),
     },
     Def {
         name: "probe",
+        title: "Probe the failing line",
         description: "Run a failing test once with a probe before the failing statement and \
             return the values it saw (locals, the type of each sub-expression). The file is \
             restored byte for byte. The result is `selfdebug probe --json` (schema/probe.schema.json).",
         args: probe_args,
+        required: &[],
         output: Some(include_str!("../../schema/probe.schema.json")),
-        read_only: false,
+        // The probe is in the file while the test runs, then the bytes are restored: no net
+        // change, but not read-only.
+        hints: Hints {
+            read_only: false,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        },
+        nothing_to_do: Some(crate::exit::NO_FAILURE),
     },
     Def {
         name: "rules",
+        title: "List the repair rules",
         description: "List the repair rules in force: built in, and the project's own in \
             .selfdebug/rules/*.toml. The result is `selfdebug rules --json` (schema/rules.schema.json).",
         args: root_only,
+        required: &[],
         output: Some(include_str!("../../schema/rules.schema.json")),
-        read_only: true,
+        hints: READS,
+        nothing_to_do: None,
     },
     Def {
         name: "restore",
+        title: "Restore a killed run's files",
         description: "Restore the files of a selfdebug run that was killed, from its journal, \
             verifying each by hash. Touches nothing else. The result is \
             `selfdebug restore --json` (schema/restore.schema.json).",
         args: root_only,
+        required: &[],
         output: Some(include_str!("../../schema/restore.schema.json")),
-        read_only: false,
+        // Writes the journaled bytes over the files; a second call finds nothing to restore.
+        hints: Hints {
+            read_only: false,
+            destructive: true,
+            idempotent: true,
+            open_world: false,
+        },
+        nothing_to_do: None,
     },
     Def {
         name: "config",
+        title: "Show the settings",
         description: "The effective settings of `fix` in this project and where each comes \
             from. The result is `selfdebug config --json` (schema/config.schema.json).",
         args: root_only,
+        required: &[],
         output: Some(include_str!("../../schema/config.schema.json")),
-        read_only: true,
+        hints: READS,
+        nothing_to_do: None,
     },
 ];
 
@@ -239,11 +315,30 @@ fn input_schema(def: &Def) -> Value {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+    let mut required = vec!["root"];
+    required.extend(def.required);
     json!({
         "type": "object",
         "properties": props,
-        "required": ["root"],
+        "required": required,
         "additionalProperties": false,
+    })
+}
+
+/// `fix`'s output schema: the full report or the summary (`detail`), each schema embedded
+/// whole under its own `$id` (so that each one's `#/$defs/...` resolves in itself).
+fn either_detail(full: Value) -> Value {
+    let summary: Value = serde_json::from_str(include_str!("../../schema/fix-summary.schema.json"))
+        .expect("schema/*.json is JSON");
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://selfdebug.dev/schema/v1/mcp-fix.schema.json",
+        "title": "selfdebug mcp: fix",
+        "description": "fix-summary.schema.json with detail \"summary\" (the default), \
+            fix.schema.json with detail \"full\".",
+        "type": "object",
+        "anyOf": [{"$ref": summary["$id"]}, {"$ref": full["$id"]}],
+        "$defs": {"summary": summary, "full": full},
     })
 }
 
@@ -252,17 +347,24 @@ pub fn list() -> Vec<Tool> {
     TOOLS
         .iter()
         .map(|def| {
-            let mut tool = Tool::new(def.name, def.description, object(input_schema(def)));
+            let mut tool = Tool::new(def.name, def.description, object(input_schema(def)))
+                .with_title(def.title);
             if let Some(schema) = def.output {
                 // The files are ours and parsed by a unit test; a broken one is a build bug.
-                tool.output_schema = Some(object(
-                    serde_json::from_str(schema).expect("schema/*.json is JSON"),
-                ));
+                let schema: Value = serde_json::from_str(schema).expect("schema/*.json is JSON");
+                tool.output_schema = Some(object(if def.name == "fix" {
+                    either_detail(schema)
+                } else {
+                    schema
+                }));
             }
+            let h = &def.hints;
             tool.annotations = Some(
-                rmcp::model::ToolAnnotations::new()
-                    .read_only(def.read_only)
-                    .destructive(false),
+                rmcp::model::ToolAnnotations::with_title(def.title)
+                    .read_only(h.read_only)
+                    .destructive(h.destructive)
+                    .idempotent(h.idempotent)
+                    .open_world(h.open_world),
             );
             tool
         })
@@ -277,6 +379,10 @@ pub struct Invocation {
     pub stdin: Option<Vec<u8>>,
     /// `fix` reports progress.
     pub progress: bool,
+    /// The exit code that means "nothing to do" (a success result), see [`Def`].
+    pub nothing_to_do: Option<i32>,
+    /// `fix` with `detail: "summary"` (the default): the result is the summary.
+    pub summary: bool,
 }
 
 /// Why a call is refused before any child runs; the text is the tool error the caller reads.
@@ -304,6 +410,11 @@ pub enum ArgError {
         tool: &'static str,
         key: &'static str,
     },
+    #[error(
+        "{tool}: root {root:?} is relative and the client declared no MCP roots to resolve it \
+         against: pass an absolute path"
+    )]
+    Relative { tool: &'static str, root: String },
     #[error("{tool}: root {root:?} is not an existing directory")]
     NotADirectory { tool: &'static str, root: String },
     #[error("{tool}: root {root:?}: {error}")]
@@ -379,6 +490,14 @@ fn project_root(args: &Args) -> Result<PathBuf, ArgError> {
         key: "root",
     })?;
     let path = Path::new(root);
+    // A relative root was resolved against the client's roots before (see `super::roots`);
+    // one still relative had none, and the server's own directory means nothing to a client.
+    if path.is_relative() {
+        return Err(ArgError::Relative {
+            tool: args.tool,
+            root: root.to_string(),
+        });
+    }
     if !path.is_dir() {
         return Err(ArgError::NotADirectory {
             tool: args.tool,
@@ -442,6 +561,7 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
     let mut cli: Vec<OsString> = vec![name.into(), "--json".into(), "--root".into()];
     cli.push(root.clone().into_os_string());
     let mut stdin = None;
+    let mut summary = false;
     let flag = |cli: &mut Vec<OsString>, f: &str, v: Option<String>| {
         if let Some(v) = v {
             cli.push(f.into());
@@ -450,6 +570,11 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
     };
     match name {
         "fix" => {
+            summary = match args.str("detail")? {
+                None | Some("summary") => true,
+                Some("full") => false,
+                Some(_) => return Err(args.wrong("detail", "\"summary\" or \"full\"")),
+            };
             if args.bool("dry_run")?.unwrap_or(true) {
                 cli.push("--dry-run".into());
             }
@@ -512,6 +637,8 @@ pub fn invocation(name: &str, arguments: Option<&JsonObject>) -> Result<Invocati
         args: cli,
         stdin,
         progress: name == "fix",
+        nothing_to_do: def.nothing_to_do,
+        summary,
     })
 }
 
@@ -544,6 +671,87 @@ mod tests {
             let out = t.output_schema.as_ref().expect(&t.name);
             assert_eq!(out["type"], "object", "{}", t.name);
         }
+    }
+
+    #[test]
+    fn annotations_say_what_each_tool_does_to_the_project() {
+        // (title, readOnly, destructive, idempotent, openWorld) as `tools/list` sends them.
+        let got: Vec<Value> = list()
+            .iter()
+            .map(|t| {
+                let a = serde_json::to_value(t.annotations.as_ref().unwrap()).unwrap();
+                json!([
+                    t.name,
+                    t.title,
+                    a["title"],
+                    a["readOnlyHint"],
+                    a["destructiveHint"],
+                    a["idempotentHint"],
+                    a["openWorldHint"]
+                ])
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                json!([
+                    "fix",
+                    "Fix failing tests",
+                    "Fix failing tests",
+                    false,
+                    true,
+                    false,
+                    true
+                ]),
+                json!([
+                    "parse",
+                    "Read a failing log",
+                    "Read a failing log",
+                    true,
+                    false,
+                    true,
+                    false
+                ]),
+                json!([
+                    "probe",
+                    "Probe the failing line",
+                    "Probe the failing line",
+                    false,
+                    false,
+                    true,
+                    false
+                ]),
+                json!([
+                    "rules",
+                    "List the repair rules",
+                    "List the repair rules",
+                    true,
+                    false,
+                    true,
+                    false
+                ]),
+                json!([
+                    "restore",
+                    "Restore a killed run's files",
+                    "Restore a killed run's files",
+                    false,
+                    true,
+                    true,
+                    false
+                ]),
+                json!([
+                    "config",
+                    "Show the settings",
+                    "Show the settings",
+                    true,
+                    false,
+                    true,
+                    false
+                ]),
+            ]
+        );
+        let parse = list().into_iter().find(|t| t.name == "parse").unwrap();
+        assert_eq!(parse.input_schema["required"], json!(["root", "log"]));
     }
 
     #[test]
@@ -606,6 +814,17 @@ mod tests {
                 "fix: `dry_run` must be true or false",
             ),
             ("parse", json!({"root": r}), "parse: `log` is required"),
+            (
+                "fix",
+                json!({"root": r, "detail": "all"}),
+                "fix: `detail` must be \"summary\" or \"full\"",
+            ),
+            (
+                "fix",
+                json!({"root": "proj"}),
+                "fix: root \"proj\" is relative and the client declared no MCP roots to \
+                 resolve it against: pass an absolute path",
+            ),
             ("nope", json!({}), "no tool named \"nope\""),
         ];
         for (tool, args, msg) in cases {

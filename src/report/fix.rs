@@ -60,7 +60,7 @@ pub struct Spent {
 
 /// The JSON of a run that stopped before it had a report (bad input after flag parsing, no
 /// tests, pytest errors, the tool could not work): the same object with empty lists, the
-/// status and code, and the `error` message.
+/// status and code, and the `error` message; `lock_pid` when another run holds the lock.
 pub fn error_json(
     status: FinalStatus,
     exit_code: i32,
@@ -68,8 +68,9 @@ pub fn error_json(
     root: Option<&str>,
     dry_run: bool,
     spent: Spent,
+    lock_pid: Option<u32>,
 ) -> String {
-    let v = serde_json::json!({
+    let mut v = serde_json::json!({
         "schema_version": FIX_SCHEMA_VERSION,
         "exit_code": exit_code,
         "final_status": status,
@@ -83,6 +84,8 @@ pub fn error_json(
         "rollback": false,
         "tracebacks": [],
         "patches": [],
+        "fixes": [],
+        "diff": "",
         "failures": [],
         "groups": [],
         "causes": [],
@@ -94,6 +97,9 @@ pub fn error_json(
         "duration_ms": spent.duration_ms,
         "llm": null,
     });
+    if let Some(pid) = lock_pid {
+        v["lock_pid"] = pid.into();
+    }
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
     s.push('\n');
     s
@@ -124,6 +130,11 @@ struct Summary<'a> {
     rollback: bool,
     tracebacks: Vec<Traceback<'a>>,
     patches: &'a [Patch],
+    /// One per fix, with the failures it fixes and its own diff (see `session::fixes`).
+    fixes: &'a [crate::session::Fix],
+    /// Every patch's diff in one text (the patches' `diff`, in their order); null when they
+    /// mix encodings.
+    diff: Option<String>,
     failures: &'a [FailureOutcome],
     /// The failures grouped by crash site, biggest first; `failures[].group` points here.
     groups: &'a [crate::session::Group],
@@ -182,6 +193,8 @@ pub fn json_exiting(report: &Report, exit_code: i32) -> String {
             })
             .collect(),
         patches: &report.patches,
+        fixes: &report.fixes,
+        diff: combined_diff(&report.patches),
         failures: &report.failures,
         groups: &report.groups,
         causes: &report.causes,
@@ -203,6 +216,14 @@ pub fn json_exiting(report: &Report, exit_code: i32) -> String {
     let mut s = serde_json::to_string_pretty(&summary).unwrap_or_default();
     s.push('\n');
     s
+}
+
+/// The patches' diffs in one text, for one `git apply`; `None` when they mix encodings (a
+/// latin-1 file's diff and a UTF-8 one's cannot share one text).
+fn combined_diff(patches: &[Patch]) -> Option<String> {
+    let encodings: std::collections::BTreeSet<_> =
+        patches.iter().map(|p| p.diff_encoding).collect();
+    (encodings.len() <= 1).then(|| patches.iter().map(|p| p.diff.as_str()).collect())
 }
 
 /// The human log (stderr): what failed, what was tried, what was proven.

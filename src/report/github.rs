@@ -455,6 +455,9 @@ mod tests {
             diff_encoding: DiffEncoding::Utf8,
             steps: Vec::new(),
             alternatives: Vec::new(),
+            proven_by: Vec::new(),
+            kept_for: Vec::new(),
+            bytes: None,
         };
         assert_eq!(
             patch(&p, "py/"),

@@ -21,6 +21,9 @@ struct JsonDoc<'a> {
     files: &'a [RestoredFile],
     warnings: &'a [String],
     error: Option<String>,
+    /// Another live run holds the lock: its pid (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lock_pid: Option<u32>,
 }
 
 /// One JSON object for a restore that succeeded (or found nothing to restore).
@@ -35,16 +38,21 @@ pub fn json(r: &RestoreReport, exit_code: i32) -> String {
         files: &r.files,
         warnings: &r.warnings,
         error: None,
+        lock_pid: None,
     })
 }
 
 /// The same object for a restore that failed: `error` is the one-line message.
 pub fn json_error(e: &JournalError, exit_code: i32) -> String {
-    json_bad_input(&e.to_string(), exit_code)
+    error_doc(&e.to_string(), exit_code, e.lock_pid())
 }
 
 /// The same object for a restore that could not start (`--root` not a directory).
 pub fn json_bad_input(message: &str, exit_code: i32) -> String {
+    error_doc(message, exit_code, None)
+}
+
+fn error_doc(message: &str, exit_code: i32, lock_pid: Option<u32>) -> String {
     render(&JsonDoc {
         schema_version: SCHEMA_VERSION,
         exit_code,
@@ -55,6 +63,7 @@ pub fn json_bad_input(message: &str, exit_code: i32) -> String {
         files: &[],
         warnings: &[],
         error: Some(message.to_string()),
+        lock_pid,
     })
 }
 

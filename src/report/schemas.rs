@@ -50,8 +50,10 @@ fn listed(schema: &Value, pointer: &str) -> Vec<String> {
         .collect()
 }
 
-const COMMANDS: [(&str, u32); 7] = [
+const COMMANDS: [(&str, u32); 8] = [
     ("fix", super::fix::FIX_SCHEMA_VERSION),
+    // The MCP tool `fix`'s default result (`detail: "summary"`), made from fix's report.
+    ("fix-summary", super::fix::FIX_SCHEMA_VERSION),
     ("parse", crate::traceback::PARSE_SCHEMA_VERSION),
     ("probe", crate::probe::PROBE_SCHEMA_VERSION),
     ("rules", super::rules::SCHEMA_VERSION),

@@ -91,6 +91,7 @@ impl Runs<'_> {
         self.prover.count += 1;
         self.prover.total += d;
         self.prover.add_phase(Phase::Confirm, d);
+        self.prover.log_proof(Phase::Confirm, &run);
         self.lazy_timed(&run);
         Ok(run)
     }

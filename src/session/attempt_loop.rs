@@ -26,7 +26,7 @@ use crate::plan::Candidate;
 use crate::plugin::Hang;
 use crate::rules::{Category, RuleSet};
 use crate::runner::{self, Interpreter};
-use crate::status::{Applicability, FailureStatus, Judge, Source};
+use crate::status::{Applicability, FailureStatus, Judge, ReasonCode, Source};
 use crate::traceback::{self, Failure, When};
 use crate::tried::Tried;
 use crate::verdict::{self, Verdict};
@@ -270,6 +270,7 @@ fn hung_outcomes(hung: &[Hang], root: &Path, opts: &Options) -> Vec<FailureOutco
                 ),
                 category: Category::Timeout,
                 status: FailureStatus::TimedOut,
+                reason_code: ReasonCode::TimedOut,
                 reason: Some(format!(
                     "{}; it was left out of every later run (--deselect)",
                     h.describe()
@@ -843,6 +844,26 @@ impl AttemptLoop<'_, '_> {
         Ok(())
     }
 
+    /// The failures a candidate kept for `test` fixes: `test`, then the other tests of its
+    /// crash-site group that are fixed (a group is worked on through one test).
+    fn fixed_with(&self, test: &str) -> Vec<String> {
+        let mut out = vec![test.to_string()];
+        let fixed = |t: &String| {
+            self.outcomes
+                .iter()
+                .any(|o| o.test.as_ref() == Some(t) && o.status.is_fixed())
+        };
+        if let Some(g) = self
+            .groups
+            .list
+            .iter()
+            .find(|g| g.tests.iter().any(|t| t == test))
+        {
+            out.extend(g.tests.iter().filter(|t| *t != test && fixed(t)).cloned());
+        }
+        out
+    }
+
     /// The report, once the loop is over.
     fn report(mut self, run_id: String, nothing_failed: bool, started: Instant) -> Report {
         let opts = self.s.opts;
@@ -877,9 +898,11 @@ impl AttemptLoop<'_, '_> {
         let patches = self
             .accepted_cands
             .iter()
-            .map(|c| {
+            .zip(&self.accepted_for)
+            .map(|(c, (test, _))| {
                 let mut p = patch_of(c, self.rules);
                 p.alternatives = search::alternatives_of(&self.attempts, c);
+                p.kept_for = self.fixed_with(test);
                 p
             })
             .collect();
@@ -919,6 +942,7 @@ impl AttemptLoop<'_, '_> {
             llm: self.held.llm.as_ref().map(|l| l.usage()),
             groups: self.groups.list,
             causes: self.causes,
+            fixes: Vec::new(),
         }
     }
 }
@@ -963,9 +987,10 @@ fn unfixed(reason: Option<&str>, flaky: bool, category: Category, tried: bool) -
 /// The reason of a failure whose candidates were all rejected before, for another failure.
 fn repeated((n, test): &(usize, Option<String>)) -> String {
     format!(
-        "no candidate passed; {n} candidate{} already rejected for {} with the same failure {} \
+        "no candidate passed; {n} candidate{} {} {} with the same failure {} \
          not tried again",
         if *n == 1 { "" } else { "s" },
+        super::shared::ALREADY_REJECTED,
         test.as_deref().unwrap_or("another failure"),
         if *n == 1 { "was" } else { "were" }
     )
@@ -999,6 +1024,9 @@ fn patch_of(c: &Candidate, rules: &RuleSet) -> Patch {
         diff: c.diff.clone(),
         diff_encoding: c.diff_encoding,
         alternatives: Vec::new(),
+        proven_by: Vec::new(),
+        kept_for: Vec::new(),
+        bytes: Some((c.original.clone(), c.patched.clone())),
     }
 }
 

@@ -134,6 +134,7 @@ impl Batch {
                 if entries.len() == 1 { "" } else { "es" }
             )
         });
+        let logged = s.prover.proof_log.len();
         let run = s.run(ws, &[], Phase::Confirm)?;
         done.runs += 1;
         let verdict = s.prover.read(&run, ws.root());
@@ -142,6 +143,12 @@ impl Batch {
         match verdict {
             FullRun::Accepted(after) => {
                 done.after = Some(after);
+                // The batch's full run proved each of its fixes.
+                if let Some(run) = s.prover.proof_log.get(logged) {
+                    for e in &entries {
+                        attempts[e.attempt].proven_by.push(run.clone());
+                    }
+                }
                 done.kept = entries;
                 return Ok(done);
             }
@@ -170,6 +177,7 @@ impl Batch {
                 accepted.insert(path.clone(), bytes.clone());
             }
             crate::progress::step(|| "the batch failed: confirming its fixes one by one".into());
+            let logged = s.prover.proof_log.len();
             let run = s.run(ws, &[], Phase::Confirm)?;
             done.runs += 1;
             let attempt = &mut attempts[e.attempt];
@@ -183,6 +191,9 @@ impl Batch {
                 Some(after) => {
                     current = failure_keys(&after);
                     done.after = Some(after);
+                    if let Some(run) = s.prover.proof_log.get(logged) {
+                        attempts[e.attempt].proven_by.push(run.clone());
+                    }
                     done.kept.push(e);
                 }
                 None => {

@@ -147,4 +147,12 @@ impl SessionError {
     pub fn exit_code(&self) -> i32 {
         self.status().exit_code()
     }
+
+    /// The pid of the run that holds the project's lock, when that is why this run stopped.
+    pub fn lock_pid(&self) -> Option<u32> {
+        match self {
+            SessionError::Journal(e) | SessionError::DryRunRefused(e) => e.lock_pid(),
+            _ => None,
+        }
+    }
 }

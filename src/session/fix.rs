@@ -7,7 +7,7 @@ use std::time::{Instant, SystemTime};
 
 use super::attempt_loop::run_loop;
 use super::error::SessionError;
-use super::model::{combine, Backup, Report};
+use super::model::{combine, fixes, Backup, Report};
 use super::propose::propose_only;
 use super::shared::interpreter;
 use super::shared::Options;
@@ -85,9 +85,10 @@ pub fn fix(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> {
             .into_iter()
             .filter_map(|p| journal.original(&p).map(|b| (p, b.to_vec())))
             .collect();
-        report.patches = combine(&root, &report.patches, |file| {
-            originals.get(&root.join(file)).cloned()
-        });
+        let original = |file: &str| originals.get(&root.join(file)).cloned();
+        report.fixes = fixes(&report.patches, original);
+        report.patches = combine(&root, &report.patches, original);
+        report.attach_proofs();
         let committed = journal.commit().map_err(SessionError::Journal)?;
         // Exactly the copies that remain: those of files that keep a change.
         report.backups = committed
@@ -200,11 +201,13 @@ pub fn dry_run(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> 
     }
     // The patched content lives in the scratch copy, and so do the originals (as copied).
     let scratch_root = ws.root().to_path_buf();
-    report.patches = combine(&scratch_root, &report.patches, |file| {
+    let original = |file: &str| {
         let path = scratch_root.join(file);
         let key = std::fs::canonicalize(&path).unwrap_or(path);
         ws.originals.get(&key).cloned()
-    });
+    };
+    report.fixes = fixes(&report.patches, original);
+    report.patches = combine(&scratch_root, &report.patches, original);
     // Messages name the user's project, not the scratch copy that is gone after the run (the
     // probe keeps its scratch paths: they prove which copy was imported).
     let (from, to) = (
@@ -228,7 +231,11 @@ pub fn dry_run(opts: &Options, rules: &RuleSet) -> Result<Report, SessionError> 
         }
         fix_path(&mut a.stdout_tail);
         fix_path(&mut a.stderr_tail);
+        for r in &mut a.proven_by {
+            r.command.iter_mut().for_each(&fix_path);
+        }
     }
+    report.attach_proofs();
     report.finish(started);
     Ok(report)
 }

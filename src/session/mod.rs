@@ -32,7 +32,7 @@ mod workspace;
 pub use error::SessionError;
 pub use fix::{dry_run, fix};
 pub use model::{
-    combine, Attempt, Backup, Cause, CausePatch, FailureOutcome, FlakyRuns, Group, GroupKey,
+    combine, Attempt, Backup, Cause, CausePatch, FailureOutcome, Fix, FlakyRuns, Group, GroupKey,
     InterpreterInfo, Patch, PatchStep, Phases, Proof, Report,
 };
 pub use workspace::{JournalWorkspace, ScratchWorkspace, Workspace};

@@ -12,7 +12,8 @@ use crate::install::Install;
 use crate::probe::ProbeReport;
 use crate::rules::Category;
 use crate::status::{
-    Applicability, AttemptOutcome, ConfirmedBy, DiffEncoding, FailureStatus, Judge, Source,
+    Applicability, AttemptOutcome, ConfirmedBy, DiffEncoding, FailureStatus, Judge, ReasonCode,
+    Source,
 };
 use crate::traceback::{Failure, When};
 
@@ -71,9 +72,39 @@ pub struct Attempt {
     /// failing tests did not pass (see `docs/proof.md`, "Chance is not proof").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Repeats>,
+    /// An accepted attempt: the runs that proved it, in order (the targeted run, then the
+    /// group's, the covering or the full run); absent for other outcomes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub proven_by: Vec<ProofRun>,
     /// The model's request and answer (the audit log has them; the JSON does not).
     #[serde(skip)]
     pub exchange: Option<crate::llm::Exchange>,
+}
+
+/// What a run that proved a patch was (`attempt_records[].proven_by`, `patches[].proven_by`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProofRun {
+    pub stage: ProofStage,
+    /// The command as run in the project (interpreter, `-m pytest`, the arguments), or the
+    /// judge's command line under `--cmd`.
+    pub command: Vec<String>,
+    pub exit_code: Option<i32>,
+    /// pytest's counts from its last stats line (errors counted as failed); all 0 under `--cmd`
+    /// or when pytest printed no stats line.
+    pub passed: u32,
+    pub failed: u32,
+    pub deselected: u32,
+}
+
+/// Which run of a proof: `targeted` (chosen tests: the failing test, its group, a repeat),
+/// `covering` (the tests outside a narrow selection that run the edited lines or share its
+/// files), `full` (the whole suite).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProofStage {
+    Targeted,
+    Covering,
+    Full,
 }
 
 /// The repeated runs of an unsafe candidate's failing tests (`--proof-repeats`).
@@ -119,6 +150,101 @@ pub struct Patch {
     /// `docs/search.md`); absent when there were none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub alternatives: Vec<crate::search::choose::Alternative>,
+    /// The runs that proved the kept candidates behind it (their attempts' `proven_by`, a run
+    /// shared by several listed once); empty when nothing was proven (`--no-validate`).
+    pub proven_by: Vec<ProofRun>,
+    /// A kept candidate's patch, before [`combine`]: the failures it was kept for (the one it
+    /// was proven on first, then its crash-site group's), which make its [`Fix`].
+    #[serde(skip)]
+    pub kept_for: Vec<String>,
+    /// A kept candidate's patch, before [`combine`]: the file's bytes before and after it.
+    #[serde(skip)]
+    pub bytes: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+/// One fix (`fixes[]`): the kept candidates proven for one failure (a chain's steps too), with
+/// the failures they fix and their own diff against the original files.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fix {
+    /// The failures it fixes (test ids): the one it was proven on, then the other tests of its
+    /// crash-site group that pass now.
+    pub failures: Vec<String>,
+    pub files: Vec<String>,
+    pub rules: Vec<String>,
+    pub titles: Vec<String>,
+    pub safe: bool,
+    /// Its own unified diff against the original files, which `git apply` takes alone (without
+    /// the other fixes); null when it changes lines another fix changed first, so it does not
+    /// stand alone (the report's `diff` has both).
+    pub diff: Option<String>,
+    pub diff_encoding: DiffEncoding,
+}
+
+/// The fixes of the kept candidates' patches (`steps`, before [`combine`]), in the order they
+/// were kept; `original` gives a file's original bytes.
+pub fn fixes(steps: &[Patch], original: impl Fn(&str) -> Option<Vec<u8>>) -> Vec<Fix> {
+    let mut order: Vec<&str> = Vec::new();
+    for p in steps {
+        if let Some(k) = p.kept_for.first() {
+            if !order.contains(&k.as_str()) {
+                order.push(k);
+            }
+        }
+    }
+    order
+        .into_iter()
+        .map(|key| {
+            let parts: Vec<&Patch> = steps
+                .iter()
+                .filter(|p| p.kept_for.first().map(String::as_str) == Some(key))
+                .collect();
+            let mut failures: Vec<String> = Vec::new();
+            for t in parts.iter().flat_map(|p| &p.kept_for) {
+                if !failures.contains(t) {
+                    failures.push(t.clone());
+                }
+            }
+            let mut files: Vec<String> = Vec::new();
+            for p in &parts {
+                if !files.contains(&p.file) {
+                    files.push(p.file.clone());
+                }
+            }
+            // Each file: its steps of this fix, made on the original alone.
+            let diffs: Option<Vec<edit::DiffText>> = files
+                .iter()
+                .map(|file| {
+                    let old = original(file)?;
+                    let mut alone = old.clone();
+                    for p in parts.iter().filter(|p| &p.file == file) {
+                        let (before, after) = p.bytes.as_ref()?;
+                        alone = edit::rebase(&alone, before, after)?;
+                    }
+                    Some(edit::unified_diff_bytes(file, &old, &alone))
+                })
+                .collect();
+            let encoding = |d: &[edit::DiffText]| match d {
+                [one] => Some(one.encoding),
+                _ if d.iter().all(|d| d.encoding == DiffEncoding::Utf8) => Some(DiffEncoding::Utf8),
+                // Files of both encodings in one text cannot be told apart.
+                _ => None,
+            };
+            let (diff, diff_encoding) = match diffs.as_deref().and_then(|d| Some((d, encoding(d)?)))
+            {
+                Some((d, enc)) => (Some(d.iter().map(|d| d.text.as_str()).collect()), enc),
+                None => (None, DiffEncoding::Utf8),
+            };
+            Fix {
+                failures,
+                files,
+                rules: parts.iter().flat_map(|p| p.rules.clone()).collect(),
+                titles: parts.iter().flat_map(|p| p.titles.clone()).collect(),
+                safe: parts.iter().all(|p| p.safe),
+                diff,
+                diff_encoding,
+            }
+        })
+        .collect()
 }
 
 /// One kept candidate of a [`Patch`]: its diff is against the file as it was just before it
@@ -147,6 +273,9 @@ pub struct FailureOutcome {
     /// (only unsafe rules had candidates, and `--safe-only` was given), `escalated`,
     /// `not_validated`, `rolled_back` (fixed, but undone by --all-or-nothing).
     pub status: FailureStatus,
+    /// Why it ended so, as one word of a closed set (see [`ReasonCode`], docs/json.md); set
+    /// when the report is finished ([`reason_code`]).
+    pub reason_code: ReasonCode,
     /// Why it is not fixed, or what to do instead (escalations).
     pub reason: Option<String>,
     pub probe: Option<ProbeReport>,
@@ -226,6 +355,8 @@ pub struct Report {
     pub groups: Vec<Group>,
     /// The failures' causes, and what became of each one's patches (see [`super::causes`]).
     pub causes: Vec<Cause>,
+    /// One per fix, with the failures it fixes and its own diff (see [`fixes`]).
+    pub fixes: Vec<Fix>,
 }
 
 /// Milliseconds spent per phase; `tool` is everything outside pytest processes.
@@ -264,8 +395,34 @@ pub struct Backup {
 }
 
 impl Report {
+    /// Each patch's `proven_by`: the runs of the accepted attempts behind it (same file, one of
+    /// its rules), each run once.
+    pub(super) fn attach_proofs(&mut self) {
+        for p in &mut self.patches {
+            let mut runs: Vec<ProofRun> = Vec::new();
+            for a in self.attempts.iter().filter(|a| {
+                a.outcome == AttemptOutcome::Accepted
+                    && a.file == p.file
+                    && p.rules.contains(&a.rule)
+            }) {
+                // A run shared with an earlier attempt (the batch's full run) once; an attempt's
+                // own repeats all.
+                let before = runs.len();
+                for r in &a.proven_by {
+                    if !runs[..before].contains(r) {
+                        runs.push(r.clone());
+                    }
+                }
+            }
+            p.proven_by = runs;
+        }
+    }
+
     /// Total duration and the tool's own share, once the run is over.
     pub(super) fn finish(&mut self, started: Instant) {
+        for f in &mut self.failures {
+            f.reason_code = reason_code(f.status, f.reason.as_deref(), f.category);
+        }
         self.duration_ms = started.elapsed().as_millis() as u64;
         let p = &mut self.phases;
         let pytest = p.selection_ms + p.baseline_ms + p.probe_ms + p.candidates_ms + p.confirm_ms;
@@ -274,6 +431,39 @@ impl Report {
         p.worker_start_ms = start;
         p.worker_wait_ms = wait.min(p.tool_ms);
         p.worker_cold_runs = crate::worker::take_cold_runs();
+    }
+}
+
+/// A failure's [`ReasonCode`]: its status says most; an unfixed one's reason says whether a
+/// budget or an interrupt ended the work (the session's own fixed texts for those, compared
+/// whole or as the reason's end), or its candidates had been rejected for another failure.
+pub fn reason_code(status: FailureStatus, reason: Option<&str>, category: Category) -> ReasonCode {
+    use super::shared::{ALREADY_REJECTED, INTERRUPTED, TIME_BUDGET_USED_UP};
+    match status {
+        FailureStatus::Fixed | FailureStatus::FixedByAnotherPatch => ReasonCode::Fixed,
+        FailureStatus::Installed => ReasonCode::Installed,
+        FailureStatus::SkippedUnsafe => ReasonCode::SafeOnly,
+        FailureStatus::Escalated => ReasonCode::Escalated,
+        FailureStatus::TimedOut => ReasonCode::TimedOut,
+        FailureStatus::Flaky => ReasonCode::Flaky,
+        FailureStatus::NotValidated => ReasonCode::NotValidated,
+        FailureStatus::RolledBack => ReasonCode::RolledBack,
+        FailureStatus::NoCandidate | FailureStatus::NotFixed => {
+            let reason = reason.unwrap_or_default();
+            if reason.ends_with(TIME_BUDGET_USED_UP) {
+                ReasonCode::TimeBudget
+            } else if reason == INTERRUPTED {
+                ReasonCode::Interrupted
+            } else if reason == super::shared::attempt_budget_used_up(category) {
+                ReasonCode::AttemptBudget
+            } else if reason.contains(ALREADY_REJECTED) {
+                ReasonCode::AlreadyRejected
+            } else if status == FailureStatus::NoCandidate {
+                ReasonCode::NoCandidate
+            } else {
+                ReasonCode::CandidatesRejected
+            }
+        }
     }
 }
 
@@ -288,6 +478,7 @@ pub(super) fn outcome_of(failure: &Failure, category: Category) -> FailureOutcom
         msg: failure.msg.clone(),
         category,
         status: FailureStatus::NoCandidate,
+        reason_code: ReasonCode::NoCandidate,
         reason: None,
         probe: None,
         output_check: None,
@@ -343,6 +534,9 @@ pub fn combine(
             diff_encoding: diff.encoding,
             steps: parts.iter().flat_map(|p| p.steps.clone()).collect(),
             alternatives: parts.iter().flat_map(|p| p.alternatives.clone()).collect(),
+            proven_by: Vec::new(),
+            kept_for: Vec::new(),
+            bytes: None,
         });
     }
     out
@@ -485,4 +679,55 @@ pub struct Proof {
     /// The edit runs at import (outside every function body): the module's importers ran.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub module_level: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_reason_code_follows_its_status_and_the_session_s_own_reasons() {
+        use super::super::shared::{attempt_budget_used_up, TIME_BUDGET_USED_UP};
+        let code = |status, reason: Option<&str>| reason_code(status, reason, Category::Data);
+        assert_eq!(code(FailureStatus::Fixed, None), ReasonCode::Fixed);
+        assert_eq!(
+            code(FailureStatus::FixedByAnotherPatch, None),
+            ReasonCode::Fixed
+        );
+        assert_eq!(
+            code(FailureStatus::SkippedUnsafe, Some("x")),
+            ReasonCode::SafeOnly
+        );
+        assert_eq!(
+            code(FailureStatus::NoCandidate, None),
+            ReasonCode::NoCandidate
+        );
+        assert_eq!(
+            code(FailureStatus::NotFixed, Some("no candidate passed")),
+            ReasonCode::CandidatesRejected
+        );
+        assert_eq!(
+            code(FailureStatus::NotFixed, Some(TIME_BUDGET_USED_UP)),
+            ReasonCode::TimeBudget
+        );
+        let budget = attempt_budget_used_up(Category::Data);
+        assert_eq!(
+            code(FailureStatus::NotFixed, Some(&budget)),
+            ReasonCode::AttemptBudget
+        );
+        assert_eq!(
+            code(FailureStatus::NotFixed, Some("interrupted")),
+            ReasonCode::Interrupted
+        );
+        assert_eq!(
+            code(
+                FailureStatus::NotFixed,
+                Some(
+                    "no candidate passed; 2 candidates already rejected for t with the same \
+                      failure were not tried again"
+                )
+            ),
+            ReasonCode::AlreadyRejected
+        );
+    }
 }

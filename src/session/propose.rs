@@ -110,6 +110,7 @@ pub(super) fn propose_only(
         llm: None,
         groups: Vec::new(),
         causes: Vec::new(),
+        fixes: Vec::new(),
     };
     report.finish(started);
     Ok(report)
@@ -142,6 +143,7 @@ fn proposed(attempt: usize, failure: &Failure, category: Category, top: &Candida
         search: None,
         proof: None,
         repeats: None,
+        proven_by: Vec::new(),
         exchange: None,
     }
 }
@@ -168,5 +170,8 @@ fn proposed_patch(top: Candidate, rules: &RuleSet) -> Patch {
         diff: top.diff,
         diff_encoding: top.diff_encoding,
         alternatives: Vec::new(),
+        proven_by: Vec::new(),
+        kept_for: Vec::new(),
+        bytes: None,
     }
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::error::SessionError;
-use super::model::Phases;
+use super::model::{Phases, ProofRun, ProofStage};
 use super::shared::Options;
 use super::workspace::Workspace;
 use crate::probe::{self, ProbeReport, ProbeRequest};
@@ -61,6 +61,9 @@ pub(super) struct Prover<'a> {
     /// While the search works on a hang or a `RecursionError`: its candidates' per-test limit
     /// (see `sources/limits.rs`).
     pub(super) search_test_limit: Option<Duration>,
+    /// Every candidate and confirming run made, in order: an accepted attempt's proof is the
+    /// part made while it was tried (see [`Prover::proof_since`]).
+    pub(super) proof_log: Vec<ProofRun>,
 }
 
 impl<'a> Prover<'a> {
@@ -84,6 +87,7 @@ impl<'a> Prover<'a> {
             deselect: Vec::new(),
             last_mismatch: None,
             search_test_limit: None,
+            proof_log: Vec::new(),
         }
     }
 }
@@ -165,6 +169,59 @@ impl Prover<'_> {
         self.count += 1;
         self.total += run.duration;
         self.add_phase(phase, run.duration);
+        self.log_proof(phase, run);
+    }
+
+    /// A candidate's or a confirming run in [`Prover::proof_log`] (other phases prove nothing).
+    pub(super) fn log_proof(&mut self, phase: Phase, run: &PytestRun) {
+        if let Some(r) = self.proof_run(phase, run) {
+            self.proof_log.push(r);
+        }
+    }
+
+    /// A candidate's or a confirming run as a proof's record; `None` for other phases.
+    pub(super) fn proof_run(&self, phase: Phase, run: &PytestRun) -> Option<ProofRun> {
+        let stage = match phase {
+            Phase::Candidate => ProofStage::Targeted,
+            Phase::Confirm
+                if run.node_ids.is_empty() && !run.args.iter().any(|a| a == "--deselect") =>
+            {
+                ProofStage::Full
+            }
+            Phase::Confirm => ProofStage::Covering,
+            _ => return None,
+        };
+        let command = if self.opts.judge.is_some() {
+            run.args.clone()
+        } else {
+            [
+                self.python.path.to_string_lossy().into_owned(),
+                "-m".into(),
+                "pytest".into(),
+            ]
+            .into_iter()
+            .chain(run.args.iter().cloned())
+            .collect()
+        };
+        let stats = if self.opts.judge.is_some() {
+            None
+        } else {
+            crate::traceback::pytest_session::stats(&String::from_utf8_lossy(&run.stdout))
+        }
+        .unwrap_or_default();
+        Some(ProofRun {
+            stage,
+            command,
+            exit_code: run.exit_code,
+            passed: stats.passed,
+            failed: stats.failed,
+            deselected: stats.deselected,
+        })
+    }
+
+    /// The runs logged since `mark` (a length of [`Prover::proof_log`]).
+    pub(super) fn proof_since(&self, mark: usize) -> Vec<ProofRun> {
+        self.proof_log.get(mark..).unwrap_or_default().to_vec()
     }
 
     /// What a run of the judge says: pytest's verdict, or the command's.

@@ -252,6 +252,7 @@ impl Runs<'_> {
             search: None,
             proof: None,
             repeats: None,
+            proven_by: Vec::new(),
             // A model's candidate carries the request and answer it came from.
             exchange: match cand.source {
                 Source::Llm => llm.and_then(|l| l.pending.take()),

@@ -78,6 +78,15 @@ pub(super) const MAX_HARD_HANGS: usize = 3;
 
 /// The reason given for failures the time budget left untried.
 pub(super) const TIME_BUDGET_USED_UP: &str = "time budget used up";
+/// The reason of a failure whose work an interrupt stopped.
+pub(super) const INTERRUPTED: &str = "interrupted";
+/// In the reason of a failure whose candidates were all rejected before, for another failure.
+pub(super) const ALREADY_REJECTED: &str = "already rejected for";
+
+/// The reason of a failure whose category's attempt budget (`--max-attempts`) is used up.
+pub(super) fn attempt_budget_used_up(category: crate::rules::Category) -> String {
+    format!("attempt budget for {} failures used up", category.as_str())
+}
 
 /// The `review` line of each unsafe rule among `rule_ids`.
 pub(super) fn review_notes(rules: &RuleSet, rule_ids: &[String]) -> Vec<String> {

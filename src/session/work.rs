@@ -147,7 +147,9 @@ impl Work<'_, '_> {
     /// model's calls, see [`Work::out_of_budget`]).
     pub(super) fn out_of_time(&mut self) -> bool {
         if crate::process::interrupted() {
-            self.ctx.reason.get_or_insert("interrupted".into());
+            self.ctx
+                .reason
+                .get_or_insert(super::shared::INTERRUPTED.into());
             return true;
         }
         if !self.s.prover.time_for_a_candidate() {
@@ -160,10 +162,9 @@ impl Work<'_, '_> {
     /// The model's attempt budget or the time budget is used up (the step's reason says which).
     pub(super) fn out_of_budget(&mut self) -> bool {
         if *self.ctx.budget == 0 || crate::process::interrupted() {
-            self.ctx.reason.get_or_insert(format!(
-                "attempt budget for {} failures used up",
-                self.ctx.category.as_str()
-            ));
+            self.ctx
+                .reason
+                .get_or_insert(super::shared::attempt_budget_used_up(self.ctx.category));
             return true;
         }
         if !self.s.prover.time_for_a_candidate() {
@@ -199,6 +200,8 @@ impl Work<'_, '_> {
                 written,
             } => (runs, written, Some(hint), None),
         };
+        // The runs from here on (the confirming ones) are the proof, after the targeted run.
+        let mark = self.s.prover.proof_log.len();
         let started = Instant::now();
         let mut attempt = self.s.attempt_record(
             failure,
@@ -279,6 +282,17 @@ impl Work<'_, '_> {
             None
         };
         attempt.duration_ms = (t.spent + started.elapsed()).as_millis() as u64;
+        if attempt.outcome == AttemptOutcome::Accepted {
+            // No targeted tests: the first run was the whole suite.
+            let phase = if t.tests.is_empty() {
+                Phase::Confirm
+            } else {
+                Phase::Candidate
+            };
+            attempt.proven_by = (self.s.prover.proof_run(phase, &t.first).into_iter())
+                .chain(self.s.prover.proof_since(mark))
+                .collect();
+        }
         self.ctx.attempts.push(attempt);
         match result {
             // The search chooses among its plausible candidates (see `search::Found`).

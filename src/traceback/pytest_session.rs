@@ -324,6 +324,37 @@ fn banner_with(line: &str, fill: char) -> Option<&str> {
     (!title.is_empty()).then_some(title)
 }
 
+/// What pytest's last stats line counts: tests passed, failed (errors counted in), deselected.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    pub passed: u32,
+    pub failed: u32,
+    pub deselected: u32,
+}
+
+/// The counts of the last stats line of a pytest output (`== 1 failed, 2 passed, 3 deselected
+/// in 0.10s ==`, or the bare line under `-q`); `None` when it has none (a crash, a timeout).
+pub fn stats(output: &str) -> Option<Stats> {
+    let line = output.lines().rev().find_map(|l| {
+        let l = l.trim();
+        let inner = banner_title(l).unwrap_or(l);
+        is_stats_line(inner).then_some(inner)
+    })?;
+    let counts = line.rsplit_once(" in ").map_or(line, |(c, _)| c);
+    let mut stats = Stats::default();
+    for part in counts.split(", ") {
+        let mut it = part.split_whitespace();
+        let n: u32 = it.next().and_then(|n| n.parse().ok()).unwrap_or_default();
+        match it.next() {
+            Some("passed") => stats.passed += n,
+            Some("failed" | "error" | "errors") => stats.failed += n,
+            Some("deselected") => stats.deselected += n,
+            _ => {}
+        }
+    }
+    Some(stats)
+}
+
 /// `7 failed, 1 passed, 1 error in 0.10s` (the last banner, or the bare line under `-q`).
 fn is_stats_line(s: &str) -> bool {
     let s = s.trim();
@@ -545,6 +576,27 @@ mod tests {
         assert!(is_stats_line("7 failed, 1 passed, 1 error in 0.10s"));
         assert!(is_stats_line("1 failed in 0.01s (0:00:00)"));
         assert!(!is_stats_line("I walked in 3s"));
+    }
+
+    #[test]
+    fn stats_count_the_last_stats_line() {
+        let out = "x\n== 1 failed, 2 passed, 1 error, 3 deselected in 0.10s ==\n";
+        assert_eq!(
+            stats(out),
+            Some(Stats {
+                passed: 2,
+                failed: 2,
+                deselected: 3
+            })
+        );
+        assert_eq!(
+            stats("..\n4 passed in 0.01s\n"),
+            Some(Stats {
+                passed: 4,
+                ..Stats::default()
+            })
+        );
+        assert_eq!(stats("Traceback ...\n"), None);
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! `selfdebug mcp` driven by a client nobody here wrote: the official Python MCP SDK's stdio
-//! client (`tests/it/mcp_client.py`), in one session: the tools and their schemas, a root that
-//! is not a directory, `parse`, `fix` as a dry run whose patch `git apply` takes, `fix` for
-//! real, and a run held with a candidate in the file (see `support::project::held_project`)
-//! that a second run cannot lock and that a cancel ends with the file restored. Skipped, with
-//! the reason, when `mcp` cannot be imported (scripts/test installs it).
+//! client (`tests/it/mcp_client.py`), in one session: the spec version and capabilities, the
+//! tools with their schemas, titles and annotations, relative roots resolved against the
+//! client's MCP roots (and refused without them), a root that is not a directory, `parse`,
+//! `fix` as a dry run whose summary (under 4 KB) and patch `git apply` takes, its progress
+//! (with `total`) and log messages, the full report's proof runs, two bugs in one file as two
+//! fixes each applying alone, `fix` for real, "nothing to do" as a success of every tool, and
+//! a run held with a candidate in the file (see `support::project::held_project`) that a
+//! second run cannot lock (`lock_pid`) and that a cancel ends with the file restored. Skipped,
+//! with the reason, when `mcp` cannot be imported (scripts/test installs it).
 
 use std::process::Command;
 
@@ -13,6 +17,21 @@ use crate::support::project::{self, held_project, DEMO_MODULE};
 use crate::support::{self, path_str};
 
 const DEMO: &str = "utils/demo.py";
+
+/// Two independent bugs in one file, each failing its own test.
+const TWO_BUGS: &str = "def shout(text):\n    words = text.split()\n    return \" \".join(word.upper() \
+    for word in words)\n\n\ndef count_letters(text):\n    \"\"\"Letters, spaces left out.\"\"\"\n    \
+    parts = text.split()\n    return sum(len(part) for part in parts)\n";
+const TWO_BUGS_TESTS: &str =
+    "from words import count_letters, shout\n\n\ndef test_shout_none():\n    \
+    assert shout(None) == \"\"\n\n\ndef test_shout():\n    assert shout(\"a b\") == \"A B\"\n\n\n\
+    def test_count_none():\n    assert count_letters(None) == 0\n\n\ndef test_count():\n    \
+    assert count_letters(\"ab c\") == 3\n";
+
+/// A pytest log in which nothing failed.
+const PASS_LOG: &str = "============================= test session starts \
+    ==============================\ncollected 1 item\n\ntest_a.py .   [100%]\n\n\
+    ============================== 1 passed in 0.01s ===============================\n";
 
 #[test]
 fn python_sdk_client_session() {
@@ -24,6 +43,10 @@ fn python_sdk_client_session() {
     let original = dry.read(DEMO);
     let fixed = original.replace("words = text.split()", "words = (text or \"\").split()");
     assert_ne!(original, fixed);
+    let two = project::project(&[("words.py", TWO_BUGS), ("test_words.py", TWO_BUGS_TESTS)]);
+    two.git(&["init", "-q"]);
+    two.git(&["add", "-A"]);
+    two.git(&["commit", "-qm", "two bugs"]);
     let held = held_project();
     held.hold("candidate");
     let not_dir = dry.root.join("conftest.py");
@@ -34,10 +57,15 @@ fn python_sdk_client_session() {
         "server": env!("CARGO_BIN_EXE_selfdebug"),
         "dry": path_str(&dry.root),
         "real": path_str(&real.root),
+        "two": path_str(&two.root),
         "held": path_str(&held.project.root),
         "marker": path_str(&held.marker),
         "not_dir": path_str(&not_dir),
         "log": log,
+        "pass_log": PASS_LOG,
+        // The client's one MCP root holds the dry project as `proj`.
+        "roots_dir": path_str(dry.root.parent().unwrap()),
+        "relative_root": dry.root.file_name().unwrap().to_str().unwrap(),
     });
     std::fs::write(&config, cfg.to_string()).unwrap();
     let out = Command::new(support::python())
@@ -66,14 +94,104 @@ fn python_sdk_client_session() {
         names,
         ["config", "fix", "parse", "probe", "restore", "rules"]
     );
+    // The handshake: the spec version served, and logging offered.
+    assert_eq!(v["protocol_version"], "2025-11-25");
+    assert_eq!(v["logging_capability"], true);
     for (name, t) in tools {
-        assert_eq!(t["required"], json!(["root"]), "{name}");
+        let required = if name == "parse" {
+            json!(["root", "log"])
+        } else {
+            json!(["root"])
+        };
+        assert_eq!(t["required"], required, "{name}");
     }
-    // Every tool declares its command's schema (schema/<cmd>.schema.json, version 1).
+    // Titles and annotations: `fix` and `restore` overwrite files, the readers change nothing.
+    let hints: Vec<Value> = ["fix", "parse", "probe", "rules", "restore", "config"]
+        .iter()
+        .map(|n| {
+            let t = &tools[*n];
+            json!([n, t["title"], t["annotations"]])
+        })
+        .collect();
+    let ann = |title: &str, ro: bool, destructive: bool, idem: bool, open: bool| {
+        json!({"title": title, "readOnlyHint": ro, "destructiveHint": destructive,
+               "idempotentHint": idem, "openWorldHint": open})
+    };
+    assert_eq!(
+        hints,
+        [
+            json!([
+                "fix",
+                "Fix failing tests",
+                ann("Fix failing tests", false, true, false, true)
+            ]),
+            json!([
+                "parse",
+                "Read a failing log",
+                ann("Read a failing log", true, false, true, false)
+            ]),
+            json!([
+                "probe",
+                "Probe the failing line",
+                ann("Probe the failing line", false, false, true, false)
+            ]),
+            json!([
+                "rules",
+                "List the repair rules",
+                ann("List the repair rules", true, false, true, false)
+            ]),
+            json!([
+                "restore",
+                "Restore a killed run's files",
+                ann("Restore a killed run's files", false, true, true, false)
+            ]),
+            json!([
+                "config",
+                "Show the settings",
+                ann("Show the settings", true, false, true, false)
+            ]),
+        ]
+    );
+
+    // A relative root resolves against the client's MCP roots; one under none of them, or
+    // with a client that has no roots, is refused (never the server's own directory).
+    assert_eq!(
+        v["relative_root"]["is_error"], false,
+        "{}",
+        v["relative_root"]
+    );
+    assert_eq!(
+        v["relative_root"]["structured"]["root"],
+        path_str(&dry.root)
+    );
+    assert_eq!(
+        v["relative_missing"]["text"],
+        json!([format!(
+            "config: root \"no-such-dir\" is not a directory under any of the client's MCP \
+             roots ({}): pass an absolute path",
+            path_str(dry.root.parent().unwrap())
+        )])
+    );
+    assert_eq!(v["relative_no_roots"]["is_error"], true);
+    assert_eq!(
+        v["relative_no_roots"]["text"],
+        json!([format!(
+            "config: root {:?} is relative and the client declared no MCP roots to resolve it \
+             against: pass an absolute path",
+            dry.root.file_name().unwrap().to_str().unwrap()
+        )])
+    );
+    // Every tool declares its command's schema (schema/<cmd>.schema.json, version 1); `fix`
+    // the summary's or the full report's (`detail`).
     for (name, t) in tools {
+        let file = if name == "fix" {
+            "mcp-fix"
+        } else {
+            name.as_str()
+        };
         assert_eq!(
             t["output_schema"],
-            format!("https://selfdebug.dev/schema/v1/{name}.schema.json"),
+            format!("https://selfdebug.dev/schema/v1/{file}.schema.json"),
             "{name}"
         );
     }
@@ -120,17 +238,80 @@ fn python_sdk_client_session() {
     assert_eq!(failures[0]["location"]["file"], DEMO, "{parse}");
     assert_eq!(failures[0]["location"]["line"], 6, "{parse}");
 
-    // fix, dry run (the default over MCP): nothing changed, the patch applies with git apply
-    // and gives the fixed file.
+    // fix, dry run (the default over MCP), with the default detail (summary): nothing
+    // changed, the patch applies with git apply and gives the fixed file.
     let dry_run = &v["dry_run"];
     assert_eq!(dry_run["is_error"], false, "{dry_run}");
-    let report = &dry_run["structured"];
+    let summary = &dry_run["structured"];
+    support::assert_valid(
+        "fix-summary.schema.json",
+        None,
+        &[serde_json::to_string(summary).unwrap().as_bytes()],
+    );
+    let failing = summary["failures"][0]["test"].as_str().unwrap();
+    assert_eq!(
+        summary["failures"],
+        json!([{"test": failing, "file": DEMO, "line": 6, "exc_type": "AttributeError",
+                "status": "fixed", "reason_code": "fixed", "reason": null}])
+    );
+    assert_eq!(
+        (
+            &summary["detail"],
+            &summary["final_status"],
+            &summary["dry_run"]
+        ),
+        (&json!("summary"), &json!("pass"), &json!(true))
+    );
+    let patch = &summary["patches"][0];
+    assert_eq!(patch["file"], DEMO);
+    assert_eq!(
+        patch["proof"].as_array().unwrap().last(),
+        Some(&json!({"stage": "full", "passed": 2, "failed": 0, "deselected": 0}))
+    );
+    // The text content is a short summary with the diff, not the JSON again.
+    let text = dry_run["text"][0].as_str().unwrap();
+    assert!(
+        text.starts_with("pass: 1 patch proven in a scratch copy (dry run: no file changed"),
+        "{text}"
+    );
+    assert!(text.contains(patch["diff"].as_str().unwrap()), "{text}");
+    let bytes = v["summary_bytes"].as_u64().unwrap();
+    assert!(bytes < 4096, "a one-bug summary is {bytes} bytes");
+    // detail full: the whole report, the patch the same.
+    let report = &v["dry_full"]["structured"];
     assert_eq!(report["final_status"], "pass");
-    assert_eq!(report["dry_run"], true);
-    // The text content is the same JSON object.
-    let text: Value = serde_json::from_str(dry_run["text"][0].as_str().unwrap()).unwrap();
-    assert_eq!(&text, report);
+    assert_eq!(report["patches"][0]["diff"], patch["diff"]);
     assert_eq!(dry.read(DEMO), original, "a dry run changes nothing");
+    // The proof as data: the targeted run of the failing test, then the whole suite (the
+    // demo's two tests), each with its command and counts; the failure's reason as a code.
+    let proof: Vec<Value> = report["patches"][0]["proven_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let cmd = r["command"].as_array().unwrap();
+            assert_eq!(cmd[1..3], [json!("-m"), json!("pytest")], "{r}");
+            json!([
+                r["stage"],
+                cmd.last(),
+                r["exit_code"],
+                r["passed"],
+                r["failed"],
+                r["deselected"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        proof.first(),
+        Some(&json!(["targeted", failing, 0, 1, 0, 0])),
+        "{proof:?}"
+    );
+    assert_eq!(
+        proof.last(),
+        Some(&json!(["full", "_selfdebug_pytest", 0, 2, 0, 0])),
+        "{proof:?}"
+    );
+    assert_eq!(report["failures"][0]["reason_code"], "fixed");
     let diff = report["patches"][0]["diff"].as_str().unwrap();
     let patch = dry.cache.join("fix.patch");
     std::fs::write(&patch, diff).unwrap();
@@ -141,18 +322,68 @@ fn python_sdk_client_session() {
         None,
         &[serde_json::to_string(report).unwrap().as_bytes()],
     );
-    // Progress: the run's phases, numbered 1, 2, 3... (the baseline comes first).
+    // Progress: the run's phases, each moving `progress` on; once the failure is known,
+    // `total` is the failures known (one here) and `progress` the share done of it. The
+    // messages are the steps without the terminal's "selfdebug: " prefix.
     let progress = v["dry_run_progress"].as_array().unwrap();
     assert!(progress.len() >= 3, "{progress:?}");
-    for (i, p) in progress.iter().enumerate() {
-        assert_eq!(p[0], json!((i + 1) as f64), "{progress:?}");
-        assert!(p[1].as_str().unwrap().starts_with("selfdebug: "), "{p}");
+    assert_eq!(progress[0][2], Value::Null, "the baseline: no total yet");
+    let values: Vec<f64> = progress.iter().map(|p| p[0].as_f64().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+    for p in progress {
+        assert!(!p[1].as_str().unwrap().starts_with("selfdebug"), "{p}");
+        if p[1].as_str().unwrap().starts_with("[1/1] ") {
+            assert_eq!(p[2], json!(1.0), "{p}");
+            assert!(p[0].as_f64().unwrap() < 1.0, "{p}");
+        }
     }
+    assert!(progress.iter().any(|p| p[2] == json!(1.0)), "{progress:?}");
+    // Logging: the run's stderr lines as messages, at the default level (info).
+    let logs = v["dry_run_logs"].as_array().unwrap();
+    assert!(
+        logs.iter()
+            .any(|l| l[0] == "info" && l[1].as_str().unwrap().starts_with("pass: ")),
+        "{logs:?}"
+    );
     assert!(
         progress
             .iter()
             .any(|p| p[1].as_str().unwrap().contains("candidate 1/")),
         "{progress:?}"
+    );
+
+    // Two independent bugs in one file: one patch for the file, two fixes, each linked to its
+    // failure and applying alone on the original tree; the combined diff applies too.
+    let two_report = &v["two"]["structured"];
+    assert_eq!(two_report["final_status"], "pass", "{two_report}");
+    assert_eq!(two_report["files_patched"], json!(["words.py"]));
+    let fixes = two_report["fixes"].as_array().unwrap();
+    let linked: Vec<&Value> = fixes.iter().map(|f| &f["failures"]).collect();
+    assert_eq!(
+        linked,
+        [
+            &json!(["test_words.py::test_shout_none"]),
+            &json!(["test_words.py::test_count_none"])
+        ]
+    );
+    let shout_fixed = TWO_BUGS.replace("words = text.split()", "words = (text or \"\").split()");
+    let count_fixed = TWO_BUGS.replace("parts = text.split()", "parts = (text or \"\").split()");
+    let apply = |diff: &str| {
+        let patch = two.cache.join("one.patch");
+        std::fs::write(&patch, diff).unwrap();
+        two.git(&["apply", path_str(&patch)]);
+        let got = two.read("words.py");
+        two.git(&["checkout", "-q", "--", "words.py"]);
+        got
+    };
+    assert_eq!(apply(fixes[0]["diff"].as_str().unwrap()), shout_fixed);
+    assert_eq!(apply(fixes[1]["diff"].as_str().unwrap()), count_fixed);
+    let both = shout_fixed.replace("parts = text.split()", "parts = (text or \"\").split()");
+    assert_eq!(apply(two_report["diff"].as_str().unwrap()), both);
+    support::assert_valid(
+        "fix.schema.json",
+        None,
+        &[serde_json::to_string(two_report).unwrap().as_bytes()],
     );
 
     // fix for real: the file holds the fix.
@@ -189,6 +420,31 @@ fn python_sdk_client_session() {
             .as_bytes()],
     );
 
+    // Nothing to do is a success that says so, for each tool (at log level error, the info
+    // lines of these runs are not sent); a log that is not one is an error, logged as one.
+    let probe = &v["probe_nothing"];
+    assert_eq!(probe["is_error"], false, "{probe}");
+    assert_eq!(
+        probe["structured"]["error"], "nothing failed: no failure to probe",
+        "{probe}"
+    );
+    let parse = &v["parse_nothing"];
+    assert_eq!(parse["is_error"], false, "{parse}");
+    assert_eq!(parse["structured"]["failures"], json!([]), "{parse}");
+    let fix = &v["fix_nothing"];
+    assert_eq!(fix["is_error"], false, "{fix}");
+    assert_eq!(fix["structured"]["final_status"], "pass", "{fix}");
+    assert_eq!(v["nothing_logs"], json!([]));
+    assert_eq!(v["parse_bad"]["is_error"], true);
+    assert_eq!(
+        v["parse_bad_logs"],
+        json!([[
+            "error",
+            "error: standard input: input is neither pytest output nor a Python \
+                traceback"
+        ]])
+    );
+
     // The held run reported its steps before the candidate was held.
     assert!(
         !v["held_progress"].as_array().unwrap().is_empty(),
@@ -201,7 +457,16 @@ fn python_sdk_client_session() {
     assert_eq!(second["is_error"], true, "{second}");
     assert_eq!(second["structured"]["exit_code"], 6, "{second}");
     let error = second["structured"]["error"].as_str().unwrap();
-    assert!(error.contains("pid"), "{error}");
+    // The holder's pid as a field, the one the message names.
+    let pid = second["structured"]["lock_pid"].as_u64().unwrap();
+    assert!(error.contains(&format!("(pid {pid}, ")), "{error}");
+    support::assert_valid(
+        "fix-summary.schema.json",
+        None,
+        &[serde_json::to_string(&second["structured"])
+            .unwrap()
+            .as_bytes()],
+    );
     // Cancelled: the file is the original, restored by the run itself (the `restore` after it
     // found nothing to restore).
     let restore = &v["restore_after_cancel"]["structured"];

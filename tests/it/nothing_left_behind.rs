@@ -50,6 +50,8 @@ fn dry_run_during_a_real_run_refuses_and_prints_no_probe() {
     // The real run's probe is in the user's file right now, and stays while we look.
     assert!(p.read("words.py").contains("_selfdebug_probe"));
     let dry = p.run(&["fix", "--dry-run", "--json"]);
+    // `restore` is refused too; both objects carry the holder's pid as a field.
+    let restore = p.run(&["restore", "--json"]);
     h.release();
     let real_status = real.wait().unwrap();
 
@@ -68,6 +70,13 @@ fn dry_run_during_a_real_run_refuses_and_prints_no_probe() {
     assert_eq!(v["dry_run"], true);
     assert_eq!(v["patches"], serde_json::json!([]));
     assert!(v["error"].as_str().unwrap().contains(&expected), "{v}");
+    assert_eq!(v["lock_pid"], real.id());
+    let r = json(&restore);
+    assert_eq!(
+        (&r["exit_code"], &r["lock_pid"]),
+        (&6.into(), &real.id().into()),
+        "{r}"
+    );
     assert!(!String::from_utf8_lossy(&dry.stdout).contains("_selfdebug_probe"));
     // The real run was not disturbed.
     assert_eq!(real_status.code(), Some(0));

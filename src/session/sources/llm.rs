@@ -314,6 +314,7 @@ fn refused(
         search: None,
         proof: None,
         repeats: None,
+        proven_by: Vec::new(),
         exchange,
     }
 }
