@@ -10,11 +10,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use support::project::{assert_same, fixture_project, Project};
+use support::project::{assert_same, fixture_project, project, Project, DEMO_MODULE};
 
-/// What `--output-format github` prints for the demo fixture (stdout of the run step). The one
-/// place these tests spell an annotation.
-const DEMO_ANNOTATIONS: &str = "::warning file=utils/demo.py,line=6,endLine=6,col=13,endColumn=16,title=selfdebug%3A fixed (unsafe%2C null-guard-attribute)::use `\"\"` when `text` is None%0Areview: invents a default for None: check that None is legitimate here%0A%0A--- a/utils/demo.py%0A+++ b/utils/demo.py%0A@@ -3,7 +3,7 @@%0A %0A def to_upper(text):%0A     \"\"\"Return ``text`` upper-cased, with runs of whitespace collapsed.\"\"\"%0A-    words = text.split()%0A+    words = (text or \"\").split()%0A     return \" \".join(word.upper() for word in words)%0A %0A \n";
+/// What `--output-format github` prints for the demo fixture (stdout of the run step), the
+/// patch `fixed` or, in a dry run (check mode), `would fix`. The one place these tests spell an
+/// annotation.
+fn demo_annotations(verb: &str) -> String {
+    format!("::warning file=utils/demo.py,line=6,endLine=6,col=13,endColumn=16,title=selfdebug%3A {verb} (unsafe%2C null-guard-attribute)::use `\"\"` when `text` is None%0Areview: invents a default for None: check that None is legitimate here%0A%0A--- a/utils/demo.py%0A+++ b/utils/demo.py%0A@@ -3,7 +3,7 @@%0A %0A def to_upper(text):%0A     \"\"\"Return ``text`` upper-cased, with runs of whitespace collapsed.\"\"\"%0A-    words = text.split()%0A+    words = (text or \"\").split()%0A     return \" \".join(word.upper() for word in words)%0A %0A \n")
+}
 
 const DEMO_DIFF: &str = "--- a/utils/demo.py
 +++ b/utils/demo.py
@@ -272,7 +275,7 @@ fn check_mode_fails_with_the_proven_patch_and_changes_nothing() {
         ran.outputs["install"]["bin"],
         env!("CARGO_BIN_EXE_selfdebug")
     );
-    assert_eq!(ran.runs[1].1, DEMO_ANNOTATIONS);
+    assert_eq!(ran.runs[1].1, demo_annotations("would fix"));
     assert_eq!(action_outputs(&ran), ("pass".into(), "false".into()));
     assert_eq!(
         ran.summary,
@@ -304,7 +307,7 @@ fn fix_mode_keeps_the_patch_and_says_so() {
         .map(|(id, _, c)| (id.as_str(), *c))
         .collect();
     assert_eq!(ids, [("install", 0), ("run", 0)]);
-    assert_eq!(ran.runs[1].1, DEMO_ANNOTATIONS);
+    assert_eq!(ran.runs[1].1, demo_annotations("fixed"));
     assert_eq!(action_outputs(&ran), ("pass".into(), "true".into()));
     assert_eq!(
         ran.summary,
@@ -319,30 +322,59 @@ fn fix_mode_keeps_the_patch_and_says_so() {
     assert_eq!(ran.uses.len(), 1);
 }
 
+/// The outputs of a run the action or selfdebug refused: `bad_input`, nothing patched, no
+/// artifact.
+fn refused(ran: &Ran) -> BTreeMap<String, String> {
+    ran.outputs["run"].clone()
+}
+
+fn bad_input_outputs() -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("status".to_string(), "bad_input".to_string()),
+        ("patched".to_string(), "false".to_string()),
+        ("patch-file".to_string(), String::new()),
+    ])
+}
+
 #[test]
 fn a_bad_mode_or_flag_is_one_error_and_touches_nothing() {
     let p = demo_repo();
     let before = p.snapshot();
 
+    // The action refuses the mode before selfdebug runs, with its outputs set.
     let ran = run_action(&p, &[("mode", "repair")]);
     assert_eq!(ran.runs[1].2, 2);
     assert_eq!(
         ran.runs[1].1,
         "::error title=selfdebug action::input mode: expected fix or check, got 'repair'\n"
     );
-    assert!(ran.outputs["run"].is_empty(), "{:?}", ran.outputs);
-    assert_eq!(ran.summary, "");
+    assert_eq!(refused(&ran), bad_input_outputs());
+    assert_eq!(
+        ran.summary,
+        "## selfdebug (repair): bad_input\n\n\
+         **Error:** input mode: expected fix or check, got 'repair'\n"
+    );
     assert!(ran.uses.is_empty());
 
-    // clap refuses the flag before selfdebug starts: no report, status `error`.
+    // Arguments a shell could not split: refused the same way.
+    let ran = run_action(&p, &[("args", "-- -k 'unclosed")]);
+    assert_eq!(ran.runs[1].2, 2);
+    assert_eq!(
+        ran.runs[1].1,
+        "::error title=selfdebug action::input args: No closing quotation\n"
+    );
+    assert_eq!(refused(&ran), bad_input_outputs());
+
+    // clap refuses the flag before selfdebug starts; its report (--json-file, written on a
+    // usage error too) says bad_input and why.
     let ran = run_action(&p, &[("args", "--no-such-flag")]);
     assert_eq!(ran.runs[1].2, 2);
     assert_eq!(ran.runs[1].1, "");
-    assert_eq!(action_outputs(&ran), ("error".into(), "false".into()));
-    assert!(
-        ran.summary.starts_with("## selfdebug (fix): error\n\nNo patch; exit code 2.\n\n**Error:** selfdebug exited 2 with no report ("),
-        "{}",
-        ran.summary
+    assert_eq!(refused(&ran), bad_input_outputs());
+    assert_eq!(
+        ran.summary,
+        "## selfdebug (fix): bad_input\n\nNo patch; exit code 2.\n\n\
+         **Error:** unexpected argument '--no-such-flag' found\n"
     );
     assert!(ran.uses.is_empty());
 
@@ -358,6 +390,75 @@ fn a_bad_mode_or_flag_is_one_error_and_touches_nothing() {
         ran.summary,
         "## selfdebug (fix): error\n\nNo patch; exit code 6.\n\n\
          **Error:** --python /nonexistent/python: no such interpreter\n"
+    );
+    assert_same(&before, &p.snapshot());
+}
+
+/// A project in a subdirectory of the repository (`args: --root pkg`), with one fixable
+/// failure and one whose assertion message spans lines.
+#[test]
+fn a_project_in_a_subdirectory_gets_a_patch_git_applies_at_the_repository_root() {
+    let p = project(&[
+        ("pkg/conftest.py", ""),
+        ("pkg/words.py", DEMO_MODULE),
+        (
+            "pkg/tests/test_words.py",
+            "from words import to_upper\n\n\ndef test_none():\n    assert to_upper(None) == \"\"\n\n\n\
+             def test_counts():\n    assert {\"a\": 1, \"b\": 2} == {\"a\": 1, \"b\": 3}\n",
+        ),
+    ]);
+    p.git(&["init", "-q"]);
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "pkg"]);
+    let before = p.snapshot();
+    let ran = run_action(&p, &[("mode", "check"), ("args", "--root pkg")]);
+    assert_eq!(ran.runs[1].2, 3);
+    assert_eq!(action_outputs(&ran), ("partial".into(), "false".into()));
+    let diff = "--- a/pkg/words.py\n+++ b/pkg/words.py\n@@ -1,3 +1,3 @@\n \
+                def to_upper(text):\n-    words = text.split()\n+    words = (text or \"\").split()\n\
+                \x20    return \" \".join(w.upper() for w in words)\n";
+    let patch = PathBuf::from(&ran.outputs["run"]["patch-file"]);
+    assert_eq!(std::fs::read_to_string(&patch).unwrap(), diff);
+    // The documented `git apply` at the repository root takes the artifact.
+    p.git(&["apply", "--check", patch.to_str().unwrap()]);
+    // The annotations name the files from the root too, and say the patch would fix.
+    let heads: Vec<&str> = ran.runs[1]
+        .1
+        .lines()
+        .map(|l| &l[..2 + l[2..].find("::").unwrap()])
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "::error file=pkg/tests/test_words.py,line=9,title=selfdebug%3A no candidate",
+            "::warning file=pkg/words.py,line=2,endLine=2,col=13,endColumn=16,\
+             title=selfdebug%3A would fix (unsafe%2C null-guard-attribute)",
+        ]
+    );
+    // The multi-line assertion message stays inside its list item, in a fence.
+    assert_eq!(
+        ran.summary,
+        format!(
+            "## selfdebug (check): partial\n\n\
+             1 proven patch, not applied (check mode); exit code 3.\n\n\
+             ### `pkg/words.py`: null-guard-attribute (unsafe)\n\n\
+             - use `\"\"` when `text` is None\n\
+             - **review:** invents a default for None: check that None is legitimate here\n\n\
+             ```diff\n{}\n```\n\n\
+             ### Not fixed\n\n\
+             - `tests/test_words.py::test_counts`: AssertionError at `pkg/tests/test_words.py:9` \
+             (no_candidate; wrong output: the test's own check failed in tests/test_words.py; \
+             the failing test ran no line of the project's own code)\n\n\
+             \x20 ```\n\
+             \x20 assert {{'a': 1, 'b': 2}} == {{'a': 1, 'b': 3}}\n\
+             \x20   \n\
+             \x20   Omitting 1 identical items, use -vv to show\n\
+             \x20   Differing items:\n\
+             \x20   {{'b': 2}} != {{'b': 3}}\n\
+             \x20   Use -v to get more diff\n\
+             \x20 ```\n",
+            diff.trim_end_matches('\n')
+        )
     );
     assert_same(&before, &p.snapshot());
 }
@@ -378,7 +479,10 @@ fn json_file_holds_the_object_json_prints() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), DEMO_ANNOTATIONS);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        demo_annotations("would fix")
+    );
     let from_file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let printed = support::project::json(&p.run(&["fix", "--dry-run", "--json"]));
