@@ -14,17 +14,8 @@ const APP: &str = "import yaml\n\nprint(yaml.safe_dump({'a': 1}), end='')\n";
 #[test]
 fn a_missing_module_is_installed_only_when_asked_and_the_failure_is_gone() {
     let p = project(&[("app.py", APP), ("want.txt", "a: 1\n")]);
-    // A plain venv: it sees none of the system's packages. Found as the project's interpreter.
-    let venv = Command::new(support::python())
-        .args(["-m", "venv"])
-        .arg(p.root.join(".venv"))
-        .output()
-        .unwrap();
-    assert!(
-        venv.status.success(),
-        "{}",
-        String::from_utf8_lossy(&venv.stderr)
-    );
+    // Found as the project's interpreter.
+    venv(&p);
     let args = [
         "fix",
         "--json",
