@@ -1,22 +1,36 @@
 #!/usr/bin/env python3
 """The steps of the selfdebug GitHub Action (action.yml), stdlib only.
 
-`action.py install`: a virtualenv of its own under $RUNNER_TEMP with selfdebug in it, from the
-release wheel for this runner (`pip install --only-binary`), else built from the action's own
-checkout (needs cargo, which GitHub's hosted runners have). Step output `bin`. With
-$SELFDEBUG_ACTION_BIN set, that binary is used as it is (tests, or a runner that has one).
+`action.py release`: selfdebug from this repository's GitHub Release for the action's version
+(Cargo.toml of the action's checkout: `uses: OWNER/selfdebug@v0` at the v0.2.0 commit installs
+v0.2.0). It reads the release's SHA256SUMS, downloads the wheels for this runner's platform,
+checks each against its sum (a mismatch fails the step: the asset is not what was published),
+and pip installs one of them with `--no-index` into a virtualenv of its own under
+$RUNNER_TEMP. The package index is never asked. Step outputs `bin` (empty when the release has
+no wheel for this runner, or there is no release: then the build step runs) and `version`.
+With $SELFDEBUG_ACTION_BIN set, that binary is used as it is (tests, or a runner that has one).
+$SELFDEBUG_ACTION_RELEASE_URL replaces the release's download URL (a mirror, or a directory).
+
+`action.py build`: selfdebug built from the action's own checkout with pip and cargo (GitHub's
+hosted runners have cargo), its cargo target dir under ~/.cache/selfdebug-action, which
+action.yml restores and saves with actions/cache. Step output `bin`.
 
 `action.py run`: `selfdebug fix --output-format github --json-file ...` in $GITHUB_WORKSPACE
 (annotations on stdout, the log on stderr), then the job summary, the patch file for the
 artifact and the step outputs `status`, `patched`, `patch-file`. Exits with selfdebug's code.
 """
 
+import hashlib
 import json
 import os
+import platform
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 
 ACTION_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODES = {
@@ -24,6 +38,8 @@ MODES = {
     # Nothing is written; a proven patch fails the step (exit 1), as the pre-commit check hook.
     "check": ["--dry-run", "--exit-non-zero-on-fix"],
 }
+# Where action.yml's actions/cache step keeps the source build's cargo target dir.
+BUILD_TARGET = os.path.join(os.path.expanduser("~"), ".cache", "selfdebug-action", "target")
 
 
 def log(msg):
@@ -51,25 +67,135 @@ def version():
     return m.group(1)
 
 
-def install():
-    given = os.environ.get("SELFDEBUG_ACTION_BIN")
-    if given:
-        exe = given
-    else:
-        venv = os.path.join(os.environ.get("RUNNER_TEMP") or "/tmp", "selfdebug-venv")
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "--quiet",
-               "--disable-pip-version-check"]
-        wanted = "selfdebug==" + version()
-        if subprocess.run(pip + ["--only-binary", ":all:", wanted]).returncode != 0:
-            log("no release wheel %s for this runner; building it from %s (cargo)"
-                % (wanted, ACTION_DIR))
-            subprocess.run(pip + [ACTION_DIR], check=True)
-        exe = os.path.join(venv, "bin", "selfdebug")
+def action_repository():
+    """OWNER/REPO of the action: the runner's variable, else the path it checked the action
+    out to (.../_actions/OWNER/REPO/REF)."""
+    repo = os.environ.get("SELFDEBUG_ACTION_REPOSITORY") or os.environ.get(
+        "GITHUB_ACTION_REPOSITORY")
+    if repo:
+        return repo
+    parts = os.path.normpath(os.environ.get("GITHUB_ACTION_PATH") or ACTION_DIR).split(os.sep)
+    if "_actions" in parts and len(parts) >= parts.index("_actions") + 3:
+        i = parts.index("_actions")
+        return "%s/%s" % (parts[i + 1], parts[i + 2])
+    return None
+
+
+def fetch(base, name):
+    """The bytes of asset `name` under `base` (a URL, or a directory), or None when it does
+    not exist."""
+    if "://" not in base:
+        path = os.path.join(base, name)
+        if not os.path.exists(path):
+            return None
+        with open(path, "rb") as f:
+            return f.read()
+    try:
+        with urllib.request.urlopen(base.rstrip("/") + "/" + name, timeout=120) as r:
+            return r.read()
+    except urllib.error.HTTPError as e:
+        if e.code == 404:
+            return None
+        raise
+
+
+def platform_wheel(name):
+    """A wheel built for this runner's OS and CPU (pip picks among them: glibc or musl)."""
+    machine = platform.machine().lower()
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    if not name.endswith(".whl"):
+        return False
+    tag = name[:-4].split("-")[-1]
+    if sys.platform.startswith("linux"):
+        return "linux" in tag and tag.endswith("_" + arch)
+    if sys.platform == "darwin":
+        return tag.startswith("macosx") and tag.endswith(
+            "_arm64" if arch == "aarch64" else "_x86_64")
+    return False
+
+
+def venv():
+    """A fresh virtualenv under $RUNNER_TEMP, and its pip command."""
+    path = os.path.join(os.environ.get("RUNNER_TEMP") or "/tmp", "selfdebug-venv")
+    subprocess.run([sys.executable, "-m", "venv", "--clear", path], check=True)
+    pip = [os.path.join(path, "bin", "python"), "-m", "pip", "install", "--quiet",
+           "--disable-pip-version-check"]
+    return path, pip
+
+
+def installed(exe):
     out = subprocess.run([exe, "--version"], stdout=subprocess.PIPE, check=True)
     log("installed " + out.stdout.decode().strip())
     set_output("bin", exe)
     return 0
+
+
+def release():
+    given = os.environ.get("SELFDEBUG_ACTION_BIN")
+    ver = version()
+    set_output("version", ver)
+    if given:
+        return installed(given)
+    tag = "v" + ver
+    base = os.environ.get("SELFDEBUG_ACTION_RELEASE_URL")
+    if not base:
+        repo = action_repository()
+        if not repo:
+            log("the action's repository is unknown: building from source")
+            set_output("bin", "")
+            return 0
+        base = "https://github.com/%s/releases/download/%s" % (repo, tag)
+    sums = fetch(base, "SHA256SUMS")
+    if sums is None:
+        log("no release %s with SHA256SUMS at %s: building from source" % (tag, base))
+        set_output("bin", "")
+        return 0
+    wanted = {}
+    for line in sums.decode("utf-8").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and re.fullmatch(r"[0-9a-f]{64}", parts[0]):
+            wanted[parts[1].lstrip("*")] = parts[0]
+    wheels = sorted(n for n in wanted if platform_wheel(n))
+    if not wheels:
+        log("release %s has no wheel for %s %s: building from source"
+            % (tag, sys.platform, platform.machine()))
+        set_output("bin", "")
+        return 0
+    temp = os.environ.get("RUNNER_TEMP") or "/tmp"
+    dist = os.path.join(temp, "selfdebug-wheels")
+    shutil.rmtree(dist, ignore_errors=True)
+    os.makedirs(dist)
+    for name in wheels:
+        data = fetch(base, name)
+        got = hashlib.sha256(data or b"").hexdigest()
+        if data is None or got != wanted[name]:
+            print("::error title=selfdebug action::%s of release %s: SHA-256 %s, SHA256SUMS "
+                  "says %s; not installed" % (name, tag, got if data else "(missing)",
+                                               wanted[name]), flush=True)
+            return 1
+        with open(os.path.join(dist, name), "wb") as f:
+            f.write(data)
+    path, pip = venv()
+    pep440 = re.sub(r"-(rc|alpha|beta)\.?(\d+)$",
+                    lambda m: {"rc": "rc", "alpha": "a", "beta": "b"}[m.group(1)] + m.group(2), ver)
+    if subprocess.run(pip + ["--no-index", "--find-links", dist, "selfdebug==" + pep440]
+                      ).returncode != 0:
+        log("pip took none of %s: building from source" % ", ".join(wheels))
+        set_output("bin", "")
+        return 0
+    return installed(os.path.join(path, "bin", "selfdebug"))
+
+
+def build():
+    given = os.environ.get("SELFDEBUG_ACTION_BIN")
+    if given:
+        return installed(given)
+    log("building selfdebug %s from %s with cargo (target dir %s)"
+        % (version(), ACTION_DIR, BUILD_TARGET))
+    path, pip = venv()
+    env = dict(os.environ, CARGO_TARGET_DIR=BUILD_TARGET)
+    subprocess.run(pip + [ACTION_DIR], check=True, env=env)
+    return installed(os.path.join(path, "bin", "selfdebug"))
 
 
 def fence(text):
@@ -228,4 +354,4 @@ def run():
 
 
 if __name__ == "__main__":
-    sys.exit({"install": install, "run": run}[sys.argv[1]]())
+    sys.exit({"release": release, "build": build, "run": run}[sys.argv[1]]())

@@ -147,36 +147,13 @@ fn venv(p: &Project) {
 
 /// A pure-Python wheel of `dist` 1.0 in `dir` whose package `module` says `NAME = "from DIST"`.
 fn wheel(dir: &std::path::Path, dist: &str, module: &str) {
-    let script = r#"
-import base64, hashlib, sys, zipfile
-dir, dist, module = sys.argv[1:]
-name = dist.replace("-", "_")
-info = "%s-1.0.dist-info" % name
-files = {
-    module + "/__init__.py": 'NAME = "from %s"\n' % dist,
-    info + "/METADATA": "Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % dist,
-    info + "/WHEEL": "Wheel-Version: 1.0\nGenerator: selfdebug-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-}
-record = []
-for path, text in files.items():
-    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-    record.append("%s,sha256=%s,%d" % (path, digest, len(text.encode())))
-record.append(info + "/RECORD,,")
-files[info + "/RECORD"] = "\n".join(record) + "\n"
-with zipfile.ZipFile("%s/%s-1.0-py3-none-any.whl" % (dir, name), "w") as z:
-    for path, text in files.items():
-        z.writestr(path, text)
-"#;
-    let out = Command::new(support::python())
-        .args(["-c", script])
-        .arg(dir)
-        .args([dist, module])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let init = format!("NAME = \"from {dist}\"\n");
+    support::wheel::build(
+        dir,
+        dist,
+        "1.0",
+        "any",
+        &[(&format!("{module}/__init__.py"), &init)],
     );
 }
 
