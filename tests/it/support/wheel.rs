@@ -9,42 +9,69 @@ use std::process::Command;
 /// `dir/DIST-VERSION-py3-none-TAG.whl` (the dist's `-` as `_` in the file name) holding `files`
 /// (path in the wheel, text). Returns its path.
 pub fn build(dir: &Path, dist: &str, version: &str, tag: &str, files: &[(&str, &str)]) -> PathBuf {
+    build_with(dir, dist, version, tag, files, &[])
+}
+
+/// [`build`], with `copies` too: (path in the wheel, a file whose bytes it holds).
+pub fn build_with(
+    dir: &Path,
+    dist: &str,
+    version: &str,
+    tag: &str,
+    files: &[(&str, &str)],
+    copies: &[(&str, &Path)],
+) -> PathBuf {
     let script = r#"
 import base64, hashlib, json, sys, zipfile
-dir, dist, version, tag, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], json.loads(sys.argv[5])
+dir, dist, version, tag = sys.argv[1:5]
+files = {k: v.encode() for k, v in json.loads(sys.argv[5]).items()}
+for k, path in json.loads(sys.argv[6]).items():
+    with open(path, "rb") as f:
+        files[k] = f.read()
 name = dist.replace("-", "_")
 info = "%s-%s.dist-info" % (name, version)
-files[info + "/METADATA"] = "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (dist, version)
+files[info + "/METADATA"] = ("Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (dist, version)).encode()
 files[info + "/WHEEL"] = ("Wheel-Version: 1.0\nGenerator: selfdebug-tests\nRoot-Is-Purelib: false\n"
-                          "Tag: py3-none-%s\n" % tag)
+                          "Tag: py3-none-%s\n" % tag).encode()
 record = []
-for path, text in files.items():
-    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-    record.append("%s,sha256=%s,%d" % (path, digest, len(text.encode())))
+for path, data in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    record.append("%s,sha256=%s,%d" % (path, digest, len(data)))
 record.append(info + "/RECORD,,")
-files[info + "/RECORD"] = "\n".join(record) + "\n"
+files[info + "/RECORD"] = ("\n".join(record) + "\n").encode()
 out = "%s/%s-%s-py3-none-%s.whl" % (dir, name, version, tag)
 with zipfile.ZipFile(out, "w") as z:
-    for path, text in files.items():
+    for path, data in files.items():
         entry = zipfile.ZipInfo(path)
         # A regular file (S_IFREG), executable for a script: what pip reads to chmod it.
         entry.external_attr = (0o100755 if "/scripts/" in path else 0o100644) << 16
-        z.writestr(entry, text)
+        entry.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(entry, data, compresslevel=1)
 print(out, end="")
 "#;
-    let map: serde_json::Map<String, serde_json::Value> = files
-        .iter()
-        .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string())))
-        .collect();
+    let json = |pairs: Vec<(String, String)>| {
+        let map: serde_json::Map<String, serde_json::Value> = pairs
+            .into_iter()
+            .map(|(k, v)| (k, serde_json::Value::String(v)))
+            .collect();
+        serde_json::Value::Object(map).to_string()
+    };
+    let texts = json(
+        files
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    );
+    let copied = json(
+        copies
+            .iter()
+            .map(|(k, p)| (k.to_string(), super::path_str(p).to_string()))
+            .collect(),
+    );
     let out = Command::new(super::python())
         .args(["-c", script])
         .arg(dir)
-        .args([
-            dist,
-            version,
-            tag,
-            &serde_json::Value::Object(map).to_string(),
-        ])
+        .args([dist, version, tag, &texts, &copied])
         .output()
         .unwrap();
     assert!(
