@@ -319,6 +319,14 @@ fn demo_summary(mode: &str, kept: &str, code: i32) -> String {
     )
 }
 
+/// (step id, exit code) of each `run:` step that ran.
+fn step_codes(ran: &Ran) -> Vec<(&str, i32)> {
+    ran.runs
+        .iter()
+        .map(|(id, _, c)| (id.as_str(), *c))
+        .collect()
+}
+
 fn action_outputs(ran: &Ran) -> (String, String) {
     let run = &ran.outputs["run"];
     (run["status"].clone(), run["patched"].clone())
@@ -330,11 +338,7 @@ fn check_mode_fails_with_the_proven_patch_and_changes_nothing() {
     let before = p.snapshot();
     let ran = run_action(&p, &[("mode", "check")]);
 
-    let ids: Vec<(&str, i32)> = ran
-        .runs
-        .iter()
-        .map(|(id, _, c)| (id.as_str(), *c))
-        .collect();
+    let ids = step_codes(&ran);
     assert_eq!(ids, [("release", 0), ("run", 1)]);
     assert_eq!(
         ran.outputs["release"]["bin"],
@@ -366,11 +370,7 @@ fn check_mode_fails_with_the_proven_patch_and_changes_nothing() {
 fn fix_mode_keeps_the_patch_and_says_so() {
     let p = demo_repo();
     let ran = run_action(&p, &[]);
-    let ids: Vec<(&str, i32)> = ran
-        .runs
-        .iter()
-        .map(|(id, _, c)| (id.as_str(), *c))
-        .collect();
+    let ids = step_codes(&ran);
     assert_eq!(ids, [("release", 0), ("run", 0)]);
     assert_eq!(ran.runs[1].1, demo_annotations("fixed"));
     assert_eq!(action_outputs(&ran), ("pass".into(), "true".into()));
@@ -585,15 +585,7 @@ fn action_version() -> String {
 /// `selfdebug` script runs the built binary) and SHA256SUMS; `sums` edits the sums file.
 fn release_dir(sums: impl Fn(String) -> String) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
-    let arch = std::env::consts::ARCH;
-    let tag = if cfg!(target_os = "macos") {
-        format!(
-            "macosx_11_0_{}",
-            if arch == "aarch64" { "arm64" } else { arch }
-        )
-    } else {
-        format!("manylinux_2_17_{arch}")
-    };
+    let tag = support::wheel::platform_tag();
     let version = action_version();
     let script = format!(
         "#!/bin/sh\nexec '{}' \"$@\"\n",
@@ -635,11 +627,7 @@ fn the_release_wheel_is_installed_when_its_sum_matches() {
     let p = demo_repo();
     let (release, _) = release_dir(|s| s);
     let ran = run_action_with(&p, &[("mode", "check")], Install::Release(release.path()));
-    let ids: Vec<(&str, i32)> = ran
-        .runs
-        .iter()
-        .map(|(id, _, c)| (id.as_str(), *c))
-        .collect();
+    let ids = step_codes(&ran);
     // Installed from the release: no cache, no build.
     assert_eq!(ids, [("release", 0), ("run", 1)]);
     let bin = &ran.outputs["release"]["bin"];
@@ -686,11 +674,7 @@ fn without_a_release_the_action_builds_from_source_with_a_cached_target() {
     let p = demo_repo();
     let empty = tempfile::tempdir().unwrap();
     let ran = run_action_with(&p, &[("mode", "check")], Install::BuildStep(empty.path()));
-    let ids: Vec<(&str, i32)> = ran
-        .runs
-        .iter()
-        .map(|(id, _, c)| (id.as_str(), *c))
-        .collect();
+    let ids = step_codes(&ran);
     assert_eq!(ids, [("release", 0), ("build", 0), ("run", 1)]);
     assert_eq!(ran.outputs["release"]["bin"], "");
     assert_eq!(ran.outputs["build"]["bin"], env!("CARGO_BIN_EXE_selfdebug"));

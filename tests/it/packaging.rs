@@ -549,15 +549,7 @@ fn the_wheel_hook_of_the_mirror_installs_the_release_wheel_without_cargo() {
     // The wheel index: this platform's selfdebug wheel, and the mirror's build backend.
     let wheels = tmp.path().join("wheels");
     std::fs::create_dir_all(&wheels).unwrap();
-    let arch = std::env::consts::ARCH;
-    let tag = if cfg!(target_os = "macos") {
-        format!(
-            "macosx_11_0_{}",
-            if arch == "aarch64" { "arm64" } else { arch }
-        )
-    } else {
-        format!("manylinux_2_17_{arch}")
-    };
+    let tag = support::wheel::platform_tag();
     // The binary itself, as the real wheel holds it: selfdebug knows the hook's venv as the
     // one it is installed in.
     support::wheel::build_with(

@@ -11,6 +11,11 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn actionlint(args: &[&Path]) -> Option<Output> {
+    script(args.iter().map(|a| a.as_os_str()))
+}
+
+/// `scripts/actionlint ARGS`; `None` (said on stderr) when no build can run (exit 77).
+fn script<'a>(args: impl IntoIterator<Item = &'a std::ffi::OsStr>) -> Option<Output> {
     let out = Command::new(support::repo().join("scripts/actionlint"))
         .args(args)
         .output()
@@ -117,17 +122,9 @@ fn the_workflows_in_docs_ci_pass_actionlint() {
 /// the arm and Intel images) and still reports an unknown one.
 #[test]
 fn the_pinned_actionlint_is_current() {
-    let out = Command::new(support::repo().join("scripts/actionlint"))
-        .arg("--version")
-        .output()
-        .unwrap();
-    if out.status.code() == Some(77) {
-        eprintln!(
-            "skipped: {}",
-            String::from_utf8_lossy(&out.stderr).trim_end()
-        );
+    let Some(out) = script([std::ffi::OsStr::new("--version")]) else {
         return;
-    }
+    };
     let line = String::from_utf8(out.stdout).unwrap();
     let version: Vec<u32> = line
         .split_whitespace()

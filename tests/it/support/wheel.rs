@@ -6,6 +6,20 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The platform tag of a wheel for this machine, as the release builds them
+/// (`manylinux_2_17_x86_64`, `macosx_11_0_arm64`).
+pub fn platform_tag() -> String {
+    let arch = std::env::consts::ARCH;
+    if cfg!(target_os = "macos") {
+        format!(
+            "macosx_11_0_{}",
+            if arch == "aarch64" { "arm64" } else { arch }
+        )
+    } else {
+        format!("manylinux_2_17_{arch}")
+    }
+}
+
 /// `dir/DIST-VERSION-py3-none-TAG.whl` (the dist's `-` as `_` in the file name) holding `files`
 /// (path in the wheel, text). Returns its path.
 pub fn build(dir: &Path, dist: &str, version: &str, tag: &str, files: &[(&str, &str)]) -> PathBuf {
