@@ -373,6 +373,7 @@ settings! {
     INSTALL_MISSING (install_missing): bool = "install-missing", "--install-missing", Kind::Bool, false, "(none)",
         Help {
             after: "stderr-empty",
+            value_name: "DIST",
             text: "Answer a ModuleNotFoundError for a module that is not in the project with `python -m \
                 pip install DIST` into the project's interpreter (once per distribution), then run \
                 again, and add DIST to the project's declared dependencies (pyproject.toml, Poetry, \
