@@ -7,9 +7,11 @@ use crate::support;
 use std::path::Path;
 use std::process::Output;
 
-/// `scripts/release-check ARGS --root ROOT` with `GITHUB_OUTPUT` at `ROOT/output`.
+/// `scripts/release-check ARGS --root ROOT` with `GITHUB_OUTPUT` a file of its own: (exit
+/// code, stdout, stderr, what it appended to GITHUB_OUTPUT).
 fn check(root: &Path, args: &[&str]) -> (Option<i32>, String, String, String) {
-    let output = root.join("output");
+    let temp = tempfile::tempdir().unwrap();
+    let output = temp.path().join("output");
     std::fs::write(&output, "").unwrap();
     let out: Output = std::process::Command::new(support::repo().join("scripts/release-check"))
         .args(args)
