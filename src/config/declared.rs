@@ -368,14 +368,19 @@ settings! {
     EXTEND_SELECT: () = "extend-select", "", Kind::ExtendSelect, (), "(none)";
     /// Rules left out.
     IGNORE: () = "ignore", "", Kind::Ignore, (), "(none)";
-    /// `--install-missing`: pip-install a missing third-party module once.
+    /// `--install-missing`: pip-install a missing third-party module once (`=DIST`: also this
+    /// distribution outside the known table).
     INSTALL_MISSING (install_missing): bool = "install-missing", "--install-missing", Kind::Bool, false, "(none)",
         Help {
             after: "stderr-empty",
+            value_name: "DIST",
             text: "Answer a ModuleNotFoundError for a module that is not in the project with `python -m \
-                pip install DIST` into the project's interpreter (once per distribution; `yaml` → \
-                PyYAML, `cv2` → opencv-python, ...), then run again. Never by default. Not with \
-                --dry-run, which changes nothing",
+                pip install DIST` into the project's interpreter (once per distribution), then run \
+                again, and add DIST to the project's declared dependencies (pyproject.toml, Poetry, \
+                requirements.txt) as part of the patch. Only distributions of the known table \
+                (`yaml` → PyYAML, `requests`, ...) or named with `--install-missing=DIST` \
+                (repeatable): an unknown import name is never looked up on the index. Never by \
+                default. Not with --dry-run, which changes nothing",
             ..Help::FIX
         };
     /// Candidates proven at once (also `SELFDEBUG_JOBS`).

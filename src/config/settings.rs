@@ -51,6 +51,9 @@ pub struct Flags {
     pub budget: Vec<String>,
     /// `--llm-no-cache` (`Some(false)`).
     pub llm_cache: Option<bool>,
+    /// `--install-missing=DIST` (repeatable): distributions outside the known table that
+    /// `--install-missing` may install (see [`crate::install`]).
+    pub install_dists: Vec<String>,
     /// Each declared setting a flag (or a variable standing for one) gives, with its name.
     pub given: Layer<&'static str>,
 }
@@ -123,6 +126,8 @@ pub struct Settings {
     pub sandbox: Option<Sandbox>,
     /// The configured rule selection (`select`/`ignore`): rules it leaves out propose nothing.
     pub selection: RuleSelection,
+    /// `--install-missing=DIST`: what `--install-missing` may install besides the known table.
+    pub install_dists: Vec<String>,
     /// `extend-exclude`: files never patched (nor probed); their candidates are dropped unrun.
     pub exclude: Vec<Pattern>,
     /// The model fallback (`--llm`): off (none) unless the user asks.
@@ -256,6 +261,7 @@ impl Settings {
             judge: None,
             sandbox: None,
             selection: config.selection.clone(),
+            install_dists: flags.install_dists.clone(),
             exclude: config
                 .extend_exclude
                 .iter()

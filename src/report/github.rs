@@ -69,7 +69,8 @@ pub fn repo_prefix(root: &Path) -> String {
 
 /// The annotations of a `fix` run: an `::error` per failure without a proven patch, then a
 /// `::notice` (safe) or `::warning` (unsafe) per kept candidate, at the lines (and, for a
-/// change within one line, the columns) it changed.
+/// change within one line, the columns) it changed. Their title says `fixed`, or `would fix`
+/// in a dry run (nothing was written), or `proposed` for a patch no test run proved.
 pub fn fix(report: &Report, prefix: &str) -> String {
     let mut out = String::new();
     for f in &report.failures {
@@ -78,7 +79,7 @@ pub fn fix(report: &Report, prefix: &str) -> String {
         }
     }
     for p in &report.patches {
-        out.push_str(&patch(p, prefix));
+        out.push_str(&patch(p, prefix, report.dry_run));
     }
     out
 }
@@ -113,8 +114,12 @@ fn failure(f: &FailureOutcome, prefix: &str) -> String {
 }
 
 /// One annotation per step of the patch, each at its own place in the original file.
-fn patch(p: &Patch, prefix: &str) -> String {
-    let verb = if p.validated { "fixed" } else { "proposed" };
+fn patch(p: &Patch, prefix: &str, dry_run: bool) -> String {
+    let verb = match (p.validated, dry_run) {
+        (false, _) => "proposed",
+        (true, true) => "would fix",
+        (true, false) => "fixed",
+    };
     let mut out = String::new();
     // A patch always has its steps; one built without them is annotated as a whole.
     let whole;
@@ -460,10 +465,12 @@ mod tests {
             bytes: None,
         };
         assert_eq!(
-            patch(&p, "py/"),
+            patch(&p, "py/", false),
             "::warning file=py/m.py,line=2,endLine=2,col=5,endColumn=5,title=selfdebug%3A fixed \
              (unsafe%2C a b)::t1; t2%0Areview: check%0A%0A@@ -2,1 +2,1 @@%0A-x = 1%0A+x = 2\n"
         );
+        // A dry run wrote nothing: the patch would fix.
+        assert!(patch(&p, "", true).contains(",title=selfdebug%3A would fix (unsafe%2C a b)::"));
     }
 
     #[test]

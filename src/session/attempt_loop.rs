@@ -481,7 +481,7 @@ impl AttemptLoop<'_, '_> {
             }
         }
         if category == Category::Dependency && opts.install_missing {
-            if let Some(after) = self.s.install_missing(&*self.ws, failure, suggestion)? {
+            if let Some(after) = self.s.install_missing(&mut *self.ws, failure, suggestion)? {
                 if self.installed(failure, after, outcome) {
                     return Ok(Some(Next::Report(Box::new(outcome.clone()))));
                 }
@@ -895,7 +895,7 @@ impl AttemptLoop<'_, '_> {
         });
         self.flaky_outcomes();
         self.groups.settle(&self.outcomes);
-        let patches = self
+        let mut patches: Vec<Patch> = self
             .accepted_cands
             .iter()
             .zip(&self.accepted_for)
@@ -906,6 +906,8 @@ impl AttemptLoop<'_, '_> {
                 p
             })
             .collect();
+        // `--install-missing`'s declarations of what it installed.
+        patches.append(&mut self.s.declared);
         let mut notes = opts.notes.clone();
         notes.append(&mut self.s.notes);
         // Runs that went cold although the worker was on, and why.

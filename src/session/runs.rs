@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use super::error::SessionError;
-use super::model::Attempt;
+use super::model::{Attempt, Patch, PatchStep};
 use super::prover::{Phase, Prover};
 use super::shared::now_ms;
 use super::shared::Options;
@@ -32,6 +32,8 @@ pub(super) struct Runs<'a> {
     pub(super) attempt_no: usize,
     /// `--install-missing`: every install tried (each distribution once per run).
     pub(super) installed: Vec<Install>,
+    /// `--install-missing`: the patches that declare what it installed.
+    pub(super) declared: Vec<Patch>,
     /// The plugin's crash-frame facts from the latest baseline run.
     pub(super) facts: probe::frame_facts::Baseline,
     /// Under a narrow selection, the tests outside it (see [`super::outside`]).
@@ -52,6 +54,7 @@ impl<'a> Runs<'a> {
             prover: Prover::new(opts, python, started),
             attempt_no: 0,
             installed: Vec::new(),
+            declared: Vec::new(),
             facts: Default::default(),
             outside: None,
             lazy: None,
@@ -121,20 +124,29 @@ impl Runs<'_> {
     /// before, pip failed, no verdict); `suggestion` then says why.
     pub(super) fn install_missing(
         &mut self,
-        ws: &dyn Workspace,
+        ws: &mut dyn Workspace,
         failure: &Failure,
         suggestion: &mut Option<String>,
     ) -> Result<Option<Vec<Failure>>, SessionError> {
         let Some(module) = install::missing_module(failure) else {
             return Ok(None);
         };
-        let dist = install::distribution(&module);
+        let dist = match install::allowed(&module, &self.opts.install_dists) {
+            Ok(dist) => dist,
+            Err(why) => {
+                *suggestion = Some(why);
+                return Ok(None);
+            }
+        };
         if self.installed.iter().any(|i| i.distribution == dist) {
             return Ok(None);
         }
-        let done = install::pip_install(&self.prover.python, &module, &dist, &ws.env());
+        let mut done = install::pip_install(&self.prover.python, &module, &dist, &ws.env());
         let ok = done.ok;
         let detail = done.detail.clone();
+        if ok {
+            done.declared = self.declare(ws, &dist)?;
+        }
         self.installed.push(done);
         if !ok {
             *suggestion = Some(format!(
@@ -165,6 +177,63 @@ impl Runs<'_> {
             ));
         }
         Ok(after)
+    }
+
+    /// The installed `dist` added to the project's declared dependencies (see
+    /// [`install::declare`]): written through the workspace (journaled like every patch) and
+    /// reported as a patch of its own with a review note. Returns the file that declares it.
+    fn declare(
+        &mut self,
+        ws: &mut dyn Workspace,
+        dist: &str,
+    ) -> Result<Option<String>, SessionError> {
+        use install::declare::Declaration;
+        match install::declare::declare(ws.root(), dist) {
+            Declaration::Add {
+                file,
+                place,
+                before,
+                after,
+            } => {
+                ws.write(&ws.root().join(&file), &after)?;
+                let diff = crate::edit::unified_diff_bytes(&file, &before, &after);
+                let title =
+                    format!("declare {dist} in {file} ({place}), installed by --install-missing");
+                let review = vec![format!(
+                    "--install-missing installed {dist} from the package index: check that it is \
+                     the distribution the project means, and add the version constraint it needs"
+                )];
+                self.declared.push(Patch {
+                    file: file.clone(),
+                    rules: vec![install::declare::RULE.to_string()],
+                    titles: vec![title.clone()],
+                    safe: false,
+                    applicability: Applicability::Unsafe,
+                    source: Source::Rule,
+                    steps: vec![PatchStep {
+                        rule: install::declare::RULE.to_string(),
+                        title,
+                        safe: false,
+                        review: review.clone(),
+                        diff: diff.text.clone(),
+                    }],
+                    review,
+                    validated: true,
+                    diff: diff.text,
+                    diff_encoding: diff.encoding,
+                    alternatives: Vec::new(),
+                });
+                Ok(Some(file))
+            }
+            Declaration::Already { file, .. } => Ok(Some(file)),
+            Declaration::Nowhere(why) => {
+                self.notes.push(format!(
+                    "--install-missing installed {dist} but did not declare it ({why}): add it \
+                     to the project's dependencies"
+                ));
+                Ok(None)
+            }
+        }
     }
 
     /// `--module`: a node id pytest can select, or a bare test name matched against the

@@ -56,6 +56,7 @@ mod plan_null_guard;
 mod plan_rank;
 mod probe_cli;
 mod probe_run;
+mod release_check;
 mod replay;
 mod restore_killed;
 mod rules_builtin;

