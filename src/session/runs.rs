@@ -222,6 +222,11 @@ impl Runs<'_> {
                     diff: diff.text,
                     diff_encoding: diff.encoding,
                     alternatives: Vec::new(),
+                    // Proven by the run after the install (no candidate's proof runs), and a
+                    // declaration, not one failure's fix: in `patches[]` and the combined diff.
+                    proven_by: Vec::new(),
+                    kept_for: Vec::new(),
+                    bytes: Some((before.clone(), after.clone())),
                 });
                 Ok(Some(file))
             }
