@@ -72,6 +72,10 @@ struct Doc {
     backup_dir: PathBuf,
     /// The repository's git dir when the root is in one.
     git_dir: Option<PathBuf>,
+    /// Each entry lists the hashes of what the run wrote (`written`); a journal of an older
+    /// selfdebug does not, and its files are restored whatever they hold.
+    #[serde(default)]
+    tracks_writes: bool,
     files: Vec<Entry>,
 }
 
@@ -98,6 +102,10 @@ struct Entry {
     backup: Option<PathBuf>,
     git_blob: Option<String>,
     git_ref: Option<String>,
+    /// The hashes of every content the run wrote to the file, each recorded before it was
+    /// written: bytes that are none of these nor the original were written by someone else.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    written: Vec<String>,
 }
 
 /// A journal left by a run that was killed.
@@ -135,6 +143,10 @@ crate::status::closed_set! {
         Recreated => "recreated",
         /// The file already had the original bytes: only mtime and permissions were set.
         Unchanged => "unchanged",
+        /// The file holds bytes that are neither its original nor any the run wrote: another
+        /// program changed it after the run; it is left as it is, its original kept in the
+        /// backup copy (`backups`).
+        Left => "left",
     }
 }
 
@@ -142,7 +154,8 @@ crate::status::closed_set! {
 pub struct RestoredFile {
     /// Relative to the root.
     pub path: PathBuf,
-    /// The verified hash of the bytes now on disk (equal to the recorded one).
+    /// The verified hash of the bytes now on disk (equal to the recorded one; for `left`, the
+    /// other program's bytes).
     pub hash: String,
     pub size: u64,
     pub source: Origin,
@@ -485,6 +498,7 @@ impl Journal {
             hash_algorithm: HASH_ALGORITHM.into(),
             backup_dir,
             git_dir: repo.as_ref().map(|r| r.path().to_path_buf()),
+            tracks_writes: true,
             files: Vec::new(),
         };
         // From here on, dropping the journal releases the lock.
@@ -532,10 +546,17 @@ impl Journal {
         if self.changed_elsewhere_at(i) {
             return Err(self.changed_elsewhere_error(vec![i]));
         }
+        let hash = disk::hash(bytes);
+        if !self.doc.files[i].written.contains(&hash) {
+            // On disk before the file is written: a `restore` after a kill tells this run's
+            // bytes from a later editor's.
+            self.doc.files[i].written.push(hash.clone());
+            write_doc(&self.dir, &self.doc)?;
+        }
         let mode = fs::metadata(&abs).map_or(self.doc.files[i].mode, |m| disk::mode_of(&m));
         let tmp = disk::tmp_name(&abs, &self.doc.run_id);
         disk::replace_atomic(&abs, bytes, mode, &tmp).map_err(io_err(&abs, "write"))?;
-        self.written[i] = Some(disk::hash(bytes));
+        self.written[i] = Some(hash);
         Ok(())
     }
 
@@ -787,6 +808,7 @@ impl Journal {
             backup: Some(backup),
             git_blob,
             git_ref,
+            written: Vec::new(),
         });
         // The journal names the file before the file is touched.
         if let Err(e) = write_doc(&self.dir, &self.doc) {
@@ -1241,7 +1263,7 @@ fn finish(
             warnings.push(e.to_string());
         }
     }
-    drop_needless_backups(&doc.root, &mut doc.files, state, warnings);
+    drop_needless_backups(&doc.root, &mut doc.files, warnings);
     delete_refs(repo, &doc.files, warnings);
     if let Some(repo) = repo {
         // libgit2 leaves the emptied ref dirs; they are ours, and the .git dir should look as
@@ -1265,21 +1287,19 @@ fn finish(
     disk::sync_dir(dir);
 }
 
-/// A backup copy is kept only for a file that keeps a change: after a rollback every file is
-/// its original again, and a file a run only probed (or undid) needs none. Entries whose copy
-/// is gone get `backup: None`, so what is reported is exactly what remains on disk.
-fn drop_needless_backups(
-    root: &Path,
-    entries: &mut [Entry],
-    state: State,
-    warnings: &mut Vec<String>,
-) {
+/// A backup copy is kept only for a file that holds other bytes than its original: one that
+/// keeps a change, or one a rollback left as another program changed it. After a rollback
+/// every other file is its original again, and a file a run only probed (or undid) needs none.
+/// Entries whose copy is gone get `backup: None`, so what is reported is exactly what remains
+/// on disk.
+fn drop_needless_backups(root: &Path, entries: &mut [Entry], warnings: &mut Vec<String>) {
     for e in entries {
         let Some(backup) = e.backup.clone() else {
             continue;
         };
-        let unchanged = state == State::RolledBack
-            || fs::read(root.join(&e.path)).is_ok_and(|b| disk::hash(&b) == e.hash);
+        // After a rollback every file is its original again, except one left as another
+        // program changed it, whose backup stays.
+        let unchanged = fs::read(root.join(&e.path)).is_ok_and(|b| disk::hash(&b) == e.hash);
         if !unchanged {
             continue;
         }
@@ -1342,10 +1362,21 @@ fn restore_entries(
                 continue;
             }
         };
-        match restore_one(root, &path, e, &bytes, &doc.run_id, warnings) {
+        match restore_one(
+            root,
+            &path,
+            doc.tracks_writes,
+            e,
+            &bytes,
+            &doc.run_id,
+            warnings,
+        ) {
             Ok(action) => restored.push(RestoredFile {
                 path: e.path.clone(),
-                hash: e.hash.clone(),
+                hash: match action {
+                    Action::Left => fs::read(&path).map(|b| disk::hash(&b)).unwrap_or_default(),
+                    _ => e.hash.clone(),
+                },
                 size: e.size,
                 source,
                 action,
@@ -1415,6 +1446,7 @@ fn load_original(
 fn restore_one(
     root: &Path,
     path: &Path,
+    tracks_writes: bool,
     e: &Entry,
     bytes: &[u8],
     run_id: &str,
@@ -1439,6 +1471,17 @@ fn restore_one(
         Ok(m) if m.is_dir() => return Err(RestoreFailure::DirInPlace),
         Ok(m) if m.is_file() => match fs::read(&target) {
             Ok(now) if disk::hash(&now) == e.hash => Action::Unchanged,
+            Ok(now) if tracks_writes && !e.written.contains(&disk::hash(&now)) => {
+                warnings.push(format!(
+                    "{} was changed by another program after the run: left as it is{}",
+                    e.path.display(),
+                    e.backup
+                        .as_ref()
+                        .map(|b| format!(", its original kept at {}", b.display()))
+                        .unwrap_or_default()
+                ));
+                return Ok(Action::Left);
+            }
             _ => Action::Rewritten,
         },
         // A symlink or other node in its place is replaced, never followed.

@@ -4,7 +4,9 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::journal::{Action, JournalError, Origin, RestoreReport, RestoredFile, HASH_ALGORITHM};
+use crate::journal::{
+    Action, JournalError, KeptBackup, Origin, RestoreReport, RestoredFile, HASH_ALGORITHM,
+};
 
 /// Bumped only when a field is renamed or removed; fields may be added.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -20,6 +22,9 @@ struct JsonDoc<'a> {
     hash_algorithm: &'static str,
     files: &'a [RestoredFile],
     warnings: &'a [String],
+    /// The backup copies that remain (a file left as another program changed it).
+    #[serde(skip_serializing_if = "<[KeptBackup]>::is_empty")]
+    backups: &'a [KeptBackup],
     error: Option<String>,
     /// Another live run holds the lock: its pid (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -37,6 +42,7 @@ pub fn json(r: &RestoreReport, exit_code: i32) -> String {
         hash_algorithm: HASH_ALGORITHM,
         files: &r.files,
         warnings: &r.warnings,
+        backups: &r.backups,
         error: None,
         lock_pid: None,
     })
@@ -62,6 +68,7 @@ fn error_doc(message: &str, exit_code: i32, lock_pid: Option<u32>) -> String {
         hash_algorithm: HASH_ALGORITHM,
         files: &[],
         warnings: &[],
+        backups: &[],
         error: Some(message.to_string()),
         lock_pid,
     })
@@ -102,6 +109,7 @@ pub fn human(r: &RestoreReport) -> String {
                 Action::Rewritten => "rewritten",
                 Action::Recreated => "recreated",
                 Action::Unchanged => "unchanged",
+                Action::Left => "left",
             };
             let source = match f.source {
                 Origin::JournalCopy => "journal copy",

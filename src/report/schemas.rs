@@ -211,7 +211,8 @@ fn every_schema_enum_is_its_rust_enum() {
             words!(Action {
                 Rewritten,
                 Recreated,
-                Unchanged
+                Unchanged,
+                Left
             }),
         ),
         ("config", "/$defs/setting/properties/source", {

@@ -209,6 +209,73 @@ fn a_killed_run_is_detected_and_restored_by_the_cli() {
     assert!(out.contains("nothing to restore"), "{out}");
 }
 
+/// After a kill, an editor saves one of the run's files before anyone runs `restore`: its bytes
+/// are neither the original nor any the run wrote (the journal lists those), so `restore`
+/// leaves that file as the editor made it (action `left`, the original kept in its backup
+/// copy, named in `backups` and a warning) and restores the other file as usual.
+#[test]
+fn restore_after_a_kill_leaves_a_file_an_editor_saved_since() {
+    let Some(cache) = own_cache() else { return };
+    let dir = TempDir::new().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    project(&root);
+    let n_before = fs::read(root.join("pkg/n.py")).unwrap();
+    let ready = cache.join("ready");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "restore_killed::child_patches_and_waits_to_be_killed",
+            "--exact",
+            "--nocapture",
+        ])
+        .env(CHILD_ROOT, &root)
+        .env(CHILD_READY, &ready)
+        .env("XDG_CACHE_HOME", &cache)
+        .env("TMPDIR", &cache)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready.exists() {
+        assert!(Instant::now() < deadline, "the child never got ready");
+        assert!(child.try_wait().unwrap().is_none(), "the child exited");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let theirs = b"def f(x):\n    return x.y  # the editor's\n";
+    fs::write(root.join("m.py"), theirs).unwrap();
+
+    let (code, out, err) = selfdebug(
+        &cache,
+        &["restore", "--root", root.to_str().unwrap(), "--json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    crate::support::assert_valid("restore.schema.json", None, &[out.as_bytes()]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let actions: Vec<(&str, &str)> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["action"].as_str().unwrap()))
+        .collect();
+    assert_eq!(actions, [("m.py", "left"), ("pkg/n.py", "rewritten")]);
+    assert_eq!(fs::read(root.join("m.py")).unwrap(), theirs);
+    assert_eq!(fs::read(root.join("pkg/n.py")).unwrap(), n_before);
+    let backups = doc["backups"].as_array().unwrap();
+    assert_eq!(backups.len(), 1, "{doc}");
+    assert_eq!(backups[0]["path"], "m.py");
+    assert_eq!(
+        fs::read(backups[0]["backup"].as_str().unwrap()).unwrap(),
+        b"def f(x):\n    return x.y\n"
+    );
+    let warning = doc["warnings"][0].as_str().unwrap();
+    assert!(
+        warning.starts_with("m.py was changed by another program after the run: left as it is, its original kept at "),
+        "{warning}"
+    );
+    assert!(journal::pending(&root).unwrap().is_none());
+}
+
 #[test]
 fn restore_cli_human_output_help_and_bad_root() {
     // journal::pending and Journal::begin find the journal through XDG_CACHE_HOME.
