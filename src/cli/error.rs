@@ -30,6 +30,9 @@ pub enum InputError {
     /// `SELFDEBUG_WORKER` (its value) is neither auto nor off.
     #[error("SELFDEBUG_WORKER={0:?}: expected auto or off")]
     WorkerEnv(String),
+    /// `SELFDEBUG_WORKER_KEEPALIVE` (its value) is no duration.
+    #[error("SELFDEBUG_WORKER_KEEPALIVE={0:?}: expected a duration such as 10m, 90s, 1h, or off")]
+    KeepAliveEnv(String),
 }
 
 /// Why the LOG argument could not be read.
@@ -43,6 +46,11 @@ pub enum LogError {
     #[error("cannot read standard input: {0}")]
     Stdin(#[source] io::Error),
 }
+
+/// `--worker-keepalive` (its value) is no duration.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?}: expected a duration such as 10m, 90s, 1h, or off")]
+pub struct BadKeepAlive(pub String);
 
 /// `--worker` (its value) is neither auto nor off.
 #[derive(Debug, thiserror::Error)]

@@ -224,7 +224,7 @@ fn run_in(
     let dry_run = args.dry_run || args.no_validate;
     let cwd = std::env::current_dir().unwrap_or_else(|_| root.path().to_path_buf());
     let mut flags = flags(args, matches, root, &cwd);
-    use crate::config::declared::{JOBS, WORKER};
+    use crate::config::declared::{JOBS, WORKER, WORKER_KEEPALIVE};
     if flags.given.get(&JOBS).is_none() {
         if let Some(n) = jobs_from_env().map_err(Stop::bad)? {
             flags.set_by(&JOBS, Some(n), "SELFDEBUG_JOBS");
@@ -233,6 +233,14 @@ fn run_in(
     if flags.given.get(&WORKER).is_none() {
         if let Some(mode) = worker_from_env().map_err(Stop::bad)? {
             flags.set_by(&WORKER, mode, "SELFDEBUG_WORKER");
+        }
+    }
+    if flags.given.get(&WORKER_KEEPALIVE).is_none() {
+        if let Some(v) = std::env::var_os("SELFDEBUG_WORKER_KEEPALIVE") {
+            let text = v.to_string_lossy();
+            let d = crate::worker::parse_keepalive(&text)
+                .ok_or_else(|| Stop::bad(InputError::KeepAliveEnv(text.into_owned())))?;
+            flags.set_by(&WORKER_KEEPALIVE, d, "SELFDEBUG_WORKER_KEEPALIVE");
         }
     }
     let t = crate::trace_times::span("settings read");
@@ -300,6 +308,7 @@ fn run_in(
     }
     // The warm workers end with the run (their temp dirs too), however it ends.
     let _workers = crate::worker::Shutdown;
+    crate::worker::keep_alive(settings.worker_keepalive);
     // The project's bytecode is compiled once per command, not once per run (and forgotten
     // when the command ends).
     let _bytecode = match crate::bytecode::Bytecode::default_cache() {

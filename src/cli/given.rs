@@ -55,6 +55,7 @@ pub fn read(name: &str, m: &ArgMatches, flags: &mut Flags) {
             Kind::Str => one::<String>(m, &id).map(Raw::Str),
             Kind::Path | Kind::Python => one::<PathBuf>(m, &id).map(Raw::Path),
             Kind::Worker => one::<Mode>(m, &id).map(Raw::Worker),
+            Kind::KeepAlive => one::<std::time::Duration>(m, &id).map(|d| Raw::Int(d.as_secs())),
             Kind::Budget => {
                 flags.budget = m
                     .try_get_many::<String>(&id)
@@ -191,6 +192,7 @@ fn flag_args(d: &Declared, help: &Help) -> Vec<Arg> {
         Kind::Str => arg.value_parser(value_parser!(String)),
         Kind::Path | Kind::Python => arg.value_parser(value_parser!(PathBuf)),
         Kind::Worker => arg.value_parser(super::parse_worker),
+        Kind::KeepAlive => arg.value_parser(super::parse_keepalive),
         Kind::Budget => arg
             .action(ArgAction::Append)
             .value_parser(value_parser!(String)),
@@ -293,6 +295,8 @@ mod tests {
             "4",
             "--worker",
             "off",
+            "--worker-keepalive",
+            "10m",
             "--no-xdist",
         ]);
         for d in DECLARED {
@@ -324,6 +328,10 @@ mod tests {
         assert_eq!(
             flags.given.get(&declared::LLM_MAX_CALLS),
             Some((2, "--llm-max-calls"))
+        );
+        assert_eq!(
+            flags.given.get(&declared::WORKER_KEEPALIVE),
+            Some((std::time::Duration::from_secs(600), "--worker-keepalive"))
         );
     }
 

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::report::format::{ColorChoice, OutputFormat, TextOrJson};
-use error::{BadWorker, InputError, LogError};
+use error::{BadKeepAlive, BadWorker, InputError, LogError};
 
 const PARSE_EXIT_CODES: &str = "\
 Exit codes of `parse`:
@@ -436,6 +436,10 @@ fn error(msg: impl std::fmt::Display) {
     crate::stdio::errln(&format!("selfdebug: error: {msg}"));
 }
 
+fn parse_keepalive(s: &str) -> Result<std::time::Duration, BadKeepAlive> {
+    crate::worker::parse_keepalive(s).ok_or_else(|| BadKeepAlive(s.to_string()))
+}
+
 fn parse_worker(s: &str) -> Result<crate::worker::Mode, BadWorker> {
     crate::worker::Mode::parse(s).ok_or_else(|| BadWorker(s.to_string()))
 }
@@ -494,8 +498,15 @@ mod tests {
                 "{}: probe",
                 d.key
             );
-            if let Raw::Int(n) = (d.default)() {
-                assert!(help.contains(&format!("(default {n}")), "{}: {help}", d.key);
+            match (d.default)() {
+                // Zero seconds of keep-alive is `off`.
+                Raw::Int(0) if d.kind == crate::config::Kind::KeepAlive => {
+                    assert!(help.contains("(default `off`"), "{}: {help}", d.key)
+                }
+                Raw::Int(n) => {
+                    assert!(help.contains(&format!("(default {n}")), "{}: {help}", d.key)
+                }
+                _ => {}
             }
         }
         let jobs = format!("at most {}", crate::config::MAX_DEFAULT_JOBS);

@@ -96,6 +96,8 @@ pub enum Kind {
     Strings,
     /// `"auto"` or `"off"`.
     Worker,
+    /// A keep-alive: `"10m"`, `"90s"`, `"1h"`, `"off"` (read as whole seconds).
+    KeepAlive,
     /// A table of category = attempts, one row per category (`budget.logic`).
     Budget,
     /// Rule selectors (`select`, `extend-select`, `ignore`) and path patterns
@@ -569,10 +571,23 @@ settings! {
                 `off`: every run is a cold process. Also SELFDEBUG_WORKER=auto|off",
             ..Help::FIX
         };
+    /// How long a warm worker stays alive for later runs after its last (also
+    /// `SELFDEBUG_WORKER_KEEPALIVE`); zero: it ends with the process.
+    WORKER_KEEPALIVE (worker_keepalive): Duration = "worker-keepalive", "--worker-keepalive",
+        Kind::KeepAlive, Duration::ZERO, "(none)",
+        Help {
+            after: "worker",
+            value_name: "DURATION",
+            text: "Keep the warm worker alive for DURATION (`10m`, `90s`, `1h`) after its last run, \
+                for later selfdebug calls on the same project and interpreter (default `off`: it \
+                ends with the run; `selfdebug mcp`'s calls use `10m`). See docs/worker.md. Also \
+                SELFDEBUG_WORKER_KEEPALIVE",
+            ..Help::FIX
+        };
     /// Whether the full confirming run may use pytest-xdist.
     XDIST (xdist): bool = "xdist", "--no-xdist", Kind::Bool, true, "(none)",
         Help {
-            after: "worker",
+            after: "worker-keepalive",
             text: "Never add `-n N` (pytest-xdist) to the full confirming run. By default it is added \
                 when the project's interpreter has xdist, the baseline took 10 s or more, and the \
                 pytest arguments say nothing about xdist",
@@ -617,7 +632,7 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(all, sorted);
-        assert_eq!(keys().len(), 25);
+        assert_eq!(keys().len(), 26);
         assert_eq!(
             sub_keys("llm"),
             ["enabled", "max-calls", "max-tokens", "model", "url"]
@@ -640,6 +655,7 @@ mod tests {
                     | (Kind::Path | Kind::Python, Raw::Null)
                     | (Kind::Strings, Raw::Strings(_))
                     | (Kind::Worker, Raw::Worker(_))
+                    | (Kind::KeepAlive, Raw::Int(_))
                     | (
                         Kind::Budget
                             | Kind::Select

@@ -360,6 +360,23 @@ impl Reader<'_> {
                 (Raw::Strings(items), self.line_at(v))
             }
             Kind::Worker => self.worker(v).map(|m| (Raw::Worker(m.value), m.line))?,
+            // A whole number is seconds.
+            Kind::KeepAlive if matches!(v.value, Node::Int(_)) => {
+                self.int(k, v, 0).map(|n| (Raw::Int(n.value), n.line))?
+            }
+            Kind::KeepAlive => {
+                let s = self.string(k, v)?;
+                let d = crate::worker::parse_keepalive(&s.value).ok_or_else(|| {
+                    self.err(
+                        v.start(),
+                        format!(
+                            "'{k}' is a duration such as \"10m\", \"90s\" or \"off\", not {:?}",
+                            s.value
+                        ),
+                    )
+                })?;
+                (Raw::Int(d.as_secs()), s.line)
+            }
             Kind::Budget => {
                 c.budget = self.budget(v)?;
                 return Ok(());
@@ -492,6 +509,26 @@ mod tests {
         let (_d, c) = load(files);
         let e = c.unwrap_err();
         (e.line, e.problem)
+    }
+
+    #[test]
+    fn worker_keepalive_is_a_duration_or_seconds() {
+        let secs = |text: &str| {
+            let (_d, c) = load(&[(".selfdebug.toml", text)]);
+            c.unwrap().get(&WORKER_KEEPALIVE).map(|a| a.value)
+        };
+        let d = std::time::Duration::from_secs;
+        assert_eq!(secs("worker-keepalive = \"10m\"\n"), Some(d(600)));
+        assert_eq!(secs("worker-keepalive = \"off\"\n"), Some(d(0)));
+        assert_eq!(secs("worker-keepalive = 90\n"), Some(d(90)));
+        assert_eq!(
+            problem(&[(".selfdebug.toml", "worker-keepalive = \"soon\"\n")]),
+            (
+                Some(1),
+                "'worker-keepalive' is a duration such as \"10m\", \"90s\" or \"off\", not \"soon\""
+                    .to_string()
+            )
+        );
     }
 
     #[test]

@@ -26,6 +26,11 @@ static LIVE: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 /// Notified each time a pid leaves [`LIVE`].
 static GONE: Condvar = Condvar::new();
 
+/// The keep-alive of the calls' warm workers, unless the server's environment sets
+/// [`KEEPALIVE_ENV`] (`off` turns it off).
+pub const MCP_KEEPALIVE: &str = "10m";
+const KEEPALIVE_ENV: &str = "SELFDEBUG_WORKER_KEEPALIVE";
+
 /// What to run.
 pub struct Spec {
     pub args: Vec<OsString>,
@@ -107,6 +112,11 @@ fn spawn(spec: &Spec) -> std::io::Result<(Child, Option<OwnedFd>)> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env_remove(crate::progress::FD_ENV);
+    // An agent calls `fix` again and again on one project: each call's warm worker stays alive
+    // for the next (docs/worker.md), unless the server's environment says otherwise.
+    if std::env::var_os(KEEPALIVE_ENV).is_none() {
+        cmd.env(KEEPALIVE_ENV, MCP_KEEPALIVE);
+    }
     let pipe_ends = if spec.progress {
         let (read, write) = pipe()?;
         let fd = write.as_raw_fd();

@@ -15,7 +15,13 @@ pytest plugin it would preload is a module of ROOT, and refuses a request whose 
 module of the project that it has loaded, or a module named like one the server holds (a cold
 run would import the project's in its place). A module of an environment that lives under the
 project (`.venv/`, `venv/`, `.tox/`, `.nox/`, any site-packages) is not the project's. It exits
-when its stdin closes (the tool is gone), killing the runs still going.
+when its stdin closes (the tool is gone), killing the runs still going. A run whose connection
+closes before its end (the tool that asked for it was killed) is killed.
+
+Kept alive (`--idle SECONDS --state FILE --stamp FILE...` after ROOT): stdin is not watched;
+once ready it writes FILE (its pid, socket, and the stamps of the given files and of its path
+directories, for the tool to compare), and it exits after SECONDS without a run, or when its
+socket is removed, taking its socket and FILE along.
 
 It must parse on every Python the tool supports (3.6+), so that an old one is refused with a
 reason instead of a syntax error.
@@ -39,6 +45,7 @@ import select
 import signal
 import socket
 import sys
+import time
 
 # The environment variables the child applies itself; any other PYTHON* variable is read by the
 # interpreter at startup only, so a run that sets it differently must run cold.
@@ -538,9 +545,68 @@ def _say(obj):
     sys.stdout.flush()
 
 
+def _stamp_of(path):
+    """What a kept-alive server records of a file or directory: `MTIME_NS:SIZE`, `-` when it
+    is missing (compared by the tool, which computes the same)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return "%d:%d" % (st.st_mtime_ns, st.st_size)
+
+
+def _write_state(state, sock_path, files, paths):
+    """A kept-alive server's record, written atomically once it is ready: its pid, its socket,
+    and the stamps of what invalidates it (the files the tool named, the path directories)."""
+    if not state:
+        return
+    entries = [[f, _stamp_of(f)] for f in files] + [[p, _stamp_of(p)] for p in paths]
+    tmp = "%s.%d.tmp" % (state, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"pid": os.getpid(), "socket": sock_path, "stamp": entries}, f)
+    os.replace(tmp, state)
+
+
+def _still_mine(sock_path, sock_ino):
+    try:
+        return os.lstat(sock_path).st_ino == sock_ino
+    except OSError:
+        return False
+
+
+def _leave(state, sock_path, sock_ino):
+    """A kept-alive server's exit: its socket and its record go, unless a newer server's
+    replaced them."""
+    try:
+        if os.lstat(sock_path).st_ino == sock_ino:
+            os.unlink(sock_path)
+    except OSError:
+        pass
+    try:
+        with open(state) as f:
+            mine = json.load(f).get("pid") == os.getpid()
+        if mine:
+            os.unlink(state)
+    except (OSError, ValueError):
+        pass
+    os._exit(0)
+
+
 def main():
-    sock_path = sys.argv[1]
-    top = os.path.realpath(sys.argv[2]) if len(sys.argv) > 2 else None
+    args = sys.argv[1:]
+    # Kept alive (`--idle SECONDS --state FILE --stamp FILE...`): the server outlives the tool
+    # that started it, and exits after SECONDS without a run.
+    idle = state = None
+    files = []
+    if "--idle" in args:
+        i = args.index("--idle")
+        idle = float(args[i + 1])
+        state = args[i + 3]
+        files = args[i + 5 :]
+        args = args[:i]
+    sock_path = args[0]
+    top = os.path.realpath(args[1]) if len(args) > 1 else None
     roots = _env_roots()
     early = _unsupported()
     plugins = [] if early else _project_plugins(top, roots)
@@ -561,6 +627,7 @@ def main():
     gc.freeze()
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     srv.bind(sock_path)
+    os.chmod(sock_path, 0o600)
     srv.listen(64)
     rfd, wfd = os.pipe()
     os.set_blocking(wfd, False)
@@ -571,16 +638,37 @@ def main():
     # its modules (it refuses when it does), and every file the tool writes there changes its
     # mtime.
     stamped = [p for p in base_path if p and not (top and _of_project(os.path.join(os.path.realpath(p), "x"), top, roots))]
-    _say({"ready": True, "refuse": why, "pid": os.getpid(), "paths": stamped})
+    if not why:
+        _write_state(state, sock_path, files, stamped)
+    try:
+        _say({"ready": True, "refuse": why, "pid": os.getpid(), "paths": stamped})
+    except OSError:
+        # A kept-alive server whose starter is gone: its record says it is ready.
+        pass
+    if why and idle is not None:
+        _leave(state, sock_path, os.lstat(sock_path).st_ino)
     me = os.getpid()
     running = {}  # pid -> connection
-    stdin = sys.stdin.fileno()
+    # A kept-alive server's stdin is /dev/null: only the idle timeout ends it.
+    stdin = sys.stdin.fileno() if idle is None else None
+    sock_ino = os.lstat(sock_path).st_ino
+    last = time.monotonic()
     while True:
+        if idle is not None and not running and time.monotonic() - last >= idle:
+            _leave(state, sock_path, sock_ino)
+        if idle is not None and not running and not _still_mine(sock_path, sock_ino):
+            # Its socket was removed (its directory deleted): nobody can reach it any more.
+            _leave(state, sock_path, sock_ino)
+        # A kept-alive server looks at its socket every few seconds.
+        wait = None if idle is None else min(2.0, max(0.05, idle - (time.monotonic() - last)))
         try:
-            ready, _, _ = select.select([srv, rfd, stdin], [], [])
+            watched = [f for f in (srv, rfd, stdin) if f is not None] + list(running.values())
+            ready, _, _ = select.select(watched, [], [], wait)
         except InterruptedError:
             ready = []
-        if stdin in ready and not os.read(stdin, 4096):
+        if running or ready:
+            last = time.monotonic()
+        if stdin is not None and stdin in ready and not os.read(stdin, 4096):
             # The tool is gone: so are its runs.
             for pid in running:
                 try:
@@ -594,6 +682,19 @@ def main():
             except OSError:
                 pass
         _reap(running)
+        # A run's connection closes before its end only when the tool that asked for it is
+        # gone (killed): its run goes with it, as a cold run's would (its process group).
+        for pid, conn in list(running.items()):
+            if conn in ready:
+                try:
+                    gone = not conn.recv(1)
+                except OSError:
+                    gone = True
+                if gone:
+                    try:
+                        os.killpg(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
         if srv in ready:
             conn, _ = srv.accept()
             conn.settimeout(5)

@@ -44,17 +44,50 @@
 //! (`PR_SET_PDEATHSIG`), the server dies when its stdin closes (this process is gone), and the
 //! server is started from a thread that lives as long as it does, so its own death signal
 //! fires only when this process dies. Concurrent runs are served by concurrent children.
+//!
+//! # Kept alive (`worker-keepalive`, module `keep`)
+//!
+//! With a keep-alive, the server outlives this process: it is started in a session of its own
+//! without a death signal, shared by later processes on the same project and interpreter
+//! through a private directory, replaced when what it was started with changed, and it exits
+//! after the keep-alive without a run. While none is ready, runs are cold and one is started
+//! in the background (a run never waits for it). A run's child still dies with its group on a
+//! timeout or Ctrl-C, and when the process that asked for it dies (its connection closes).
 
-use std::collections::HashMap;
+mod keep;
+
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::bytecode::Bytecode;
 use crate::process::{CommandRun, RunnerError, TempDir};
+
+/// A keep-alive (`worker-keepalive`, `--worker-keepalive`): `10m`, `90s`, `1h`, a number of
+/// seconds, or `off`/`0` (servers end with the process); `None` when it is none of these.
+pub fn parse_keepalive(s: &str) -> Option<Duration> {
+    let s = s.trim().to_ascii_lowercase();
+    if matches!(s.as_str(), "off" | "false" | "no") {
+        return Some(Duration::ZERO);
+    }
+    let (n, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => s.split_at(i),
+        None => (s.as_str(), "s"),
+    };
+    let n: u64 = n.parse().ok()?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n.checked_mul(60)?,
+        "h" => n.checked_mul(3600)?,
+        _ => return None,
+    };
+    Some(Duration::from_secs(secs))
+}
 
 /// The server's source.
 pub const SOURCE: &str = include_str!("_selfdebug_worker.py");
@@ -96,23 +129,56 @@ impl Mode {
     }
 }
 
+/// Seconds a kept-alive server waits for a run before it exits; 0: servers end with this
+/// process (see [`keep_alive`]).
+static KEEP_SECS: AtomicU64 = AtomicU64::new(0);
+
+/// `worker-keepalive`: from now on, servers are kept alive for `idle` after their last run and
+/// shared with later selfdebug processes on the same project and interpreter (module `keep`);
+/// `Duration::ZERO`: servers end with this process.
+pub fn keep_alive(idle: Duration) {
+    // Linux only: a kept server is recognised by its command line in /proc before it is
+    // replaced, and its runs die with it through PR_SET_PDEATHSIG.
+    let secs = if cfg!(target_os = "linux") {
+        idle.as_secs()
+    } else {
+        0
+    };
+    KEEP_SECS.store(secs, Ordering::SeqCst);
+}
+
+fn keep_secs() -> u64 {
+    KEEP_SECS.load(Ordering::SeqCst)
+}
+
+/// The directory of the kept-alive server for (`root`, `python`) (for tests and diagnostics).
+pub fn kept_dir(root: &Path, python: &Path) -> PathBuf {
+    keep::server_dir(&real(root), python)
+}
+
 /// A running server.
 struct Server {
     pid: libc::pid_t,
     socket: PathBuf,
-    /// Closing it tells the server to exit.
-    _stdin: ChildStdin,
-    /// Set by the thread that waits for the server when it exits.
+    /// Kept alive: it outlives this process and is not ours to stop.
+    kept: bool,
+    /// Closing it tells a server of this process to exit.
+    _stdin: Option<ChildStdin>,
+    /// Set by the thread that waits for the server when it exits (a server this process
+    /// started).
     dead: Arc<std::sync::atomic::AtomicBool>,
     /// Told by that thread once the server is reaped.
     reaped: Mutex<mpsc::Receiver<()>>,
     /// The interpreter and its path directories as they were at the start.
     stamp: Vec<(PathBuf, Option<SystemTime>)>,
-    _dir: TempDir,
+    _dir: Option<TempDir>,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
+        if self.kept {
+            return;
+        }
         // SAFETY: plain syscall on the server's own group (its pid); ESRCH is fine.
         unsafe {
             libc::killpg(self.pid, libc::SIGKILL);
@@ -134,6 +200,11 @@ enum Slot {
 struct Pool {
     slots: HashMap<PathBuf, Slot>,
     starts: HashMap<PathBuf, usize>,
+    /// Interpreters whose kept-alive server is being started in the background.
+    starting: HashSet<PathBuf>,
+    /// Interpreters for which the keep-alive was refused (a directory not private): their
+    /// servers are this process's own.
+    unkept: HashSet<PathBuf>,
 }
 
 fn pool() -> &'static Mutex<Pool> {
@@ -240,6 +311,7 @@ pub struct Shutdown;
 impl Drop for Shutdown {
     fn drop(&mut self) {
         let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+        // Kept-alive servers are left running (their drop does nothing).
         pool.slots.clear();
         pool.starts.clear();
     }
@@ -283,6 +355,15 @@ pub fn run(
     let Some(server) = server else {
         return cold();
     };
+    if server.kept {
+        if let Err(why) = keep::socket_ok(&server.socket) {
+            forget(python, &server);
+            note(format!(
+                "the kept-alive warm worker's socket was refused ({why}): the run went cold"
+            ));
+            return cold();
+        }
+    }
     match request.send(&server, timeout)? {
         Served::Ran(run) => {
             let crashed = run.exit_code == Some(3)
@@ -310,6 +391,15 @@ pub fn run(
             note(format!(
                 "the warm worker could not serve a run ({why}): it ran cold"
             ));
+            cold()
+        }
+        Served::Died(_) if server.kept => {
+            forget(python, &server);
+            note(
+                "the kept-alive warm worker had exited (its idle timeout, or killed): the run \
+                 went cold, and a new one serves the next runs"
+                    .to_string(),
+            );
             cold()
         }
         Served::Died(why) => {
@@ -379,6 +469,46 @@ fn server_for(python: &Path, root: &Path) -> Option<Arc<Server>> {
         }
         None => {}
     }
+    if keep_secs() > 0 && !pool.unkept.contains(python) {
+        if pool.starting.contains(python) {
+            // The first runs never wait for a start: they are cold meanwhile.
+            note("the kept-alive warm worker was starting: runs went cold meanwhile".to_string());
+            return None;
+        }
+        match attach(python, root) {
+            Ok(Some(s)) => {
+                let s = Arc::new(s);
+                pool.slots
+                    .insert(python.to_path_buf(), Slot::Live(Arc::clone(&s)));
+                return Some(s);
+            }
+            Ok(None) => {
+                let starts = pool.starts.entry(python.to_path_buf()).or_default();
+                if *starts >= MAX_STARTS {
+                    let why = format!(
+                        "the warm worker was started {MAX_STARTS} times: every later run is cold"
+                    );
+                    note(why);
+                    pool.slots.insert(python.to_path_buf(), Slot::Off);
+                    return None;
+                }
+                *starts += 1;
+                pool.starting.insert(python.to_path_buf());
+                start_in_background(python, root);
+                note(
+                    "the kept-alive warm worker was starting: runs went cold meanwhile".to_string(),
+                );
+                return None;
+            }
+            Err(why) => {
+                note(format!(
+                    "the warm worker is not kept alive: {why}; this process's own worker serves \
+                     the runs"
+                ));
+                pool.unkept.insert(python.to_path_buf());
+            }
+        }
+    }
     let starts = pool.starts.entry(python.to_path_buf()).or_default();
     if *starts >= MAX_STARTS {
         let why =
@@ -389,7 +519,7 @@ fn server_for(python: &Path, root: &Path) -> Option<Arc<Server>> {
     }
     *starts += 1;
     let t0 = Instant::now();
-    let started = start(python, root);
+    let started = start(python, root, None);
     START_US.fetch_add(
         t0.elapsed().as_micros() as u64,
         std::sync::atomic::Ordering::SeqCst,
@@ -456,27 +586,142 @@ enum StartError {
     Refused(String),
 }
 
-fn start(python: &Path, root: &Path) -> Result<Server, StartError> {
-    let _t = crate::trace_times::span("worker started (imports pytest)");
-    let dir = TempDir::new("selfdebug-worker").map_err(StartError::NoPrivateDir)?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Whoever can reach the socket can run code as us.
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
-            .map_err(StartError::NoPrivateDir)?;
+/// A kept-alive server's start: its directory (private, checked) and its idle seconds.
+#[derive(Clone, Copy)]
+struct Kept<'a> {
+    dir: &'a Path,
+    secs: u64,
+}
+
+/// The kept-alive server for (`root`, `python`) if one runs and is still valid (a stale one is
+/// retired, with a note); `Err`: the keep-alive is refused (a directory or socket not private).
+fn attach(python: &Path, root: &Path) -> Result<Option<Server>, String> {
+    let root = real(root);
+    let dir = keep::private_server_dir(&root, python)?;
+    let Some(record) = keep::read_record(&dir) else {
+        return Ok(None);
+    };
+    if !keep::is_server(&record) {
+        keep::retire(&dir, &record);
+        return Ok(None);
     }
-    let script = dir.path().join("_selfdebug_worker.py");
-    std::fs::write(&script, SOURCE).map_err(StartError::Write)?;
-    let socket = dir.path().join("sock");
+    if let Some(what) = keep::changed(&record, &root, python) {
+        note(format!(
+            "{what} changed since the kept-alive warm worker started: it was replaced"
+        ));
+        keep::retire(&dir, &record);
+        return Ok(None);
+    }
+    keep::socket_ok(&record.socket)?;
+    let watched = keep::watched_files(&root, python).len();
+    let mut stamp0 = vec![(python.to_path_buf(), None)];
+    stamp0.extend(
+        record
+            .stamp
+            .iter()
+            .skip(watched)
+            .map(|(p, _)| (p.clone(), None)),
+    );
+    let (_tx, reaped) = mpsc::channel();
+    Ok(Some(Server {
+        pid: record.pid,
+        socket: record.socket,
+        kept: true,
+        _stdin: None,
+        dead: Arc::default(),
+        reaped: Mutex::new(reaped),
+        stamp: stamp(python, &stamp0),
+        _dir: None,
+    }))
+}
+
+/// Starts the kept-alive server on a thread of its own: runs are cold until it is ready.
+fn start_in_background(python: &Path, root: &Path) {
+    let python = python.to_path_buf();
+    let root = real(root);
+    std::thread::spawn(move || {
+        let t0 = Instant::now();
+        let started = keep::private_server_dir(&root, &python)
+            .map_err(|why| StartError::NoPrivateDir(std::io::Error::other(why)))
+            .and_then(|dir| {
+                let _lock = keep::StartLock::take(&dir).map_err(StartError::NoPrivateDir)?;
+                // Another process may have started one while we waited for the lock.
+                if let Ok(Some(s)) = attach(&python, &root) {
+                    return Ok(s);
+                }
+                start(
+                    &python,
+                    &root,
+                    Some(Kept {
+                        dir: &dir,
+                        secs: keep_secs(),
+                    }),
+                )
+            });
+        START_US.fetch_add(t0.elapsed().as_micros() as u64, Ordering::SeqCst);
+        let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+        pool.starting.remove(&python);
+        match started {
+            Ok(s) => {
+                pool.slots.insert(python, Slot::Live(Arc::new(s)));
+            }
+            Err(why) => {
+                note(format!("the warm worker is off: {why}; runs are cold"));
+                pool.slots.insert(python, Slot::Off);
+            }
+        }
+    });
+}
+
+fn start(python: &Path, root: &Path, kept: Option<Kept>) -> Result<Server, StartError> {
+    let _t = crate::trace_times::span("worker started (imports pytest)");
+    let (dir, temp) = match &kept {
+        Some(k) => (k.dir.to_path_buf(), None),
+        None => {
+            let d = TempDir::new("selfdebug-worker").map_err(StartError::NoPrivateDir)?;
+            {
+                use std::os::unix::fs::PermissionsExt;
+                // Whoever can reach the socket can run code as us.
+                std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700))
+                    .map_err(StartError::NoPrivateDir)?;
+            }
+            (d.path().to_path_buf(), Some(d))
+        }
+    };
+    let script = dir.join("_selfdebug_worker.py");
+    crate::process::write_private(&script, SOURCE.as_bytes()).map_err(StartError::Write)?;
+    let socket = match &kept {
+        // Each server its own socket: one being replaced never removes its successor's.
+        Some(_) => dir.join(format!(
+            "sock-{}-{}",
+            std::process::id(),
+            SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        )),
+        None => dir.join("sock"),
+    };
     let mut cmd = Command::new(python);
     cmd.arg(&script)
         .arg(&socket)
         .arg(root)
-        .current_dir(dir.path())
+        .current_dir(&dir)
         .env_remove("PYTEST_ADDOPTS")
-        .stdin(Stdio::piped())
+        .stdin(if kept.is_some() {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
+    if let Some(k) = &kept {
+        cmd.arg("--idle")
+            .arg(k.secs.to_string())
+            .arg("--state")
+            .arg(keep::record_path(k.dir))
+            .arg("--stamp")
+            .args(keep::watched_files(root, python));
+    }
     match crate::plugin::dir() {
         Some(p) => cmd.env("PYTHONPATH", p),
         None => cmd.env_remove("PYTHONPATH"),
@@ -491,7 +736,23 @@ fn start(python: &Path, root: &Path) -> Result<Server, StartError> {
             cmd.env("PYTHONDONTWRITEBYTECODE", "1");
         }
     }
-    crate::process::prepare_child(&mut cmd);
+    match kept {
+        None => crate::process::prepare_child(&mut cmd),
+        Some(_) => {
+            use std::os::unix::process::CommandExt;
+            // Its own session, no death signal: it outlives this process (and its terminal's
+            // Ctrl-C), and ends on its idle timeout.
+            // SAFETY: setsid is async-signal-safe.
+            unsafe {
+                cmd.pre_exec(|| {
+                    if libc::setsid() == -1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
     // The death signal fires when the spawning thread ends: this thread lives as long as the
     // server does.
     let (tx, rx) = mpsc::channel();
@@ -523,10 +784,14 @@ fn start(python: &Path, root: &Path) -> Result<Server, StartError> {
             libc::killpg(pid, libc::SIGKILL);
         }
     };
-    let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+    let Some(stdout) = stdout else {
         kill();
         return Err(StartError::NoPipes);
     };
+    if kept.is_none() && stdin.is_none() {
+        kill();
+        return Err(StartError::NoPipes);
+    }
     // The first line says it is ready (after the imports), read on a thread so a hang has a limit.
     let (ltx, lrx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -558,11 +823,12 @@ fn start(python: &Path, root: &Path) -> Result<Server, StartError> {
     Ok(Server {
         pid,
         socket,
+        kept: kept.is_some(),
         _stdin: stdin,
         dead,
         reaped: Mutex::new(reaped),
         stamp: stamp(python, &stamp0),
-        _dir: dir,
+        _dir: temp,
     })
 }
 
@@ -780,6 +1046,20 @@ impl Lines {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keepalives_parse() {
+        let d = Duration::from_secs;
+        assert_eq!(parse_keepalive("10m"), Some(d(600)));
+        assert_eq!(parse_keepalive(" 90S "), Some(d(90)));
+        assert_eq!(parse_keepalive("1h"), Some(d(3600)));
+        assert_eq!(parse_keepalive("45"), Some(d(45)));
+        assert_eq!(parse_keepalive("off"), Some(d(0)));
+        assert_eq!(parse_keepalive("0"), Some(d(0)));
+        for bad in ["", "m", "10 m", "10d", "-5", "1.5m"] {
+            assert_eq!(parse_keepalive(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn modes_parse() {

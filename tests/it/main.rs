@@ -80,6 +80,7 @@ mod values_user_names;
 mod version_matrix;
 mod versions;
 mod worker;
+mod worker_keepalive;
 mod worker_layouts;
 mod workflow_lint;
 mod xdist;

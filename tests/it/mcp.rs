@@ -74,6 +74,7 @@ fn python_sdk_client_session() {
         // One cache and temp dir for the server and its runs, private to this test.
         .env("XDG_CACHE_HOME", &held.project.cache)
         .env("TMPDIR", held.project.cache.join("tmp"))
+        .env("SELFDEBUG_WORKER_DIR", held.project.cache.join("w"))
         .env_remove("VIRTUAL_ENV")
         .output()
         .unwrap();
@@ -677,4 +678,43 @@ fn unknown_tools_bad_arguments_and_oversized_requests_are_answered() {
     );
     drop(s.stdin.take());
     assert_eq!(s.exit(), Some(0));
+}
+
+/// `selfdebug mcp` keeps its calls' warm worker alive (docs/worker.md, "Kept alive between
+/// calls"): the first `fix` call starts it without waiting for it, and once it is ready the
+/// next call's runs are all its children (none cold); the server outlives the MCP server.
+#[test]
+fn fix_calls_share_a_kept_alive_worker() {
+    let p = project::fixture_project("demo");
+    let mut s = raw_server(&p);
+    let args = json!({"name": "fix", "arguments": {"root": path_str(&p.root), "dry_run": true,
+        "detail": "full"}});
+    let first = s.call(2, "tools/call", args.clone());
+    let first = &first["result"]["structuredContent"];
+    assert_eq!(first["final_status"], "pass", "{first}");
+    assert_eq!(
+        first["notes"],
+        json!(["the kept-alive warm worker was starting: runs went cold meanwhile"])
+    );
+    let workers = p.cache.join("w");
+    let record = || -> Option<i64> {
+        let dir = std::fs::read_dir(&workers).ok()?.next()?.ok()?.path();
+        let r: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("server.json")).ok()?).ok()?;
+        r["pid"].as_i64()
+    };
+    project::wait_until("the kept-alive worker ready", 120, || record().is_some());
+    let pid = record().unwrap();
+    let second = s.call(3, "tools/call", args);
+    let second = &second["result"]["structuredContent"];
+    assert_eq!(second["final_status"], "pass", "{second}");
+    assert_eq!(second["phases_ms"]["worker_cold_runs"], 0, "{second}");
+    assert_eq!(second["notes"], json!([]));
+    assert_eq!(second["diff"], first["diff"]);
+    drop(s.stdin.take());
+    assert_eq!(s.exit(), Some(0));
+    assert_eq!(record(), Some(pid));
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    // SAFETY: plain syscall on the kept-alive server this test started (its session).
+    unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
 }

@@ -60,6 +60,8 @@ impl Project {
             .current_dir(self.root.join(cwd))
             .env("XDG_CACHE_HOME", &self.cache)
             .env("TMPDIR", self.cache.join("tmp"))
+            // Kept-alive workers (selfdebug mcp's) in the test's own directory.
+            .env("SELFDEBUG_WORKER_DIR", self.cache.join("w"))
             .env_remove("VIRTUAL_ENV")
             .stdin(Stdio::null());
         cmd
