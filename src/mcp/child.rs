@@ -30,6 +30,8 @@ static GONE: Condvar = Condvar::new();
 /// [`KEEPALIVE_ENV`] (`off` turns it off).
 pub const MCP_KEEPALIVE: &str = "10m";
 const KEEPALIVE_ENV: &str = "SELFDEBUG_WORKER_KEEPALIVE";
+/// Read by a kept-alive worker server (`_selfdebug_worker.py`): the process it outlives not.
+const OWNER_ENV: &str = "SELFDEBUG_WORKER_OWNER";
 
 /// What to run.
 pub struct Spec {
@@ -117,6 +119,9 @@ fn spawn(spec: &Spec) -> std::io::Result<(Child, Option<OwnedFd>)> {
     if std::env::var_os(KEEPALIVE_ENV).is_none() {
         cmd.env(KEEPALIVE_ENV, MCP_KEEPALIVE);
     }
+    // ... but no longer than this server: a kept worker left after its client and server are
+    // gone would be a trace of them (it checks every few seconds, between runs).
+    cmd.env(OWNER_ENV, std::process::id().to_string());
     let pipe_ends = if spec.progress {
         let (read, write) = pipe()?;
         let fd = write.as_raw_fd();

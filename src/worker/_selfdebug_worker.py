@@ -20,8 +20,9 @@ closes before its end (the tool that asked for it was killed) is killed.
 
 Kept alive (`--idle SECONDS --state FILE --stamp FILE...` after ROOT): stdin is not watched;
 once ready it writes FILE (its pid, socket, and the stamps of the given files and of its path
-directories, for the tool to compare), and it exits after SECONDS without a run, or when its
-socket is removed, taking its socket and FILE along.
+directories, for the tool to compare), and it exits after SECONDS without a run, when its
+socket is removed, or, with SELFDEBUG_WORKER_OWNER=PID (an MCP server's calls), once that
+process is gone, taking its socket and FILE along.
 
 It must parse on every Python the tool supports (3.6+), so that an old one is refused with a
 reason instead of a syntax error.
@@ -575,6 +576,27 @@ def _still_mine(sock_path, sock_ino):
         return False
 
 
+def _start_time(pid):
+    """A process's start time (field 22 of /proc/PID/stat), or None when it is gone: with the
+    pid, it names that process and not a later one that reuses the pid."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _owner():
+    """SELFDEBUG_WORKER_OWNER: the process a kept-alive server lives no longer than (the MCP
+    server whose calls share it), as (pid, start time); None when unset or unreadable."""
+    try:
+        pid = int(os.environ.get("SELFDEBUG_WORKER_OWNER") or 0)
+    except ValueError:
+        return None
+    started = _start_time(pid) if pid > 0 else None
+    return (pid, started) if started else None
+
+
 def _leave(state, sock_path, sock_ino):
     """A kept-alive server's exit: its socket and its record go, unless a newer server's
     replaced them."""
@@ -652,9 +674,13 @@ def main():
     # A kept-alive server's stdin is /dev/null: only the idle timeout ends it.
     stdin = sys.stdin.fileno() if idle is None else None
     sock_ino = os.lstat(sock_path).st_ino
+    owner = _owner() if idle is not None else None
     last = time.monotonic()
     while True:
         if idle is not None and not running and time.monotonic() - last >= idle:
+            _leave(state, sock_path, sock_ino)
+        if owner is not None and not running and _start_time(owner[0]) != owner[1]:
+            # The MCP server whose calls it served is gone (its client with it): no trace.
             _leave(state, sock_path, sock_ino)
         if idle is not None and not running and not _still_mine(sock_path, sock_ino):
             # Its socket was removed (its directory deleted): nobody can reach it any more.
