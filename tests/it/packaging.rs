@@ -2,7 +2,8 @@
 //! maturin build of `pyproject.toml`), the wheel's file list and metadata, `cargo install
 //! --path .`, and pre-commit running `.pre-commit-hooks.yaml` from a git copy of the working
 //! tree. Slow (release builds, PyPI downloads of maturin and pre-commit), so they run only with
-//! `SELFDEBUG_SLOW_TESTS=1` (`.ci/run` sets it); otherwise each test says it was skipped.
+//! `SELFDEBUG_SLOW_TESTS=1` (`.ci/run` sets it); otherwise each test says it was skipped. The
+//! tests of `scripts/pre-commit-mirror`'s output and refusals build nothing and always run.
 //!
 //! Every cargo build here shares one target dir, `target/packaging/` (next to the test
 //! binaries, or under `$CARGO_TARGET_DIR`), passed down as `CARGO_TARGET_DIR`: pip and pre-commit
@@ -227,27 +228,32 @@ fn pip_install_of_the_checkout_gives_a_working_selfdebug() {
         );
     }
 
-    // The GitHub Action's install step (scripts/action.py install) takes this wheel as the
-    // release wheel for the runner: pip with the wheel's dir as the only index.
+    // The GitHub Action's install step (scripts/action.py release) takes this wheel as the
+    // release's wheel for the runner: its dir with a SHA256SUMS as the release, no index.
+    write_sums(&dist);
     let runner_temp = tmp.path().join("runner-temp");
     std::fs::create_dir_all(&runner_temp).unwrap();
     let output = runner_temp.join("github_output");
     std::fs::write(&output, "").unwrap();
     run(
-        "scripts/action.py install",
+        "scripts/action.py release",
         Command::new(support::python())
             .arg(support::repo().join("scripts/action.py"))
-            .arg("install")
+            .arg("release")
             .env("RUNNER_TEMP", &runner_temp)
             .env("GITHUB_OUTPUT", &output)
-            .env("PIP_FIND_LINKS", &dist)
+            .env("SELFDEBUG_ACTION_RELEASE_URL", &dist)
             .env("PIP_NO_INDEX", "1")
             .env_remove("SELFDEBUG_ACTION_BIN"),
     );
     let action_bin = runner_temp.join("selfdebug-venv/bin/selfdebug");
     assert_eq!(
         std::fs::read_to_string(&output).unwrap(),
-        format!("bin={}\n", action_bin.display())
+        format!(
+            "version={}\nbin={}\n",
+            current_version(),
+            action_bin.display()
+        )
     );
     assert_eq!(sha256(&action_bin), sha256(&exe));
 
