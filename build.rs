@@ -19,9 +19,20 @@ fn main() {
     let mut out = String::from("pub(crate) const BUILTIN_RULES: &[(&str, &str)] = &[\n");
     for path in &files {
         let stem = path.file_stem().expect("stem").to_string_lossy();
-        let abs = path.to_str().expect("rules/ paths must be UTF-8");
-        // `{:?}` of a str is a valid Rust string literal.
-        writeln!(out, "    ({stem:?}, include_str!({abs:?})),").expect("write to String");
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("rules/ names must be UTF-8");
+        // The path from the crate being compiled, not from where this script last ran: one
+        // target dir may build several copies of the source (pre-commit's clone, then the
+        // checkout; the Action's cached target dir), and cargo reruns this script only when
+        // `rules/` is newer than its last run, so an absolute path here could name a copy
+        // that is gone. `{:?}` of a str is a valid Rust string literal.
+        writeln!(
+            out,
+            "    ({stem:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/rules/\", {name:?}))),"
+        )
+        .expect("write to String");
     }
     out.push_str("];\n");
     let dest = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR")).join("builtin_rules.rs");

@@ -2,7 +2,8 @@
 //! maturin build of `pyproject.toml`), the wheel's file list and metadata, `cargo install
 //! --path .`, and pre-commit running `.pre-commit-hooks.yaml` from a git copy of the working
 //! tree. Slow (release builds, PyPI downloads of maturin and pre-commit), so they run only with
-//! `SELFDEBUG_SLOW_TESTS=1` (`.ci/run` sets it); otherwise each test says it was skipped.
+//! `SELFDEBUG_SLOW_TESTS=1` (`.ci/run` sets it); otherwise each test says it was skipped. The
+//! tests of `scripts/pre-commit-mirror`'s output and refusals build nothing and always run.
 //!
 //! Every cargo build here shares one target dir, `target/packaging/` (next to the test
 //! binaries, or under `$CARGO_TARGET_DIR`), passed down as `CARGO_TARGET_DIR`: pip and pre-commit
@@ -227,27 +228,32 @@ fn pip_install_of_the_checkout_gives_a_working_selfdebug() {
         );
     }
 
-    // The GitHub Action's install step (scripts/action.py install) takes this wheel as the
-    // release wheel for the runner: pip with the wheel's dir as the only index.
+    // The GitHub Action's install step (scripts/action.py release) takes this wheel as the
+    // release's wheel for the runner: its dir with a SHA256SUMS as the release, no index.
+    write_sums(&dist);
     let runner_temp = tmp.path().join("runner-temp");
     std::fs::create_dir_all(&runner_temp).unwrap();
     let output = runner_temp.join("github_output");
     std::fs::write(&output, "").unwrap();
     run(
-        "scripts/action.py install",
+        "scripts/action.py release",
         Command::new(support::python())
             .arg(support::repo().join("scripts/action.py"))
-            .arg("install")
+            .arg("release")
             .env("RUNNER_TEMP", &runner_temp)
             .env("GITHUB_OUTPUT", &output)
-            .env("PIP_FIND_LINKS", &dist)
+            .env("SELFDEBUG_ACTION_RELEASE_URL", &dist)
             .env("PIP_NO_INDEX", "1")
             .env_remove("SELFDEBUG_ACTION_BIN"),
     );
     let action_bin = runner_temp.join("selfdebug-venv/bin/selfdebug");
     assert_eq!(
         std::fs::read_to_string(&output).unwrap(),
-        format!("bin={}\n", action_bin.display())
+        format!(
+            "version={}\nbin={}\n",
+            current_version(),
+            action_bin.display()
+        )
     );
     assert_eq!(sha256(&action_bin), sha256(&exe));
 
@@ -521,20 +527,9 @@ fn pre_commit_hooks_fix_then_pass_and_check_changes_nothing() {
     assert_eq!(q.git(&["status", "--porcelain"]), status);
 }
 
-/// The wheel hook (`scripts/pre-commit-mirror`'s repository, as Ruff's ruff-pre-commit): real
-/// pre-commit installs the mirror's package, whose dependency `selfdebug==VERSION` pip takes
-/// from a local wheel index (`PIP_NO_INDEX`, `PIP_FIND_LINKS`: this platform's wheel, built here
-/// with the test binary as its `selfdebug` script, and setuptools for the mirror's build),
-/// and never runs cargo (a `cargo` first on PATH that would leave a mark). The hook fixes the
-/// demo as the from-source hook does.
-#[test]
-fn the_wheel_hook_of_the_mirror_installs_the_release_wheel_without_cargo() {
-    let Some(_one_at_a_time) = slow_tests() else {
-        return;
-    };
-    let tmp = tempfile::tempdir().unwrap();
-    let pc = pre_commit_tool(&tmp.path().join("tools"));
-    let version = String::from_utf8(
+/// The release's version, as `scripts/release-check --current` prints it (Cargo.toml's).
+fn current_version() -> String {
+    String::from_utf8(
         Command::new(support::repo().join("scripts/release-check"))
             .arg("--current")
             .output()
@@ -544,16 +539,82 @@ fn the_wheel_hook_of_the_mirror_installs_the_release_wheel_without_cargo() {
     .unwrap()
     .lines()
     .find_map(|l| l.strip_prefix("version=").map(str::to_string))
-    .unwrap();
+    .unwrap()
+}
 
-    // The wheel index: this platform's selfdebug wheel, and the mirror's build backend.
-    let wheels = tmp.path().join("wheels");
-    std::fs::create_dir_all(&wheels).unwrap();
+/// `dir/SHA256SUMS` for the files in `dir`, as release.yml writes it (`sha256sum -- *`:
+/// `SUM  NAME` per line, names sorted).
+fn write_sums(dir: &Path) {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != "SHA256SUMS")
+        .collect();
+    names.sort();
+    let sums: String = names
+        .iter()
+        .map(|n| format!("{}  {n}\n", sha256(&dir.join(n))))
+        .collect();
+    std::fs::write(dir.join("SHA256SUMS"), sums).unwrap();
+}
+
+/// `scripts/pre-commit-mirror ARGS`: (exit code, stdout, stderr).
+fn pre_commit_mirror(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, String) {
+    let out = Command::new(support::repo().join("scripts/pre-commit-mirror"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The mirror of the release in `release` (its SHA256SUMS, `file://` URLs) at `dest`,
+/// committed (what `try-repo` needs); returns the script's stdout.
+fn mirror_repo(dest: &Path, release: &Path) -> String {
+    let url = format!("file://{}", release.display());
+    let (code, out, err) = pre_commit_mirror(&[
+        dest.as_os_str(),
+        "--sums".as_ref(),
+        release.join("SHA256SUMS").as_os_str(),
+        "--base-url".as_ref(),
+        url.as_ref(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    git(dest, &["init", "-q"]);
+    git(dest, &["add", "-A"]);
+    git(dest, &["commit", "-qm", "mirror"]);
+    out
+}
+
+/// The wheel hook (`scripts/pre-commit-mirror`'s repository, as Ruff's ruff-pre-commit): real
+/// pre-commit installs the mirror's package, whose dependency is the release's wheel for this
+/// machine by direct URL with its SHA-256 (a simulated release directory as `file://` URLs:
+/// this platform's wheel, built here with the test binary as its `selfdebug` script, an sdist
+/// and SHA256SUMS as release.yml writes it). No index at all (`PIP_NO_INDEX`; the find-links
+/// dir holds setuptools for the mirror's build and no selfdebug), so any lookup of the name
+/// fails; and no cargo (a `cargo` first on PATH that would leave a mark). The hook fixes the
+/// demo as the from-source hook does. Then a release whose wheel is not the bytes its sum
+/// names: pip refuses it, the hook is never installed and nothing changes.
+#[test]
+fn the_wheel_hook_of_the_mirror_installs_the_release_wheel_without_cargo() {
+    let Some(_one_at_a_time) = slow_tests() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let pc = pre_commit_tool(&tmp.path().join("tools"));
+    let version = current_version();
+
+    // The release: this platform's selfdebug wheel, an sdist, SHA256SUMS.
+    let release = tmp.path().join("release");
+    std::fs::create_dir_all(&release).unwrap();
     let tag = support::wheel::platform_tag();
     // The binary itself, as the real wheel holds it: selfdebug knows the hook's venv as the
     // one it is installed in.
-    support::wheel::build_with(
-        &wheels,
+    let wheel = support::wheel::build_with(
+        &release,
         "selfdebug",
         &version,
         &tag,
@@ -563,31 +624,44 @@ fn the_wheel_hook_of_the_mirror_installs_the_release_wheel_without_cargo() {
             Path::new(env!("CARGO_BIN_EXE_selfdebug")),
         )],
     );
+    std::fs::write(release.join(format!("selfdebug-{version}.tar.gz")), "sdist").unwrap();
+    write_sums(&release);
+    // The mirror's build backend, the only thing pip may find.
+    let build_deps = tmp.path().join("build-deps");
     run(
         "pip download setuptools",
         Command::new(pc.parent().unwrap().join("pip"))
             .args(["download", "--quiet", "--only-binary", ":all:", "--dest"])
-            .arg(&wheels)
+            .arg(&build_deps)
             .arg("setuptools"),
     );
 
     // The mirror repository, as the release steps make it.
     let mirror = tmp.path().join("mirror");
-    let (out, _) = run(
-        "scripts/pre-commit-mirror",
-        Command::new(support::repo().join("scripts/pre-commit-mirror")).arg(&mirror),
-    );
+    let (os_name, os, machine) = if cfg!(target_os = "macos") {
+        let arm = std::env::consts::ARCH == "aarch64";
+        ("macOS", "darwin", if arm { "arm64" } else { "x86_64" })
+    } else {
+        ("Linux", "linux", std::env::consts::ARCH)
+    };
     assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
+        mirror_repo(&mirror, &release),
         format!(
-            "wrote .pre-commit-hooks.yaml, README.md, pyproject.toml for selfdebug {version}\n"
+            "wrote .pre-commit-hooks.yaml, README.md, pyproject.toml for selfdebug {version}, \
+             its wheels for {os_name} {machine}\n"
         )
     );
     let pyproject = std::fs::read_to_string(mirror.join("pyproject.toml")).unwrap();
-    assert!(pyproject.contains(&format!("dependencies = [\"selfdebug=={version}\"]\n")));
-    git(&mirror, &["init", "-q"]);
-    git(&mirror, &["add", "-A"]);
-    git(&mirror, &["commit", "-qm", "mirror"]);
+    let wheel_name = wheel.file_name().unwrap().to_str().unwrap();
+    assert!(
+        pyproject.contains(&format!(
+            "dependencies = [\n  'selfdebug @ file://{}/{wheel_name}#sha256={} ; \
+             sys_platform == \"{os}\" and platform_machine == \"{machine}\"',\n]\n",
+            release.display(),
+            sha256(&wheel),
+        )),
+        "{pyproject}"
+    );
 
     // A cargo that leaves a mark if anything tries to build.
     let stub = tmp.path().join("stub");
@@ -606,27 +680,27 @@ fn the_wheel_hook_of_the_mirror_installs_the_release_wheel_without_cargo() {
             .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
     )
     .unwrap();
+    let env: [(&str, &std::ffi::OsStr); 3] = [
+        ("PIP_NO_INDEX", "1".as_ref()),
+        ("PIP_FIND_LINKS", build_deps.as_os_str()),
+        ("PATH", path.as_os_str()),
+    ];
 
     let p = staged_demo();
     let original =
         std::fs::read_to_string(support::project_root("demo").join("utils/demo.py")).unwrap();
     let home = tmp.path().join("pre-commit-home");
-    let (out, secs) = pre_commit_env(
-        &pc,
-        &home,
-        &p,
-        &[
-            "try-repo",
-            mirror.to_str().unwrap(),
-            "selfdebug",
-            "--all-files",
-        ],
-        &[
-            ("PIP_NO_INDEX", "1".as_ref()),
-            ("PIP_FIND_LINKS", wheels.as_os_str()),
-            ("PATH", path.as_os_str()),
-        ],
-    );
+    let try_repo = |mirror: &Path| -> [String; 4] {
+        [
+            "try-repo".into(),
+            mirror.to_str().unwrap().into(),
+            "selfdebug".into(),
+            "--all-files".into(),
+        ]
+    };
+    let args = try_repo(&mirror);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (out, secs) = pre_commit_env(&pc, &home, &p, &args, &env);
     eprintln!("measured: pre-commit try-repo of the mirror (env from the wheel, then the hook) {secs:.1} s");
     let log = text(&out);
     assert_eq!(out.status.code(), Some(1), "{log}");
@@ -638,4 +712,250 @@ fn the_wheel_hook_of_the_mirror_installs_the_release_wheel_without_cargo() {
         "{log}"
     );
     assert!(!mark.exists(), "cargo ran:\n{log}");
+
+    // A tampered release: the same SHA256SUMS, another wheel under the name (a script that
+    // would say so). pip checks the `#sha256=` of the URL and refuses it.
+    let tampered = tmp.path().join("tampered");
+    std::fs::create_dir_all(&tampered).unwrap();
+    std::fs::copy(release.join("SHA256SUMS"), tampered.join("SHA256SUMS")).unwrap();
+    let bad = support::wheel::build(
+        &tampered,
+        "selfdebug",
+        &version,
+        &tag,
+        &[(
+            &format!("selfdebug-{version}.data/scripts/selfdebug"),
+            "#!/bin/sh\necho tampered wheel ran\n",
+        )],
+    );
+    assert_eq!(bad.file_name(), wheel.file_name());
+    let bad_sum = sha256(&bad);
+    let other_mirror = tmp.path().join("mirror-tampered");
+    mirror_repo(&other_mirror, &tampered);
+    let q = staged_demo();
+    let before = work_tree(&q);
+    let home = tmp.path().join("pre-commit-home-tampered");
+    let args = try_repo(&other_mirror);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (out, _) = pre_commit_env(&pc, &home, &q, &args, &env);
+    let mut log = text(&out);
+    // pre-commit prints where its log is; pip's own words are there.
+    log += &std::fs::read_to_string(home.join("pre-commit.log")).unwrap_or_default();
+    assert_eq!(out.status.code(), Some(3), "{log}");
+    assert!(
+        log.contains("THESE PACKAGES DO NOT MATCH THE HASHES"),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("Expected sha256 {}", sha256(&wheel))),
+        "{log}"
+    );
+    assert!(log.contains(&format!("Got        {bad_sum}")), "{log}");
+    assert!(!log.contains("tampered wheel ran"), "{log}");
+    assert_same(&before, &work_tree(&q));
+    assert!(!mark.exists(), "cargo ran:\n{log}");
+}
+
+/// The asset names of a release as release.yml builds it (maturin's wheel names), in `dir`
+/// with the given version, each holding its own name; then SHA256SUMS.
+fn simulated_release(dir: &Path, version: &str) {
+    for tag in [
+        "manylinux_2_28_x86_64",
+        "manylinux_2_28_aarch64",
+        "musllinux_1_2_x86_64",
+        "musllinux_1_2_aarch64",
+        "macosx_10_12_x86_64",
+        "macosx_11_0_arm64",
+        "win_amd64",
+    ] {
+        let name = format!("selfdebug-{version}-py3-none-{tag}.whl");
+        std::fs::write(dir.join(&name), &name).unwrap();
+    }
+    std::fs::write(dir.join(format!("selfdebug-{version}.tar.gz")), "sdist").unwrap();
+    write_sums(dir);
+}
+
+/// Fast (no build): the mirror of a whole release names one wheel per platform with its sum
+/// and marker (manylinux for Linux, the musllinux wheels left out and said so, the sdist
+/// ignored), and every hook of this repository.
+#[test]
+fn the_mirror_pins_each_platform_wheel_of_the_release_by_url_and_sha256() {
+    let tmp = tempfile::tempdir().unwrap();
+    let release = tmp.path().join("release");
+    std::fs::create_dir_all(&release).unwrap();
+    simulated_release(&release, "0.2.0");
+    let dest = tmp.path().join("mirror");
+    let base = "https://github.com/OWNER/selfdebug/releases/download/v0.2.0";
+    let (code, out, err) = pre_commit_mirror(&[
+        dest.as_os_str(),
+        "--version".as_ref(),
+        "0.2.0".as_ref(),
+        "--sums".as_ref(),
+        release.join("SHA256SUMS").as_os_str(),
+        "--base-url".as_ref(),
+        base.as_ref(),
+    ]);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    assert_eq!(
+        out,
+        "wrote .pre-commit-hooks.yaml, README.md, pyproject.toml for selfdebug 0.2.0, its wheels \
+         for Linux aarch64, Linux x86_64, macOS arm64, macOS x86_64, Windows AMD64\n\
+         left out selfdebug-0.2.0-py3-none-musllinux_1_2_aarch64.whl: an environment marker \
+         cannot tell musl from glibc: Linux takes the manylinux wheel\n\
+         left out selfdebug-0.2.0-py3-none-musllinux_1_2_x86_64.whl: an environment marker \
+         cannot tell musl from glibc: Linux takes the manylinux wheel\n"
+    );
+    let sum = |tag: &str| sha256(&release.join(format!("selfdebug-0.2.0-py3-none-{tag}.whl")));
+    let req = |tag: &str, os: &str, machine: &str| {
+        format!(
+            "  'selfdebug @ {base}/selfdebug-0.2.0-py3-none-{tag}.whl#sha256={} ; \
+             sys_platform == \"{os}\" and platform_machine == \"{machine}\"',\n",
+            sum(tag)
+        )
+    };
+    let pyproject = std::fs::read_to_string(dest.join("pyproject.toml")).unwrap();
+    let expected = [
+        req("manylinux_2_28_aarch64", "linux", "aarch64"),
+        req("manylinux_2_28_x86_64", "linux", "x86_64"),
+        req("macosx_11_0_arm64", "darwin", "arm64"),
+        req("macosx_10_12_x86_64", "darwin", "x86_64"),
+        req("win_amd64", "win32", "AMD64"),
+    ]
+    .concat();
+    assert!(
+        pyproject.contains(&format!(
+            "version = \"0.2.0\"\n\
+             description = \"pre-commit hooks for selfdebug, installed from its released wheels\"\n\
+             requires-python = \">=3.8\"\n\
+             dependencies = [\n{expected}]\n"
+        )),
+        "{pyproject}"
+    );
+    // Every requirement parses as PEP 508 for the packaging library pip vendors, with one
+    // marker true per platform.
+    let check = r##"
+import sys, tomllib
+from pip._vendor.packaging.requirements import Requirement
+reqs = [Requirement(r) for r in tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]]
+for env in [("linux", "x86_64"), ("linux", "aarch64"), ("darwin", "arm64"),
+            ("darwin", "x86_64"), ("win32", "AMD64"), ("freebsd", "amd64")]:
+    hits = [r.url.rsplit("/", 1)[1].split("#")[0] for r in reqs
+            if r.marker.evaluate({"sys_platform": env[0], "platform_machine": env[1]})]
+    print(env[0], env[1], " ".join(hits) or "-")
+"##;
+    let (out, _) = run(
+        "parse the requirements",
+        Command::new(support::python())
+            .args(["-c", check])
+            .arg(dest.join("pyproject.toml")),
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "linux x86_64 selfdebug-0.2.0-py3-none-manylinux_2_28_x86_64.whl\n\
+         linux aarch64 selfdebug-0.2.0-py3-none-manylinux_2_28_aarch64.whl\n\
+         darwin arm64 selfdebug-0.2.0-py3-none-macosx_11_0_arm64.whl\n\
+         darwin x86_64 selfdebug-0.2.0-py3-none-macosx_10_12_x86_64.whl\n\
+         win32 AMD64 selfdebug-0.2.0-py3-none-win_amd64.whl\n\
+         freebsd amd64 -\n"
+    );
+    let hooks = std::fs::read_to_string(dest.join(".pre-commit-hooks.yaml")).unwrap();
+    let own = std::fs::read_to_string(support::repo().join(".pre-commit-hooks.yaml")).unwrap();
+    let own_hooks = &own[own.find("- id: selfdebug\n").unwrap()..];
+    assert!(hooks.ends_with(own_hooks), "{hooks}");
+    assert!(std::fs::read_to_string(dest.join("README.md"))
+        .unwrap()
+        .contains("    rev: v0.2.0\n"));
+}
+
+/// Fast: a sum file missing, malformed, listing no wheel (or none the mirror can use, or
+/// another release's) is refused with one line and exit 2, and DEST is not created.
+#[test]
+fn the_mirror_refuses_a_missing_or_malformed_sum_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sums = tmp.path().join("SHA256SUMS");
+    let dest = tmp.path().join("mirror");
+    let base = "https://github.com/OWNER/selfdebug/releases/download/v0.2.0";
+    let refused = |contents: Option<&str>, extra: &[&str]| -> String {
+        match contents {
+            Some(text) => std::fs::write(&sums, text).unwrap(),
+            None => {
+                let _ = std::fs::remove_file(&sums);
+            }
+        }
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            dest.as_os_str(),
+            "--version".as_ref(),
+            "0.2.0".as_ref(),
+            "--sums".as_ref(),
+            sums.as_os_str(),
+        ];
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        let (code, out, err) = pre_commit_mirror(&args);
+        assert_eq!((code, out.as_str()), (Some(2), ""), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!dest.exists());
+        err.replace(support::path_str(&sums), "SUMS")
+    };
+    let a = "a".repeat(64);
+    let wheel = |tag: &str| format!("{a}  selfdebug-0.2.0-py3-none-{tag}.whl\n");
+    let with_url = ["--base-url", base];
+    assert_eq!(
+        refused(None, &with_url),
+        "pre-commit-mirror: cannot read the sum file SUMS: No such file or directory\n"
+    );
+    assert_eq!(
+        refused(Some(&format!("{}not a sum line\n", wheel("win_amd64"))), &with_url),
+        "pre-commit-mirror: SUMS line 2 is not `SHA256  NAME` (sha256sum's format): 'not a sum line'\n"
+    );
+    assert_eq!(
+        refused(Some(&format!("{a}  selfdebug-0.2.0.tar.gz\n")), &with_url),
+        "pre-commit-mirror: SUMS lists no wheel\n"
+    );
+    assert_eq!(
+        refused(Some(""), &with_url),
+        "pre-commit-mirror: SUMS lists no wheel\n"
+    );
+    assert_eq!(
+        refused(Some(&wheel("musllinux_1_2_x86_64")), &with_url),
+        "pre-commit-mirror: SUMS lists no wheel the mirror can use (left out \
+         selfdebug-0.2.0-py3-none-musllinux_1_2_x86_64.whl: an environment marker cannot tell \
+         musl from glibc: Linux takes the manylinux wheel)\n"
+    );
+    assert_eq!(
+        refused(
+            Some(&format!("{a}  selfdebug-0.1.0-py3-none-win_amd64.whl\n")),
+            &with_url
+        ),
+        "pre-commit-mirror: SUMS lists selfdebug-0.1.0-py3-none-win_amd64.whl, a wheel of \
+         selfdebug 0.1.0, not 0.2.0: the sums of another release? (--version)\n"
+    );
+    assert_eq!(
+        refused(
+            Some(&format!(
+                "{}{}",
+                wheel("manylinux_2_17_x86_64"),
+                wheel("manylinux_2_28_x86_64")
+            )),
+            &with_url
+        ),
+        "pre-commit-mirror: SUMS lists two wheels for Linux x86_64, \
+         selfdebug-0.2.0-py3-none-manylinux_2_17_x86_64.whl and \
+         selfdebug-0.2.0-py3-none-manylinux_2_28_x86_64.whl: the mirror would not know which \
+         to take\n"
+    );
+    // Without --base-url, or with one that is no URL.
+    assert_eq!(
+        refused(Some(&wheel("win_amd64")), &[]),
+        "usage: scripts/pre-commit-mirror DEST --sums SHA256SUMS --base-url URL \
+         [--version VERSION]\n"
+            .replace("usage", "pre-commit-mirror: usage")
+    );
+    assert_eq!(
+        refused(
+            Some(&wheel("win_amd64")),
+            &["--base-url", "releases/v0.2.0"]
+        ),
+        "pre-commit-mirror: --base-url 'releases/v0.2.0' is not a URL such as \
+         https://github.com/OWNER/selfdebug/releases/download/vX.Y.Z\n"
+    );
 }

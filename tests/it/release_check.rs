@@ -167,6 +167,13 @@ fn the_release_workflow_is_wired_to_the_check() {
     // The sdist is installed (built from source), and the release carries the sums.
     assert!(text.contains("pip\" install dist/selfdebug-*.tar.gz\n"));
     assert!(text.contains("sha256sum -- * > SHA256SUMS"));
+    // The pre-commit mirror from those sums, dot file included, before the release exists.
+    let mirror = text
+        .find("scripts/pre-commit-mirror \"$RUNNER_TEMP/pre-commit-mirror\" --version \"$VERSION\"")
+        .unwrap();
+    assert!(text[mirror..].contains("            --sums dist/SHA256SUMS \\\n"));
+    assert!(text.contains("          include-hidden-files: true\n"));
+    assert!(mirror < text.find("gh release create").unwrap());
     for dir in [".github/workflows"] {
         for entry in std::fs::read_dir(support::repo().join(dir)).unwrap() {
             let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
