@@ -1366,6 +1366,7 @@ fn restore_entries(
             root,
             &path,
             doc.tracks_writes,
+            doc.pid,
             e,
             &bytes,
             &doc.run_id,
@@ -1443,10 +1444,20 @@ fn load_original(
 
 /// Writes one original back (unless the file already has those bytes), sets mtime and mode,
 /// and verifies the result by hash.
+/// Whether `bytes` carry the probe line of the run with this pid (`_selfdebug_probe_<pid>_`,
+/// see `probe::unique_key`): the probe writes its file itself, not through [`Journal::write`],
+/// so its bytes are the run's own though no `written` hash names them.
+fn holds_probe_of(bytes: &[u8], pid: u32) -> bool {
+    let mark = format!("_selfdebug_probe_{pid}_");
+    bytes.windows(mark.len()).any(|w| w == mark.as_bytes())
+}
+
+#[allow(clippy::too_many_arguments)]
 fn restore_one(
     root: &Path,
     path: &Path,
     tracks_writes: bool,
+    pid: u32,
     e: &Entry,
     bytes: &[u8],
     run_id: &str,
@@ -1471,7 +1482,11 @@ fn restore_one(
         Ok(m) if m.is_dir() => return Err(RestoreFailure::DirInPlace),
         Ok(m) if m.is_file() => match fs::read(&target) {
             Ok(now) if disk::hash(&now) == e.hash => Action::Unchanged,
-            Ok(now) if tracks_writes && !e.written.contains(&disk::hash(&now)) => {
+            Ok(now)
+                if tracks_writes
+                    && !e.written.contains(&disk::hash(&now))
+                    && !holds_probe_of(&now, pid) =>
+            {
                 warnings.push(format!(
                     "{} was changed by another program after the run: left as it is{}",
                     e.path.display(),

@@ -358,6 +358,8 @@ pub fn plan_probe(
     })
 }
 
+/// The probe's names carry this process's pid: a `restore` after a kill knows the probe line
+/// of the killed run by it (`journal::holds_probe_of`).
 fn unique_key() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -151,6 +151,19 @@ fn keep_secs() -> u64 {
     KEEP_SECS.load(Ordering::SeqCst)
 }
 
+/// The project root a kept-alive server is keyed and stamped by (set by [`prewarm`]): a run's
+/// own directory may be a dry run's scratch copy, different in every process, whose key would
+/// start a server no later call finds (and leave it running for its whole keep-alive).
+static KEEP_ROOT: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+fn keep_root(run_dir: &Path) -> PathBuf {
+    KEEP_ROOT
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .unwrap_or_else(|| run_dir.to_path_buf())
+}
+
 /// The directory of the kept-alive server for (`root`, `python`) (for tests and diagnostics).
 pub fn kept_dir(root: &Path, python: &Path) -> PathBuf {
     keep::server_dir(&real(root), python)
@@ -299,6 +312,7 @@ pub fn take_times() -> (u64, u64) {
 pub fn prewarm(python: &Path, root: &Path) {
     let python = python.to_path_buf();
     let root = root.to_path_buf();
+    *KEEP_ROOT.lock().unwrap_or_else(|p| p.into_inner()) = Some(root.clone());
     std::thread::spawn(move || {
         let _ = server_for(&python, &root);
     });
@@ -475,6 +489,7 @@ fn server_for(python: &Path, root: &Path) -> Option<Arc<Server>> {
             note("the kept-alive warm worker was starting: runs went cold meanwhile".to_string());
             return None;
         }
+        let root = &keep_root(root);
         match attach(python, root) {
             Ok(Some(s)) => {
                 let s = Arc::new(s);
