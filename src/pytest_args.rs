@@ -237,9 +237,43 @@ fn note(arg: &str) -> String {
     )
 }
 
+/// Whether pytest arguments start xdist workers (`-n N`, `-nN`, `--numprocesses`, N not 0).
+/// Such a run is never served by the warm worker (see [`crate::worker`]): xdist freezes
+/// `sys.path` when its plugin is imported, in the server, and hands that copy to its own
+/// workers, which then cannot import a project found through the run's directory.
+pub fn starts_workers(args: &[String]) -> bool {
+    let mut prev: Option<&str> = None;
+    let mut n: Option<&str> = None;
+    for a in args {
+        let a = a.as_str();
+        if matches!(prev, Some("-n") | Some("--numprocesses")) {
+            n = Some(a);
+        } else if let Some(v) = a.strip_prefix("--numprocesses=") {
+            n = Some(v);
+        } else if let Some(v) = a.strip_prefix("-n").filter(|v| !v.is_empty()) {
+            n = Some(v);
+        }
+        prev = Some(a);
+    }
+    n.is_some_and(|v| v.trim() != "0")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn which_arguments_start_workers() {
+        let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        assert!(starts_workers(&s(&["-n", "2"])));
+        assert!(starts_workers(&s(&["-x", "-n4"])));
+        assert!(starts_workers(&s(&["--numprocesses=auto"])));
+        assert!(starts_workers(&s(&["--numprocesses", "3"])));
+        assert!(!starts_workers(&s(&["-n", "0"])));
+        assert!(!starts_workers(&s(&["-p", "no:xdist", "-x"])));
+        assert!(!starts_workers(&s(&["--dist", "loadfile"])));
+        assert!(!starts_workers(&s(&[])));
+    }
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()

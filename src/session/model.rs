@@ -610,47 +610,7 @@ impl Prechecked {
     }
 }
 
-/// The interpreter a run used, as the report names it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct InterpreterInfo {
-    /// As found (a virtualenv's `bin/python` is not resolved), not `sys.executable`.
-    pub path: String,
-    /// `3.11.7`; `None` when the check could not tell.
-    pub python_version: Option<String>,
-    pub pytest_version: Option<String>,
-    /// Where it came from: `explicit` (`--python`), `virtual_env` (`$VIRTUAL_ENV`),
-    /// `project_venv` (the root's `.venv`/`venv`) or `path` (`python3` on `PATH`).
-    pub source: crate::runner::InterpreterSource,
-}
-
-impl InterpreterInfo {
-    pub fn of(p: &crate::runner::Prepared) -> Self {
-        InterpreterInfo {
-            path: p.found.path.to_string_lossy().into_owned(),
-            python_version: p.python_version.clone(),
-            pytest_version: p.pytest_version.clone(),
-            source: p.found.source,
-        }
-    }
-
-    /// `python 3.11.7 (.venv/bin/python, the project's virtualenv)`, the path relative to
-    /// `root` when it lies inside.
-    pub fn words(&self, root: &std::path::Path) -> String {
-        use crate::runner::InterpreterSource as S;
-        let path = std::path::Path::new(&self.path);
-        let shown = path.strip_prefix(root).unwrap_or(path).display();
-        let from = match self.source {
-            S::Explicit => "--python",
-            S::VirtualEnv => "$VIRTUAL_ENV",
-            S::ProjectVenv => "the project's virtualenv",
-            S::Path => "python3 on PATH",
-        };
-        match &self.python_version {
-            Some(v) => format!("python {v} ({shown}, {from})"),
-            None => format!("python {shown} ({from})"),
-        }
-    }
-}
+pub use crate::runner::InterpreterInfo;
 
 /// What a candidate's proof ran, in the attempt (only under a narrow selection).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -6,14 +6,13 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::error::SessionError;
-use super::model::InterpreterInfo;
 use crate::config::settings::excluded_by;
 /// The settings a session reads, resolved once from flags, the configuration file and defaults.
 pub use crate::config::Settings as Options;
 use crate::journal::{self, JournalError};
 use crate::project::ProjectRoot;
 use crate::rules::RuleSet;
-use crate::runner::{self, Interpreter};
+use crate::runner::{self, Interpreter, InterpreterInfo};
 use crate::traceback::{Failure, When};
 
 /// Why a file is not to be patched (nor probed): `extend-exclude` says so, or the user cannot

@@ -34,7 +34,7 @@
 //! same spec disagreed (a plugin that misbehaves after fork: the worker is off for the rest of
 //! the process); the sandbox is on (bubblewrap wraps a process, not a fork); the run starts
 //! pytest-xdist workers (xdist hands them the `sys.path` it froze in the server, where the
-//! project is not on it: [`crate::xdist::starts_workers`]).
+//! project is not on it: [`crate::pytest_args::starts_workers`]).
 //!
 //! # Process handling
 //!

@@ -102,6 +102,31 @@ fn project(root: &Path) {
     }
 }
 
+/// Starts [`child_patches_and_waits_to_be_killed`] on `root` and returns once it has patched.
+fn patching_child(root: &Path, cache: &Path) -> std::process::Child {
+    let ready = cache.join("ready");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "restore_killed::child_patches_and_waits_to_be_killed",
+            "--exact",
+            "--nocapture",
+        ])
+        .env(CHILD_ROOT, root)
+        .env(CHILD_READY, &ready)
+        .env("XDG_CACHE_HOME", cache)
+        .env("TMPDIR", cache)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready.exists() {
+        assert!(Instant::now() < deadline, "the child never got ready");
+        assert!(child.try_wait().unwrap().is_none(), "the child exited");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
 #[test]
 fn a_killed_run_is_detected_and_restored_by_the_cli() {
     // journal::pending and Journal::begin find the journal through XDG_CACHE_HOME.
@@ -112,27 +137,7 @@ fn a_killed_run_is_detected_and_restored_by_the_cli() {
     let before = snapshot(&root);
     let status_before = git(&root, &["status", "--porcelain"]);
     let original_hash = git(&root, &["hash-object", "m.py"]).trim().to_string();
-    let ready = cache.join("ready");
-
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "restore_killed::child_patches_and_waits_to_be_killed",
-            "--exact",
-            "--nocapture",
-        ])
-        .env(CHILD_ROOT, &root)
-        .env(CHILD_READY, &ready)
-        .env("XDG_CACHE_HOME", &cache)
-        .env("TMPDIR", &cache)
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready.exists() {
-        assert!(Instant::now() < deadline, "the child never got ready");
-        assert!(child.try_wait().unwrap().is_none(), "the child exited");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut child = patching_child(&root, &cache);
 
     // While it lives: the lock names it, and restore refuses with exit 6.
     match Journal::begin(&root, None) {
@@ -220,26 +225,7 @@ fn restore_after_a_kill_leaves_a_file_an_editor_saved_since() {
     let root = dir.path().canonicalize().unwrap();
     project(&root);
     let n_before = fs::read(root.join("pkg/n.py")).unwrap();
-    let ready = cache.join("ready");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "restore_killed::child_patches_and_waits_to_be_killed",
-            "--exact",
-            "--nocapture",
-        ])
-        .env(CHILD_ROOT, &root)
-        .env(CHILD_READY, &ready)
-        .env("XDG_CACHE_HOME", &cache)
-        .env("TMPDIR", &cache)
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready.exists() {
-        assert!(Instant::now() < deadline, "the child never got ready");
-        assert!(child.try_wait().unwrap().is_none(), "the child exited");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut child = patching_child(&root, &cache);
     child.kill().unwrap();
     child.wait().unwrap();
     let theirs = b"def f(x):\n    return x.y  # the editor's\n";
