@@ -252,6 +252,10 @@ fn run_action_with(p: &Project, given: &[(&str, &str)], install: Install) -> Ran
         let mut cmd = Command::new("bash");
         cmd.args(["-e", "-c", step.run.as_deref().unwrap()])
             .current_dir(&p.root)
+            // A runner sets these; pytest reads `CI` (it prints whole assertion diffs there),
+            // so the simulated steps see what they would see on GitHub wherever this runs.
+            .env("CI", "true")
+            .env("GITHUB_ACTIONS", "true")
             .env("GITHUB_ACTION_PATH", support::repo())
             .env("GITHUB_WORKSPACE", &p.root)
             .env("GITHUB_OUTPUT", &out_file)
@@ -520,7 +524,15 @@ fn a_project_in_a_subdirectory_gets_a_patch_git_applies_at_the_repository_root()
              \x20   Omitting 1 identical items, use -vv to show\n\
              \x20   Differing items:\n\
              \x20   {{'b': 2}} != {{'b': 3}}\n\
-             \x20   Use -v to get more diff\n\
+             \x20   \n\
+             \x20   Full diff: (-: missing in left side, +: extra in left side)\n\
+             \x20     {{\n\
+             \x20         'a': 1,\n\
+             \x20   -     'b': 3,\n\
+             \x20   ?          ^\n\
+             \x20   +     'b': 2,\n\
+             \x20   ?          ^\n\
+             \x20     }}\n\
              \x20 ```\n",
             diff.trim_end_matches('\n')
         )
