@@ -552,19 +552,22 @@ impl AttemptLoop<'_, '_> {
         outcome: &mut FailureOutcome,
     ) -> bool {
         let key = failure_key(failure);
+        let same = |f: &Failure| {
+            failure_key(f) == key && f.exc_type == failure.exc_type && f.msg == failure.msg
+        };
+        // The same failure unchanged is this one, reported once.
         let more: Vec<Failure> = after
             .iter()
             .filter(|f| {
                 (failure_key(f) == key || !self.current.contains(&failure_key(f)))
+                    && !same(f)
                     && self.selected(f)
             })
             .cloned()
             .collect();
         self.queue.extend(more);
         self.current = failure_keys(&after);
-        let gone = !after.iter().any(|f| {
-            failure_key(f) == key && f.exc_type == failure.exc_type && f.msg == failure.msg
-        });
+        let gone = !after.iter().any(same);
         if gone {
             let i = self.s.installed.last();
             outcome.status = FailureStatus::Installed;

@@ -141,12 +141,9 @@ impl Runs<'_> {
         if self.installed.iter().any(|i| i.distribution == dist) {
             return Ok(None);
         }
-        let mut done = install::pip_install(&self.prover.python, &module, &dist, &ws.env());
+        let done = install::pip_install(&self.prover.python, &module, &dist, &ws.env());
         let ok = done.ok;
         let detail = done.detail.clone();
-        if ok {
-            done.declared = self.declare(ws, &dist)?;
-        }
         self.installed.push(done);
         if !ok {
             *suggestion = Some(format!(
@@ -164,17 +161,42 @@ impl Runs<'_> {
             // A full run's failures become the reference set: the lazy baseline is complete.
             self.lazy = None;
         }
-        if after.is_none() {
-            *suggestion = Some(format!(
-                "installed {dist} (--install-missing), but the run after it gave no verdict"
-            ));
-        } else {
-            *suggestion = Some(format!(
-                "installed {dist} (--install-missing), but the failure persists: {}",
-                suggestion
-                    .as_deref()
-                    .unwrap_or("check the project's dependencies")
-            ));
+        let python = self.prover.python.path.display();
+        let left = format!(
+            "{dist} stays installed in {python} (`python -m pip uninstall {dist}` removes it) \
+             and is declared nowhere"
+        );
+        match &after {
+            None => {
+                *suggestion = Some(format!(
+                    "installed {dist} (--install-missing), but the run after it gave no \
+                     verdict; {left}"
+                ));
+            }
+            // An install that did not supply the module fixed nothing: declaring it would
+            // keep a patch that is no fix.
+            Some(after)
+                if after
+                    .iter()
+                    .any(|f| f.exc_type == failure.exc_type && f.msg == failure.msg) =>
+            {
+                *suggestion = Some(format!(
+                    "installed {dist} (--install-missing), but the module `{module}` is still \
+                     missing after it: {dist} does not provide it; {left}"
+                ));
+            }
+            Some(_) => {
+                let declared = self.declare(ws, &dist)?;
+                if let Some(last) = self.installed.last_mut() {
+                    last.declared = declared;
+                }
+                *suggestion = Some(format!(
+                    "installed {dist} (--install-missing), but the failure persists: {}",
+                    suggestion
+                        .as_deref()
+                        .unwrap_or("check the project's dependencies")
+                ));
+            }
         }
         Ok(after)
     }

@@ -300,3 +300,69 @@ fn an_unknown_import_name_is_refused_with_the_reason() {
     assert_eq!(v["patches"], serde_json::json!([]));
     support::project::assert_same(&before, &p.snapshot());
 }
+
+/// An install that does not supply the missing module fixed nothing: the requirement is not
+/// declared (no patch, every project file as it was), and the reason says the distribution
+/// stays installed and how to remove it.
+#[test]
+fn an_install_that_does_not_supply_the_module_declares_nothing_and_keeps_no_patch() {
+    let wheels = tempfile::tempdir().unwrap();
+    // Installs fine, but as `acme_other`: `acme_internal` is still missing after it.
+    wheel(wheels.path(), "acme-wrong", "acme_other");
+    let p = project(&[
+        (
+            "app.py",
+            "import acme_internal\n\nprint(acme_internal.NAME)\n",
+        ),
+        ("want.txt", "from acme-wrong\n"),
+        ("requirements.txt", "click>=8\n"),
+    ]);
+    venv(&p);
+    let project_files = |p: &Project| {
+        let mut s = p.snapshot();
+        s.retain(|k, _| !k.starts_with(".venv/"));
+        s
+    };
+    let before = project_files(&p);
+    let out = install_run(
+        &p,
+        "--install-missing=acme_internal=acme-wrong",
+        wheels.path(),
+    );
+    support::assert_exit(&out, 5);
+    let v = json(&out);
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    let i = &v["installed"][0];
+    assert_eq!(
+        (
+            &i["module"],
+            &i["distribution"],
+            &i["ok"],
+            i.get("declared")
+        ),
+        (
+            &"acme_internal".into(),
+            &"acme-wrong".into(),
+            &true.into(),
+            None
+        ),
+        "{v}"
+    );
+    // One failure, reported once, with why the install did not count.
+    assert_eq!(v["failures"].as_array().unwrap().len(), 1, "{v}");
+    let f = &v["failures"][0];
+    assert_eq!(f["status"], "escalated");
+    assert_eq!(
+        f["reason"],
+        format!(
+            "installed acme-wrong (--install-missing), but the module `acme_internal` is still \
+             missing after it: acme-wrong does not provide it; acme-wrong stays installed in {} \
+             (`python -m pip uninstall acme-wrong` removes it) and is declared nowhere",
+            p.root.join(".venv/bin/python").display()
+        )
+    );
+    assert_eq!(v["patches"], serde_json::json!([]));
+    assert_eq!(v["files_patched"], serde_json::json!([]));
+    assert_eq!(v["final_status"], "escalated");
+    support::project::assert_same(&before, &project_files(&p));
+}
