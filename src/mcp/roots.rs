@@ -48,6 +48,10 @@ fn path_of(uri: &str) -> Option<PathBuf> {
     Some(PathBuf::from(std::ffi::OsString::from_vec(out)))
 }
 
+/// How long a client has to answer `roots/list` (it answers from memory; a few seconds is
+/// already a client that is stuck).
+pub const LIST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The client's roots as directories; none when it did not declare the capability.
 pub async fn of_client(peer: &Peer<RoleServer>) -> Result<Vec<PathBuf>, String> {
     let declared = peer
@@ -56,9 +60,15 @@ pub async fn of_client(peer: &Peer<RoleServer>) -> Result<Vec<PathBuf>, String> 
     if !declared {
         return Ok(Vec::new());
     }
-    let listed = peer
-        .list_roots()
+    // A client that declared roots but never answers must not hold the call forever.
+    let listed = tokio::time::timeout(LIST_TIMEOUT, peer.list_roots())
         .await
+        .map_err(|_| {
+            format!(
+                "the client did not answer roots/list within {} s: pass an absolute root",
+                LIST_TIMEOUT.as_secs()
+            )
+        })?
         .map_err(|e| format!("cannot list the client's MCP roots: {e}"))?;
     Ok(listed
         .roots

@@ -182,6 +182,10 @@ fn python_sdk_client_session() {
             dry.root.file_name().unwrap().to_str().unwrap()
         )])
     );
+    assert_eq!(
+        v["relative_roots_stuck"]["text"],
+        json!(["the client did not answer roots/list within 10 s: pass an absolute root"])
+    );
     // Every tool declares its command's schema (schema/<cmd>.schema.json, version 1); `fix`
     // the summary's or the full report's (`detail`).
     for (name, t) in tools {

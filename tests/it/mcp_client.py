@@ -158,6 +158,16 @@ async def main(cfg):
             out["relative_no_roots"] = dump(
                 await s.call_tool("config", {"root": cfg["relative_root"]})
             )
+    # A client that declares roots and never answers roots/list: the call is answered anyway.
+    async def never_answers(context):
+        await anyio.sleep(3600)
+
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, list_roots_callback=never_answers) as s:
+            await s.initialize()
+            out["relative_roots_stuck"] = dump(
+                await s.call_tool("config", {"root": cfg["relative_root"]})
+            )
     out["session_closed"] = True
     print(json.dumps(out))
 
