@@ -32,6 +32,9 @@ import sys
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from release_version import cargo_version as cargo_version_of, pep440  # noqa: E402
+
 ACTION_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODES = {
     "fix": [],
@@ -63,8 +66,7 @@ def set_output(name, value):
 def version():
     """The version of the action's checkout: Cargo.toml's, which the wheels carry."""
     with open(os.path.join(ACTION_DIR, "Cargo.toml"), encoding="utf-8") as f:
-        m = re.search(r'^version\s*=\s*"([^"]+)"', f.read(), re.M)
-    return m.group(1)
+        return cargo_version_of(f.read())
 
 
 def action_repository():
@@ -176,9 +178,7 @@ def release():
         with open(os.path.join(dist, name), "wb") as f:
             f.write(data)
     path, pip = venv()
-    pep440 = re.sub(r"-(rc|alpha|beta)\.?(\d+)$",
-                    lambda m: {"rc": "rc", "alpha": "a", "beta": "b"}[m.group(1)] + m.group(2), ver)
-    if subprocess.run(pip + ["--no-index", "--find-links", dist, "selfdebug==" + pep440]
+    if subprocess.run(pip + ["--no-index", "--find-links", dist, "selfdebug==" + pep440(ver)]
                       ).returncode != 0:
         log("pip took none of %s: building from source" % ", ".join(wheels))
         set_output("bin", "")
