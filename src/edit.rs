@@ -20,6 +20,27 @@ pub struct Edit {
     pub content: String,
 }
 
+/// The one span of `tops` (top-level statements, see
+/// [`ParsedModule::top_level_spans`](crate::syntax::ParsedModule::top_level_spans)) that holds
+/// every edit: its index, and where it lies in the edited text (the original is `old_len` long,
+/// the edited `new_len`: what follows the statement moved by the difference). `None` when no
+/// one statement holds them.
+pub fn statement_holding(
+    tops: &[Range<usize>],
+    edits: &[Edit],
+    new_len: usize,
+    old_len: usize,
+) -> Option<(usize, Range<usize>)> {
+    let first = edits.iter().map(|e| e.range.start).min()?;
+    let last = edits.iter().map(|e| e.range.end).max()?;
+    let (k, span) = tops
+        .iter()
+        .enumerate()
+        .find(|(_, t)| t.start <= first && last <= t.end)?;
+    let end = (span.end + new_len).checked_sub(old_len)?;
+    Some((k, span.start..end))
+}
+
 impl Edit {
     pub fn replacement(range: Range<usize>, content: impl Into<String>) -> Edit {
         Edit {

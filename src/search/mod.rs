@@ -211,7 +211,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
             continue;
         };
         let old_literals = plan::literals::module_literals(&module);
-        let tops = top_level_spans(&module);
+        let tops = module.top_level_spans();
         let mut guarded: BTreeSet<usize> = BTreeSet::new();
         use rustpython_parser::ast::Ranged;
         let func_start = |line: u32| {
@@ -282,7 +282,8 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                     Some(parsed)
                 } else {
                     let changed =
-                        changed_statement(&tops, &fix.edits, text.len(), module.text().len());
+                        edit::statement_holding(&tops, &fix.edits, text.len(), module.text().len())
+                            .map(|(_, r)| r);
                     let whole = changed.and_then(|r| text.get(r)).unwrap_or(&text);
                     if syntax::parse_text(&path, whole).is_err() {
                         continue;
@@ -373,48 +374,6 @@ pub struct AttemptFacts {
 }
 
 /// What a reviewer should check in a search patch (the JSON's `review`).
-/// The text spans of a module's top-level statements, decorators included.
-fn top_level_spans(module: &syntax::ParsedModule) -> Vec<std::ops::Range<usize>> {
-    use rustpython_parser::ast::{Ranged, Stmt};
-    module
-        .body()
-        .iter()
-        .map(|s| {
-            let decorator = match s {
-                Stmt::FunctionDef(f) => f.decorator_list.first(),
-                Stmt::AsyncFunctionDef(f) => f.decorator_list.first(),
-                Stmt::ClassDef(c) => c.decorator_list.first(),
-                _ => None,
-            };
-            // A decorator's range starts after its `@`: from the start of its line.
-            let start = decorator.map_or(s.range().start().to_usize(), |d| {
-                let before = module
-                    .text()
-                    .get(..d.range().start().to_usize())
-                    .unwrap_or("");
-                before.rfind('\n').map_or(0, |n| n + 1)
-            });
-            start..s.range().end().to_usize()
-        })
-        .collect()
-}
-
-/// Where the top-level statement of `tops` holding every edit lies in the edited text (of
-/// length `new_len`; the original's is `old_len`); `None` when no one statement holds them.
-fn changed_statement(
-    tops: &[std::ops::Range<usize>],
-    edits: &[edit::Edit],
-    new_len: usize,
-    old_len: usize,
-) -> Option<std::ops::Range<usize>> {
-    let first = edits.iter().map(|e| e.range.start).min()?;
-    let last = edits.iter().map(|e| e.range.end).max()?;
-    let span = tops.iter().find(|t| t.start <= first && last <= t.end)?;
-    // Everything after the statement moved by what the edits added or removed.
-    let end = (span.end + new_len).checked_sub(old_len)?;
-    Some(span.start..end)
-}
-
 pub fn review_note() -> String {
     "a search over small edits guessed intent from the tests: check that the change is what the \
      code means, not only what the tests pin"

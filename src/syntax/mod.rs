@@ -112,6 +112,28 @@ impl ParsedModule {
         &self.body
     }
 
+    /// The text spans of the module's top-level statements, decorators included.
+    pub fn top_level_spans(&self) -> Vec<Range<usize>> {
+        use rustpython_parser::ast::Ranged;
+        self.body
+            .iter()
+            .map(|s| {
+                let decorator = match s {
+                    ast::Stmt::FunctionDef(f) => f.decorator_list.first(),
+                    ast::Stmt::AsyncFunctionDef(f) => f.decorator_list.first(),
+                    ast::Stmt::ClassDef(c) => c.decorator_list.first(),
+                    _ => None,
+                };
+                // A decorator's range starts after its `@`: from the start of its line.
+                let start = decorator.map_or(s.range().start().to_usize(), |d| {
+                    let before = self.text.get(..d.range().start().to_usize()).unwrap_or("");
+                    before.rfind('\n').map_or(0, |n| n + 1)
+                });
+                start..s.range().end().to_usize()
+            })
+            .collect()
+    }
+
     /// Regions parsed as placeholders (empty when the raw text parsed).
     pub fn masks(&self) -> &[Mask] {
         &self.masks

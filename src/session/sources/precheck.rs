@@ -272,22 +272,9 @@ fn top_level_spans(path: &Path, original: &[u8]) -> Vec<std::ops::Range<usize>> 
     };
     let shift = if source.has_bom() { 3 } else { 0 };
     module
-        .body()
-        .iter()
-        .map(|s| {
-            let decorated = match s {
-                Stmt::FunctionDef(f) => f.decorator_list.first().map(|d| d.range().start()),
-                Stmt::AsyncFunctionDef(f) => f.decorator_list.first().map(|d| d.range().start()),
-                Stmt::ClassDef(c) => c.decorator_list.first().map(|d| d.range().start()),
-                _ => None,
-            };
-            // A decorator's range starts after its `@`: from the start of its line.
-            let start = decorated.map_or(s.range().start().to_usize(), |d| {
-                let text = module.text().get(..d.to_usize()).unwrap_or("");
-                text.rfind('\n').map_or(0, |n| n + 1)
-            });
-            start + shift..s.range().end().to_usize() + shift
-        })
+        .top_level_spans()
+        .into_iter()
+        .map(|r| r.start + shift..r.end + shift)
         .collect()
 }
 
@@ -297,17 +284,9 @@ fn changed_statement<'a>(
     c: &'a crate::plan::Candidate,
     tops: &[std::ops::Range<usize>],
 ) -> Option<(Option<usize>, &'a [u8])> {
-    let first = c.fix.edits.iter().map(|e| e.range.start).min()?;
-    let last = c.fix.edits.iter().map(|e| e.range.end).max()?;
-    let (k, span) = tops
-        .iter()
-        .enumerate()
-        .find(|(_, t)| t.start <= first && last <= t.end)?;
-    // Everything after the statement moved by what the edits added or removed.
-    let delta = c.patched.len() as isize - c.original.len() as isize;
-    let end = (span.end as isize + delta) as usize;
-    let bytes = c.patched.get(span.start..end)?;
-    Some((Some(k), bytes))
+    let (k, span) =
+        crate::edit::statement_holding(tops, &c.fix.edits, c.patched.len(), c.original.len())?;
+    Some((Some(k), c.patched.get(span)?))
 }
 
 fn run_check(python: &Interpreter, dir: &Path, n: usize) -> Option<Vec<Option<String>>> {
