@@ -207,9 +207,13 @@ fn params_in_files(files: &[PathBuf], name: &str, method: bool) -> Option<Params
         PARSED.with(|cache| {
             let mut cache = cache.borrow_mut();
             // Each imported module is parsed once per process, not once per call site: the
-            // search asks at every call of every suspicious line.
+            // search asks at every call of every suspicious line. Keyed by the file's stamp
+            // too, so a module patched since (a kept patch, another run) is read again.
+            let stamp = std::fs::metadata(f)
+                .ok()
+                .map(|m| (m.modified().ok(), m.len()));
             let pm = cache
-                .entry(f.clone())
+                .entry((f.clone(), stamp))
                 .or_insert_with(|| {
                     let source = crate::source::SourceFile::read(f).ok()?;
                     crate::syntax::parse(&source).ok().map(std::rc::Rc::new)
@@ -221,11 +225,14 @@ fn params_in_files(files: &[PathBuf], name: &str, method: bool) -> Option<Params
 }
 
 thread_local! {
-    /// Imported modules parsed so far (`None`: unreadable or not Python). The search reads the
-    /// original tree, which no candidate has touched when its mutants are made.
-    static PARSED: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<std::rc::Rc<crate::syntax::ParsedModule>>>> =
+    /// Imported modules parsed so far, by path and stamp (`None`: unreadable or not Python).
+    static PARSED: std::cell::RefCell<std::collections::HashMap<(PathBuf, Option<Stamp>), Parsed>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
+
+/// A file's modification time and length.
+type Stamp = (Option<std::time::SystemTime>, u64);
+type Parsed = Option<std::rc::Rc<crate::syntax::ParsedModule>>;
 
 /// The project modules `body` (the module at `path`) imports from, at top level or under a
 /// top-level `if` (`if TYPE_CHECKING:`), nearest first as written.
