@@ -97,8 +97,8 @@ pub struct ProofRun {
 }
 
 /// Which run of a proof: `targeted` (chosen tests: the failing test, its group, a repeat),
-/// `covering` (the tests outside a narrow selection that run the edited lines or share its
-/// files), `full` (the whole suite).
+/// `covering` (the passing tests that run a search candidate's edited line; the tests outside
+/// a narrow selection that run the edited lines or share its files), `full` (the whole suite).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProofStage {

@@ -219,6 +219,14 @@ impl Prover<'_> {
         })
     }
 
+    /// A search candidate's run of its passing neighbours (the passing tests that run the
+    /// edited line) as a proof's record: a `covering` run.
+    pub(in crate::session) fn covering_proof(&self, run: &PytestRun) -> Option<ProofRun> {
+        let mut r = self.proof_run(Phase::Candidate, run)?;
+        r.stage = ProofStage::Covering;
+        Some(r)
+    }
+
     /// The runs logged since `mark` (a length of [`Prover::proof_log`]).
     pub(super) fn proof_since(&self, mark: usize) -> Vec<ProofRun> {
         self.proof_log.get(mark..).unwrap_or_default().to_vec()

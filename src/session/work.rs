@@ -10,7 +10,7 @@ use super::chain::{guards_its_own_none, made_the_none};
 use super::error::SessionError;
 use super::groups::group_passes_in;
 use super::known::Held;
-use super::model::{Attempt, Repeats};
+use super::model::{Attempt, ProofRun, Repeats};
 use super::prover::Phase;
 use super::runs::Runs;
 use super::shared::{failure_key, failure_keys, GROUP_IN_FULL_RUN, TIME_BUDGET_USED_UP};
@@ -290,6 +290,7 @@ impl Work<'_, '_> {
                 Phase::Candidate
             };
             attempt.proven_by = (self.s.prover.proof_run(phase, &t.first).into_iter())
+                .chain(t.covering_run.clone())
                 .chain(self.s.prover.proof_since(mark))
                 .collect();
         }
@@ -364,6 +365,7 @@ impl Work<'_, '_> {
             first,
             first_verdict,
             neighbours: None,
+            covering_run: None,
             spent,
             started_ms: None,
         };
@@ -742,6 +744,8 @@ pub(super) struct Targeted {
     /// The search's passing covering tests' verdict (green when there are none); only after
     /// a green first run.
     pub(super) neighbours: Option<Verdict>,
+    /// The neighbours' run as a proof's record (`covering`), when there was one.
+    pub(super) covering_run: Option<ProofRun>,
     /// Wall time already spent on the candidate.
     pub(super) spent: Duration,
     /// When its first run started, when that is not now (a parallel proof's).

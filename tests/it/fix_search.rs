@@ -429,3 +429,56 @@ fn runners_up_of_a_plausible_candidate_get_a_hangs_short_limit() {
     // Never the usual limit (at least 5 s): the file's tests pass in milliseconds.
     assert!(limits.iter().all(|l| (1.0..5.0).contains(l)), "{limits:?}");
 }
+
+/// A search patch's proof as data: the failing test's run (`targeted`), the passing tests that
+/// run the edited line (`covering`), the unsafe candidate's repeat (`targeted`), the suite
+/// (which counts as the third pass in a row).
+#[test]
+fn a_search_patch_lists_its_covering_run_in_its_proof() {
+    let grade = "def grade(score):\n    if score > 90:\n        return \"A\"\n    return \"B\"\n";
+    let tests = "from grades import grade\n\n\ndef test_ninety_is_an_a():\n    assert grade(90) == \"A\"\n\n\n\
+                 def test_high():\n    assert grade(95) == \"A\"\n\n\n\
+                 def test_low():\n    assert grade(50) == \"B\"\n\n\n\
+                 def test_unrelated():\n    assert 1 + 1 == 2\n";
+    let p = project(&[
+        ("pytest.ini", "[pytest]\npythonpath = .\n"),
+        ("grades.py", grade),
+        ("tests/test_grades.py", tests),
+    ]);
+    let out = p.run(&["fix", "--json", "--search-time", "900"]);
+    assert_eq!(out.status.code(), Some(0));
+    support::assert_valid("fix.schema.json", None, &[&out.stdout]);
+    let v = json(&out);
+    assert_eq!(p.read("grades.py"), grade.replace("> 90", ">= 90"));
+    let proof: Vec<(String, String, u64, u64)> = v["patches"][0]["proven_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let cmd = r["command"].as_array().unwrap();
+            // The tests given: the node ids (after the plugin), or none for the suite.
+            let given: Vec<&str> = cmd
+                .iter()
+                .filter_map(|a| a.as_str())
+                .filter(|a| a.starts_with("tests/"))
+                .map(|a| a.rsplit("::").next().unwrap())
+                .collect();
+            (
+                r["stage"].as_str().unwrap().to_string(),
+                given.join(" "),
+                r["passed"].as_u64().unwrap(),
+                r["failed"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let t = |stage: &str, given: &str, passed| (stage.to_string(), given.to_string(), passed, 0);
+    assert_eq!(
+        proof,
+        [
+            t("targeted", "test_ninety_is_an_a", 1),
+            t("covering", "test_high test_low", 2),
+            t("targeted", "test_ninety_is_an_a", 1),
+            t("full", "", 4),
+        ]
+    );
+}

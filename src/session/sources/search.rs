@@ -517,6 +517,7 @@ fn prove_command(
         first,
         first_verdict,
         neighbours,
+        covering_run: None,
         spent: started.elapsed(),
         started_ms: None,
     };
@@ -981,13 +982,16 @@ fn judge_done(
         return Err(SessionError::NoParallelRun);
     };
     let green = !first.timed_out && matches!(first_verdict, Verdict::Green);
-    let second = runs.next().map(|(run, v)| (!run.timed_out, v));
+    let second = runs
+        .next()
+        .map(|(run, v)| (!run.timed_out, v, w.s.prover.covering_proof(&run)));
+    let covering_run = second.as_ref().and_then(|(_, _, r)| r.clone());
     let lead = fixed_by(w, &first, &first_verdict, &targeted).filter(|_| match &second {
-        Some((ended, v)) => *ended && matches!(v, Verdict::Green),
+        Some((ended, v, _)) => *ended && matches!(v, Verdict::Green),
         None => true,
     });
     let neighbours = match second {
-        Some((_, v)) if green => Some(v),
+        Some((_, v, _)) if green => Some(v),
         // No passing test runs the line: nothing to break there.
         None if green => Some(Verdict::Green),
         _ => None,
@@ -1003,6 +1007,7 @@ fn judge_done(
         first,
         first_verdict,
         neighbours,
+        covering_run,
         spent: done.took,
         started_ms: Some(done.started_ms),
     };

@@ -111,11 +111,13 @@ pub(in crate::session) fn prove_searched(
     let first = run_targeted(w, &targeted)?;
     let first_verdict = verdict::read(&first, w.ws.root());
     let lead = lead_of(w, &first, &first_verdict, &targeted, &passing)?;
+    let mut covering_run = None;
     let neighbours = if !first.timed_out && matches!(first_verdict, Verdict::Green) {
         Some(if passing.is_empty() {
             Verdict::Green
         } else {
             let run = w.s.prover.run_candidate(w.ws, &passing)?;
+            covering_run = w.s.prover.covering_proof(&run);
             verdict::read(&run, w.ws.root())
         })
     } else {
@@ -126,6 +128,7 @@ pub(in crate::session) fn prove_searched(
         first,
         first_verdict,
         neighbours,
+        covering_run,
         spent: started.elapsed(),
         started_ms: None,
     };
