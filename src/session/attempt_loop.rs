@@ -94,6 +94,7 @@ pub fn run_loop(
         accepted: BTreeMap::new(),
         accepted_cands: Vec::new(),
         accepted_for: Vec::new(),
+        gone_with: BTreeMap::new(),
         members: Vec::new(),
         links: Vec::new(),
         causes: Vec::new(),
@@ -315,6 +316,9 @@ struct AttemptLoop<'w, 'a> {
     accepted_cands: Vec<Candidate>,
     /// The failure each of `accepted_cands` was kept for.
     accepted_for: Vec<(String, When)>,
+    /// Failing tests that passed once the fix kept for a test (the key) was proven alone: the
+    /// fix's own failures beyond its group (reported as fixed by another patch).
+    gone_with: BTreeMap<String, Vec<String>>,
     /// The failures to work on, as the causes are built from them (see [`causes`]).
     members: Vec<causes::Member>,
     /// Tests searched as one cause (the spectrum's): (the test worked on, another).
@@ -401,6 +405,7 @@ impl AttemptLoop<'_, '_> {
             first_place: &mut self.first_place,
             accepted_cands: &mut self.accepted_cands,
             accepted_for: &mut self.accepted_for,
+            gone_with: &mut self.gone_with,
             outcomes: &mut self.outcomes,
             groups: &mut self.groups,
             no_defer: &mut self.no_defer,
@@ -776,6 +781,7 @@ impl AttemptLoop<'_, '_> {
             self.queue.extend(seen);
             self.blind = false;
         }
+        batch::note_gone(&mut self.gone_with, key, &self.current, &after_keys);
         self.current = after_keys;
         self.accepted_for.extend(steps.iter().map(|_| key.clone()));
         self.accepted_cands.extend(steps);
@@ -863,6 +869,15 @@ impl AttemptLoop<'_, '_> {
             .find(|g| g.tests.iter().any(|t| t == test))
         {
             out.extend(g.tests.iter().filter(|t| *t != test && fixed(t)).cloned());
+        }
+        // Failures beyond the group that its proving run showed gone, fixed by it.
+        for t in self.gone_with.get(test).into_iter().flatten() {
+            let by_it = self.outcomes.iter().any(|o| {
+                o.test.as_ref() == Some(t) && o.status == FailureStatus::FixedByAnotherPatch
+            });
+            if by_it && !out.contains(t) {
+                out.push(t.clone());
+            }
         }
         out
     }

@@ -291,6 +291,8 @@ pub(super) struct Settle<'a> {
     pub accepted_cands: &'a mut Vec<Candidate>,
     /// The failure each kept candidate was kept for (its cause's, see [`super::causes`]).
     pub accepted_for: &'a mut Vec<(String, When)>,
+    /// See `AttemptLoop::gone_with`.
+    pub gone_with: &'a mut BTreeMap<String, Vec<String>>,
     pub outcomes: &'a mut Vec<FailureOutcome>,
     pub groups: &'a mut super::groups::Groups,
     pub no_defer: &'a mut BTreeSet<(String, When)>,
@@ -340,7 +342,14 @@ impl Batch {
         let done = self.confirm(s, ws, attempts, accepted)?;
         if let Some(after) = &done.after {
             absorb(after, st.queue, st.first_place);
-            *st.current = failure_keys(after);
+            let after_keys = failure_keys(after);
+            // One fix alone in its run: what that run shows gone is its (several fixes in one
+            // run: which fixed what is not known, and nothing is attributed).
+            if let [only] = done.kept.as_slice() {
+                let key = failure_key(&only.failure);
+                note_gone(st.gone_with, &key, st.current, &after_keys);
+            }
+            *st.current = after_keys;
         }
         for e in done.kept {
             let key = failure_key(&e.failure);
@@ -394,6 +403,26 @@ pub(super) fn absorb(
                     .or_insert_with(|| (loc.file.clone(), loc.line));
             }
             *waiting = now.clone();
+        }
+    }
+}
+
+/// Records under the fix kept for `key` the failing tests of `before` that `after` (its proving
+/// run's failures) no longer has.
+pub(super) fn note_gone(
+    gone_with: &mut BTreeMap<String, Vec<String>>,
+    key: &(String, When),
+    before: &BTreeSet<(String, When)>,
+    after: &BTreeSet<(String, When)>,
+) {
+    let gone = before
+        .iter()
+        .filter(|k| *k != key && !after.contains(*k))
+        .map(|(t, _)| t.clone());
+    let list = gone_with.entry(key.0.clone()).or_default();
+    for t in gone {
+        if !list.contains(&t) {
+            list.push(t);
         }
     }
 }

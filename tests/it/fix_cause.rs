@@ -66,6 +66,20 @@ fn a_module_constant_behind_three_failing_tests_is_one_search() {
             ),
         ]
     );
+    // The one fix lists the three failures it fixes (agents link them to it).
+    assert_eq!(
+        v["fixes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| &f["failures"])
+            .collect::<Vec<_>>(),
+        [&json!([
+            first,
+            "tests/test_tax_of.py::test_tax_of_a_price",
+            "tests/test_with_tax.py::test_adds_the_tax"
+        ])]
+    );
     // The constant that all three read ranks first (no test's coverage holds its line: it ran
     // at import).
     assert_eq!(
