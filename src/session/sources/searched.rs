@@ -71,6 +71,8 @@ pub(in crate::session) fn ranked_candidates(
     candidates.retain(|r| {
         excluded(w.s.opts, &r.candidate.file).is_none()
             && w.s.opts.selection.enabled(&r.candidate.fix.rule)
+            // A joint candidate's own edit is its family's: left out with it.
+            && w.s.opts.selection.enabled(&format!("{}{}", engine::RULE_PREFIX, r.family))
     });
     // An edit that copies the failing test's expected literal into the code (`if not h:
     // return 3600`) passes that test by construction: left out before any run.
@@ -194,11 +196,16 @@ impl<'a> Suspects<'a> {
 
 /// The tests that ran the candidate's line.
 pub(in crate::session) fn covering(spectrum: &Spectrum, r: &Ranked) -> Vec<String> {
-    spectrum
-        .covering(&r.candidate.file, r.line)
-        .into_iter()
-        .map(str::to_string)
-        .collect()
+    let mut out: Vec<String> = Vec::new();
+    // A joint candidate ([`engine::sites`]): the tests of every line it edits.
+    for line in std::iter::once(r.line).chain(r.sites.iter().copied()) {
+        for t in spectrum.covering(&r.candidate.file, line) {
+            if !out.iter().any(|o| o == t) {
+                out.push(t.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// The candidate, its title and [`Candidate::coverage`] saying how many tests cover the
