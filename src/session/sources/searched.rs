@@ -71,9 +71,15 @@ pub(in crate::session) fn ranked_candidates(
     candidates.retain(|r| {
         excluded(w.s.opts, &r.candidate.file).is_none()
             && w.s.opts.selection.enabled(&r.candidate.fix.rule)
-            // A joint candidate's own edit is its family's: left out with it.
-            && w.s.opts.selection.enabled(&format!("{}{}", engine::RULE_PREFIX, r.family))
     });
+    // A joint candidate goes with its single edit (left out with its family above), and with
+    // its own rule.
+    for r in &mut candidates {
+        r.joint = r
+            .joint
+            .take()
+            .filter(|j| w.s.opts.selection.enabled(&j.candidate.fix.rule));
+    }
     // An edit that copies the failing test's expected literal into the code (`if not h:
     // return 3600`) passes that test by construction: left out before any run.
     let ranked = candidates.len();
