@@ -196,22 +196,21 @@ pub fn normalized(text: &str) -> Option<(String, Vec<usize>)> {
     let word = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = String::new();
     let mut offsets = Vec::new();
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    let mut gap: Option<usize> = None;
-    for (i, c) in text.char_indices() {
-        if let Some(q) = quote {
+    // A string literal is what `unquoted` skips: kept as written, quotes and all.
+    let verbatim = |out: &mut String, offsets: &mut Vec<usize>, from: usize, to: usize| {
+        for (j, c) in text[from..to].char_indices() {
             out.push(c);
-            offsets.push(i);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
+            offsets.push(from + j);
         }
+    };
+    let mut next = 0;
+    let mut gap: Option<usize> = None;
+    for (i, c, _) in crate::transform::unquoted(text) {
+        if i > next {
+            verbatim(&mut out, &mut offsets, next, i);
+            gap = None;
+        }
+        next = i + c.len_utf8();
         if c.is_whitespace() {
             gap.get_or_insert(i);
             continue;
@@ -225,11 +224,11 @@ pub fn normalized(text: &str) -> Option<(String, Vec<usize>)> {
                 offsets.push(g);
             }
         }
-        if c == '"' || c == '\'' {
-            quote = Some(c);
-        }
         out.push(c);
         offsets.push(i);
+    }
+    if next < text.len() {
+        verbatim(&mut out, &mut offsets, next, text.len());
     }
     Some((out, offsets))
 }
@@ -373,5 +372,10 @@ def f(x):
         assert_eq!(normalized("f( 'a  b' )").unwrap().0, "f('a  b')");
         assert_eq!(normalized("x # c"), None);
         assert_eq!(normalized("a <  b").unwrap().1, vec![0, 2, 5]);
+        assert_eq!(normalized("x in  'a # b' ").unwrap().0, "x in'a # b'");
+        assert_eq!(
+            normalized("f(\"a\\\" b\",  c)").unwrap().0,
+            "f(\"a\\\" b\",c)"
+        );
     }
 }
