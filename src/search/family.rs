@@ -62,5 +62,7 @@ crate::status::closed_set! {
         WrapConversion => "wrap-conversion",
         FstringPrefix => "fstring-prefix",
         CopyBeforeMutation => "copy-before-mutation",
+        // One edit at every site of its expression ([`super::sites`]).
+        MultiSite => "multi-site",
     }
 }

@@ -18,6 +18,7 @@ pub mod hint;
 pub mod loop_step;
 pub mod mutate;
 pub mod priors;
+pub mod sites;
 pub mod splits;
 pub mod templates;
 
@@ -64,6 +65,14 @@ pub struct Ranked {
     /// A literal of the failing test's expected value the edit introduces into a module that
     /// did not hold it (`if not h: return 3600`): left out before any run (docs/proof.md).
     pub copied: Option<Lit>,
+    /// A joint candidate ([`sites`]): the other lines it edits, besides `line`; their
+    /// covering tests are part of its proof.
+    pub sites: Vec<u32>,
+    /// The same edit at every site of its expression the failing tests ran ([`sites`]): tried
+    /// right after this one when the failing tests are one (a single edit cannot fix a test
+    /// that runs two sites), or when this one is a lead (it fixed some of the cause's tests:
+    /// the others may run the other sites). Never before it: alone it may fix them all.
+    pub joint: Option<Box<Ranked>>,
 }
 
 /// What to search.
@@ -196,6 +205,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
     }
     let mut out: Vec<Ranked> = Vec::new();
     let mut seen: BTreeSet<Vec<u8>> = BTreeSet::new();
+    let mut joint_of: Vec<(Vec<u8>, Ranked)> = Vec::new();
     for (file, sus) in by_file {
         let parts: Vec<&str> = file.split('/').collect();
         if crate::traceback::locate::is_test_file(&parts) && !input.allow_tests {
@@ -233,6 +243,24 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
             .map(|f| (f.line, top, true))
             .collect();
         let sites = sus.iter().map(|s| (s.line, s.score, false)).chain(frames);
+        // Every line of this file a failing test ran, not only the best ones: the other sites
+        // of a joint edit.
+        let run: BTreeSet<u32> = input
+            .suspicious
+            .iter()
+            .filter(|s| s.file == file && s.score > 0.0)
+            .map(|s| s.line)
+            .collect();
+        let sites_of = self::sites::Sites::new(&module, &run);
+        let context = FileContext {
+            input,
+            file,
+            path: &path,
+            source: &source,
+            module: &module,
+            tops: &tops,
+            old_literals: &old_literals,
+        };
         for (line, score, frame_only) in sites {
             let probed = crashed
                 .filter(|(start, _)| func_start(line) == Some(*start))
@@ -243,6 +271,13 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                 line_mutants(input, &module, file, line, probed, &mut guarded)
             };
             for m in mutants {
+                // The same edit at the other sites of its expression the failing tests ran,
+                // as one more candidate (see [`sites`]).
+                let others = match &m.edits[..] {
+                    [e] if m.family != Family::MultiSite => sites_of.same_edit_elsewhere(e),
+                    _ => Vec::new(),
+                };
+                let hint = input.expectation.map_or(Tier::None, |e| e.tier(&m.effects));
                 let size = m.size();
                 // A data edit is titled by the line it edits (the data's), not the checked one.
                 let at = match m.edits.first() {
@@ -252,74 +287,61 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                         as u32,
                     _ => line,
                 };
+                let joint = (!others.is_empty()).then(|| {
+                    let mut at_lines: Vec<u32> = others.iter().map(|(l, _)| *l).collect();
+                    at_lines.push(at);
+                    at_lines.sort();
+                    at_lines.dedup();
+                    let listed: Vec<String> = at_lines.iter().map(u32::to_string).collect();
+                    let mut edits = m.edits.clone();
+                    edits.extend(others.iter().map(|(_, e)| e.clone()));
+                    edits.sort_by_key(|e| e.range.start);
+                    let fix = Fix::new(
+                        format!(
+                            "{} at {file}:{} ({} sites)",
+                            m.title,
+                            listed.join(", "),
+                            at_lines.len()
+                        ),
+                        format!("{RULE_PREFIX}{}", Family::MultiSite),
+                        Confidence::Low,
+                        edits,
+                    );
+                    let lines_edited: Vec<u32> = others
+                        .iter()
+                        .map(|(l, _)| *l)
+                        .filter(|&l| l != line)
+                        .collect();
+                    (fix, lines_edited)
+                });
                 let fix = Fix::new(
                     format!("{} at {file}:{at}", m.title),
                     format!("{RULE_PREFIX}{}", m.family),
                     Confidence::Low,
                     m.edits,
                 );
-                // Only edits that apply and re-parse become candidates; duplicates go. The one
-                // parse also tells what the edit does to its function and which literals it
-                // brings (in a large module, parsing is most of the cost of a candidate).
-                let Ok(text) = edit::apply(source.text(), &fix.edits) else {
-                    continue;
-                };
-                let Ok(patched) = source.encode(&text) else {
-                    continue;
-                };
-                if patched == source.bytes() || !seen.insert(patched.clone()) {
-                    continue;
-                }
-                // Most edits (an operator, a constant) can neither silence nor write the test's
-                // literal: for them, the top-level statement holding the edits parsing is the
-                // file parsing (the rest is unchanged), at a fraction of a large module's cost.
-                let read = plan::shape::may_change_shape(&fix.edits)
-                    || plan::literals::may_introduce(&fix.edits, input.test_literals);
-                let after = if read {
-                    let Ok(parsed) = syntax::parse_text(&path, &text) else {
-                        continue;
-                    };
-                    Some(parsed)
-                } else {
-                    let changed =
-                        edit::statement_holding(&tops, &fix.edits, text.len(), module.text().len())
-                            .map(|(_, r)| r);
-                    let whole = changed.and_then(|r| text.get(r)).unwrap_or(&text);
-                    if syntax::parse_text(&path, whole).is_err() {
-                        continue;
-                    }
-                    None
-                };
-                let diff = edit::unified_diff_bytes(file, source.bytes(), &patched);
-                let silencing = after
-                    .as_ref()
-                    .and_then(|a| plan::shape::shape_of(&module, a, &fix.edits).silencing);
-                let copied = after
-                    .as_ref()
-                    .and_then(|a| plan::literals::copied_in(&old_literals, a, input.test_literals));
-                out.push(Ranked {
-                    candidate: Candidate {
-                        file: file.to_string(),
-                        fix,
-                        category: Category::Logic,
-                        safe: false,
-                        source: Source::Search,
-                        diff: diff.text,
-                        diff_encoding: diff.encoding,
-                        silencing,
-                        coverage: None,
-                        path: path.clone(),
-                        original: source.bytes().to_vec(),
-                        patched,
-                    },
+                let made = Made {
                     line,
                     family: m.family,
                     score,
                     rank: score * m.prior,
-                    size,
-                    hint: input.expectation.map_or(Tier::None, |e| e.tier(&m.effects)),
-                    copied,
-                });
+                    hint,
+                };
+                let Some(single) = made.ranked(&context, fix, size, Some(&mut seen)) else {
+                    continue;
+                };
+                if let Some((fix, lines_edited)) = joint {
+                    let size = fix
+                        .edits
+                        .iter()
+                        .map(|e| e.range.len() + e.content.len())
+                        .sum();
+                    if let Some(mut r) = made.ranked(&context, fix, size, None) {
+                        r.sites = lines_edited;
+                        joint_of.push((single.candidate.patched.clone(), r));
+                    }
+                }
+                out.push(single);
             }
         }
     }
@@ -340,7 +362,114 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
             .then(a.line.cmp(&b.line))
     });
     out.truncate(MAX_CANDIDATES);
+    with_joint_edits(out, joint_of)
+}
+
+/// `out` with each joint candidate (`joint_of`: the single's patched bytes, the joint
+/// candidate) attached to the single edit it repeats, the best-ranked single when several
+/// make the same one. The session tries it right after that single (see [`Ranked::joint`]).
+fn with_joint_edits(mut out: Vec<Ranked>, joint_of: Vec<(Vec<u8>, Ranked)>) -> Vec<Ranked> {
+    let mut joint: BTreeMap<Vec<u8>, Ranked> = BTreeMap::new();
+    for (single, r) in joint_of {
+        joint.entry(single).or_insert(r);
+    }
+    let mut attached: BTreeSet<Vec<u8>> = BTreeSet::new();
+    for r in &mut out {
+        r.joint = joint
+            .remove(&r.candidate.patched)
+            .filter(|j| attached.insert(j.candidate.patched.clone()))
+            .map(Box::new);
+    }
     out
+}
+
+/// The module a candidate edits, as [`Made::ranked`] reads it.
+struct FileContext<'a> {
+    input: &'a SearchInput<'a>,
+    file: &'a str,
+    path: &'a Path,
+    source: &'a SourceFile,
+    module: &'a syntax::ParsedModule,
+    tops: &'a [std::ops::Range<usize>],
+    old_literals: &'a [Lit],
+}
+
+/// Where a candidate comes from and how it ranks.
+struct Made {
+    line: u32,
+    family: Family,
+    score: f64,
+    rank: f64,
+    hint: Tier,
+}
+
+impl Made {
+    /// The ranked candidate of `fix`, when its edits apply and the file re-parses; with `seen`,
+    /// none when an earlier candidate made the same file.
+    fn ranked(
+        &self,
+        cx: &FileContext,
+        fix: Fix,
+        size: usize,
+        seen: Option<&mut BTreeSet<Vec<u8>>>,
+    ) -> Option<Ranked> {
+        let (source, module, file) = (cx.source, cx.module, cx.file);
+        // Only edits that apply and re-parse become candidates; duplicates go. The one
+        // parse also tells what the edit does to its function and which literals it
+        // brings (in a large module, parsing is most of the cost of a candidate).
+        let text = edit::apply(source.text(), &fix.edits).ok()?;
+        let patched = source.encode(&text).ok()?;
+        if patched == source.bytes() || seen.is_some_and(|s| !s.insert(patched.clone())) {
+            return None;
+        }
+        // Most edits (an operator, a constant) can neither silence nor write the test's
+        // literal: for them, the top-level statement holding the edits parsing is the
+        // file parsing (the rest is unchanged), at a fraction of a large module's cost.
+        let read = plan::shape::may_change_shape(&fix.edits)
+            || plan::literals::may_introduce(&fix.edits, cx.input.test_literals);
+        let after = if read {
+            Some(syntax::parse_text(cx.path, &text).ok()?)
+        } else {
+            let changed =
+                edit::statement_holding(cx.tops, &fix.edits, text.len(), module.text().len())
+                    .map(|(_, r)| r);
+            let whole = changed.and_then(|r| text.get(r)).unwrap_or(&text);
+            syntax::parse_text(cx.path, whole).ok()?;
+            None
+        };
+        let diff = edit::unified_diff_bytes(file, source.bytes(), &patched);
+        let silencing = after
+            .as_ref()
+            .and_then(|a| plan::shape::shape_of(module, a, &fix.edits).silencing);
+        let copied = after
+            .as_ref()
+            .and_then(|a| plan::literals::copied_in(cx.old_literals, a, cx.input.test_literals));
+        Some(Ranked {
+            candidate: Candidate {
+                file: file.to_string(),
+                fix,
+                category: Category::Logic,
+                safe: false,
+                source: Source::Search,
+                diff: diff.text,
+                diff_encoding: diff.encoding,
+                silencing,
+                coverage: None,
+                path: cx.path.to_path_buf(),
+                original: source.bytes().to_vec(),
+                patched,
+            },
+            line: self.line,
+            family: self.family,
+            score: self.score,
+            rank: self.rank,
+            size,
+            hint: self.hint,
+            copied,
+            sites: Vec::new(),
+            joint: None,
+        })
+    }
 }
 
 /// What an attempt record says about a search candidate (`search` in the JSON).
@@ -498,6 +627,42 @@ mod tests {
         assert_eq!(widen, vec![("m.py", 3, 0.9)]);
     }
 
+    /// A single edit whose expression the failing tests ran at other places carries the joint
+    /// candidate: the same edit at each, one patch, its family's edit under `multi-site`.
+    #[test]
+    fn a_repeated_test_gets_a_joint_candidate() {
+        let src = "def a(xs=None):\n    if xs:\n        return 1\n    return 0\n\n\ndef b(xs=None):\n    if xs:\n        return 2\n    return 0\n";
+        let all = ranked(src, &[2, 4, 8, 10], None, &[]);
+        let single = all
+            .iter()
+            .find(|r| r.family == Family::NoneTest && r.line == 2)
+            .expect("the none test at line 2");
+        let joint = single.joint.as_ref().expect("its joint candidate");
+        assert_eq!(joint.candidate.fix.rule, "search-multi-site");
+        assert_eq!(
+            joint.candidate.fix.title,
+            "`xs` → `xs is not None` at m.py:2, 8 (2 sites)"
+        );
+        assert_eq!(joint.sites, vec![8]);
+        assert_eq!(
+            String::from_utf8(joint.candidate.patched.clone())
+                .unwrap()
+                .matches("if xs is not None:")
+                .count(),
+            2
+        );
+        // The same joint is attached once, to the best-ranked single that makes it.
+        let made = all
+            .iter()
+            .filter(|r| {
+                r.joint
+                    .as_ref()
+                    .is_some_and(|j| j.candidate.patched == joint.candidate.patched)
+            })
+            .count();
+        assert_eq!(made, 1);
+    }
+
     /// Every family is one some generator makes (the priors' check makes each have a prior).
     #[test]
     fn every_family_has_a_generator() {
@@ -508,6 +673,7 @@ mod tests {
             .chain(super::data::FAMILIES.iter().copied())
             .chain(super::splits::FAMILIES.iter().copied())
             .chain(super::handlers::FAMILIES.iter().copied())
+            .chain(super::sites::FAMILIES.iter().copied())
             .collect();
         made.sort();
         made.dedup();

@@ -358,8 +358,11 @@ fn try_ranked(
     // `search::choose`) and keeps the one that changes the fewest behaviours.
     let mut plausible: Vec<Found> = Vec::new();
     let mut extra = 0usize;
-    let total = candidates.len();
-    for (i, r) in candidates.into_iter().enumerate() {
+    let mut queue: VecDeque<Ranked> = candidates.into();
+    // Joint candidates (one edit at several sites, see `search::sites`) tried so far.
+    let mut joints = 0usize;
+    while let Some(mut r) = queue.pop_front() {
+        let left = queue.len() + 1;
         if crate::process::interrupted() || enough(&plausible, extra, spectrum) {
             break;
         }
@@ -367,23 +370,24 @@ fn try_ranked(
             if !plausible.is_empty() {
                 break;
             }
-            w.ctx.untried += total - i;
+            w.ctx.untried += left;
             w.ctx.reason = Some(out_of_search_time(why, tried, w.s.opts));
             return Ok(None);
         }
         // Half the search time is kept for a second edit on top of a lead.
         if plausible.is_empty() && time_to_combine(w, deadline) {
-            w.ctx.untried += total - i;
+            w.ctx.untried += left;
             break;
         }
         if !w.s.prover.time_for_a_candidate() {
             if !plausible.is_empty() {
                 break;
             }
-            w.ctx.untried += total - i;
+            w.ctx.untried += left;
             w.ctx.reason = Some(TIME_BUDGET_USED_UP.into());
             return Ok(None);
         }
+        let joint = r.joint.take();
         // The same bytes already rejected for this failure (by a rule, or for another test
         // failing the same way) cost no run.
         if w.ctx.already_rejected(failure, &r.candidate) {
@@ -393,6 +397,7 @@ fn try_ranked(
         if !plausible.is_empty() {
             extra += 1;
         }
+        let leads = w.ctx.cause.leads.len();
         let covering = covering(spectrum, &r);
         let (hint, size) = (r.hint, r.size);
         let command = w.s.opts.judge.is_some();
@@ -411,6 +416,13 @@ fn try_ranked(
                 super::limits::tighten_for_runners_up(w.s, test);
             }
             plausible.push(Found::new(w, cand, after, covering, size)?);
+        } else if let Some(j) = joint.filter(|_| joints < engine::sites::MAX_PER_SEARCH) {
+            // One failing test may run every site; several that this edit partly fixed (a
+            // lead) may each run another.
+            if !w.ctx.cause.partial() || w.ctx.cause.leads.len() > leads {
+                joints += 1;
+                queue.push_front(*j);
+            }
         }
     }
     if plausible.is_empty() {
@@ -844,6 +856,9 @@ enum Stop {
 /// cover its line and its targeted tests.
 type Waiting = (usize, Candidate, Tier, usize, Vec<String>, Vec<String>);
 
+/// The pool ids of joint candidates start here, past any ranked candidate's.
+const JOINT_RANKS: usize = usize::MAX / 2;
+
 /// The search's candidates proven with the pool (see the module docs and
 /// [`super::search`]): the same outcome, attempts and reasons as one at a time, in less
 /// wall time.
@@ -865,6 +880,11 @@ pub(super) fn search_parallel(
     // As one at a time: a few candidates past the first plausible one, then the choice.
     let mut plausible: Vec<Found> = Vec::new();
     let mut extra = 0usize;
+    // Joint candidates (see `search::sites`): those of the submitted ones by rank, those due,
+    // and how many were due so far.
+    let mut joint_of: std::collections::BTreeMap<usize, Box<Ranked>> = Default::default();
+    let mut pending: VecDeque<Ranked> = VecDeque::new();
+    let mut joints = 0usize;
     let outcome: Result<(), SessionError> = loop {
         // Judged in rank order: once enough are plausible, the ones still running are not.
         if enough(&plausible, extra, state.spectrum) {
@@ -888,10 +908,18 @@ pub(super) fn search_parallel(
                 stopped = Some(Stop::Combine);
                 break;
             }
-            let Some((rank, r)) = ranked.next() else {
+            // A joint candidate due goes before the next ranked one.
+            let next = match pending.pop_front() {
+                Some(j) => Some((JOINT_RANKS + joints, j)),
+                None => ranked.next(),
+            };
+            let Some((rank, mut r)) = next else {
                 exhausted = true;
                 break;
             };
+            if let Some(j) = r.joint.take() {
+                joint_of.insert(rank, j);
+            }
             // The same bytes already rejected for this failure cost no run.
             if w.ctx.already_rejected(failure, &r.candidate) {
                 continue;
@@ -925,6 +953,7 @@ pub(super) fn search_parallel(
         if !plausible.is_empty() {
             extra += 1;
         }
+        let (found, leads) = (plausible.len(), w.ctx.cause.leads.len());
         if let Err(e) = judge_done(
             w,
             failure,
@@ -933,6 +962,18 @@ pub(super) fn search_parallel(
             &mut plausible,
         ) {
             break Err(e);
+        }
+        // As one at a time: its joint candidate next, when it fixed nothing alone and the
+        // failing test is one, or when it is a lead.
+        if let Some(j) = joint_of.remove(&rank) {
+            let lead = w.ctx.cause.leads.len() > leads;
+            if plausible.len() == found
+                && joints < engine::sites::MAX_PER_SEARCH
+                && (!w.ctx.cause.partial() || lead)
+            {
+                joints += 1;
+                pending.push_back(*j);
+            }
         }
     };
     // The runs still going are stopped; what they ran counts as pytest runs, nothing else.

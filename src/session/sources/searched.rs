@@ -72,6 +72,14 @@ pub(in crate::session) fn ranked_candidates(
         excluded(w.s.opts, &r.candidate.file).is_none()
             && w.s.opts.selection.enabled(&r.candidate.fix.rule)
     });
+    // A joint candidate goes with its single edit (left out with its family above), and with
+    // its own rule.
+    for r in &mut candidates {
+        r.joint = r
+            .joint
+            .take()
+            .filter(|j| w.s.opts.selection.enabled(&j.candidate.fix.rule));
+    }
     // An edit that copies the failing test's expected literal into the code (`if not h:
     // return 3600`) passes that test by construction: left out before any run.
     let ranked = candidates.len();
@@ -197,11 +205,16 @@ impl<'a> Suspects<'a> {
 
 /// The tests that ran the candidate's line.
 pub(in crate::session) fn covering(spectrum: &Spectrum, r: &Ranked) -> Vec<String> {
-    spectrum
-        .covering(&r.candidate.file, r.line)
-        .into_iter()
-        .map(str::to_string)
-        .collect()
+    let mut out: Vec<String> = Vec::new();
+    // A joint candidate ([`engine::sites`]): the tests of every line it edits.
+    for line in std::iter::once(r.line).chain(r.sites.iter().copied()) {
+        for t in spectrum.covering(&r.candidate.file, line) {
+            if !out.iter().any(|o| o == t) {
+                out.push(t.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// The candidate, its title and [`Candidate::coverage`] saying how many tests cover the
