@@ -20,6 +20,7 @@ use crate::syntax::rng;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
+use super::conditions::condition_tests;
 use super::operators::{mutant, own_exprs};
 use super::siblings::class_of;
 use super::{Mutant, Site};
@@ -184,18 +185,7 @@ pub(super) fn local_names(site: &Site) -> BTreeSet<String> {
 /// Whether a method's body tests the instance's state (`if self.html:`, `… if self.strict
 /// else …`, `while self.open:`): what it returns then depends on how the instance was made.
 fn branches_on_self(body: &[Stmt]) -> bool {
-    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
-    let mut tests: Vec<&Expr> = Vec::new();
-    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
-        match node {
-            Node::Stmt(Stmt::If(i)) => tests.push(&i.test),
-            Node::Stmt(Stmt::While(w)) => tests.push(&w.test),
-            Node::Expr(Expr::IfExp(i)) => tests.push(&i.test),
-            _ => {}
-        }
-        !matches!(node, Node::Stmt(Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
-    });
-    tests.into_iter().any(|t| {
+    condition_tests(body).into_iter().any(|t| {
         let mut found = false;
         walk::walk(&[Node::Expr(t)], MAX_AST_DEPTH, |node, _| {
             if let Node::Expr(Expr::Attribute(a)) = node {
