@@ -5,7 +5,9 @@
 //! it imports (and, in a method, the class's methods on `self`), each either called elsewhere
 //! in the module with as many positional arguments or defined to accept them. They are ranked
 //! by evidence, name likeness (a shared word, one name inside the other) and another call that
-//! passes the same argument in the same place, and only the best few are kept per call.
+//! passes the same argument in the same place, and only the best few are kept per call. A
+//! method whose answer branches on the instance's state never replaces a callee whose answer
+//! does not: it fits the configuration the failing test builds, not the others.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,6 +20,7 @@ use crate::syntax::rng;
 use crate::syntax::walk::{self, Node};
 use crate::syntax::MAX_AST_DEPTH;
 
+use super::conditions::condition_tests;
 use super::operators::{mutant, own_exprs};
 use super::siblings::class_of;
 use super::{Mutant, Site};
@@ -179,6 +182,21 @@ pub(super) fn local_names(site: &Site) -> BTreeSet<String> {
         .collect()
 }
 
+/// Whether a method's body tests the instance's state (`if self.html:`, `… if self.strict
+/// else …`, `while self.open:`): what it returns then depends on how the instance was made.
+fn branches_on_self(body: &[Stmt]) -> bool {
+    condition_tests(body).into_iter().any(|t| {
+        let mut found = false;
+        walk::walk(&[Node::Expr(t)], MAX_AST_DEPTH, |node, _| {
+            if let Node::Expr(Expr::Attribute(a)) = node {
+                found |= matches!(a.value.as_ref(), Expr::Name(n) if n.id.as_str() == "self");
+            }
+            !found
+        });
+        found
+    })
+}
+
 /// `callee-swap`: each call of the statement (with at least one positional argument) to
 /// another callable the module sees that takes as many.
 fn callee_swap(site: &Site, out: &mut Vec<Mutant>) {
@@ -190,8 +208,10 @@ fn callee_swap(site: &Site, out: &mut Vec<Mutant>) {
         Stmt::AsyncFunctionDef(d) => Some(d.name.to_string()),
         _ => None,
     });
-    // A method's siblings, called on `self`.
+    // A method's siblings, called on `self`; those whose result branches on the instance's
+    // state (`if self.html:`) are `configured`.
     let mut methods: BTreeMap<String, (usize, Option<usize>)> = BTreeMap::new();
+    let mut configured: BTreeSet<String> = BTreeSet::new();
     if let Some(Stmt::ClassDef(cd)) = site.func.and_then(|f| class_of(site.module.body(), f)) {
         for s in &cd.body {
             if let Stmt::FunctionDef(f) = s {
@@ -200,6 +220,9 @@ fn callee_swap(site: &Site, out: &mut Vec<Mutant>) {
                 );
                 if !f.name.starts_with("__") && !static_ {
                     methods.insert(format!("self.{}", f.name), arity(&f.args, true));
+                    if branches_on_self(&f.body) {
+                        configured.insert(format!("self.{}", f.name));
+                    }
                 }
             }
         }
@@ -247,6 +270,13 @@ fn callee_swap(site: &Site, out: &mut Vec<Mutant>) {
                     .as_ref()
                     .is_some_and(|o| cand == format!("self.{o}"))
             {
+                continue;
+            }
+            // A callee whose answer depends on how the instance is configured, for one that
+            // does not: right for the configuration the failing test builds, it can be wrong
+            // for every other (a renderer's `self.text` escapes only in HTML mode), and tests
+            // seldom cover each configuration at each call.
+            if configured.contains(&cand) && !configured.contains(&current) {
                 continue;
             }
             let elsewhere: Vec<&CallSeen> = seen
@@ -333,6 +363,37 @@ mod tests {
         // A call with no argument, or to an object the module does not define, is left alone.
         let other = "def a(x):\n    return x\n\ndef b(o):\n    return o.go(1) + o.stop()\n";
         assert!(titles(other, 5, mutants).is_empty());
+    }
+
+    #[test]
+    fn a_callee_is_not_swapped_for_a_method_that_answers_per_configuration() {
+        // `self.text` escapes only when the renderer was made for HTML: swapped in for
+        // `escape_text`, it fits a test's `html=False` renderer and breaks the default one.
+        let src = "def escape_text(s):\n    return s.replace('&', '&amp;')\n\nclass R:\n    def __init__(self, html=True):\n        self.html = html\n\n    def text(self, s):\n        return escape_text(s) if self.html else s\n\n    def plain_text(self, s):\n        return s.strip()\n\n    def image(self, alt):\n        return '[' + escape_text(alt) + ']'\n";
+        assert_eq!(
+            titles(src, 15, mutants),
+            vec![pair(
+                "`escape_text(…)` → `self.plain_text(…)`",
+                "        return '[' + self.plain_text(alt) + ']'"
+            )]
+        );
+        // From a method that answers per configuration, any callee may be meant.
+        let both = src
+            .replace("return s.strip()", "return s.strip() if self.html else s")
+            .replace("'[' + escape_text(alt) + ']'", "'[' + self.plain_text(alt) + ']'");
+        assert_eq!(
+            titles(&both, 15, mutants),
+            vec![
+                pair(
+                    "`self.plain_text(…)` → `escape_text(…)`",
+                    "        return '[' + escape_text(alt) + ']'"
+                ),
+                pair(
+                    "`self.plain_text(…)` → `self.text(…)`",
+                    "        return '[' + self.text(alt) + ']'"
+                ),
+            ]
+        );
     }
 
 }

@@ -131,17 +131,7 @@ fn guard_terms(site: &Site, func: &Stmt, test: &Expr, out: &mut Vec<Mutant>) {
     // Terms of the function's other conditions.
     let sr = rng(site.stmt.range());
     let mut terms: Vec<String> = Vec::new();
-    let roots: Vec<Node> = func_body(func).iter().map(Node::Stmt).collect();
-    let mut tests: Vec<&Expr> = Vec::new();
-    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
-        match node {
-            Node::Stmt(Stmt::If(i)) => tests.push(&i.test),
-            Node::Stmt(Stmt::While(w)) => tests.push(&w.test),
-            Node::Expr(Expr::IfExp(i)) => tests.push(&i.test),
-            _ => {}
-        }
-        !matches!(node, Node::Stmt(Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
-    });
+    let tests = condition_tests(func_body(func));
     let bound_here: Vec<String> = {
         let looped = super::super::mutate::in_loop(func, sr.clone());
         locals
@@ -195,6 +185,23 @@ fn guard_terms(site: &Site, func: &Stmt, test: &Expr, out: &mut Vec<Mutant>) {
             effects: Vec::new(),
         });
     }
+}
+
+/// The tests of a function body's `if`s, `while`s and conditional expressions (not those of
+/// nested functions or classes).
+pub(super) fn condition_tests(body: &[Stmt]) -> Vec<&Expr> {
+    let roots: Vec<Node> = body.iter().map(Node::Stmt).collect();
+    let mut tests: Vec<&Expr> = Vec::new();
+    walk::walk(&roots, MAX_AST_DEPTH, |node, _| {
+        match node {
+            Node::Stmt(Stmt::If(i)) => tests.push(&i.test),
+            Node::Stmt(Stmt::While(w)) => tests.push(&w.test),
+            Node::Expr(Expr::IfExp(i)) => tests.push(&i.test),
+            _ => {}
+        }
+        !matches!(node, Node::Stmt(Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+    });
+    tests
 }
 
 /// A term's text, parenthesized when `and`/`or` around it would bind into it.
