@@ -331,11 +331,7 @@ pub fn candidates(input: &SearchInput) -> Vec<Ranked> {
                     continue;
                 };
                 if let Some((fix, lines_edited)) = joint {
-                    let size = fix
-                        .edits
-                        .iter()
-                        .map(|e| e.range.len() + e.content.len())
-                        .sum();
+                    let size = mutate::edits_size(&fix.edits);
                     if let Some(mut r) = made.ranked(&context, fix, size, None) {
                         r.sites = lines_edited;
                         joint_of.push((single.candidate.patched.clone(), r));

@@ -50,11 +50,13 @@ pub struct Mutant {
 impl Mutant {
     /// Bytes removed plus bytes inserted: smaller edits first among equals.
     pub fn size(&self) -> usize {
-        self.edits
-            .iter()
-            .map(|e| e.range.len() + e.content.len())
-            .sum()
+        edits_size(&self.edits)
     }
+}
+
+/// How much a set of edits changes: the bytes it removes and writes (smaller ranks first).
+pub fn edits_size(edits: &[Edit]) -> usize {
+    edits.iter().map(|e| e.range.len() + e.content.len()).sum()
 }
 
 /// Every mutant of the statement on `line`. `expected` is the literal the failing test compares
